@@ -1,0 +1,40 @@
+/*
+ * The commands of the command line (DESIGN §5).  Each cli_<verb>.c only
+ * parses its options and calls the modules below; main.c dispatches through
+ * the table of struct rs_command.
+ *
+ * A command's run function returns 0 or a negative RS_E… code with ERR
+ * filled (or RS_EPLAN after printing the plan's mistakes itself); main()
+ * prints ERR and turns the code into the exit status.
+ */
+#ifndef RS_CLI_H
+#define RS_CLI_H
+
+#include "common/err.h"
+#include "plan/plan.h"
+
+struct rs_command {
+	const char *name;
+	const char *usage;   /* one line: arguments and options */
+	const char *summary; /* one line: what it does */
+	const char *help;    /* the options, for `reshard COMMAND --help` */
+	int (*run)(int argc, char **argv, struct rs_err *err);
+};
+
+extern const struct rs_command cli_dryrun_command;
+extern const struct rs_command cli_route_command;
+
+/* Load the plan at PATH.  On an invalid plan, prints every mistake to
+ * stderr as `PATH:LINE: message` and returns RS_EPLAN with ERR saying how
+ * many; other failures return their code with ERR filled. */
+int cli_load_plan(const char *path, struct rs_plan **plan, struct rs_err *err);
+
+/* Print `usage: reshard USAGE` and the help text of COMMAND to OUT. */
+void cli_print_help(const struct rs_command *command, FILE *out);
+
+/* For getopt_long loops: the error for an unknown option or a missing
+ * argument, pointing at --help. */
+int cli_bad_option(const struct rs_command *command, int argc, char **argv,
+		   struct rs_err *err);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * `reshard route PLAN [--table NAME] KEY…`: the owner of each key under
+ * `from` and `to`, and whether it moves.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void
+print_owner(const struct rs_plan *plan, const struct rs_map *map,
+	    const char *table, struct rs_owner owner)
+{
+	char physical[256];
+
+	if (map_has_tables(map) &&
+	    map_table_name(map, table, owner.table, physical,
+			   sizeof(physical)) >= 0)
+		printf("%s.%s", plan->shards[owner.shard].name, physical);
+	else
+		printf("%s", plan->shards[owner.shard].name);
+}
+
+static int
+cli_route(int argc, char **argv, struct rs_err *err)
+{
+	static const struct option longopts[] = {
+		{"table", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *table_name = NULL;
+	struct rs_plan *plan = NULL;
+	int c, rc, table;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			table_name = optarg;
+			break;
+		case 'h':
+			cli_print_help(&cli_route_command, stdout);
+			return 0;
+		default:
+			return cli_bad_option(&cli_route_command, argc, argv,
+					      err);
+		}
+	}
+	if (argc - optind < 2)
+		return rs_err_set(err, RS_EUSAGE,
+				  "route needs a plan file and at least one "
+				  "key; see `reshard route --help`");
+	rc = cli_load_plan(argv[optind], &plan, err);
+	if (rc != 0)
+		return rc;
+	table = table_name != NULL ? plan_table_index(plan, table_name) : 0;
+	if (table < 0) {
+		rc = rs_err_set(err, RS_EUSAGE,
+				"--table %s: the plan has no such table",
+				table_name);
+		plan_free(plan);
+		return rc;
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		const char *key = argv[i];
+		uint64_t point;
+		struct rs_owner from, to;
+
+		rc = hash_point(plan->hash, key, strlen(key), &point);
+		if (rc != 0) {
+			rs_err_set(err, rc,
+				   "key '%s' cannot be hashed with %s%s", key,
+				   hash_name(plan->hash),
+				   plan->hash == RS_HASH_IDENTITY
+					   ? ", which takes only non-negative "
+					     "integers below 2^64"
+					   : ": it is not valid UTF-8");
+			break;
+		}
+		from = map_owner(plan->from, point);
+		to = map_owner(plan->to, point);
+		printf("%s\t", key);
+		print_owner(plan, plan->from, plan->tables[table].name, from);
+		putchar('\t');
+		print_owner(plan, plan->to, plan->tables[table].name, to);
+		printf("\t%s\t0x%016" PRIx64 "\n",
+		       from.shard != to.shard || from.table != to.table
+			       ? "moves"
+			       : "stays",
+		       point);
+	}
+	plan_free(plan);
+	return rc;
+}
+
+const struct rs_command cli_route_command = {
+	.name = "route",
+	.usage = "PLAN [--table NAME] KEY...",
+	.summary = "Print, for each key, its owner under from and under to, "
+		   "whether it moves,\nand its point: "
+		   "key<TAB>from<TAB>to<TAB>moves|stays<TAB>0xPOINT.",
+	.help = "  --table NAME     name slot tables after table NAME "
+		"(default: the plan's first)\n"
+		"  --               everything after it is a key, even if it "
+		"starts with -\n"
+		"                   (reshard route PLAN -- -42)\n",
+	.run = cli_route,
+};

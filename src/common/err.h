@@ -1,0 +1,40 @@
+/*
+ * Error codes and the error record that every fallible function fills.
+ *
+ * A fallible function returns 0 or a negative RS_E… code and, when the
+ * caller passed a struct rs_err, writes the one message that describes the
+ * failure.  Callers pass the code up without logging it again; only main()
+ * prints it and turns it into an exit code (DESIGN §5).  The numbers never
+ * change: scripts and the journal store them.
+ */
+#ifndef RS_ERR_H
+#define RS_ERR_H
+
+#include <stddef.h>
+
+enum rs_code {
+	RS_OK = 0,
+	RS_ENOMEM = -1,    /* out of memory: nothing was changed */
+	RS_EIO = -2,       /* a local file could not be read or written */
+	RS_EUSAGE = -3,    /* bad command line: see `reshard COMMAND --help` */
+	RS_EPLAN = -4,     /* the plan is invalid: every mistake was listed */
+	RS_EKEY = -5,      /* a key the plan's hash cannot take (identity) */
+	RS_EINTERNAL = -6, /* a bug: please report it with the message */
+	RS_EVERIFY = -7,   /* verification found differences */
+};
+
+struct rs_err {
+	int code;           /* one of enum rs_code, 0 when unset */
+	char message[1024]; /* one line, no trailing newline */
+};
+
+/* Record CODE and a printf-style message in ERR (which may be NULL) and
+ * return CODE, so that `return rs_err_set(err, RS_EIO, "...")` reads well. */
+int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The process exit code for an error code (DESIGN §5): 2 for usage and plan
+ * errors, 3 for verification differences, 1 for everything else. */
+int rs_err_exit_code(int code);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * reshard: grow a sharded relational database without losing a row.
+ *
+ * main() picks the command from the table below, runs it, prints the one
+ * error message it returns, and turns the error code into the exit status
+ * of DESIGN §5: 0 done, 1 failed, 2 bad usage or invalid plan, 3
+ * verification found differences.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/text.h"
+
+static const struct rs_command *const commands[] = {
+	&cli_dryrun_command,
+	&cli_route_command,
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(*commands))
+
+static void
+print_usage(FILE *out)
+{
+	fputs("usage: reshard COMMAND [ARGS]\n\n"
+	      "Grow a sharded database without losing a row.\n\n"
+	      "commands:\n",
+	      out);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i]->name,
+			commands[i]->usage);
+	fputs("\n`reshard COMMAND --help` describes a command; "
+	      "`reshard --version` prints the version.\n",
+	      out);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rs_err err = {0};
+	const char *names[N_COMMANDS];
+	const char *close;
+	int rc;
+
+	if (argc < 2) {
+		print_usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("reshard %s\n", RESHARD_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		names[i] = commands[i]->name;
+		if (strcmp(argv[1], commands[i]->name) != 0)
+			continue;
+		rc = commands[i]->run(argc - 1, argv + 1, &err);
+		if (rc != 0) {
+			if (err.message[0] != '\0')
+				fprintf(stderr, "reshard: %s\n", err.message);
+			return rs_err_exit_code(rc);
+		}
+		if (fflush(stdout) != 0) {
+			perror("reshard: cannot write the output");
+			return 1;
+		}
+		return 0;
+	}
+	close = text_closest(argv[1], names, N_COMMANDS);
+	fprintf(stderr, "reshard: unknown command '%s'%s%s%s; see `reshard --help`\n",
+		argv[1], close ? " (did you mean '" : "", close ? close : "",
+		close ? "'?)" : "");
+	return 2;
+}

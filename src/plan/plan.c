@@ -1,0 +1,985 @@
+/*
+ * Loading a plan: libconfig → struct rs_plan, with one diagnostic per
+ * mistake, each naming its line and what would be right.
+ *
+ * Every group is checked against the list of settings it may hold, so a
+ * misspelt setting is reported (with the closest known name) instead of
+ * silently taking its default.  Reading goes on after a mistake so that all
+ * mistakes are reported at once; rules that span several settings run in
+ * plan_check.c once every setting has been read cleanly.
+ */
+#include "plan/plan_internal.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/text.h"
+
+void
+plan_diag(struct plan_loader *ld, int line, const char *fmt, ...)
+{
+	struct rs_plan_diags *d = ld->diags;
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (d->n == d->cap) {
+		int cap = d->cap ? 2 * d->cap : 8;
+		struct rs_plan_diag *items =
+			realloc(d->items, sizeof(*items) * (size_t)cap);
+
+		if (items == NULL) {
+			ld->nomem = 1;
+			return;
+		}
+		d->items = items;
+		d->cap = cap;
+	}
+	d->items[d->n].line = line;
+	d->items[d->n].message = strdup(message);
+	if (d->items[d->n].message == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	d->n++;
+}
+
+static int
+setting_line(const config_setting_t *s)
+{
+	int line = s != NULL ? config_setting_source_line(s) : 0;
+
+	return line > 0 ? line : 1;
+}
+
+static char *
+dup_or_flag(struct plan_loader *ld, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (copy == NULL)
+		ld->nomem = 1;
+	return copy;
+}
+
+/* WORDS (NULL-ended) joined with ", " into BUF. */
+static const char *
+word_list(const char *const *words, char *buf, size_t size)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; words[i] != NULL && k < size; i++)
+		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
+				      words[i]);
+	return buf;
+}
+
+/* Report every member of GROUP whose name is not in KNOWN (NULL-ended). */
+static void
+check_known(struct plan_loader *ld, const config_setting_t *group,
+	    const char *where, const char *const *known)
+{
+	size_t n_known = 0;
+
+	while (known[n_known] != NULL)
+		n_known++;
+	for (int i = 0; i < config_setting_length(group); i++) {
+		const config_setting_t *m = config_setting_get_elem(group, (unsigned)i);
+		const char *name = config_setting_name(m);
+		const char *close;
+		char list[256];
+		size_t k;
+
+		if (name == NULL)
+			continue;
+		for (k = 0; k < n_known; k++)
+			if (strcmp(name, known[k]) == 0)
+				break;
+		if (k < n_known)
+			continue;
+		close = text_closest(name, known, n_known);
+		if (close != NULL)
+			plan_diag(ld, setting_line(m),
+				  "unknown setting '%s' in %s; did you mean "
+				  "'%s'?",
+				  name, where, close);
+		else
+			plan_diag(ld, setting_line(m),
+				  "unknown setting '%s' in %s; the settings "
+				  "there are %s",
+				  name, where, word_list(known, list, sizeof(list)));
+	}
+}
+
+/* A string setting.  Returns the member, or NULL when it is absent (a
+ * mistake if REQUIRED) or not a string (always a mistake). */
+static const char *
+get_string(struct plan_loader *ld, const config_setting_t *group,
+	   const char *where, const char *name, int required,
+	   const char *example)
+{
+	const config_setting_t *m = config_setting_get_member(group, name);
+
+	if (m == NULL) {
+		if (required)
+			plan_diag(ld, setting_line(group),
+				  "%s has no '%s'; add %s", where, name,
+				  example);
+		return NULL;
+	}
+	if (config_setting_type(m) != CONFIG_TYPE_STRING) {
+		plan_diag(ld, setting_line(m),
+			  "'%s' must be a string in double quotes, e.g. %s",
+			  name, example);
+		return NULL;
+	}
+	return config_setting_get_string(m);
+}
+
+/* An integer setting in [MIN, MAX], DEFAULT when absent. */
+static long long
+get_int(struct plan_loader *ld, const config_setting_t *group,
+	const char *name, long long fallback, long long min, long long max)
+{
+	const config_setting_t *m = config_setting_get_member(group, name);
+	long long v;
+
+	if (m == NULL)
+		return fallback;
+	if (config_setting_type(m) != CONFIG_TYPE_INT &&
+	    config_setting_type(m) != CONFIG_TYPE_INT64) {
+		plan_diag(ld, setting_line(m),
+			  "'%s' must be an integer without quotes, e.g. %s = "
+			  "%lld;",
+			  name, name, fallback);
+		return fallback;
+	}
+	v = config_setting_get_int64(m);
+	if (v < min || v > max) {
+		plan_diag(ld, setting_line(m),
+			  "'%s' is %lld; it must be between %lld and %lld",
+			  name, v, min, max);
+		return fallback;
+	}
+	return v;
+}
+
+/* A list or array setting; NULL (and a mistake if REQUIRED) otherwise. */
+static const config_setting_t *
+get_list(struct plan_loader *ld, const config_setting_t *group,
+	 const char *where, const char *name, int type, int required,
+	 const char *example)
+{
+	const config_setting_t *m = config_setting_get_member(group, name);
+
+	if (m == NULL) {
+		if (required)
+			plan_diag(ld, setting_line(group),
+				  "%s has no '%s'; add %s", where, name,
+				  example);
+		return NULL;
+	}
+	if (config_setting_type(m) != type) {
+		plan_diag(ld, setting_line(m), "'%s' must be %s, e.g. %s", name,
+			  type == CONFIG_TYPE_LIST
+				  ? "a list of groups in ( )"
+				  : "an array of strings in [ ]",
+			  example);
+		return NULL;
+	}
+	if (config_setting_length(m) == 0) {
+		plan_diag(ld, setting_line(m), "'%s' is empty; it needs %s",
+			  name, example);
+		return NULL;
+	}
+	return m;
+}
+
+static const config_setting_t *
+get_group(struct plan_loader *ld, const config_setting_t *parent,
+	  const char *name, int required, const char *example)
+{
+	const config_setting_t *m = config_setting_get_member(parent, name);
+
+	if (m == NULL) {
+		if (required)
+			plan_diag(ld, setting_line(parent),
+				  "the plan has no '%s'; add %s", name,
+				  example);
+		return NULL;
+	}
+	if (config_setting_type(m) != CONFIG_TYPE_GROUP) {
+		plan_diag(ld, setting_line(m),
+			  "'%s' must be a group in { }, e.g. %s", name, example);
+		return NULL;
+	}
+	return m;
+}
+
+/* Names used in the journal file name and fence messages stay plain. */
+static int
+is_plain_name(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 63)
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' ||
+		      *s == '.'))
+			return 0;
+	return 1;
+}
+
+static const char *
+shard_list(const struct rs_plan *plan, char *buf, size_t size)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < plan->n_shards && k < size; i++)
+		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
+				      plan->shards[i].name);
+	return buf;
+}
+
+/* The index of the shard named NAME, or -1 with a mistake at LINE. */
+static int
+resolve_shard(struct plan_loader *ld, const char *name, int line,
+	      const char *what)
+{
+	const struct rs_plan *plan = ld->plan;
+	int i = plan_shard_index(plan, name);
+	const char *close;
+	char list[512];
+
+	if (i >= 0)
+		return i;
+	close = text_closest(name, (const char *const *)plan->shard_names,
+			     (size_t)plan->n_shards);
+	if (close != NULL)
+		plan_diag(ld, line,
+			  "%s '%s' is not a shard; did you mean '%s'?", what,
+			  name, close);
+	else
+		plan_diag(ld, line,
+			  "%s '%s' is not a shard; the shards are %s", what,
+			  name, shard_list(plan, list, sizeof(list)));
+	return -1;
+}
+
+static void
+read_tables(struct plan_loader *ld, const config_setting_t *root)
+{
+	struct rs_plan *plan = ld->plan;
+	static const char *const known[] = {"name", "key", NULL};
+	const char *example = "tables = ( { name = \"orders\"; key = "
+			      "\"customer_id\"; } );";
+	const config_setting_t *list =
+		get_list(ld, root, "the plan", "tables", CONFIG_TYPE_LIST, 1,
+			 example);
+
+	if (list == NULL)
+		return;
+	plan->n_tables = config_setting_length(list);
+	plan->tables = calloc((size_t)plan->n_tables, sizeof(*plan->tables));
+	if (plan->tables == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < plan->n_tables; i++) {
+		const config_setting_t *t = config_setting_get_elem(list, (unsigned)i);
+		struct rs_plan_table *table = &plan->tables[i];
+		const char *name, *key;
+
+		table->line = setting_line(t);
+		if (config_setting_type(t) != CONFIG_TYPE_GROUP) {
+			plan_diag(ld, table->line,
+				  "each table must be a group, e.g. %s",
+				  example + 11);
+			continue;
+		}
+		check_known(ld, t, "a table", known);
+		name = get_string(ld, t, "a table", "name", 1,
+				  "name = \"orders\";");
+		key = get_string(ld, t, "a table", "key", 1,
+				 "key = \"customer_id\"; (the shard key column)");
+		if (name != NULL) {
+			if (*name == '\0')
+				plan_diag(ld, table->line,
+					  "a table name cannot be empty");
+			for (int j = 0; j < i; j++)
+				if (plan->tables[j].name != NULL &&
+				    strcmp(plan->tables[j].name, name) == 0)
+					plan_diag(ld, table->line,
+						  "table '%s' is listed twice "
+						  "(first on line %d); list "
+						  "each table once",
+						  name, plan->tables[j].line);
+			table->name = dup_or_flag(ld, name);
+		}
+		if (key != NULL) {
+			if (*key == '\0')
+				plan_diag(ld, table->line,
+					  "a shard key column cannot be empty");
+			table->key = dup_or_flag(ld, key);
+		}
+	}
+}
+
+static int
+url_scheme_ok(const char *url)
+{
+	static const char *const schemes[] = {"postgresql://", "postgres://",
+					      "mysql://", "mariadb://",
+					      "sqlite://"};
+
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(*schemes); i++)
+		if (strncmp(url, schemes[i], strlen(schemes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+read_shards(struct plan_loader *ld, const config_setting_t *root)
+{
+	struct rs_plan *plan = ld->plan;
+	static const char *const known[] = {"name", "url", "replica",
+					    "password_env", NULL};
+	const char *example = "shards = ( { name = \"db0\"; url = "
+			      "\"postgresql://app@host:5432/app\"; } );";
+	const config_setting_t *list = get_list(
+		ld, root, "the plan", "shards", CONFIG_TYPE_LIST, 1, example);
+	const char **replica_names;
+
+	if (list == NULL)
+		return;
+	plan->n_shards = config_setting_length(list);
+	plan->shards = calloc((size_t)plan->n_shards, sizeof(*plan->shards));
+	plan->shard_names = calloc((size_t)plan->n_shards, sizeof(char *));
+	replica_names = calloc((size_t)plan->n_shards, sizeof(char *));
+	if (plan->shards == NULL || plan->shard_names == NULL ||
+	    replica_names == NULL) {
+		free(replica_names);
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < plan->n_shards; i++) {
+		const config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
+		struct rs_plan_shard *shard = &plan->shards[i];
+		const char *name, *url, *penv;
+
+		shard->line = setting_line(s);
+		shard->replica = -1;
+		if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
+			plan_diag(ld, shard->line,
+				  "each shard must be a group, e.g. { name = "
+				  "\"db0\"; url = \"sqlite:///srv/db0.db\"; }");
+			continue;
+		}
+		check_known(ld, s, "a shard", known);
+		name = get_string(ld, s, "a shard", "name", 1,
+				  "name = \"db0\";");
+		url = get_string(ld, s, "a shard", "url", 1,
+				 "url = \"postgresql://app@host:5432/app\";");
+		penv = get_string(ld, s, "a shard", "password_env", 0,
+				  "password_env = \"DB0_PASSWORD\";");
+		replica_names[i] = get_string(ld, s, "a shard", "replica", 0,
+					      "replica = \"db2\";");
+		if (name != NULL) {
+			if (!is_plain_name(name))
+				plan_diag(ld, shard->line,
+					  "shard name '%s' must be 1 to 63 "
+					  "letters, digits, '-', '_' or '.'",
+					  name);
+			for (int j = 0; j < i; j++)
+				if (plan->shards[j].name != NULL &&
+				    strcmp(plan->shards[j].name, name) == 0)
+					plan_diag(ld, shard->line,
+						  "shard '%s' is listed twice "
+						  "(first on line %d); give "
+						  "each shard its own name",
+						  name, plan->shards[j].line);
+		}
+		shard->name = dup_or_flag(ld, name != NULL ? name : "");
+		plan->shard_names[i] = shard->name;
+		if (url != NULL) {
+			if (!url_scheme_ok(url))
+				plan_diag(ld, setting_line(config_setting_get_member(s, "url")),
+					  "url of shard '%s' must start with "
+					  "postgresql://, postgres://, "
+					  "mysql://, mariadb:// or sqlite://",
+					  shard->name);
+			shard->url = dup_or_flag(ld, url);
+		}
+		if (penv != NULL)
+			shard->password_env = dup_or_flag(ld, penv);
+	}
+	/* Replicas name other shards, so they resolve once all are read. */
+	for (int i = 0; i < plan->n_shards && !ld->nomem; i++) {
+		struct rs_plan_shard *shard = &plan->shards[i];
+
+		if (replica_names[i] == NULL)
+			continue;
+		shard->replica = resolve_shard(ld, replica_names[i],
+					       shard->line, "replica");
+		if (shard->replica == i) {
+			plan_diag(ld, shard->line,
+				  "shard '%s' names itself as its replica; "
+				  "name the shard that replicates from it",
+				  shard->name);
+			shard->replica = -1;
+		}
+		for (int j = 0; j < i && shard->replica >= 0; j++)
+			if (plan->shards[j].replica == shard->replica)
+				plan_diag(ld, shard->line,
+					  "shards '%s' and '%s' both name "
+					  "'%s' as their replica; a replica "
+					  "follows one primary",
+					  plan->shards[j].name, shard->name,
+					  replica_names[i]);
+	}
+	free(replica_names);
+}
+
+/* Parse a range end: "max", "0x…" or decimal text, or a non-negative
+ * integer.  Returns 0 or -1. */
+static int
+parse_range_end(const config_setting_t *m, uint64_t *end)
+{
+	const char *s;
+	char *rest;
+
+	if (config_setting_type(m) == CONFIG_TYPE_INT ||
+	    config_setting_type(m) == CONFIG_TYPE_INT64) {
+		long long v = config_setting_get_int64(m);
+
+		if (v < 0)
+			return -1;
+		*end = (uint64_t)v;
+		return 0;
+	}
+	if (config_setting_type(m) != CONFIG_TYPE_STRING)
+		return -1;
+	s = config_setting_get_string(m);
+	if (strcmp(s, "max") == 0) {
+		*end = UINT64_MAX;
+		return 0;
+	}
+	if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	*end = strtoull(s, &rest, 0);
+	return errno != 0 || *rest != '\0' ? -1 : 0;
+}
+
+static void
+read_ranges(struct plan_loader *ld, const config_setting_t *group,
+	    struct rs_map_def *def)
+{
+	static const char *const known[] = {"end", "node", NULL};
+	const char *example = "ranges = ( { end = \"0x7fffffffffffffff\"; node "
+			      "= \"db0\"; }, { end = \"max\"; node = \"db1\"; } );";
+	const config_setting_t *list = get_list(ld, group, "a map", "ranges",
+						CONFIG_TYPE_LIST, 1, example);
+
+	if (list == NULL)
+		return;
+	def->n_ranges = config_setting_length(list);
+	def->ranges = calloc((size_t)def->n_ranges, sizeof(*def->ranges));
+	if (def->ranges == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < def->n_ranges; i++) {
+		const config_setting_t *r = config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *end;
+		const char *node;
+		int line = setting_line(r);
+
+		def->ranges[i].shard = -1;
+		if (config_setting_type(r) != CONFIG_TYPE_GROUP) {
+			plan_diag(ld, line, "each range must be a group, "
+					    "e.g. { end = \"max\"; node = "
+					    "\"db1\"; }");
+			continue;
+		}
+		check_known(ld, r, "a range", known);
+		end = config_setting_get_member(r, "end");
+		node = get_string(ld, r, "a range", "node", 1,
+				  "node = \"db0\";");
+		if (node != NULL)
+			def->ranges[i].shard =
+				resolve_shard(ld, node, line, "range node");
+		if (end == NULL) {
+			plan_diag(ld, line,
+				  "a range has no 'end'; add end = "
+				  "\"0x3fffffffffffffff\"; (its last point) "
+				  "or end = \"max\";");
+			continue;
+		}
+		if (parse_range_end(end, &def->ranges[i].end) != 0) {
+			plan_diag(ld, setting_line(end),
+				  "range end must be \"max\", a hex point "
+				  "like \"0x3fffffffffffffff\" or a "
+				  "non-negative integer");
+			continue;
+		}
+		if (i > 0 && def->ranges[i].end <= def->ranges[i - 1].end)
+			plan_diag(ld, setting_line(end),
+				  "range ends must be strictly increasing: "
+				  "this end is not above the previous one");
+		if (i == def->n_ranges - 1 && def->ranges[i].end != UINT64_MAX)
+			plan_diag(ld, setting_line(end),
+				  "the last range must end at \"max\" so that "
+				  "every point has an owner");
+	}
+}
+
+static void
+read_map(struct plan_loader *ld, const config_setting_t *root,
+	 const char *which, struct rs_map_def *def)
+{
+	static const char *const known[] = {"map",   "nodes",  "databases",
+					    "tables_per_db", "table_format",
+					    "vnodes", "ranges", NULL};
+	/* Which of known[1..] each kind takes: nodes, databases, tables,
+	 * format, vnodes, ranges. */
+	static const char kind_takes[4][6] = {
+		[RS_MAP_MODULO] = {1, 0, 0, 0, 0, 0},
+		[RS_MAP_SLOTS] = {1, 1, 1, 1, 0, 0},
+		[RS_MAP_RING] = {1, 0, 0, 0, 1, 0},
+		[RS_MAP_RANGES] = {0, 0, 0, 0, 0, 1},
+	};
+	const char *example = "{ map = \"ring\"; vnodes = 100; nodes = "
+			      "[\"db0\", \"db1\"]; }";
+	const config_setting_t *group =
+		get_group(ld, root, which, 1, example);
+	const config_setting_t *nodes;
+	const char *kind;
+	char where[32];
+
+	def->kind = RS_MAP_MODULO;
+	if (group == NULL)
+		return;
+	snprintf(where, sizeof(where), "map '%s'", which);
+	check_known(ld, group, where, known);
+	kind = get_string(ld, group, where, "map", 1,
+			  "map = \"slots\"; (or modulo, ring, ranges)");
+	if (kind == NULL)
+		return;
+	if (map_kind_from_name(kind, &def->kind) != 0) {
+		static const char *const kinds[] = {"modulo", "slots", "ring",
+						    "ranges"};
+		const char *close = text_closest(kind, kinds, 4);
+
+		plan_diag(ld, setting_line(config_setting_get_member(group, "map")),
+			  "unknown map '%s'%s%s%s; the maps are modulo, slots, "
+			  "ring and ranges",
+			  kind, close ? " (did you mean '" : "",
+			  close ? close : "", close ? "'?)" : "");
+		return;
+	}
+	for (int k = 1; known[k] != NULL; k++) {
+		const config_setting_t *m = config_setting_get_member(group, known[k]);
+
+		if (m != NULL && !kind_takes[def->kind][k - 1])
+			plan_diag(ld, setting_line(m),
+				  "'%s' is not a setting of a %s map; remove "
+				  "it",
+				  known[k], kind);
+	}
+	if (def->kind == RS_MAP_RANGES) {
+		read_ranges(ld, group, def);
+		return;
+	}
+	nodes = get_list(ld, group, where, "nodes", CONFIG_TYPE_ARRAY, 1,
+			 "nodes = [\"db0\", \"db1\"];");
+	if (def->kind == RS_MAP_SLOTS) {
+		const config_setting_t *f;
+
+		def->databases = (int)get_int(ld, group, "databases", 0, 1, 4096);
+		def->tables_per_db =
+			(int)get_int(ld, group, "tables_per_db", 1, 1, 65536);
+		if (config_setting_get_member(group, "databases") == NULL)
+			plan_diag(ld, setting_line(group),
+				  "a slots map needs 'databases'; add "
+				  "databases = N; (the number of nodes)");
+		f = config_setting_get_member(group, "table_format");
+		if (f != NULL) {
+			const char *format = get_string(
+				ld, group, where, "table_format", 0,
+				"table_format = \"%s_%d\";");
+			const char *why;
+
+			if (format != NULL &&
+			    map_check_table_format(format, &why) != 0)
+				plan_diag(ld, setting_line(f),
+					  "table_format \"%s\" is not usable: "
+					  "%s; e.g. \"%%s_%%d\"",
+					  format, why);
+			else if (format != NULL)
+				def->table_format = dup_or_flag(ld, format);
+		}
+	}
+	if (def->kind == RS_MAP_RING) {
+		def->vnodes = (int)get_int(ld, group, "vnodes", 0, 1, 100000);
+		if (config_setting_get_member(group, "vnodes") == NULL)
+			plan_diag(ld, setting_line(group),
+				  "a ring map needs 'vnodes'; add vnodes = "
+				  "100; (points per node on the ring)");
+	}
+	if (nodes == NULL)
+		return;
+	def->n_nodes = config_setting_length(nodes);
+	def->nodes = calloc((size_t)def->n_nodes, sizeof(int));
+	if (def->nodes == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < def->n_nodes; i++) {
+		const config_setting_t *n = config_setting_get_elem(nodes, (unsigned)i);
+		const char *name = config_setting_get_string(n);
+
+		def->nodes[i] = -1;
+		if (name == NULL) {
+			plan_diag(ld, setting_line(nodes),
+				  "nodes must be shard names in quotes, e.g. "
+				  "nodes = [\"db0\", \"db1\"];");
+			break;
+		}
+		def->nodes[i] = resolve_shard(ld, name, setting_line(nodes),
+					      "node");
+		for (int j = 0; j < i && def->nodes[i] >= 0; j++)
+			if (def->nodes[j] == def->nodes[i])
+				plan_diag(ld, setting_line(nodes),
+					  "node '%s' is listed twice in %s; "
+					  "list each node once",
+					  name, which);
+	}
+	if (def->kind == RS_MAP_SLOTS && def->databases > 0 &&
+	    def->n_nodes != def->databases)
+		plan_diag(ld, setting_line(nodes),
+			  "a slots map with databases = %d needs %d nodes, "
+			  "one per database, but lists %d",
+			  def->databases, def->databases, def->n_nodes);
+}
+
+static void
+read_options(struct plan_loader *ld, const config_setting_t *root)
+{
+	static const char *const known[] = {
+		"batch_rows", "parallel", "max_rows_per_second",
+		"max_replica_lag_seconds", "fence_timeout_seconds",
+		"lock_timeout_ms", NULL};
+	struct rs_plan_options *o = &ld->plan->options;
+	const config_setting_t *g = get_group(
+		ld, root, "options", 0, "options = { batch_rows = 5000; };");
+
+	o->batch_rows = 5000;
+	o->parallel = 4;
+	o->max_rows_per_second = 0;
+	o->max_replica_lag_seconds = 5;
+	o->fence_timeout_seconds = 30;
+	o->lock_timeout_ms = 2000;
+	if (g == NULL)
+		return;
+	check_known(ld, g, "options", known);
+	o->batch_rows = (int)get_int(ld, g, "batch_rows", 5000, 1, 1000000);
+	o->parallel = (int)get_int(ld, g, "parallel", 4, 1, 256);
+	o->max_rows_per_second =
+		(long)get_int(ld, g, "max_rows_per_second", 0, 0, 1000000000);
+	o->max_replica_lag_seconds =
+		(int)get_int(ld, g, "max_replica_lag_seconds", 5, 0, 86400);
+	o->fence_timeout_seconds =
+		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400);
+	o->lock_timeout_ms =
+		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000);
+}
+
+/* PATH if absolute, else DIR/PATH.  NULL on no memory. */
+static char *
+resolve_path(const char *dir, const char *path)
+{
+	size_t n = strlen(dir) + strlen(path) + 2;
+	char *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	out = malloc(n);
+	if (out != NULL)
+		snprintf(out, n, "%s/%s", dir, path);
+	return out;
+}
+
+static void
+read_publish(struct plan_loader *ld, const config_setting_t *root)
+{
+	static const char *const known[] = {"file", "command", NULL};
+	struct rs_plan *plan = ld->plan;
+	const config_setting_t *g = get_group(
+		ld, root, "publish", 0, "publish = { file = \"routing.cfg\"; };");
+	const char *file = NULL, *command = NULL;
+	char fallback[128];
+
+	if (g != NULL) {
+		check_known(ld, g, "publish", known);
+		file = get_string(ld, g, "publish", "file", 0,
+				  "file = \"routing.cfg\";");
+		command = get_string(ld, g, "publish", "command", 0,
+				     "command = \"./reload-app.sh\";");
+	}
+	if (file == NULL) {
+		snprintf(fallback, sizeof(fallback), "%s.routing.cfg",
+			 plan->name != NULL ? plan->name : "reshard");
+		file = fallback;
+	}
+	plan->publish_file = resolve_path(plan->dir, file);
+	if (plan->publish_file == NULL)
+		ld->nomem = 1;
+	if (command != NULL)
+		plan->publish_command = dup_or_flag(ld, command);
+}
+
+static void
+read_root(struct plan_loader *ld, const config_setting_t *root)
+{
+	static const char *const known[] = {
+		"version", "name",	   "journal", "hash",
+		"tables",  "shards",   "from",	   "to",
+		"strategy", "options", "publish", NULL};
+	struct rs_plan *plan = ld->plan;
+	const config_setting_t *m;
+	const char *s;
+	char fallback[128];
+
+	check_known(ld, root, "the plan", known);
+
+	m = config_setting_get_member(root, "version");
+	if (m == NULL)
+		plan_diag(ld, 1, "the plan has no 'version'; add version = 1;");
+	else
+		plan->version = (int)get_int(ld, root, "version", 1, 1, 1);
+
+	s = get_string(ld, root, "the plan", "name", 1,
+		       "name = \"orders-2x\";");
+	if (s != NULL && !is_plain_name(s))
+		plan_diag(ld, setting_line(config_setting_get_member(root, "name")),
+			  "name '%s' must be 1 to 63 letters, digits, '-', "
+			  "'_' or '.'; it names the run in fence messages and "
+			  "the journal",
+			  s);
+	else if (s != NULL)
+		plan->name = dup_or_flag(ld, s);
+
+	plan->hash = RS_HASH_SHA256_64;
+	m = config_setting_get_member(root, "hash");
+	ld->hash_line = setting_line(m);
+	s = get_string(ld, root, "the plan", "hash", 0,
+		       "hash = \"sha256_64\";");
+	if (s != NULL && hash_from_name(s, &plan->hash) != 0) {
+		static const char *const names[] = {"sha256_64", "java",
+						    "fnv1a_64", "identity"};
+		const char *close = text_closest(s, names, 4);
+
+		plan_diag(ld, ld->hash_line,
+			  "unknown hash '%s'%s%s%s; the hashes are %s", s,
+			  close ? " (did you mean '" : "", close ? close : "",
+			  close ? "'?)" : "", hash_names());
+	}
+
+	s = get_string(ld, root, "the plan", "journal", 0,
+		       "journal = \"orders-2x.journal\";");
+	if (s == NULL) {
+		snprintf(fallback, sizeof(fallback), "%s.journal",
+			 plan->name != NULL ? plan->name : "reshard");
+		s = fallback;
+	}
+	plan->journal = resolve_path(plan->dir, s);
+	if (plan->journal == NULL)
+		ld->nomem = 1;
+
+	read_tables(ld, root);
+	read_shards(ld, root);
+	if (plan->shards != NULL && !ld->nomem) {
+		ld->from_line = setting_line(config_setting_get_member(root, "from"));
+		ld->to_line = setting_line(config_setting_get_member(root, "to"));
+		read_map(ld, root, "from", &plan->from_def);
+		read_map(ld, root, "to", &plan->to_def);
+	}
+
+	m = config_setting_get_member(root, "strategy");
+	ld->strategy_line = setting_line(m);
+	s = get_string(ld, root, "the plan", "strategy", 1,
+		       "strategy = \"doubling\"; (or \"split\")");
+	if (s != NULL && strcmp(s, "doubling") == 0)
+		plan->strategy = RS_STRATEGY_DOUBLING;
+	else if (s != NULL && strcmp(s, "split") == 0)
+		plan->strategy = RS_STRATEGY_SPLIT;
+	else if (s != NULL)
+		plan_diag(ld, ld->strategy_line,
+			  "unknown strategy '%s'; use \"doubling\" (promote "
+			  "replicas) or \"split\" (copy movers)",
+			  s);
+
+	read_options(ld, root);
+	read_publish(ld, root);
+}
+
+static int
+diag_cmp(const void *a, const void *b)
+{
+	const struct rs_plan_diag *x = a, *y = b;
+
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+int
+plan_load(const char *path, struct rs_plan **planp,
+	  struct rs_plan_diags *diags, struct rs_err *err)
+{
+	struct plan_loader ld = {0};
+	struct rs_plan *plan;
+	config_t cfg;
+	char *copy;
+	int rc = 0;
+
+	*planp = NULL;
+	memset(diags, 0, sizeof(*diags));
+	plan = calloc(1, sizeof(*plan));
+	copy = strdup(path);
+	if (plan == NULL || copy == NULL) {
+		free(plan);
+		free(copy);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	plan->path = strdup(path);
+	plan->dir = strdup(dirname(copy));
+	free(copy);
+	if (plan->path == NULL || plan->dir == NULL) {
+		plan_free(plan);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+
+	config_init(&cfg);
+	if (config_read_file(&cfg, path) != CONFIG_TRUE) {
+		if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO) {
+			rc = rs_err_set(err, RS_EPLAN, "cannot read plan %s: %s",
+					path, strerror(errno));
+		} else {
+			ld.diags = diags;
+			ld.plan = plan;
+			plan_diag(&ld, config_error_line(&cfg),
+				  "%s; check the syntax: settings are written "
+				  "name = value; with strings in double "
+				  "quotes, lists in ( ) and arrays in [ ]",
+				  config_error_text(&cfg));
+			rc = rs_err_set(err, RS_EPLAN,
+					"plan %s has a syntax error", path);
+		}
+		config_destroy(&cfg);
+		plan_free(plan);
+		return rc;
+	}
+	ld.plan = plan;
+	ld.diags = diags;
+	read_root(&ld, config_root_setting(&cfg));
+	if (diags->n == 0 && !ld.nomem)
+		plan_check(&ld);
+	config_destroy(&cfg);
+
+	if (ld.nomem) {
+		plan_free(plan);
+		plan_diags_clear(diags);
+		return rs_err_set(err, RS_ENOMEM, "out of memory reading %s",
+				  path);
+	}
+	if (diags->n > 0) {
+		qsort(diags->items, (size_t)diags->n, sizeof(*diags->items),
+		      diag_cmp);
+		plan_free(plan);
+		return rs_err_set(err, RS_EPLAN, "plan %s has %d mistake%s",
+				  path, diags->n, diags->n == 1 ? "" : "s");
+	}
+	*planp = plan;
+	return 0;
+}
+
+void
+plan_free(struct rs_plan *plan)
+{
+	if (plan == NULL)
+		return;
+	for (int i = 0; i < plan->n_tables; i++) {
+		free(plan->tables[i].name);
+		free(plan->tables[i].key);
+	}
+	free(plan->tables);
+	for (int i = 0; i < plan->n_shards; i++) {
+		free(plan->shards[i].name);
+		free(plan->shards[i].url);
+		free(plan->shards[i].password_env);
+	}
+	free(plan->shards);
+	free(plan->shard_names);
+	map_def_clear(&plan->from_def);
+	map_def_clear(&plan->to_def);
+	map_free(plan->from);
+	map_free(plan->to);
+	free(plan->path);
+	free(plan->dir);
+	free(plan->name);
+	free(plan->journal);
+	free(plan->publish_file);
+	free(plan->publish_command);
+	free(plan);
+}
+
+void
+plan_diags_print(const struct rs_plan_diags *diags, const char *path,
+		 FILE *out)
+{
+	for (int i = 0; i < diags->n; i++)
+		fprintf(out, "%s:%d: %s\n", path, diags->items[i].line,
+			diags->items[i].message);
+}
+
+void
+plan_diags_clear(struct rs_plan_diags *diags)
+{
+	for (int i = 0; i < diags->n; i++)
+		free(diags->items[i].message);
+	free(diags->items);
+	memset(diags, 0, sizeof(*diags));
+}
+
+int
+plan_shard_index(const struct rs_plan *plan, const char *name)
+{
+	for (int i = 0; i < plan->n_shards; i++)
+		if (plan->shards[i].name != NULL &&
+		    strcmp(plan->shards[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+plan_table_index(const struct rs_plan *plan, const char *name)
+{
+	for (int i = 0; i < plan->n_tables; i++)
+		if (plan->tables[i].name != NULL &&
+		    strcmp(plan->tables[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+plan_strategy_name(enum rs_strategy strategy)
+{
+	return strategy == RS_STRATEGY_DOUBLING ? "doubling" : "split";
+}

@@ -1,0 +1,102 @@
+/*
+ * The expansion plan (DESIGN §4): a libconfig file loaded into one immutable
+ * struct rs_plan, validated in full before anything else runs.
+ *
+ * plan_load reports every mistake at once as `FILE:LINE: what is wrong, and
+ * what would be right`, so that an operator fixes a plan in one pass.  It
+ * reads the plan file and nothing else: no shard is contacted.
+ */
+#ifndef RS_PLAN_H
+#define RS_PLAN_H
+
+#include <stdio.h>
+
+#include "common/err.h"
+#include "shardmap/hash.h"
+#include "shardmap/map.h"
+
+enum rs_strategy {
+	RS_STRATEGY_DOUBLING, /* promote replicas, then purge both halves */
+	RS_STRATEGY_SPLIT,    /* copy the movers to their new owners */
+};
+
+struct rs_plan_table {
+	char *name; /* logical table name */
+	char *key;  /* shard key column */
+	int line;   /* where it is declared, for later messages */
+};
+
+struct rs_plan_shard {
+	char *name;
+	char *url;          /* as written; may hold a throwaway password */
+	char *password_env; /* NULL or the variable holding the password */
+	int replica;        /* index of the declared replica shard, or -1 */
+	int line;
+};
+
+struct rs_plan_options {
+	int batch_rows;              /* rows per chunk read/write (5000) */
+	int parallel;                /* concurrent chunk streams (4) */
+	long max_rows_per_second;    /* 0 = unthrottled */
+	int max_replica_lag_seconds; /* 5 */
+	int fence_timeout_seconds;   /* 30 */
+	int lock_timeout_ms;         /* 2000 */
+};
+
+struct rs_plan {
+	char *path;    /* the plan file as given */
+	char *dir;     /* its directory: relative paths are taken from here */
+	int version;   /* 1 */
+	char *name;    /* run name: in fence messages and the journal */
+	char *journal; /* journal path, resolved against dir */
+	enum rs_hash hash;
+	struct rs_plan_table *tables;
+	int n_tables;
+	struct rs_plan_shard *shards;
+	int n_shards;
+	struct rs_map_def from_def;
+	struct rs_map_def to_def;
+	struct rs_map *from; /* compiled from from_def */
+	struct rs_map *to;   /* compiled from to_def */
+	enum rs_strategy strategy;
+	struct rs_plan_options options;
+	char *publish_file;    /* resolved against dir */
+	char *publish_command; /* NULL when no hook */
+	char **shard_names;    /* shards[i].name, for the map functions */
+};
+
+/* One mistake found in a plan. */
+struct rs_plan_diag {
+	int line;      /* 1-based line in the plan file, 0 when unknown */
+	char *message; /* "what is wrong; what would be right" */
+};
+
+struct rs_plan_diags {
+	struct rs_plan_diag *items; /* sorted by line once plan_load returns */
+	int n;
+	int cap;
+};
+
+/*
+ * Load and validate the plan at PATH.  On success returns 0 and sets *PLAN
+ * (free with plan_free).  On an invalid plan returns RS_EPLAN, leaves *PLAN
+ * NULL and fills DIAGS with every mistake (free with plan_diags_clear);
+ * ERR then says how many.  Other failures (unreadable file, no memory)
+ * return their code with ERR filled.
+ */
+int plan_load(const char *path, struct rs_plan **plan,
+	      struct rs_plan_diags *diags, struct rs_err *err);
+void plan_free(struct rs_plan *plan);
+
+/* Print each diagnostic as `PATH:LINE: message` to OUT. */
+void plan_diags_print(const struct rs_plan_diags *diags, const char *path,
+		      FILE *out);
+void plan_diags_clear(struct rs_plan_diags *diags);
+
+/* Index of the shard or table called NAME, or -1. */
+int plan_shard_index(const struct rs_plan *plan, const char *name);
+int plan_table_index(const struct rs_plan *plan, const char *name);
+
+const char *plan_strategy_name(enum rs_strategy strategy);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * The hash functions of DESIGN §2: a shard key's canonical text → a 64-bit
+ * point.  These are a compatibility contract with the routers that
+ * applications run, so they are exact to the bit and covered by test
+ * vectors computed with independent implementations (tests/test_hash.c).
+ *
+ * Keys are passed as their canonical text: text keys as UTF-8 bytes,
+ * integer keys in decimal ("-42").  No function here allocates or does I/O.
+ */
+#ifndef RS_HASH_H
+#define RS_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rs_hash {
+	RS_HASH_SHA256_64, /* first 8 bytes of SHA-256, big-endian (default) */
+	RS_HASH_JAVA,      /* |String.hashCode()| over UTF-16 code units */
+	RS_HASH_FNV1A_64,  /* FNV-1a 64-bit of the bytes */
+	RS_HASH_IDENTITY,  /* the non-negative integer key itself */
+};
+
+/* Name ↔ enum, as written in a plan's `hash` setting.  hash_from_name
+ * returns 0, or -1 when NAME is not one of the four names. */
+const char *hash_name(enum rs_hash hash);
+int hash_from_name(const char *name, enum rs_hash *hash);
+
+/* The names of all hash functions, comma-separated, for error messages. */
+const char *hash_names(void);
+
+/* Hash KEY (LEN bytes, need not be NUL-terminated) to *POINT.
+ * Returns 0, or RS_EKEY when the function cannot take the key: a key that
+ * is not a non-negative decimal integer fitting 64 bits for identity, or
+ * a key that is not valid UTF-8 for java.  *POINT is untouched on error. */
+int hash_point(enum rs_hash hash, const char *key, size_t len, uint64_t *point);
+
+/* The individual functions, for callers that have already chosen one. */
+uint64_t hash_sha256_64(const char *key, size_t len);
+uint64_t hash_fnv1a_64(const char *key, size_t len);
+int hash_java(const char *key, size_t len, uint64_t *point);
+int hash_identity(const char *key, size_t len, uint64_t *point);
+
+#endif

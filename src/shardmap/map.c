@@ -1,0 +1,395 @@
+/*
+ * The four maps of DESIGN §3, compiled for fast lookups.
+ *
+ * Ring and ranges are both "interval maps": a sorted array of inclusive
+ * upper ends, a point belonging to the first end ≥ it (a ring wraps past its
+ * last point to the first; a range table ends with "max" so it never does).
+ * Both share one lookup: the top bits of the point select a bucket that
+ * stores the first end in that bucket, and a short forward scan finishes.
+ * With at least two buckets per end the scan is nearly always zero or one
+ * step, so a lookup costs a cache miss or two instead of a cold binary search
+ * through the whole ring.
+ *
+ * Modulo and slots are "periodic maps": the owner depends on point mod M.
+ */
+#include "shardmap/map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rs_map {
+	struct rs_map_def def; /* own copy */
+	/* Interval maps (ring, ranges). */
+	uint64_t *ends;         /* sorted inclusive upper ends */
+	int *end_shards;        /* owner of the interval ending at ends[i] */
+	int n_ends;
+	uint32_t *bucket_first; /* first i with ends[i] >= bucket start */
+	int bucket_shift;       /* 64 - log2(number of buckets) */
+};
+
+static const char *const map_kind_names[] = {
+	[RS_MAP_MODULO] = "modulo",
+	[RS_MAP_SLOTS] = "slots",
+	[RS_MAP_RING] = "ring",
+	[RS_MAP_RANGES] = "ranges",
+};
+
+const char *
+map_kind_name(enum rs_map_kind kind)
+{
+	return map_kind_names[kind];
+}
+
+int
+map_kind_from_name(const char *name, enum rs_map_kind *kind)
+{
+	for (size_t i = 0; i < sizeof(map_kind_names) / sizeof(*map_kind_names);
+	     i++) {
+		if (strcmp(name, map_kind_names[i]) == 0) {
+			*kind = (enum rs_map_kind)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void
+map_def_clear(struct rs_map_def *def)
+{
+	free(def->nodes);
+	free(def->table_format);
+	free(def->ranges);
+	memset(def, 0, sizeof(*def));
+}
+
+/* Deep copy of SRC into DST.  Returns 0 or RS_ENOMEM (DST then cleared). */
+static int
+map_def_copy(struct rs_map_def *dst, const struct rs_map_def *src)
+{
+	*dst = *src;
+	dst->nodes = NULL;
+	dst->table_format = NULL;
+	dst->ranges = NULL;
+	if (src->n_nodes > 0) {
+		dst->nodes = malloc(sizeof(int) * (size_t)src->n_nodes);
+		if (dst->nodes == NULL)
+			goto fail;
+		memcpy(dst->nodes, src->nodes, sizeof(int) * (size_t)src->n_nodes);
+	}
+	if (src->n_ranges > 0) {
+		dst->ranges =
+			malloc(sizeof(*src->ranges) * (size_t)src->n_ranges);
+		if (dst->ranges == NULL)
+			goto fail;
+		memcpy(dst->ranges, src->ranges,
+		       sizeof(*src->ranges) * (size_t)src->n_ranges);
+	}
+	dst->table_format = strdup(src->table_format != NULL
+					   ? src->table_format
+					   : RS_TABLE_FORMAT_DEFAULT);
+	if (dst->table_format == NULL)
+		goto fail;
+	return 0;
+fail:
+	map_def_clear(dst);
+	return RS_ENOMEM;
+}
+
+struct ring_point {
+	uint64_t position;
+	int shard;
+	const char *name; /* for ordering equal positions */
+};
+
+static int
+ring_point_cmp(const void *a, const void *b)
+{
+	const struct ring_point *x = a, *y = b;
+
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Build the bucket index over map->ends.  Returns 0 or RS_ENOMEM. */
+static int
+map_index_ends(struct rs_map *map)
+{
+	int bits = 8;
+
+	while (bits < 22 && (1 << bits) < 2 * map->n_ends)
+		bits++;
+	map->bucket_shift = 64 - bits;
+	map->bucket_first = malloc(sizeof(uint32_t) << bits);
+	if (map->bucket_first == NULL)
+		return RS_ENOMEM;
+	uint32_t i = 0;
+	for (uint64_t b = 0; b < (1ULL << bits); b++) {
+		uint64_t start = b << map->bucket_shift;
+
+		while (i < (uint32_t)map->n_ends && map->ends[i] < start)
+			i++;
+		map->bucket_first[b] = i;
+	}
+	return 0;
+}
+
+static int
+map_build_ring(struct rs_map *map, enum rs_hash hash,
+	       const char *const *shard_names, struct rs_err *err)
+{
+	const struct rs_map_def *def = &map->def;
+	size_t n = (size_t)def->n_nodes * (size_t)def->vnodes;
+	struct ring_point *points = malloc(sizeof(*points) * n);
+	char label[512];
+	size_t k = 0;
+
+	if (points == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for the ring");
+	for (int i = 0; i < def->n_nodes; i++) {
+		const char *name = shard_names[def->nodes[i]];
+
+		for (int v = 0; v < def->vnodes; v++) {
+			int len = snprintf(label, sizeof(label), "%s#%d", name,
+					   v);
+			uint64_t position;
+
+			if (len < 0 || (size_t)len >= sizeof(label) ||
+			    hash_point(hash, label, (size_t)len, &position) != 0) {
+				free(points);
+				return rs_err_set(err, RS_EPLAN,
+						  "the ring cannot place node "
+						  "%s: hash %s cannot take its "
+						  "point name \"%s\"",
+						  name, hash_name(hash), label);
+			}
+			points[k].position = position;
+			points[k].shard = def->nodes[i];
+			points[k].name = name;
+			k++;
+		}
+	}
+	qsort(points, n, sizeof(*points), ring_point_cmp);
+	map->ends = malloc(sizeof(uint64_t) * n);
+	map->end_shards = malloc(sizeof(int) * n);
+	if (map->ends == NULL || map->end_shards == NULL) {
+		free(points);
+		return rs_err_set(err, RS_ENOMEM, "out of memory for the ring");
+	}
+	for (size_t i = 0; i < n; i++) {
+		map->ends[i] = points[i].position;
+		map->end_shards[i] = points[i].shard;
+	}
+	map->n_ends = (int)n;
+	free(points);
+	return 0;
+}
+
+static int
+map_build_ranges(struct rs_map *map, struct rs_err *err)
+{
+	const struct rs_map_def *def = &map->def;
+
+	map->ends = malloc(sizeof(uint64_t) * (size_t)def->n_ranges);
+	map->end_shards = malloc(sizeof(int) * (size_t)def->n_ranges);
+	if (map->ends == NULL || map->end_shards == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for ranges");
+	for (int i = 0; i < def->n_ranges; i++) {
+		map->ends[i] = def->ranges[i].end;
+		map->end_shards[i] = def->ranges[i].shard;
+	}
+	map->n_ends = def->n_ranges;
+	return 0;
+}
+
+struct rs_map *
+map_new(const struct rs_map_def *def, enum rs_hash hash,
+	const char *const *shard_names, struct rs_err *err)
+{
+	struct rs_map *map = calloc(1, sizeof(*map));
+	int rc = 0;
+
+	if (map == NULL || map_def_copy(&map->def, def) != 0) {
+		free(map);
+		rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+		return NULL;
+	}
+	if (def->kind == RS_MAP_RING)
+		rc = map_build_ring(map, hash, shard_names, err);
+	else if (def->kind == RS_MAP_RANGES)
+		rc = map_build_ranges(map, err);
+	if (rc == 0 && map->n_ends > 0 && map_index_ends(map) != 0)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	if (rc != 0) {
+		map_free(map);
+		return NULL;
+	}
+	return map;
+}
+
+void
+map_free(struct rs_map *map)
+{
+	if (map == NULL)
+		return;
+	map_def_clear(&map->def);
+	free(map->ends);
+	free(map->end_shards);
+	free(map->bucket_first);
+	free(map);
+}
+
+const struct rs_map_def *
+map_def(const struct rs_map *map)
+{
+	return &map->def;
+}
+
+/* Index of the interval holding POINT: the first end ≥ POINT, wrapping to 0
+ * past the last end (only a ring can get there). */
+static inline int
+map_interval(const struct rs_map *map, uint64_t point)
+{
+	uint32_t i = map->bucket_first[point >> map->bucket_shift];
+
+	while (i < (uint32_t)map->n_ends && map->ends[i] < point)
+		i++;
+	return i == (uint32_t)map->n_ends ? 0 : (int)i;
+}
+
+struct rs_owner
+map_owner(const struct rs_map *map, uint64_t point)
+{
+	const struct rs_map_def *def = &map->def;
+	struct rs_owner owner = {0, 0};
+
+	switch (def->kind) {
+	case RS_MAP_MODULO:
+		owner.shard = def->nodes[point % (uint64_t)def->n_nodes];
+		break;
+	case RS_MAP_SLOTS: {
+		uint64_t t = (uint64_t)def->tables_per_db;
+		uint64_t slot = point % ((uint64_t)def->databases * t);
+
+		owner.shard = def->nodes[slot / t];
+		owner.table = (int)(slot % t);
+		break;
+	}
+	case RS_MAP_RING:
+	case RS_MAP_RANGES:
+		owner.shard = map->end_shards[map_interval(map, point)];
+		break;
+	}
+	return owner;
+}
+
+int
+map_has_tables(const struct rs_map *map)
+{
+	return map->def.kind == RS_MAP_SLOTS;
+}
+
+int
+map_check_table_format(const char *format, const char **why)
+{
+	int seen_s = 0, seen_d = 0;
+
+	for (const char *p = format; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == '%')
+			continue;
+		if (*p == 's' && !seen_s && !seen_d) {
+			seen_s = 1;
+		} else if (*p == 'd' && !seen_d) {
+			seen_d = 1;
+		} else {
+			*why = "only one %s (the table name, first), one %d "
+			       "(the table index) and %% are allowed";
+			return -1;
+		}
+	}
+	if (!seen_d) {
+		*why = "it must contain %d for the table index, or every slot "
+		       "table would get the same name";
+		return -1;
+	}
+	return 0;
+}
+
+int
+map_table_name(const struct rs_map *map, const char *logical, int table,
+	       char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (map->def.kind != RS_MAP_SLOTS) {
+		n = strlen(logical);
+		if (n >= size)
+			return -1;
+		memcpy(buf, logical, n + 1);
+		return (int)n;
+	}
+	/* The format was checked by map_check_table_format: only %s, %d, %%. */
+	for (const char *p = map->def.table_format; *p != '\0'; p++) {
+		char digits[16];
+		const char *piece = p;
+		size_t len = 1;
+
+		if (*p == '%') {
+			p++;
+			if (*p == 's') {
+				piece = logical;
+				len = strlen(logical);
+			} else if (*p == 'd') {
+				len = (size_t)snprintf(digits, sizeof(digits),
+						       "%d", table);
+				piece = digits;
+			}
+		}
+		if (n + len >= size)
+			return -1;
+		memcpy(buf + n, piece, len);
+		n += len;
+	}
+	buf[n] = '\0';
+	return (int)n;
+}
+
+uint64_t
+map_period(const struct rs_map *map)
+{
+	switch (map->def.kind) {
+	case RS_MAP_MODULO:
+		return (uint64_t)map->def.n_nodes;
+	case RS_MAP_SLOTS:
+		return (uint64_t)map->def.databases *
+		       (uint64_t)map->def.tables_per_db;
+	default:
+		return 0;
+	}
+}
+
+int
+map_n_pieces(const struct rs_map *map)
+{
+	if (map_period(map) != 0)
+		return 0;
+	return map->def.kind == RS_MAP_RING ? map->n_ends + 1 : map->n_ends;
+}
+
+void
+map_piece(const struct rs_map *map, int i, uint64_t *end,
+	  struct rs_owner *owner)
+{
+	owner->table = 0;
+	if (i == map->n_ends) { /* a ring's wrap-around piece */
+		*end = UINT64_MAX;
+		owner->shard = map->end_shards[0];
+		return;
+	}
+	*end = map->ends[i];
+	owner->shard = map->end_shards[i];
+}

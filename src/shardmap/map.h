@@ -1,0 +1,120 @@
+/*
+ * The four maps of DESIGN §3 (modulo, slots, ring, ranges): a point → its
+ * owner, a shard and a table index.
+ *
+ * A map is described by a struct rs_map_def (what the plan says, with node
+ * names resolved to shard indices) and compiled by map_new into a struct
+ * rs_map that answers map_owner in a few nanoseconds: a ring is sorted once
+ * and indexed by the top bits of the point, so a lookup touches one or two
+ * cache lines instead of binary-searching the whole ring.
+ *
+ * Shard indices are positions in the plan's `shards` list, so that owners
+ * under `from` and `to` compare directly.
+ */
+#ifndef RS_MAP_H
+#define RS_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "shardmap/hash.h"
+
+enum rs_map_kind {
+	RS_MAP_MODULO,
+	RS_MAP_SLOTS,
+	RS_MAP_RING,
+	RS_MAP_RANGES,
+};
+
+#define RS_TABLE_FORMAT_DEFAULT "%s_%d"
+
+struct rs_map_range {
+	uint64_t end; /* last point of the range, inclusive */
+	int shard;    /* owner: index into the plan's shards */
+};
+
+struct rs_map_def {
+	enum rs_map_kind kind;
+	int *nodes;          /* shard indices; databases for slots, in order */
+	int n_nodes;
+	int databases;       /* slots: N */
+	int tables_per_db;   /* slots: T */
+	char *table_format;  /* slots: physical table name, "%s_%d" by default */
+	int vnodes;          /* ring: V points per node */
+	struct rs_map_range *ranges; /* ranges: strictly increasing ends */
+	int n_ranges;
+};
+
+struct rs_owner {
+	int shard; /* index into the plan's shards */
+	int table; /* table index: 0 except for slot maps */
+};
+
+struct rs_map; /* compiled, immutable; see map_new */
+
+const char *map_kind_name(enum rs_map_kind kind);
+int map_kind_from_name(const char *name, enum rs_map_kind *kind);
+
+/* Compile DEF into a map.  SHARD_NAMES gives each shard's name, needed by
+ * the ring (its points are hash("name#i") under HASH, ties ordered by name).
+ * DEF and SHARD_NAMES are copied as needed; the caller keeps ownership.
+ * Returns NULL with ERR filled when the ring cannot be built (a hash that
+ * does not take text) or on allocation failure.  Free with map_free. */
+struct rs_map *map_new(const struct rs_map_def *def, enum rs_hash hash,
+		       const char *const *shard_names, struct rs_err *err);
+void map_free(struct rs_map *map);
+
+const struct rs_map_def *map_def(const struct rs_map *map);
+
+/* The owner of POINT.  Never fails on a compiled map. */
+struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
+
+/* Whether the map has more than one table per shard (slot maps), which is
+ * when owners are written as `db.table`. */
+int map_has_tables(const struct rs_map *map);
+
+/* Write the physical name of table index TABLE of logical table LOGICAL into
+ * BUF.  For slot maps this is format(table_format, LOGICAL, TABLE); for the
+ * others it is LOGICAL.  Returns the length, or -1 if BUF is too small. */
+int map_table_name(const struct rs_map *map, const char *logical, int table,
+		   char *buf, size_t size);
+
+/* Check a slot map's table_format: only %s (once, first), %d (once) and
+ * %% are allowed.  Returns 0, or -1 with a reason in WHY. */
+int map_check_table_format(const char *format, const char **why);
+
+/* Release what a def points to (nodes, table_format, ranges). */
+void map_def_clear(struct rs_map_def *def);
+
+/*
+ * The shape of a map over the point space, for proofs and reports.
+ * map_period is M for periodic maps (modulo: nodes, slots: N·T), whose
+ * owner depends only on point mod M, and 0 for interval maps.  Interval
+ * maps (ring, ranges) are map_n_pieces consecutive pieces covering
+ * [0, 2^64) in order; map_piece gives piece I's inclusive upper end and its
+ * owner (a ring's last piece wraps to its first point's owner and ends at
+ * UINT64_MAX).  A piece may be empty (its end equal to the previous one).
+ */
+uint64_t map_period(const struct rs_map *map);
+int map_n_pieces(const struct rs_map *map);
+void map_piece(const struct rs_map *map, int i, uint64_t *end,
+	       struct rs_owner *owner);
+
+/*
+ * Proofs over the whole point space, used by plan validation.
+ *
+ * map_prove_doubling checks, for every point in [0, 2^64), that the owner
+ * under TO is either the owner under FROM or REPLICA_OF[owner under FROM],
+ * with the same table index.  It does so exactly, not by sampling: interval
+ * maps (ring, ranges) are compared piece by piece over their breakpoints,
+ * periodic maps (modulo, slots) over every residue of their period.
+ * Returns 0 when the rule holds; otherwise RS_EPLAN with ERR naming one
+ * counterexample point and its owners; RS_EPLAN too if the proof would need
+ * more than a bounded amount of work (the message says so).
+ */
+int map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
+		       const int *replica_of, const char *const *shard_names,
+		       struct rs_err *err);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * Counting what a plan does to a set of keys: per-shard counts before and
+ * after, the flows between shards, the skew, and the keys with most rows.
+ *
+ * Pure bookkeeping: no I/O.  The dry-run feeds one (from, to) owner pair per
+ * row read and prints what these functions computed.
+ */
+#ifndef RS_STATS_H
+#define RS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardmap/map.h"
+
+struct rs_stats {
+	int n_shards;     /* the plan's shards */
+	uint64_t keys;    /* rows read */
+	uint64_t moved;   /* rows whose owner changes */
+	uint64_t *before; /* [n_shards] rows per shard under from */
+	uint64_t *after;  /* [n_shards] rows per shard under to */
+	uint64_t *flows;  /* [n_shards * n_shards] movers from i to j */
+};
+
+/* Returns 0 or RS_ENOMEM.  Free with stats_clear. */
+int stats_init(struct rs_stats *stats, int n_shards);
+void stats_clear(struct rs_stats *stats);
+
+/* Count one row with owners FROM and TO. */
+static inline void
+stats_add(struct rs_stats *stats, struct rs_owner from, struct rs_owner to)
+{
+	stats->keys++;
+	stats->before[from.shard]++;
+	stats->after[to.shard]++;
+	if (from.shard != to.shard || from.table != to.table) {
+		stats->moved++;
+		stats->flows[(size_t)from.shard * (size_t)stats->n_shards +
+			     (size_t)to.shard]++;
+	}
+}
+
+/* The skew (max − min) / min of COUNTS over the shards listed in SHARDS
+ * (each listed once).  Returns -1 when the minimum is 0 (skew unbounded) or
+ * no shard is listed. */
+double stats_skew(const uint64_t *counts, const int *shards, int n);
+
+/* The distinct shards of a map, in the order they first appear (ranges may
+ * name a shard several times).  Writes at most CAP indices into OUT and
+ * returns how many there are. */
+int stats_map_shards(const struct rs_map *map, int *out, int cap);
+
+/*
+ * Rows per distinct key, to report the hottest keys (--top N).  Keys are
+ * stored once each; the table grows as needed.
+ */
+struct rs_keycount {
+	char *key;      /* owned copy, NUL-terminated */
+	size_t len;
+	uint64_t point; /* also the hash table's hash */
+	uint64_t rows;
+	struct rs_owner from, to;
+};
+
+struct rs_topkeys {
+	struct rs_keycount *slots; /* open addressing, key == NULL is empty */
+	size_t cap;                /* a power of two */
+	size_t used;
+};
+
+int topkeys_init(struct rs_topkeys *top);
+void topkeys_clear(struct rs_topkeys *top);
+
+/* Count one row of KEY.  Returns 0 or RS_ENOMEM (nothing counted). */
+int topkeys_add(struct rs_topkeys *top, const char *key, size_t len,
+		uint64_t point, struct rs_owner from, struct rs_owner to);
+
+/* The N keys with most rows, most first (ties by key bytes), as pointers
+ * into TOP (valid until the next topkeys_add or topkeys_clear).  Returns how
+ * many were written to OUT (at most N), or RS_ENOMEM. */
+int topkeys_best(const struct rs_topkeys *top, size_t n,
+		 const struct rs_keycount **out);
+
+#endif
