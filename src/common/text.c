@@ -44,19 +44,19 @@ text_closest(const char *word, const char *const *words, size_t n)
 {
 	const char *best = NULL;
 	size_t best_distance = (size_t)-1;
-	size_t limit = strlen(word) / 3;
 
-	if (limit < 2)
-		limit = 2;
 	for (size_t i = 0; i < n; i++) {
 		size_t d = text_edit_distance(word, words[i]);
+		size_t longer = strlen(word) > strlen(words[i]) ? strlen(word)
+								: strlen(words[i]);
+		size_t limit = longer / 3 < 2 ? 2 : longer / 3;
 
-		if (d < best_distance) {
+		if (d <= limit && d < best_distance) {
 			best_distance = d;
 			best = words[i];
 		}
 	}
-	return best_distance <= limit ? best : NULL;
+	return best;
 }
 
 char *

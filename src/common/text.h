@@ -12,8 +12,8 @@
 size_t text_edit_distance(const char *a, const char *b);
 
 /* The word of WORDS (N of them) closest to WORD, or NULL when none is close
- * enough to be a plausible misspelling (distance above a third of its
- * length, at least 2). */
+ * enough to be a plausible misspelling (distance above a third of the
+ * longer word, at least 2). */
 const char *text_closest(const char *word, const char *const *words, size_t n);
 
 /* Format V with thousands separators ("12,345") into BUF; returns BUF. */

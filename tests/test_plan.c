@@ -1,0 +1,492 @@
+/*
+ * Plan loading and validation: one test per kind of mistake, each checking
+ * the message and the line it points at, plus plans that must load.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plan/plan.h"
+
+static char plan_path[64];
+
+/* Write TEXT to a fresh plan file and load it. */
+static int
+load_text(const char *text, struct rs_plan **plan, struct rs_plan_diags *diags)
+{
+	struct rs_err err = {0};
+	FILE *f;
+	int fd;
+
+	strcpy(plan_path, "/tmp/reshard-test-plan-XXXXXX");
+	fd = mkstemp(plan_path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	int rc = plan_load(plan_path, plan, diags, &err);
+	unlink(plan_path);
+	return rc;
+}
+
+/* The common head of a valid slots doubling plan, lines 1–9. */
+#define HEAD                                                                   \
+	"version = 1;\n"                                                       \
+	"name = \"t\";\n"                                                      \
+	"tables = ( { name = \"orders\"; key = \"customer_id\"; } );\n"        \
+	"shards = (\n"                                                         \
+	"  { name = \"db0\"; url = \"sqlite:///tmp/db0.db\"; replica = "       \
+	"\"db2\"; },\n"                                                        \
+	"  { name = \"db1\"; url = \"sqlite:///tmp/db1.db\"; replica = "       \
+	"\"db3\"; },\n"                                                        \
+	"  { name = \"db2\"; url = \"sqlite:///tmp/db2.db\"; },\n"             \
+	"  { name = \"db3\"; url = \"sqlite:///tmp/db3.db\"; }\n"              \
+	");\n"
+
+#define FROM_SLOTS                                                             \
+	"from = { map = \"slots\"; databases = 2; tables_per_db = 4; nodes = " \
+	"[\"db0\", \"db1\"]; };\n"
+#define TO_SLOTS                                                               \
+	"to = { map = \"slots\"; databases = 4; tables_per_db = 4; nodes = "   \
+	"[\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+
+/* Expect exactly one mistake, at LINE, whose message contains NEEDLE. */
+static void
+expect_one(const char *text, int line, const char *needle)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+
+	assert_int_equal(rc, RS_EPLAN);
+	assert_null(plan);
+	if (diags.n != 1) {
+		plan_diags_print(&diags, "plan", stderr);
+		fail_msg("expected one mistake, got %d", diags.n);
+	}
+	if (strstr(diags.items[0].message, needle) == NULL)
+		fail_msg("message '%s' lacks '%s'", diags.items[0].message,
+			 needle);
+	assert_int_equal(diags.items[0].line, line);
+	plan_diags_clear(&diags);
+}
+
+static void
+test_valid_doubling_loads_with_defaults(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+				   "strategy = \"doubling\";\n",
+				   &plan, &diags),
+			 0);
+	assert_int_equal(diags.n, 0);
+	assert_non_null(plan);
+	assert_string_equal(plan->name, "t");
+	assert_int_equal(plan->hash, RS_HASH_SHA256_64);
+	assert_int_equal(plan->n_shards, 4);
+	assert_int_equal(plan->shards[0].replica, 2);
+	assert_int_equal(plan->shards[2].replica, -1);
+	assert_int_equal(plan->options.batch_rows, 5000);
+	assert_int_equal(plan->options.parallel, 4);
+	assert_int_equal(plan->options.lock_timeout_ms, 2000);
+	assert_string_equal(plan->journal, "/tmp/t.journal");
+	assert_string_equal(plan->publish_file, "/tmp/t.routing.cfg");
+	assert_int_equal(plan->strategy, RS_STRATEGY_DOUBLING);
+	plan_free(plan);
+}
+
+static void
+test_syntax_error_has_line(void **state)
+{
+	(void)state;
+	expect_one("version = 1;\nname = \"t\";\ntables = ( { name = ; } );\n",
+		   3, "syntax");
+}
+
+static void
+test_unknown_setting_suggests(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
+		   "options = {\n  batch_row = 100;\n};\n",
+		   14, "did you mean 'batch_rows'");
+}
+
+static void
+test_wrong_type_names_expected_type(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
+		   "options = { parallel = \"4\"; };\n",
+		   13, "'parallel' must be an integer");
+}
+
+static void
+test_out_of_range(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
+		   "options = { parallel = 0; };\n",
+		   13, "between 1 and");
+}
+
+static void
+test_missing_required(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS TO_SLOTS, 1, "has no 'strategy'");
+}
+
+static void
+test_unknown_hash_suggests(void **state)
+{
+	(void)state;
+	expect_one(HEAD "hash = \"sha256\";\n" FROM_SLOTS TO_SLOTS
+		   "strategy = \"doubling\";\n",
+		   10, "did you mean 'sha256_64'");
+}
+
+static void
+test_unknown_map_kind(void **state)
+{
+	(void)state;
+	expect_one(HEAD "from = { map = \"rng\"; vnodes = 10; nodes = "
+			"[\"db0\", \"db1\"]; };\n" TO_SLOTS
+		   "strategy = \"split\";\n",
+		   10, "did you mean 'ring'");
+}
+
+static void
+test_node_not_a_shard(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		   "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
+		   "strategy = \"split\";\n",
+		   11, "'db4' is not a shard; did you mean 'db"); /* db3 unused
+								     too */
+}
+
+static void
+test_setting_of_other_map_kind(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4;\n"
+		   "  vnodes = 10; nodes = [\"db0\", \"db1\", \"db2\", "
+		   "\"db3\"]; };\n"
+		   "strategy = \"doubling\";\n",
+		   12, "'vnodes' is not a setting of a slots map");
+}
+
+static void
+test_slots_node_count(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 3; tables_per_db = 4; "
+		   "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+		   "strategy = \"split\";\n",
+		   11, "needs 3 nodes");
+}
+
+static void
+test_ranges_must_increase_and_end_at_max(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(
+		load_text(HEAD FROM_SLOTS
+			  "to = { map = \"ranges\"; ranges = (\n"
+			  "  { end = \"0x8000\"; node = \"db0\"; },\n"
+			  "  { end = \"0x7000\"; node = \"db1\"; },\n"
+			  "  { end = \"0x9000\"; node = \"db2\"; },\n"
+			  "  { end = \"12q\"; node = \"db3\"; }\n"
+			  "); };\n"
+			  "strategy = \"split\";\n",
+			  &plan, &diags),
+		RS_EPLAN);
+	assert_int_equal(diags.n, 2);
+	assert_int_equal(diags.items[0].line, 13);
+	assert_non_null(strstr(diags.items[0].message, "strictly increasing"));
+	assert_int_equal(diags.items[1].line, 15);
+	assert_non_null(strstr(diags.items[1].message, "\"max\""));
+	plan_diags_clear(&diags);
+
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"ranges\"; ranges = (\n"
+		   "  { end = \"0x8000\"; node = \"db0\"; },\n"
+		   "  { end = \"0x9000\"; node = \"db1\"; },\n"
+		   "  { end = 50000; node = \"db2\"; },\n"
+		   "  { end = \"0xffff\"; node = \"db3\"; }\n"
+		   "); };\n"
+		   "strategy = \"split\";\n",
+		   15, "must end at \"max\"");
+}
+
+static void
+test_bad_table_format(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		   "table_format = \"%s_%x\";\n"
+		   "  nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+		   "strategy = \"doubling\";\n",
+		   11, "table_format");
+}
+
+static void
+test_duplicate_shard(void **state)
+{
+	(void)state;
+	expect_one("version = 1;\nname = \"t\";\n"
+		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+		   "shards = (\n"
+		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
+		   "  { name = \"a\"; url = \"sqlite:///tmp/b.db\"; }\n"
+		   ");\n"
+		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "strategy = \"split\";\n",
+		   6, "listed twice (first on line 5)");
+}
+
+static void
+test_unknown_replica(void **state)
+{
+	(void)state;
+	expect_one("version = 1;\nname = \"t\";\n"
+		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+		   "shards = (\n"
+		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
+		   "\"bb\"; },\n"
+		   "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; }\n"
+		   ");\n"
+		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "to = { map = \"modulo\"; nodes = [\"a\", \"b\"]; };\n"
+		   "strategy = \"split\";\n",
+		   5, "replica 'bb' is not a shard; did you mean 'b'");
+}
+
+static void
+test_bad_url_scheme(void **state)
+{
+	(void)state;
+	expect_one("version = 1;\nname = \"t\";\n"
+		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+		   "shards = (\n"
+		   "  { name = \"a\";\n    url = \"http://x\"; }\n"
+		   ");\n"
+		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "strategy = \"split\";\n",
+		   6, "must start with postgresql://");
+}
+
+static void
+test_unused_shard(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
+		   "\"db2\"]; };\n"
+		   "strategy = \"split\";\n",
+		   8, "shard 'db3' is in neither");
+}
+
+static void
+test_doubling_to_a_non_replica(void **state)
+{
+	(void)state;
+	/* db0's keys that move go to db3, but db0's replica is db2. */
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		   "nodes = [\"db0\", \"db1\", \"db3\", \"db2\"]; };\n"
+		   "strategy = \"doubling\";\n",
+		   11, "but db0's replica is db2");
+}
+
+static void
+test_doubling_changing_table_index(void **state)
+{
+	(void)state;
+	expect_one(HEAD FROM_SLOTS
+		   "to = { map = \"slots\"; databases = 4; tables_per_db = 2; "
+		   "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+		   "strategy = \"doubling\";\n",
+		   11, "keeps every table index");
+}
+
+static void
+test_doubling_ring_growth_refused(void **state)
+{
+	(void)state;
+	/* A new ring node takes keys from every old node; only one of them
+	 * can have it as replica. */
+	expect_one("version = 1;\nname = \"t\";\n"
+		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+		   "shards = (\n"
+		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
+		   "\"c\"; },\n"
+		   "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
+		   "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+		   ");\n"
+		   "from = { map = \"ring\"; vnodes = 50; nodes = [\"a\", "
+		   "\"b\"]; };\n"
+		   "to = { map = \"ring\"; vnodes = 50; nodes = [\"a\", \"b\", "
+		   "\"c\"]; };\n"
+		   "strategy = \"doubling\";\n",
+		   10, "moves from b to c, but b declares no replica");
+}
+
+static void
+test_doubling_range_split_proven(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(
+		load_text("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+			  "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+			  "shards = (\n"
+			  "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
+			  "replica = \"c\"; },\n"
+			  "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; "
+			  "replica = \"d\"; },\n"
+			  "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; },\n"
+			  "  { name = \"d\"; url = \"sqlite:///tmp/d.db\"; }\n"
+			  ");\n"
+			  "from = { map = \"ranges\"; ranges = ( { end = "
+			  "999999; node = \"a\"; }, { end = \"max\"; node = "
+			  "\"b\"; } ); };\n"
+			  "to = { map = \"ranges\"; ranges = ( { end = 499999; "
+			  "node = \"a\"; }, { end = 999999; node = \"c\"; }, "
+			  "{ end = \"0x8000000000000000\"; node = \"b\"; }, "
+			  "{ end = \"max\"; node = \"d\"; } ); };\n"
+			  "strategy = \"doubling\";\n",
+			  &plan, &diags),
+		0);
+	assert_non_null(plan);
+	plan_free(plan);
+}
+
+static void
+test_doubling_modulo_vs_slots_refused(void **state)
+{
+	(void)state;
+	/* modulo 2 → slots 4×1: key 1 is db1 under both, key 2 moves db0 →
+	 * db2 (fine), key 5 goes db1 → db1, key 6: db0 → db2; but modulo
+	 * nodes in the other order break it. */
+	expect_one(HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
+			"\"db0\"]; };\n"
+			"to = { map = \"slots\"; databases = 4; tables_per_db "
+			"= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
+			"};\n"
+			"strategy = \"doubling\";\n",
+		   11, "moves from db1 to db0");
+}
+
+static void
+test_ring_with_identity_hash(void **state)
+{
+	(void)state;
+	expect_one("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+		   "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; } "
+		   ");\n"
+		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+		   "to = { map = \"ring\"; vnodes = 5; nodes = [\"a\"]; };\n"
+		   "strategy = \"split\";\n",
+		   7, "cannot take its point name");
+}
+
+static void
+test_all_mistakes_at_once_sorted(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(
+		load_text("version = 2;\n"
+			  "name = \"bad name\";\n"
+			  "tables = ( { name = \"orders\"; kye = \"id\"; } );\n"
+			  "shards = ( { name = \"a\"; url = "
+			  "\"sqlite:///tmp/a.db\"; } );\n"
+			  "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+			  "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+			  "strategy = \"teleport\";\n",
+			  &plan, &diags),
+		RS_EPLAN);
+	assert_null(plan);
+	assert_int_equal(diags.n, 5);
+	assert_int_equal(diags.items[0].line, 1); /* version */
+	assert_int_equal(diags.items[1].line, 2); /* name */
+	assert_int_equal(diags.items[2].line, 3); /* kye unknown */
+	assert_int_equal(diags.items[3].line, 3); /* key missing */
+	assert_int_equal(diags.items[4].line, 7); /* strategy */
+	plan_diags_clear(&diags);
+}
+
+static void
+test_missing_file(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	struct rs_err err = {0};
+
+	(void)state;
+	assert_int_equal(plan_load("/nonexistent/plan.cfg", &plan, &diags, &err),
+			 RS_EPLAN);
+	assert_non_null(strstr(err.message, "cannot read plan"));
+	assert_int_equal(diags.n, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_doubling_loads_with_defaults),
+		cmocka_unit_test(test_syntax_error_has_line),
+		cmocka_unit_test(test_unknown_setting_suggests),
+		cmocka_unit_test(test_wrong_type_names_expected_type),
+		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_missing_required),
+		cmocka_unit_test(test_unknown_hash_suggests),
+		cmocka_unit_test(test_unknown_map_kind),
+		cmocka_unit_test(test_node_not_a_shard),
+		cmocka_unit_test(test_setting_of_other_map_kind),
+		cmocka_unit_test(test_slots_node_count),
+		cmocka_unit_test(test_ranges_must_increase_and_end_at_max),
+		cmocka_unit_test(test_bad_table_format),
+		cmocka_unit_test(test_duplicate_shard),
+		cmocka_unit_test(test_unknown_replica),
+		cmocka_unit_test(test_bad_url_scheme),
+		cmocka_unit_test(test_unused_shard),
+		cmocka_unit_test(test_doubling_to_a_non_replica),
+		cmocka_unit_test(test_doubling_changing_table_index),
+		cmocka_unit_test(test_doubling_ring_growth_refused),
+		cmocka_unit_test(test_doubling_range_split_proven),
+		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
+		cmocka_unit_test(test_ring_with_identity_hash),
+		cmocka_unit_test(test_all_mistakes_at_once_sorted),
+		cmocka_unit_test(test_missing_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
