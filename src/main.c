@@ -28,7 +28,7 @@ print_usage(FILE *out)
 	      out);
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i]->name,
-			commands[i]->usage);
+		        commands[i]->usage);
 	fputs("\n`reshard COMMAND --help` describes a command; "
 	      "`reshard --version` prints the version.\n",
 	      out);
@@ -72,8 +72,9 @@ main(int argc, char **argv)
 		return 0;
 	}
 	close = text_closest(argv[1], names, N_COMMANDS);
-	fprintf(stderr, "reshard: unknown command '%s'%s%s%s; see `reshard --help`\n",
-		argv[1], close ? " (did you mean '" : "", close ? close : "",
-		close ? "'?)" : "");
+	fprintf(stderr,
+	        "reshard: unknown command '%s'%s%s%s; see `reshard --help`\n",
+	        argv[1], close ? " (did you mean '" : "", close ? close : "",
+	        close ? "'?)" : "");
 	return 2;
 }

@@ -73,7 +73,7 @@ expect_one(const char *text, int line, const char *needle)
 	}
 	if (strstr(diags.items[0].message, needle) == NULL)
 		fail_msg("message '%s' lacks '%s'", diags.items[0].message,
-			 needle);
+		         needle);
 	assert_int_equal(diags.items[0].line, line);
 	plan_diags_clear(&diags);
 }
@@ -86,9 +86,9 @@ test_valid_doubling_loads_with_defaults(void **state)
 
 	(void)state;
 	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
-				   "strategy = \"doubling\";\n",
-				   &plan, &diags),
-			 0);
+	                           "strategy = \"doubling\";\n",
+	                           &plan, &diags),
+	                 0);
 	assert_int_equal(diags.n, 0);
 	assert_non_null(plan);
 	assert_string_equal(plan->name, "t");
@@ -110,25 +110,27 @@ test_syntax_error_has_line(void **state)
 {
 	(void)state;
 	expect_one("version = 1;\nname = \"t\";\ntables = ( { name = ; } );\n",
-		   3, "syntax");
+	           3, "syntax");
 }
 
 static void
 test_unknown_setting_suggests(void **state)
 {
 	(void)state;
-	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
-		   "options = {\n  batch_row = 100;\n};\n",
-		   14, "did you mean 'batch_rows'");
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = {\n  batch_row = 100;\n};\n",
+	           14, "did you mean 'batch_rows'");
 }
 
 static void
 test_wrong_type_names_expected_type(void **state)
 {
 	(void)state;
-	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
-		   "options = { parallel = \"4\"; };\n",
-		   13, "'parallel' must be an integer");
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = { parallel = \"4\"; };\n",
+	           13, "'parallel' must be an integer");
 }
 
 static void
@@ -136,8 +138,8 @@ test_out_of_range(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
-		   "options = { parallel = 0; };\n",
-		   13, "between 1 and");
+	                                    "options = { parallel = 0; };\n",
+	           13, "between 1 and");
 }
 
 static void
@@ -152,8 +154,8 @@ test_unknown_hash_suggests(void **state)
 {
 	(void)state;
 	expect_one(HEAD "hash = \"sha256\";\n" FROM_SLOTS TO_SLOTS
-		   "strategy = \"doubling\";\n",
-		   10, "did you mean 'sha256_64'");
+	                "strategy = \"doubling\";\n",
+	           10, "did you mean 'sha256_64'");
 }
 
 static void
@@ -161,9 +163,9 @@ test_unknown_map_kind(void **state)
 {
 	(void)state;
 	expect_one(HEAD "from = { map = \"rng\"; vnodes = 10; nodes = "
-			"[\"db0\", \"db1\"]; };\n" TO_SLOTS
-		   "strategy = \"split\";\n",
-		   10, "did you mean 'ring'");
+	                "[\"db0\", \"db1\"]; };\n" TO_SLOTS
+	                "strategy = \"split\";\n",
+	           10, "did you mean 'ring'");
 }
 
 static void
@@ -171,11 +173,11 @@ test_node_not_a_shard(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
-		   "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
-		   "strategy = \"split\";\n",
-		   11, "'db4' is not a shard; did you mean 'db"); /* db3 unused
-								     too */
+	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+	           "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
+	           "strategy = \"split\";\n",
+	           11, "'db4' is not a shard; did you mean 'db"); /* db3 unused
+	                                                             too */
 }
 
 static void
@@ -183,11 +185,11 @@ test_setting_of_other_map_kind(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4;\n"
-		   "  vnodes = 10; nodes = [\"db0\", \"db1\", \"db2\", "
-		   "\"db3\"]; };\n"
-		   "strategy = \"doubling\";\n",
-		   12, "'vnodes' is not a setting of a slots map");
+	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4;\n"
+	           "  vnodes = 10; nodes = [\"db0\", \"db1\", \"db2\", "
+	           "\"db3\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           12, "'vnodes' is not a setting of a slots map");
 }
 
 static void
@@ -195,10 +197,10 @@ test_slots_node_count(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 3; tables_per_db = 4; "
-		   "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
-		   "strategy = \"split\";\n",
-		   11, "needs 3 nodes");
+	           "to = { map = \"slots\"; databases = 3; tables_per_db = 4; "
+	           "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+	           "strategy = \"split\";\n",
+	           11, "needs 3 nodes");
 }
 
 static void
@@ -208,17 +210,16 @@ test_ranges_must_increase_and_end_at_max(void **state)
 	struct rs_plan_diags diags;
 
 	(void)state;
-	assert_int_equal(
-		load_text(HEAD FROM_SLOTS
-			  "to = { map = \"ranges\"; ranges = (\n"
-			  "  { end = \"0x8000\"; node = \"db0\"; },\n"
-			  "  { end = \"0x7000\"; node = \"db1\"; },\n"
-			  "  { end = \"0x9000\"; node = \"db2\"; },\n"
-			  "  { end = \"12q\"; node = \"db3\"; }\n"
-			  "); };\n"
-			  "strategy = \"split\";\n",
-			  &plan, &diags),
-		RS_EPLAN);
+	assert_int_equal(load_text(HEAD FROM_SLOTS
+	                           "to = { map = \"ranges\"; ranges = (\n"
+	                           "  { end = \"0x8000\"; node = \"db0\"; },\n"
+	                           "  { end = \"0x7000\"; node = \"db1\"; },\n"
+	                           "  { end = \"0x9000\"; node = \"db2\"; },\n"
+	                           "  { end = \"12q\"; node = \"db3\"; }\n"
+	                           "); };\n"
+	                           "strategy = \"split\";\n",
+	                           &plan, &diags),
+	                 RS_EPLAN);
 	assert_int_equal(diags.n, 2);
 	assert_int_equal(diags.items[0].line, 13);
 	assert_non_null(strstr(diags.items[0].message, "strictly increasing"));
@@ -226,15 +227,14 @@ test_ranges_must_increase_and_end_at_max(void **state)
 	assert_non_null(strstr(diags.items[1].message, "\"max\""));
 	plan_diags_clear(&diags);
 
-	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"ranges\"; ranges = (\n"
-		   "  { end = \"0x8000\"; node = \"db0\"; },\n"
-		   "  { end = \"0x9000\"; node = \"db1\"; },\n"
-		   "  { end = 50000; node = \"db2\"; },\n"
-		   "  { end = \"0xffff\"; node = \"db3\"; }\n"
-		   "); };\n"
-		   "strategy = \"split\";\n",
-		   15, "must end at \"max\"");
+	expect_one(HEAD FROM_SLOTS "to = { map = \"ranges\"; ranges = (\n"
+	                           "  { end = \"0x8000\"; node = \"db0\"; },\n"
+	                           "  { end = \"0x9000\"; node = \"db1\"; },\n"
+	                           "  { end = 50000; node = \"db2\"; },\n"
+	                           "  { end = \"0xffff\"; node = \"db3\"; }\n"
+	                           "); };\n"
+	                           "strategy = \"split\";\n",
+	           15, "must end at \"max\"");
 }
 
 static void
@@ -242,11 +242,11 @@ test_bad_table_format(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
-		   "table_format = \"%s_%x\";\n"
-		   "  nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
-		   "strategy = \"doubling\";\n",
-		   11, "table_format");
+	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+	           "table_format = \"%s_%x\";\n"
+	           "  nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           11, "table_format");
 }
 
 static void
@@ -254,15 +254,15 @@ test_duplicate_shard(void **state)
 {
 	(void)state;
 	expect_one("version = 1;\nname = \"t\";\n"
-		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-		   "shards = (\n"
-		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
-		   "  { name = \"a\"; url = \"sqlite:///tmp/b.db\"; }\n"
-		   ");\n"
-		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "strategy = \"split\";\n",
-		   6, "listed twice (first on line 5)");
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/b.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "strategy = \"split\";\n",
+	           6, "listed twice (first on line 5)");
 }
 
 static void
@@ -270,16 +270,16 @@ test_unknown_replica(void **state)
 {
 	(void)state;
 	expect_one("version = 1;\nname = \"t\";\n"
-		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-		   "shards = (\n"
-		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
-		   "\"bb\"; },\n"
-		   "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; }\n"
-		   ");\n"
-		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "to = { map = \"modulo\"; nodes = [\"a\", \"b\"]; };\n"
-		   "strategy = \"split\";\n",
-		   5, "replica 'bb' is not a shard; did you mean 'b'");
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
+	           "\"bb\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"modulo\"; nodes = [\"a\", \"b\"]; };\n"
+	           "strategy = \"split\";\n",
+	           5, "replica 'bb' is not a shard; did you mean 'b'");
 }
 
 static void
@@ -287,14 +287,14 @@ test_bad_url_scheme(void **state)
 {
 	(void)state;
 	expect_one("version = 1;\nname = \"t\";\n"
-		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-		   "shards = (\n"
-		   "  { name = \"a\";\n    url = \"http://x\"; }\n"
-		   ");\n"
-		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "strategy = \"split\";\n",
-		   6, "must start with postgresql://");
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\";\n    url = \"http://x\"; }\n"
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "strategy = \"split\";\n",
+	           6, "must start with postgresql://");
 }
 
 static void
@@ -302,10 +302,10 @@ test_unused_shard(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
-		   "\"db2\"]; };\n"
-		   "strategy = \"split\";\n",
-		   8, "shard 'db3' is in neither");
+	           "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
+	           "\"db2\"]; };\n"
+	           "strategy = \"split\";\n",
+	           8, "shard 'db3' is in neither");
 }
 
 static void
@@ -314,10 +314,10 @@ test_doubling_to_a_non_replica(void **state)
 	(void)state;
 	/* db0's keys that move go to db3, but db0's replica is db2. */
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
-		   "nodes = [\"db0\", \"db1\", \"db3\", \"db2\"]; };\n"
-		   "strategy = \"doubling\";\n",
-		   11, "but db0's replica is db2");
+	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+	           "nodes = [\"db0\", \"db1\", \"db3\", \"db2\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           11, "but db0's replica is db2");
 }
 
 static void
@@ -325,10 +325,10 @@ test_doubling_changing_table_index(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-		   "to = { map = \"slots\"; databases = 4; tables_per_db = 2; "
-		   "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
-		   "strategy = \"doubling\";\n",
-		   11, "keeps every table index");
+	           "to = { map = \"slots\"; databases = 4; tables_per_db = 2; "
+	           "nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           11, "keeps every table index");
 }
 
 static void
@@ -338,19 +338,19 @@ test_doubling_ring_growth_refused(void **state)
 	/* A new ring node takes keys from every old node; only one of them
 	 * can have it as replica. */
 	expect_one("version = 1;\nname = \"t\";\n"
-		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-		   "shards = (\n"
-		   "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
-		   "\"c\"; },\n"
-		   "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
-		   "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
-		   ");\n"
-		   "from = { map = \"ring\"; vnodes = 50; nodes = [\"a\", "
-		   "\"b\"]; };\n"
-		   "to = { map = \"ring\"; vnodes = 50; nodes = [\"a\", \"b\", "
-		   "\"c\"]; };\n"
-		   "strategy = \"doubling\";\n",
-		   10, "moves from b to c, but b declares no replica");
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
+	           "\"c\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"ring\"; vnodes = 50; nodes = [\"a\", "
+	           "\"b\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = 50; nodes = [\"a\", \"b\", "
+	           "\"c\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           10, "moves from b to c, but b declares no replica");
 }
 
 static void
@@ -362,24 +362,24 @@ test_doubling_range_split_proven(void **state)
 	(void)state;
 	assert_int_equal(
 		load_text("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
-			  "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-			  "shards = (\n"
-			  "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
-			  "replica = \"c\"; },\n"
-			  "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; "
-			  "replica = \"d\"; },\n"
-			  "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; },\n"
-			  "  { name = \"d\"; url = \"sqlite:///tmp/d.db\"; }\n"
-			  ");\n"
-			  "from = { map = \"ranges\"; ranges = ( { end = "
-			  "999999; node = \"a\"; }, { end = \"max\"; node = "
-			  "\"b\"; } ); };\n"
-			  "to = { map = \"ranges\"; ranges = ( { end = 499999; "
-			  "node = \"a\"; }, { end = 999999; node = \"c\"; }, "
-			  "{ end = \"0x8000000000000000\"; node = \"b\"; }, "
-			  "{ end = \"max\"; node = \"d\"; } ); };\n"
-			  "strategy = \"doubling\";\n",
-			  &plan, &diags),
+	                  "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	                  "shards = (\n"
+	                  "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
+	                  "replica = \"c\"; },\n"
+	                  "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; "
+	                  "replica = \"d\"; },\n"
+	                  "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; },\n"
+	                  "  { name = \"d\"; url = \"sqlite:///tmp/d.db\"; }\n"
+	                  ");\n"
+	                  "from = { map = \"ranges\"; ranges = ( { end = "
+	                  "999999; node = \"a\"; }, { end = \"max\"; node = "
+	                  "\"b\"; } ); };\n"
+	                  "to = { map = \"ranges\"; ranges = ( { end = 499999; "
+	                  "node = \"a\"; }, { end = 999999; node = \"c\"; }, "
+	                  "{ end = \"0x8000000000000000\"; node = \"b\"; }, "
+	                  "{ end = \"max\"; node = \"d\"; } ); };\n"
+	                  "strategy = \"doubling\";\n",
+	                  &plan, &diags),
 		0);
 	assert_non_null(plan);
 	plan_free(plan);
@@ -393,12 +393,12 @@ test_doubling_modulo_vs_slots_refused(void **state)
 	 * db2 (fine), key 5 goes db1 → db1, key 6: db0 → db2; but modulo
 	 * nodes in the other order break it. */
 	expect_one(HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
-			"\"db0\"]; };\n"
-			"to = { map = \"slots\"; databases = 4; tables_per_db "
-			"= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
-			"};\n"
-			"strategy = \"doubling\";\n",
-		   11, "moves from db1 to db0");
+	                "\"db0\"]; };\n"
+	                "to = { map = \"slots\"; databases = 4; tables_per_db "
+	                "= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
+	                "};\n"
+	                "strategy = \"doubling\";\n",
+	           11, "moves from db1 to db0");
 }
 
 static void
@@ -406,13 +406,13 @@ test_ring_with_identity_hash(void **state)
 {
 	(void)state;
 	expect_one("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
-		   "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
-		   "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; } "
-		   ");\n"
-		   "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-		   "to = { map = \"ring\"; vnodes = 5; nodes = [\"a\"]; };\n"
-		   "strategy = \"split\";\n",
-		   7, "cannot take its point name");
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; } "
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = 5; nodes = [\"a\"]; };\n"
+	           "strategy = \"split\";\n",
+	           7, "cannot take its point name");
 }
 
 static void
@@ -424,14 +424,14 @@ test_all_mistakes_at_once_sorted(void **state)
 	(void)state;
 	assert_int_equal(
 		load_text("version = 2;\n"
-			  "name = \"bad name\";\n"
-			  "tables = ( { name = \"orders\"; kye = \"id\"; } );\n"
-			  "shards = ( { name = \"a\"; url = "
-			  "\"sqlite:///tmp/a.db\"; } );\n"
-			  "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-			  "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
-			  "strategy = \"teleport\";\n",
-			  &plan, &diags),
+	                  "name = \"bad name\";\n"
+	                  "tables = ( { name = \"orders\"; kye = \"id\"; } );\n"
+	                  "shards = ( { name = \"a\"; url = "
+	                  "\"sqlite:///tmp/a.db\"; } );\n"
+	                  "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	                  "to = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	                  "strategy = \"teleport\";\n",
+	                  &plan, &diags),
 		RS_EPLAN);
 	assert_null(plan);
 	assert_int_equal(diags.n, 5);
@@ -451,8 +451,9 @@ test_missing_file(void **state)
 	struct rs_err err = {0};
 
 	(void)state;
-	assert_int_equal(plan_load("/nonexistent/plan.cfg", &plan, &diags, &err),
-			 RS_EPLAN);
+	assert_int_equal(
+		plan_load("/nonexistent/plan.cfg", &plan, &diags, &err),
+		RS_EPLAN);
 	assert_non_null(strstr(err.message, "cannot read plan"));
 	assert_int_equal(diags.n, 0);
 }

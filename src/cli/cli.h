@@ -35,6 +35,6 @@ void cli_print_help(const struct rs_command *command, FILE *out);
 /* For getopt_long loops: the error for an unknown option or a missing
  * argument, pointing at --help. */
 int cli_bad_option(const struct rs_command *command, int argc, char **argv,
-		   struct rs_err *err);
+                   struct rs_err *err);
 
 #endif

@@ -45,9 +45,9 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 				options.json = 1;
 			else if (strcmp(optarg, "tsv") != 0)
 				return rs_err_set(err, RS_EUSAGE,
-						  "dry-run: --format %s is not "
-						  "known; use tsv or json",
-						  optarg);
+				                  "dry-run: --format %s is not "
+				                  "known; use tsv or json",
+				                  optarg);
 			break;
 		case 'n': {
 			char *end;
@@ -57,9 +57,9 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 			n = strtol(optarg, &end, 10);
 			if (errno != 0 || *end != '\0' || n < 1 || n > 100000)
 				return rs_err_set(err, RS_EUSAGE,
-						  "dry-run: --top %s must be a "
-						  "number from 1 to 100000",
-						  optarg);
+				                  "dry-run: --top %s must be a "
+				                  "number from 1 to 100000",
+				                  optarg);
 			options.top = (int)n;
 			break;
 		}
@@ -68,19 +68,19 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 			return 0;
 		default:
 			return cli_bad_option(&cli_dryrun_command, argc, argv,
-					      err);
+			                      err);
 		}
 	}
 	if (optind != argc - 1)
 		return rs_err_set(err, RS_EUSAGE,
-				  "dry-run needs exactly one plan file; see "
-				  "`reshard dry-run --help`");
+		                  "dry-run needs exactly one plan file; see "
+		                  "`reshard dry-run --help`");
 	if (options.keys_path == NULL)
 		return rs_err_set(err, RS_EUSAGE,
-				  "dry-run: reading keys from the live shards "
-				  "is not available in this version; pass the "
-				  "keys with --keys FILE (or --keys - for "
-				  "standard input)");
+		                  "dry-run: reading keys from the live shards "
+		                  "is not available in this version; pass the "
+		                  "keys with --keys FILE (or --keys - for "
+		                  "standard input)");
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc != 0)
 		return rc;

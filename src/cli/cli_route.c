@@ -11,13 +11,13 @@
 
 static void
 print_owner(const struct rs_plan *plan, const struct rs_map *map,
-	    const char *table, struct rs_owner owner)
+            const char *table, struct rs_owner owner)
 {
 	char physical[256];
 
 	if (map_has_tables(map) &&
 	    map_table_name(map, table, owner.table, physical,
-			   sizeof(physical)) >= 0)
+	                   sizeof(physical)) >= 0)
 		printf("%s.%s", plan->shards[owner.shard].name, physical);
 	else
 		printf("%s", plan->shards[owner.shard].name);
@@ -46,21 +46,21 @@ cli_route(int argc, char **argv, struct rs_err *err)
 			return 0;
 		default:
 			return cli_bad_option(&cli_route_command, argc, argv,
-					      err);
+			                      err);
 		}
 	}
 	if (argc - optind < 2)
 		return rs_err_set(err, RS_EUSAGE,
-				  "route needs a plan file and at least one "
-				  "key; see `reshard route --help`");
+		                  "route needs a plan file and at least one "
+		                  "key; see `reshard route --help`");
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc != 0)
 		return rc;
 	table = table_name != NULL ? plan_table_index(plan, table_name) : 0;
 	if (table < 0) {
 		rc = rs_err_set(err, RS_EUSAGE,
-				"--table %s: the plan has no such table",
-				table_name);
+		                "--table %s: the plan has no such table",
+		                table_name);
 		plan_free(plan);
 		return rc;
 	}
@@ -72,12 +72,12 @@ cli_route(int argc, char **argv, struct rs_err *err)
 		rc = hash_point(plan->hash, key, strlen(key), &point);
 		if (rc != 0) {
 			rs_err_set(err, rc,
-				   "key '%s' cannot be hashed with %s%s", key,
-				   hash_name(plan->hash),
-				   plan->hash == RS_HASH_IDENTITY
-					   ? ", which takes only non-negative "
-					     "integers below 2^64"
-					   : ": it is not valid UTF-8");
+			           "key '%s' cannot be hashed with %s%s", key,
+			           hash_name(plan->hash),
+			           plan->hash == RS_HASH_IDENTITY
+			                   ? ", which takes only non-negative "
+			                     "integers below 2^64"
+			                   : ": it is not valid UTF-8");
 			break;
 		}
 		from = map_owner(plan->from, point);
@@ -88,8 +88,8 @@ cli_route(int argc, char **argv, struct rs_err *err)
 		print_owner(plan, plan->to, plan->tables[table].name, to);
 		printf("\t%s\t0x%016" PRIx64 "\n",
 		       from.shard != to.shard || from.table != to.table
-			       ? "moves"
-			       : "stays",
+		               ? "moves"
+		               : "stays",
 		       point);
 	}
 	plan_free(plan);

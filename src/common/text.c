@@ -47,8 +47,9 @@ text_closest(const char *word, const char *const *words, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		size_t d = text_edit_distance(word, words[i]);
-		size_t longer = strlen(word) > strlen(words[i]) ? strlen(word)
-								: strlen(words[i]);
+		size_t longer = strlen(word) > strlen(words[i])
+		                        ? strlen(word)
+		                        : strlen(words[i]);
 		size_t limit = longer / 3 < 2 ? 2 : longer / 3;
 
 		if (d <= limit && d < best_distance) {

@@ -45,7 +45,7 @@ labels_clear(struct labels *l)
 /* "db0" for maps without tables, "db0.orders_3" for slot maps. */
 static int
 labels_init(struct labels *l, const struct rs_plan *plan,
-	    const struct rs_map *map, const char *table)
+            const struct rs_map *map, const char *table)
 {
 	char physical[256], label[512];
 
@@ -62,13 +62,13 @@ labels_init(struct labels *l, const struct rs_plan *plan,
 
 			if (map_has_tables(map)) {
 				if (map_table_name(map, table, t, physical,
-						   sizeof(physical)) < 0)
+				                   sizeof(physical)) < 0)
 					return RS_ENOMEM;
 				n = snprintf(label, sizeof(label), "%s.%s",
-					     plan->shards[s].name, physical);
+				             plan->shards[s].name, physical);
 			} else {
 				n = snprintf(label, sizeof(label), "%s",
-					     plan->shards[s].name);
+				             plan->shards[s].name);
 			}
 			l->names[i] = strdup(label);
 			if (l->names[i] == NULL)
@@ -88,7 +88,7 @@ label_index(const struct labels *l, struct rs_owner o)
 /* Account for one key (one row).  LINE is for the error message. */
 static int
 dryrun_key(struct dryrun *dr, const char *key, size_t len,
-	   unsigned long long line, struct rs_err *err)
+           unsigned long long line, struct rs_err *err)
 {
 	const struct rs_plan *plan = dr->result.plan;
 	uint64_t point;
@@ -96,23 +96,23 @@ dryrun_key(struct dryrun *dr, const char *key, size_t len,
 
 	if (hash_point(plan->hash, key, len, &point) != 0)
 		return rs_err_set(err, RS_EKEY,
-				  "%s:%llu: key '%.*s' cannot be hashed with "
-				  "%s%s",
-				  dr->options->keys_path, line,
-				  (int)(len > 200 ? 200 : len), key,
-				  hash_name(plan->hash),
-				  plan->hash == RS_HASH_IDENTITY
-					  ? ", which takes only non-negative "
-					    "integers below 2^64"
-					  : ": it is not valid UTF-8");
+		                  "%s:%llu: key '%.*s' cannot be hashed with "
+		                  "%s%s",
+		                  dr->options->keys_path, line,
+		                  (int)(len > 200 ? 200 : len), key,
+		                  hash_name(plan->hash),
+		                  plan->hash == RS_HASH_IDENTITY
+		                          ? ", which takes only non-negative "
+		                            "integers below 2^64"
+		                          : ": it is not valid UTF-8");
 	from = map_owner(plan->from, point);
 	to = map_owner(plan->to, point);
 	stats_add(&dr->result.stats, from, to);
 	if (dr->options->top > 0 &&
 	    topkeys_add(&dr->result.top, key, len, point, from, to) != 0)
 		return rs_err_set(err, RS_ENOMEM,
-				  "out of memory counting rows per key for "
-				  "--top");
+		                  "out of memory counting rows per key for "
+		                  "--top");
 	if (dr->movers_out != NULL &&
 	    (from.shard != to.shard || from.table != to.table)) {
 		FILE *out = dr->movers_out;
@@ -122,10 +122,10 @@ dryrun_key(struct dryrun *dr, const char *key, size_t len,
 		fwrite_unlocked(key, 1, len, out);
 		putc_unlocked('\t', out);
 		fwrite_unlocked(dr->from_labels.names[f], 1,
-				dr->from_labels.lens[f], out);
+		                dr->from_labels.lens[f], out);
 		putc_unlocked('\t', out);
 		fwrite_unlocked(dr->to_labels.names[t], 1,
-				dr->to_labels.lens[t], out);
+		                dr->to_labels.lens[t], out);
 		putc_unlocked('\n', out);
 	}
 	return 0;
@@ -151,9 +151,9 @@ dryrun_read_keys(struct dryrun *dr, int fd, struct rs_err *err)
 
 			if (bigger == NULL) {
 				rc = rs_err_set(err, RS_ENOMEM,
-						"out of memory for a %zu-byte "
-						"line",
-						cap);
+				                "out of memory for a %zu-byte "
+				                "line",
+				                cap);
 				break;
 			}
 			buf = bigger;
@@ -164,8 +164,8 @@ dryrun_read_keys(struct dryrun *dr, int fd, struct rs_err *err)
 			continue;
 		if (got < 0) {
 			rc = rs_err_set(err, RS_EIO, "cannot read %s: %s",
-					dr->options->keys_path,
-					strerror(errno));
+			                dr->options->keys_path,
+			                strerror(errno));
 			break;
 		}
 		if (got == 0 && have > 0) /* last line without newline */
@@ -209,7 +209,7 @@ dryrun_clear(struct dryrun *dr)
 
 int
 dryrun_run(const struct rs_plan *plan, const struct rs_dryrun_options *options,
-	   FILE *movers_out, FILE *summary_out, struct rs_err *err)
+           FILE *movers_out, FILE *summary_out, struct rs_err *err)
 {
 	struct dryrun dr = {0};
 	int fd = -1, rc;
@@ -223,10 +223,10 @@ dryrun_run(const struct rs_plan *plan, const struct rs_dryrun_options *options,
 		dr.result.table = plan_table_index(plan, options->table);
 		if (dr.result.table < 0)
 			return rs_err_set(err, RS_EUSAGE,
-					  "--table %s: the plan has no such "
-					  "table (its tables are listed under "
-					  "tables in %s)",
-					  options->table, plan->path);
+			                  "--table %s: the plan has no such "
+			                  "table (its tables are listed under "
+			                  "tables in %s)",
+			                  options->table, plan->path);
 	}
 	table = plan->tables[dr.result.table].name;
 	if (stats_init(&dr.result.stats, plan->n_shards) != 0 ||
@@ -243,8 +243,9 @@ dryrun_run(const struct rs_plan *plan, const struct rs_dryrun_options *options,
 	} else {
 		fd = open(options->keys_path, O_RDONLY);
 		if (fd < 0) {
-			rc = rs_err_set(err, RS_EIO, "cannot open key file %s: %s",
-					options->keys_path, strerror(errno));
+			rc = rs_err_set(err, RS_EIO,
+			                "cannot open key file %s: %s",
+			                options->keys_path, strerror(errno));
 			dryrun_clear(&dr);
 			return rc;
 		}
@@ -255,12 +256,11 @@ dryrun_run(const struct rs_plan *plan, const struct rs_dryrun_options *options,
 		close(fd);
 	if (rc == 0 && movers_out != NULL && fflush(movers_out) != 0)
 		rc = rs_err_set(err, RS_EIO, "cannot write movers: %s",
-				strerror(errno));
+		                strerror(errno));
 	if (rc == 0)
-		rc = dryrun_report(&dr.result, options->json,
-				   options->summary_only ? movers_out
-							 : summary_out,
-				   err);
+		rc = dryrun_report(
+			&dr.result, options->json,
+			options->summary_only ? movers_out : summary_out, err);
 	dryrun_clear(&dr);
 	return rc;
 }

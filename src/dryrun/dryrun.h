@@ -18,7 +18,7 @@
 struct rs_dryrun_options {
 	const char *keys_path; /* key file, "-" for standard input */
 	const char *table;     /* logical table the keys belong to; NULL: the
-				  plan's first table */
+	                          plan's first table */
 	int summary_only;      /* print only the summary, on MOVERS_OUT */
 	int json;              /* the summary as one JSON object */
 	int top;               /* report the N keys with most rows; 0: no */
@@ -27,10 +27,10 @@ struct rs_dryrun_options {
 /* What a dry-run found, for the report. */
 struct rs_dryrun_result {
 	const struct rs_plan *plan;
-	int table;                /* index into plan->tables */
+	int table; /* index into plan->tables */
 	struct rs_stats stats;
-	struct rs_topkeys top;    /* filled only when options.top > 0 */
-	int n_top;                /* options.top */
+	struct rs_topkeys top; /* filled only when options.top > 0 */
+	int n_top;             /* options.top */
 };
 
 /*
@@ -42,12 +42,12 @@ struct rs_dryrun_result {
  * take a key (nothing more is printed then); RS_ENOMEM.
  */
 int dryrun_run(const struct rs_plan *plan,
-	       const struct rs_dryrun_options *options, FILE *movers_out,
-	       FILE *summary_out, struct rs_err *err);
+               const struct rs_dryrun_options *options, FILE *movers_out,
+               FILE *summary_out, struct rs_err *err);
 
 /* Print the summary of RESULT as text (with bars) or as one JSON object.
  * Returns 0 or RS_EIO / RS_ENOMEM. */
 int dryrun_report(const struct rs_dryrun_result *result, int json, FILE *out,
-		  struct rs_err *err);
+                  struct rs_err *err);
 
 #endif

@@ -13,7 +13,7 @@
 #include "dryrun/dryrun.h"
 
 #define SKEW_WARNING 0.05
-#define BAR_WIDTH 30
+#define BAR_WIDTH    30
 
 struct shard_set {
 	int before[1024];
@@ -31,13 +31,14 @@ shard_set_init(struct shard_set *set, const struct rs_plan *plan)
 
 static json_t *
 json_counts(const struct rs_plan *plan, const uint64_t *counts,
-	    const int *shards, int n)
+            const int *shards, int n)
 {
 	json_t *o = json_object();
 
 	for (int i = 0; i < n; i++)
-		json_object_set_new(o, plan->shards[shards[i]].name,
-				    json_integer((json_int_t)counts[shards[i]]));
+		json_object_set_new(
+			o, plan->shards[shards[i]].name,
+			json_integer((json_int_t)counts[shards[i]]));
 	return o;
 }
 
@@ -59,58 +60,61 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	shard_set_init(&set, plan);
 	json_object_set_new(root, "keys", json_integer((json_int_t)st->keys));
 	json_object_set_new(root, "moved", json_integer((json_int_t)st->moved));
-	json_object_set_new(root, "before",
-			    json_counts(plan, st->before, set.before,
-					set.n_before));
-	json_object_set_new(root, "after",
-			    json_counts(plan, st->after, set.after, set.n_after));
+	json_object_set_new(
+		root, "before",
+		json_counts(plan, st->before, set.before, set.n_before));
+	json_object_set_new(
+		root, "after",
+		json_counts(plan, st->after, set.after, set.n_after));
 	for (int i = 0; i < st->n_shards; i++)
 		for (int j = 0; j < st->n_shards; j++) {
-			uint64_t n = st->flows[(size_t)i * (size_t)st->n_shards +
-					       (size_t)j];
+			uint64_t n =
+				st->flows[(size_t)i * (size_t)st->n_shards +
+			                  (size_t)j];
 
 			if (n == 0)
 				continue;
 			json_array_append_new(
-				flows,
-				json_pack("{s:s, s:s, s:I}", "from",
-					  plan->shards[i].name, "to",
-					  plan->shards[j].name, "keys",
-					  (json_int_t)n));
+				flows, json_pack("{s:s, s:s, s:I}", "from",
+			                         plan->shards[i].name, "to",
+			                         plan->shards[j].name, "keys",
+			                         (json_int_t)n));
 		}
 	json_object_set_new(root, "flows", flows);
-	json_object_set_new(root, "skew_before",
-			    json_skew(stats_skew(st->before, set.before,
-						 set.n_before)));
-	json_object_set_new(root, "skew_after",
-			    json_skew(stats_skew(st->after, set.after,
-						 set.n_after)));
+	json_object_set_new(
+		root, "skew_before",
+		json_skew(stats_skew(st->before, set.before, set.n_before)));
+	json_object_set_new(
+		root, "skew_after",
+		json_skew(stats_skew(st->after, set.after, set.n_after)));
 	if (r->n_top > 0) {
 		const struct rs_keycount **best =
 			malloc(sizeof(*best) * (size_t)r->n_top);
 		json_t *top = json_array();
 		int n = best ? topkeys_best(&r->top, (size_t)r->n_top, best)
-			     : RS_ENOMEM;
+		             : RS_ENOMEM;
 
 		for (int i = 0; i < n; i++)
 			json_array_append_new(
-				top, json_pack("{s:s%, s:I, s:s, s:s}", "key",
-					       best[i]->key, best[i]->len,
-					       "rows", (json_int_t)best[i]->rows,
-					       "from",
-					       plan->shards[best[i]->from.shard].name,
-					       "to",
-					       plan->shards[best[i]->to.shard].name));
+				top,
+				json_pack(
+					"{s:s%, s:I, s:s, s:s}", "key",
+					best[i]->key, best[i]->len, "rows",
+					(json_int_t)best[i]->rows, "from",
+					plan->shards[best[i]->from.shard].name,
+					"to",
+					plan->shards[best[i]->to.shard].name));
 		free(best);
 		json_object_set_new(root, "top", top);
 		if (n < 0)
 			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	if (rc == 0 &&
-	    (json_dumpf(root, out, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) != 0 ||
+	    (json_dumpf(root, out,
+	                JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) != 0 ||
 	     fputc('\n', out) == EOF || fflush(out) != 0))
 		rc = rs_err_set(err, RS_EIO, "cannot write the summary: %s",
-				strerror(errno));
+		                strerror(errno));
 	json_decref(root);
 	return rc;
 }
@@ -158,23 +162,24 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		if (st->after[i] > max)
 			max = st->after[i];
 	}
-	fprintf(out, "plan %s (%s, %s -> %s, hash %s), table %s\n",
-		plan->name, plan_strategy_name(plan->strategy),
-		map_kind_name(map_def(plan->from)->kind),
-		map_kind_name(map_def(plan->to)->kind), hash_name(plan->hash),
-		plan->tables[r->table].name);
+	fprintf(out, "plan %s (%s, %s -> %s, hash %s), table %s\n", plan->name,
+	        plan_strategy_name(plan->strategy),
+	        map_kind_name(map_def(plan->from)->kind),
+	        map_kind_name(map_def(plan->to)->kind), hash_name(plan->hash),
+	        plan->tables[r->table].name);
 	fprintf(out, "keys read: %s\n", text_thousands(st->keys, a, sizeof(a)));
 	fprintf(out, "movers:    %s (%.2f%%)\n\n",
-		text_thousands(st->moved, a, sizeof(a)),
-		st->keys ? 100.0 * (double)st->moved / (double)st->keys : 0.0);
+	        text_thousands(st->moved, a, sizeof(a)),
+	        st->keys ? 100.0 * (double)st->moved / (double)st->keys : 0.0);
 
 	fprintf(out, "%-*s  %13s %-*s  %13s\n", name_width, "shard", "before",
-		BAR_WIDTH, "", "after");
+	        BAR_WIDTH, "", "after");
 	for (int i = 0; i < plan->n_shards; i++) {
 		fprintf(out, "%-*s  %13s ", name_width, plan->shards[i].name,
-			text_thousands(st->before[i], a, sizeof(a)));
+		        text_thousands(st->before[i], a, sizeof(a)));
 		print_bar(out, st->before[i], max);
-		fprintf(out, "  %13s ", text_thousands(st->after[i], b, sizeof(b)));
+		fprintf(out, "  %13s ",
+		        text_thousands(st->after[i], b, sizeof(b)));
 		print_bar(out, st->after[i], max);
 		fputc('\n', out);
 	}
@@ -184,14 +189,15 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		fputs("  (none: no key changes owner)\n", out);
 	for (int i = 0; i < st->n_shards; i++)
 		for (int j = 0; j < st->n_shards; j++) {
-			uint64_t n = st->flows[(size_t)i * (size_t)st->n_shards +
-					       (size_t)j];
+			uint64_t n =
+				st->flows[(size_t)i * (size_t)st->n_shards +
+			                  (size_t)j];
 
 			if (n > 0)
 				fprintf(out, "  %s -> %s: %s\n",
-					plan->shards[i].name,
-					plan->shards[j].name,
-					text_thousands(n, a, sizeof(a)));
+				        plan->shards[i].name,
+				        plan->shards[j].name,
+				        text_thousands(n, a, sizeof(a)));
 		}
 
 	skew_before = stats_skew(st->before, set.before, set.n_before);
@@ -202,15 +208,15 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	fputc('\n', out);
 	if (skew_after < 0 || skew_after > SKEW_WARNING)
 		fprintf(out,
-			"warning: after the move the shards differ by more "
-			"than 5%%; consider more vnodes, other range ends or "
-			"a hash that spreads these keys\n");
+		        "warning: after the move the shards differ by more "
+		        "than 5%%; consider more vnodes, other range ends or "
+		        "a hash that spreads these keys\n");
 
 	if (r->n_top > 0) {
 		const struct rs_keycount **best =
 			malloc(sizeof(*best) * (size_t)r->n_top);
 		int n = best ? topkeys_best(&r->top, (size_t)r->n_top, best)
-			     : RS_ENOMEM;
+		             : RS_ENOMEM;
 
 		if (n < 0) {
 			free(best);
@@ -219,22 +225,22 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		fprintf(out, "\ntop %d keys by rows:\n", r->n_top);
 		for (int i = 0; i < n; i++)
 			fprintf(out, "  %-24.*s %13s rows  %s -> %s\n",
-				(int)best[i]->len, best[i]->key,
-				text_thousands(best[i]->rows, a, sizeof(a)),
-				plan->shards[best[i]->from.shard].name,
-				plan->shards[best[i]->to.shard].name);
+			        (int)best[i]->len, best[i]->key,
+			        text_thousands(best[i]->rows, a, sizeof(a)),
+			        plan->shards[best[i]->from.shard].name,
+			        plan->shards[best[i]->to.shard].name);
 		free(best);
 	}
 	if (fflush(out) != 0 || ferror(out))
 		return rs_err_set(err, RS_EIO, "cannot write the summary: %s",
-				  strerror(errno));
+		                  strerror(errno));
 	return 0;
 }
 
 int
 dryrun_report(const struct rs_dryrun_result *result, int json, FILE *out,
-	      struct rs_err *err)
+              struct rs_err *err)
 {
 	return json ? report_json(result, out, err)
-		    : report_text(result, out, err);
+	            : report_text(result, out, err);
 }

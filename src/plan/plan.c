@@ -76,21 +76,22 @@ word_list(const char *const *words, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int i = 0; words[i] != NULL && k < size; i++)
 		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
-				      words[i]);
+		                      words[i]);
 	return buf;
 }
 
 /* Report every member of GROUP whose name is not in KNOWN (NULL-ended). */
 static void
 check_known(struct plan_loader *ld, const config_setting_t *group,
-	    const char *where, const char *const *known)
+            const char *where, const char *const *known)
 {
 	size_t n_known = 0;
 
 	while (known[n_known] != NULL)
 		n_known++;
 	for (int i = 0; i < config_setting_length(group); i++) {
-		const config_setting_t *m = config_setting_get_elem(group, (unsigned)i);
+		const config_setting_t *m =
+			config_setting_get_elem(group, (unsigned)i);
 		const char *name = config_setting_name(m);
 		const char *close;
 		char list[256];
@@ -106,14 +107,15 @@ check_known(struct plan_loader *ld, const config_setting_t *group,
 		close = text_closest(name, known, n_known);
 		if (close != NULL)
 			plan_diag(ld, setting_line(m),
-				  "unknown setting '%s' in %s; did you mean "
-				  "'%s'?",
-				  name, where, close);
+			          "unknown setting '%s' in %s; did you mean "
+			          "'%s'?",
+			          name, where, close);
 		else
 			plan_diag(ld, setting_line(m),
-				  "unknown setting '%s' in %s; the settings "
-				  "there are %s",
-				  name, where, word_list(known, list, sizeof(list)));
+			          "unknown setting '%s' in %s; the settings "
+			          "there are %s",
+			          name, where,
+			          word_list(known, list, sizeof(list)));
 	}
 }
 
@@ -121,22 +123,22 @@ check_known(struct plan_loader *ld, const config_setting_t *group,
  * mistake if REQUIRED) or not a string (always a mistake). */
 static const char *
 get_string(struct plan_loader *ld, const config_setting_t *group,
-	   const char *where, const char *name, int required,
-	   const char *example)
+           const char *where, const char *name, int required,
+           const char *example)
 {
 	const config_setting_t *m = config_setting_get_member(group, name);
 
 	if (m == NULL) {
 		if (required)
 			plan_diag(ld, setting_line(group),
-				  "%s has no '%s'; add %s", where, name,
-				  example);
+			          "%s has no '%s'; add %s", where, name,
+			          example);
 		return NULL;
 	}
 	if (config_setting_type(m) != CONFIG_TYPE_STRING) {
 		plan_diag(ld, setting_line(m),
-			  "'%s' must be a string in double quotes, e.g. %s",
-			  name, example);
+		          "'%s' must be a string in double quotes, e.g. %s",
+		          name, example);
 		return NULL;
 	}
 	return config_setting_get_string(m);
@@ -144,8 +146,8 @@ get_string(struct plan_loader *ld, const config_setting_t *group,
 
 /* An integer setting in [MIN, MAX], DEFAULT when absent. */
 static long long
-get_int(struct plan_loader *ld, const config_setting_t *group,
-	const char *name, long long fallback, long long min, long long max)
+get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
+        long long fallback, long long min, long long max)
 {
 	const config_setting_t *m = config_setting_get_member(group, name);
 	long long v;
@@ -155,16 +157,16 @@ get_int(struct plan_loader *ld, const config_setting_t *group,
 	if (config_setting_type(m) != CONFIG_TYPE_INT &&
 	    config_setting_type(m) != CONFIG_TYPE_INT64) {
 		plan_diag(ld, setting_line(m),
-			  "'%s' must be an integer without quotes, e.g. %s = "
-			  "%lld;",
-			  name, name, fallback);
+		          "'%s' must be an integer without quotes, e.g. %s = "
+		          "%lld;",
+		          name, name, fallback);
 		return fallback;
 	}
 	v = config_setting_get_int64(m);
 	if (v < min || v > max) {
 		plan_diag(ld, setting_line(m),
-			  "'%s' is %lld; it must be between %lld and %lld",
-			  name, v, min, max);
+		          "'%s' is %lld; it must be between %lld and %lld",
+		          name, v, min, max);
 		return fallback;
 	}
 	return v;
@@ -173,29 +175,29 @@ get_int(struct plan_loader *ld, const config_setting_t *group,
 /* A list or array setting; NULL (and a mistake if REQUIRED) otherwise. */
 static const config_setting_t *
 get_list(struct plan_loader *ld, const config_setting_t *group,
-	 const char *where, const char *name, int type, int required,
-	 const char *example)
+         const char *where, const char *name, int type, int required,
+         const char *example)
 {
 	const config_setting_t *m = config_setting_get_member(group, name);
 
 	if (m == NULL) {
 		if (required)
 			plan_diag(ld, setting_line(group),
-				  "%s has no '%s'; add %s", where, name,
-				  example);
+			          "%s has no '%s'; add %s", where, name,
+			          example);
 		return NULL;
 	}
 	if (config_setting_type(m) != type) {
 		plan_diag(ld, setting_line(m), "'%s' must be %s, e.g. %s", name,
-			  type == CONFIG_TYPE_LIST
-				  ? "a list of groups in ( )"
-				  : "an array of strings in [ ]",
-			  example);
+		          type == CONFIG_TYPE_LIST
+		                  ? "a list of groups in ( )"
+		                  : "an array of strings in [ ]",
+		          example);
 		return NULL;
 	}
 	if (config_setting_length(m) == 0) {
 		plan_diag(ld, setting_line(m), "'%s' is empty; it needs %s",
-			  name, example);
+		          name, example);
 		return NULL;
 	}
 	return m;
@@ -203,20 +205,21 @@ get_list(struct plan_loader *ld, const config_setting_t *group,
 
 static const config_setting_t *
 get_group(struct plan_loader *ld, const config_setting_t *parent,
-	  const char *name, int required, const char *example)
+          const char *name, int required, const char *example)
 {
 	const config_setting_t *m = config_setting_get_member(parent, name);
 
 	if (m == NULL) {
 		if (required)
 			plan_diag(ld, setting_line(parent),
-				  "the plan has no '%s'; add %s", name,
-				  example);
+			          "the plan has no '%s'; add %s", name,
+			          example);
 		return NULL;
 	}
 	if (config_setting_type(m) != CONFIG_TYPE_GROUP) {
 		plan_diag(ld, setting_line(m),
-			  "'%s' must be a group in { }, e.g. %s", name, example);
+		          "'%s' must be a group in { }, e.g. %s", name,
+		          example);
 		return NULL;
 	}
 	return m;
@@ -244,14 +247,14 @@ shard_list(const struct rs_plan *plan, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int i = 0; i < plan->n_shards && k < size; i++)
 		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
-				      plan->shards[i].name);
+		                      plan->shards[i].name);
 	return buf;
 }
 
 /* The index of the shard named NAME, or -1 with a mistake at LINE. */
 static int
 resolve_shard(struct plan_loader *ld, const char *name, int line,
-	      const char *what)
+              const char *what)
 {
 	const struct rs_plan *plan = ld->plan;
 	int i = plan_shard_index(plan, name);
@@ -261,15 +264,14 @@ resolve_shard(struct plan_loader *ld, const char *name, int line,
 	if (i >= 0)
 		return i;
 	close = text_closest(name, (const char *const *)plan->shard_names,
-			     (size_t)plan->n_shards);
+	                     (size_t)plan->n_shards);
 	if (close != NULL)
 		plan_diag(ld, line,
-			  "%s '%s' is not a shard; did you mean '%s'?", what,
-			  name, close);
+		          "%s '%s' is not a shard; did you mean '%s'?", what,
+		          name, close);
 	else
-		plan_diag(ld, line,
-			  "%s '%s' is not a shard; the shards are %s", what,
-			  name, shard_list(plan, list, sizeof(list)));
+		plan_diag(ld, line, "%s '%s' is not a shard; the shards are %s",
+		          what, name, shard_list(plan, list, sizeof(list)));
 	return -1;
 }
 
@@ -280,9 +282,8 @@ read_tables(struct plan_loader *ld, const config_setting_t *root)
 	static const char *const known[] = {"name", "key", NULL};
 	const char *example = "tables = ( { name = \"orders\"; key = "
 			      "\"customer_id\"; } );";
-	const config_setting_t *list =
-		get_list(ld, root, "the plan", "tables", CONFIG_TYPE_LIST, 1,
-			 example);
+	const config_setting_t *list = get_list(ld, root, "the plan", "tables",
+	                                        CONFIG_TYPE_LIST, 1, example);
 
 	if (list == NULL)
 		return;
@@ -293,40 +294,42 @@ read_tables(struct plan_loader *ld, const config_setting_t *root)
 		return;
 	}
 	for (int i = 0; i < plan->n_tables; i++) {
-		const config_setting_t *t = config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *t =
+			config_setting_get_elem(list, (unsigned)i);
 		struct rs_plan_table *table = &plan->tables[i];
 		const char *name, *key;
 
 		table->line = setting_line(t);
 		if (config_setting_type(t) != CONFIG_TYPE_GROUP) {
 			plan_diag(ld, table->line,
-				  "each table must be a group, e.g. %s",
-				  example + 11);
+			          "each table must be a group, e.g. %s",
+			          example + 11);
 			continue;
 		}
 		check_known(ld, t, "a table", known);
 		name = get_string(ld, t, "a table", "name", 1,
-				  "name = \"orders\";");
-		key = get_string(ld, t, "a table", "key", 1,
-				 "key = \"customer_id\"; (the shard key column)");
+		                  "name = \"orders\";");
+		key = get_string(
+			ld, t, "a table", "key", 1,
+			"key = \"customer_id\"; (the shard key column)");
 		if (name != NULL) {
 			if (*name == '\0')
 				plan_diag(ld, table->line,
-					  "a table name cannot be empty");
+				          "a table name cannot be empty");
 			for (int j = 0; j < i; j++)
 				if (plan->tables[j].name != NULL &&
 				    strcmp(plan->tables[j].name, name) == 0)
 					plan_diag(ld, table->line,
-						  "table '%s' is listed twice "
-						  "(first on line %d); list "
-						  "each table once",
-						  name, plan->tables[j].line);
+					          "table '%s' is listed twice "
+					          "(first on line %d); list "
+					          "each table once",
+					          name, plan->tables[j].line);
 			table->name = dup_or_flag(ld, name);
 		}
 		if (key != NULL) {
 			if (*key == '\0')
 				plan_diag(ld, table->line,
-					  "a shard key column cannot be empty");
+				          "a shard key column cannot be empty");
 			table->key = dup_or_flag(ld, key);
 		}
 	}
@@ -336,8 +339,8 @@ static int
 url_scheme_ok(const char *url)
 {
 	static const char *const schemes[] = {"postgresql://", "postgres://",
-					      "mysql://", "mariadb://",
-					      "sqlite://"};
+	                                      "mysql://", "mariadb://",
+	                                      "sqlite://"};
 
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(*schemes); i++)
 		if (strncmp(url, schemes[i], strlen(schemes[i])) == 0)
@@ -350,11 +353,11 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 {
 	struct rs_plan *plan = ld->plan;
 	static const char *const known[] = {"name", "url", "replica",
-					    "password_env", NULL};
+	                                    "password_env", NULL};
 	const char *example = "shards = ( { name = \"db0\"; url = "
 			      "\"postgresql://app@host:5432/app\"; } );";
-	const config_setting_t *list = get_list(
-		ld, root, "the plan", "shards", CONFIG_TYPE_LIST, 1, example);
+	const config_setting_t *list = get_list(ld, root, "the plan", "shards",
+	                                        CONFIG_TYPE_LIST, 1, example);
 	const char **replica_names;
 
 	if (list == NULL)
@@ -370,7 +373,8 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 		return;
 	}
 	for (int i = 0; i < plan->n_shards; i++) {
-		const config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *s =
+			config_setting_get_elem(list, (unsigned)i);
 		struct rs_plan_shard *shard = &plan->shards[i];
 		const char *name, *url, *penv;
 
@@ -378,43 +382,46 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 		shard->replica = -1;
 		if (config_setting_type(s) != CONFIG_TYPE_GROUP) {
 			plan_diag(ld, shard->line,
-				  "each shard must be a group, e.g. { name = "
-				  "\"db0\"; url = \"sqlite:///srv/db0.db\"; }");
+			          "each shard must be a group, e.g. { name = "
+			          "\"db0\"; url = \"sqlite:///srv/db0.db\"; }");
 			continue;
 		}
 		check_known(ld, s, "a shard", known);
 		name = get_string(ld, s, "a shard", "name", 1,
-				  "name = \"db0\";");
+		                  "name = \"db0\";");
 		url = get_string(ld, s, "a shard", "url", 1,
-				 "url = \"postgresql://app@host:5432/app\";");
+		                 "url = \"postgresql://app@host:5432/app\";");
 		penv = get_string(ld, s, "a shard", "password_env", 0,
-				  "password_env = \"DB0_PASSWORD\";");
+		                  "password_env = \"DB0_PASSWORD\";");
 		replica_names[i] = get_string(ld, s, "a shard", "replica", 0,
-					      "replica = \"db2\";");
+		                              "replica = \"db2\";");
 		if (name != NULL) {
 			if (!is_plain_name(name))
 				plan_diag(ld, shard->line,
-					  "shard name '%s' must be 1 to 63 "
-					  "letters, digits, '-', '_' or '.'",
-					  name);
+				          "shard name '%s' must be 1 to 63 "
+				          "letters, digits, '-', '_' or '.'",
+				          name);
 			for (int j = 0; j < i; j++)
 				if (plan->shards[j].name != NULL &&
 				    strcmp(plan->shards[j].name, name) == 0)
 					plan_diag(ld, shard->line,
-						  "shard '%s' is listed twice "
-						  "(first on line %d); give "
-						  "each shard its own name",
-						  name, plan->shards[j].line);
+					          "shard '%s' is listed twice "
+					          "(first on line %d); give "
+					          "each shard its own name",
+					          name, plan->shards[j].line);
 		}
 		shard->name = dup_or_flag(ld, name != NULL ? name : "");
 		plan->shard_names[i] = shard->name;
 		if (url != NULL) {
 			if (!url_scheme_ok(url))
-				plan_diag(ld, setting_line(config_setting_get_member(s, "url")),
-					  "url of shard '%s' must start with "
-					  "postgresql://, postgres://, "
-					  "mysql://, mariadb:// or sqlite://",
-					  shard->name);
+				plan_diag(
+					ld,
+					setting_line(config_setting_get_member(
+						s, "url")),
+					"url of shard '%s' must start with "
+					"postgresql://, postgres://, "
+					"mysql://, mariadb:// or sqlite://",
+					shard->name);
 			shard->url = dup_or_flag(ld, url);
 		}
 		if (penv != NULL)
@@ -427,22 +434,22 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 		if (replica_names[i] == NULL)
 			continue;
 		shard->replica = resolve_shard(ld, replica_names[i],
-					       shard->line, "replica");
+		                               shard->line, "replica");
 		if (shard->replica == i) {
 			plan_diag(ld, shard->line,
-				  "shard '%s' names itself as its replica; "
-				  "name the shard that replicates from it",
-				  shard->name);
+			          "shard '%s' names itself as its replica; "
+			          "name the shard that replicates from it",
+			          shard->name);
 			shard->replica = -1;
 		}
 		for (int j = 0; j < i && shard->replica >= 0; j++)
 			if (plan->shards[j].replica == shard->replica)
 				plan_diag(ld, shard->line,
-					  "shards '%s' and '%s' both name "
-					  "'%s' as their replica; a replica "
-					  "follows one primary",
-					  plan->shards[j].name, shard->name,
-					  replica_names[i]);
+				          "shards '%s' and '%s' both name "
+				          "'%s' as their replica; a replica "
+				          "follows one primary",
+				          plan->shards[j].name, shard->name,
+				          replica_names[i]);
 	}
 	free(replica_names);
 }
@@ -480,13 +487,14 @@ parse_range_end(const config_setting_t *m, uint64_t *end)
 
 static void
 read_ranges(struct plan_loader *ld, const config_setting_t *group,
-	    struct rs_map_def *def)
+            struct rs_map_def *def)
 {
 	static const char *const known[] = {"end", "node", NULL};
-	const char *example = "ranges = ( { end = \"0x7fffffffffffffff\"; node "
-			      "= \"db0\"; }, { end = \"max\"; node = \"db1\"; } );";
+	const char *example =
+		"ranges = ( { end = \"0x7fffffffffffffff\"; node "
+		"= \"db0\"; }, { end = \"max\"; node = \"db1\"; } );";
 	const config_setting_t *list = get_list(ld, group, "a map", "ranges",
-						CONFIG_TYPE_LIST, 1, example);
+	                                        CONFIG_TYPE_LIST, 1, example);
 
 	if (list == NULL)
 		return;
@@ -497,57 +505,59 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 		return;
 	}
 	for (int i = 0; i < def->n_ranges; i++) {
-		const config_setting_t *r = config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *r =
+			config_setting_get_elem(list, (unsigned)i);
 		const config_setting_t *end;
 		const char *node;
 		int line = setting_line(r);
 
 		def->ranges[i].shard = -1;
 		if (config_setting_type(r) != CONFIG_TYPE_GROUP) {
-			plan_diag(ld, line, "each range must be a group, "
-					    "e.g. { end = \"max\"; node = "
-					    "\"db1\"; }");
+			plan_diag(ld, line,
+			          "each range must be a group, "
+			          "e.g. { end = \"max\"; node = "
+			          "\"db1\"; }");
 			continue;
 		}
 		check_known(ld, r, "a range", known);
 		end = config_setting_get_member(r, "end");
 		node = get_string(ld, r, "a range", "node", 1,
-				  "node = \"db0\";");
+		                  "node = \"db0\";");
 		if (node != NULL)
 			def->ranges[i].shard =
 				resolve_shard(ld, node, line, "range node");
 		if (end == NULL) {
 			plan_diag(ld, line,
-				  "a range has no 'end'; add end = "
-				  "\"0x3fffffffffffffff\"; (its last point) "
-				  "or end = \"max\";");
+			          "a range has no 'end'; add end = "
+			          "\"0x3fffffffffffffff\"; (its last point) "
+			          "or end = \"max\";");
 			continue;
 		}
 		if (parse_range_end(end, &def->ranges[i].end) != 0) {
 			plan_diag(ld, setting_line(end),
-				  "range end must be \"max\", a hex point "
-				  "like \"0x3fffffffffffffff\" or a "
-				  "non-negative integer");
+			          "range end must be \"max\", a hex point "
+			          "like \"0x3fffffffffffffff\" or a "
+			          "non-negative integer");
 			continue;
 		}
 		if (i > 0 && def->ranges[i].end <= def->ranges[i - 1].end)
 			plan_diag(ld, setting_line(end),
-				  "range ends must be strictly increasing: "
-				  "this end is not above the previous one");
+			          "range ends must be strictly increasing: "
+			          "this end is not above the previous one");
 		if (i == def->n_ranges - 1 && def->ranges[i].end != UINT64_MAX)
 			plan_diag(ld, setting_line(end),
-				  "the last range must end at \"max\" so that "
-				  "every point has an owner");
+			          "the last range must end at \"max\" so that "
+			          "every point has an owner");
 	}
 }
 
 static void
 read_map(struct plan_loader *ld, const config_setting_t *root,
-	 const char *which, struct rs_map_def *def)
+         const char *which, struct rs_map_def *def)
 {
-	static const char *const known[] = {"map",   "nodes",  "databases",
-					    "tables_per_db", "table_format",
-					    "vnodes", "ranges", NULL};
+	static const char *const known[] = {
+		"map",          "nodes",  "databases", "tables_per_db",
+		"table_format", "vnodes", "ranges",    NULL};
 	/* Which of known[1..] each kind takes: nodes, databases, tables,
 	 * format, vnodes, ranges. */
 	static const char kind_takes[4][6] = {
@@ -558,8 +568,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	};
 	const char *example = "{ map = \"ring\"; vnodes = 100; nodes = "
 			      "[\"db0\", \"db1\"]; }";
-	const config_setting_t *group =
-		get_group(ld, root, which, 1, example);
+	const config_setting_t *group = get_group(ld, root, which, 1, example);
 	const config_setting_t *nodes;
 	const char *kind;
 	char where[32];
@@ -570,59 +579,62 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	snprintf(where, sizeof(where), "map '%s'", which);
 	check_known(ld, group, where, known);
 	kind = get_string(ld, group, where, "map", 1,
-			  "map = \"slots\"; (or modulo, ring, ranges)");
+	                  "map = \"slots\"; (or modulo, ring, ranges)");
 	if (kind == NULL)
 		return;
 	if (map_kind_from_name(kind, &def->kind) != 0) {
 		static const char *const kinds[] = {"modulo", "slots", "ring",
-						    "ranges"};
+		                                    "ranges"};
 		const char *close = text_closest(kind, kinds, 4);
 
-		plan_diag(ld, setting_line(config_setting_get_member(group, "map")),
-			  "unknown map '%s'%s%s%s; the maps are modulo, slots, "
-			  "ring and ranges",
-			  kind, close ? " (did you mean '" : "",
-			  close ? close : "", close ? "'?)" : "");
+		plan_diag(ld,
+		          setting_line(config_setting_get_member(group, "map")),
+		          "unknown map '%s'%s%s%s; the maps are modulo, slots, "
+		          "ring and ranges",
+		          kind, close ? " (did you mean '" : "",
+		          close ? close : "", close ? "'?)" : "");
 		return;
 	}
 	for (int k = 1; known[k] != NULL; k++) {
-		const config_setting_t *m = config_setting_get_member(group, known[k]);
+		const config_setting_t *m =
+			config_setting_get_member(group, known[k]);
 
 		if (m != NULL && !kind_takes[def->kind][k - 1])
 			plan_diag(ld, setting_line(m),
-				  "'%s' is not a setting of a %s map; remove "
-				  "it",
-				  known[k], kind);
+			          "'%s' is not a setting of a %s map; remove "
+			          "it",
+			          known[k], kind);
 	}
 	if (def->kind == RS_MAP_RANGES) {
 		read_ranges(ld, group, def);
 		return;
 	}
 	nodes = get_list(ld, group, where, "nodes", CONFIG_TYPE_ARRAY, 1,
-			 "nodes = [\"db0\", \"db1\"];");
+	                 "nodes = [\"db0\", \"db1\"];");
 	if (def->kind == RS_MAP_SLOTS) {
 		const config_setting_t *f;
 
-		def->databases = (int)get_int(ld, group, "databases", 0, 1, 4096);
+		def->databases =
+			(int)get_int(ld, group, "databases", 0, 1, 4096);
 		def->tables_per_db =
 			(int)get_int(ld, group, "tables_per_db", 1, 1, 65536);
 		if (config_setting_get_member(group, "databases") == NULL)
 			plan_diag(ld, setting_line(group),
-				  "a slots map needs 'databases'; add "
-				  "databases = N; (the number of nodes)");
+			          "a slots map needs 'databases'; add "
+			          "databases = N; (the number of nodes)");
 		f = config_setting_get_member(group, "table_format");
 		if (f != NULL) {
-			const char *format = get_string(
-				ld, group, where, "table_format", 0,
-				"table_format = \"%s_%d\";");
+			const char *format =
+				get_string(ld, group, where, "table_format", 0,
+			                   "table_format = \"%s_%d\";");
 			const char *why;
 
 			if (format != NULL &&
 			    map_check_table_format(format, &why) != 0)
 				plan_diag(ld, setting_line(f),
-					  "table_format \"%s\" is not usable: "
-					  "%s; e.g. \"%%s_%%d\"",
-					  format, why);
+				          "table_format \"%s\" is not usable: "
+				          "%s; e.g. \"%%s_%%d\"",
+				          format, why);
 			else if (format != NULL)
 				def->table_format = dup_or_flag(ld, format);
 		}
@@ -631,8 +643,8 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		def->vnodes = (int)get_int(ld, group, "vnodes", 0, 1, 100000);
 		if (config_setting_get_member(group, "vnodes") == NULL)
 			plan_diag(ld, setting_line(group),
-				  "a ring map needs 'vnodes'; add vnodes = "
-				  "100; (points per node on the ring)");
+			          "a ring map needs 'vnodes'; add vnodes = "
+			          "100; (points per node on the ring)");
 	}
 	if (nodes == NULL)
 		return;
@@ -643,40 +655,44 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		return;
 	}
 	for (int i = 0; i < def->n_nodes; i++) {
-		const config_setting_t *n = config_setting_get_elem(nodes, (unsigned)i);
+		const config_setting_t *n =
+			config_setting_get_elem(nodes, (unsigned)i);
 		const char *name = config_setting_get_string(n);
 
 		def->nodes[i] = -1;
 		if (name == NULL) {
 			plan_diag(ld, setting_line(nodes),
-				  "nodes must be shard names in quotes, e.g. "
-				  "nodes = [\"db0\", \"db1\"];");
+			          "nodes must be shard names in quotes, e.g. "
+			          "nodes = [\"db0\", \"db1\"];");
 			break;
 		}
-		def->nodes[i] = resolve_shard(ld, name, setting_line(nodes),
-					      "node");
+		def->nodes[i] =
+			resolve_shard(ld, name, setting_line(nodes), "node");
 		for (int j = 0; j < i && def->nodes[i] >= 0; j++)
 			if (def->nodes[j] == def->nodes[i])
 				plan_diag(ld, setting_line(nodes),
-					  "node '%s' is listed twice in %s; "
-					  "list each node once",
-					  name, which);
+				          "node '%s' is listed twice in %s; "
+				          "list each node once",
+				          name, which);
 	}
 	if (def->kind == RS_MAP_SLOTS && def->databases > 0 &&
 	    def->n_nodes != def->databases)
 		plan_diag(ld, setting_line(nodes),
-			  "a slots map with databases = %d needs %d nodes, "
-			  "one per database, but lists %d",
-			  def->databases, def->databases, def->n_nodes);
+		          "a slots map with databases = %d needs %d nodes, "
+		          "one per database, but lists %d",
+		          def->databases, def->databases, def->n_nodes);
 }
 
 static void
 read_options(struct plan_loader *ld, const config_setting_t *root)
 {
-	static const char *const known[] = {
-		"batch_rows", "parallel", "max_rows_per_second",
-		"max_replica_lag_seconds", "fence_timeout_seconds",
-		"lock_timeout_ms", NULL};
+	static const char *const known[] = {"batch_rows",
+	                                    "parallel",
+	                                    "max_rows_per_second",
+	                                    "max_replica_lag_seconds",
+	                                    "fence_timeout_seconds",
+	                                    "lock_timeout_ms",
+	                                    NULL};
 	struct rs_plan_options *o = &ld->plan->options;
 	const config_setting_t *g = get_group(
 		ld, root, "options", 0, "options = { batch_rows = 5000; };");
@@ -722,21 +738,22 @@ read_publish(struct plan_loader *ld, const config_setting_t *root)
 {
 	static const char *const known[] = {"file", "command", NULL};
 	struct rs_plan *plan = ld->plan;
-	const config_setting_t *g = get_group(
-		ld, root, "publish", 0, "publish = { file = \"routing.cfg\"; };");
+	const config_setting_t *g =
+		get_group(ld, root, "publish", 0,
+	                  "publish = { file = \"routing.cfg\"; };");
 	const char *file = NULL, *command = NULL;
 	char fallback[128];
 
 	if (g != NULL) {
 		check_known(ld, g, "publish", known);
 		file = get_string(ld, g, "publish", "file", 0,
-				  "file = \"routing.cfg\";");
+		                  "file = \"routing.cfg\";");
 		command = get_string(ld, g, "publish", "command", 0,
-				     "command = \"./reload-app.sh\";");
+		                     "command = \"./reload-app.sh\";");
 	}
 	if (file == NULL) {
 		snprintf(fallback, sizeof(fallback), "%s.routing.cfg",
-			 plan->name != NULL ? plan->name : "reshard");
+		         plan->name != NULL ? plan->name : "reshard");
 		file = fallback;
 	}
 	plan->publish_file = resolve_path(plan->dir, file);
@@ -750,9 +767,8 @@ static void
 read_root(struct plan_loader *ld, const config_setting_t *root)
 {
 	static const char *const known[] = {
-		"version", "name",	   "journal", "hash",
-		"tables",  "shards",   "from",	   "to",
-		"strategy", "options", "publish", NULL};
+		"version", "name", "journal",  "hash",    "tables",  "shards",
+		"from",    "to",   "strategy", "options", "publish", NULL};
 	struct rs_plan *plan = ld->plan;
 	const config_setting_t *m;
 	const char *s;
@@ -767,13 +783,14 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 		plan->version = (int)get_int(ld, root, "version", 1, 1, 1);
 
 	s = get_string(ld, root, "the plan", "name", 1,
-		       "name = \"orders-2x\";");
+	               "name = \"orders-2x\";");
 	if (s != NULL && !is_plain_name(s))
-		plan_diag(ld, setting_line(config_setting_get_member(root, "name")),
-			  "name '%s' must be 1 to 63 letters, digits, '-', "
-			  "'_' or '.'; it names the run in fence messages and "
-			  "the journal",
-			  s);
+		plan_diag(ld,
+		          setting_line(config_setting_get_member(root, "name")),
+		          "name '%s' must be 1 to 63 letters, digits, '-', "
+		          "'_' or '.'; it names the run in fence messages and "
+		          "the journal",
+		          s);
 	else if (s != NULL)
 		plan->name = dup_or_flag(ld, s);
 
@@ -781,23 +798,23 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	m = config_setting_get_member(root, "hash");
 	ld->hash_line = setting_line(m);
 	s = get_string(ld, root, "the plan", "hash", 0,
-		       "hash = \"sha256_64\";");
+	               "hash = \"sha256_64\";");
 	if (s != NULL && hash_from_name(s, &plan->hash) != 0) {
 		static const char *const names[] = {"sha256_64", "java",
-						    "fnv1a_64", "identity"};
+		                                    "fnv1a_64", "identity"};
 		const char *close = text_closest(s, names, 4);
 
 		plan_diag(ld, ld->hash_line,
-			  "unknown hash '%s'%s%s%s; the hashes are %s", s,
-			  close ? " (did you mean '" : "", close ? close : "",
-			  close ? "'?)" : "", hash_names());
+		          "unknown hash '%s'%s%s%s; the hashes are %s", s,
+		          close ? " (did you mean '" : "", close ? close : "",
+		          close ? "'?)" : "", hash_names());
 	}
 
 	s = get_string(ld, root, "the plan", "journal", 0,
-		       "journal = \"orders-2x.journal\";");
+	               "journal = \"orders-2x.journal\";");
 	if (s == NULL) {
 		snprintf(fallback, sizeof(fallback), "%s.journal",
-			 plan->name != NULL ? plan->name : "reshard");
+		         plan->name != NULL ? plan->name : "reshard");
 		s = fallback;
 	}
 	plan->journal = resolve_path(plan->dir, s);
@@ -807,8 +824,10 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	read_tables(ld, root);
 	read_shards(ld, root);
 	if (plan->shards != NULL && !ld->nomem) {
-		ld->from_line = setting_line(config_setting_get_member(root, "from"));
-		ld->to_line = setting_line(config_setting_get_member(root, "to"));
+		ld->from_line =
+			setting_line(config_setting_get_member(root, "from"));
+		ld->to_line =
+			setting_line(config_setting_get_member(root, "to"));
 		read_map(ld, root, "from", &plan->from_def);
 		read_map(ld, root, "to", &plan->to_def);
 	}
@@ -816,16 +835,16 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	m = config_setting_get_member(root, "strategy");
 	ld->strategy_line = setting_line(m);
 	s = get_string(ld, root, "the plan", "strategy", 1,
-		       "strategy = \"doubling\"; (or \"split\")");
+	               "strategy = \"doubling\"; (or \"split\")");
 	if (s != NULL && strcmp(s, "doubling") == 0)
 		plan->strategy = RS_STRATEGY_DOUBLING;
 	else if (s != NULL && strcmp(s, "split") == 0)
 		plan->strategy = RS_STRATEGY_SPLIT;
 	else if (s != NULL)
 		plan_diag(ld, ld->strategy_line,
-			  "unknown strategy '%s'; use \"doubling\" (promote "
-			  "replicas) or \"split\" (copy movers)",
-			  s);
+		          "unknown strategy '%s'; use \"doubling\" (promote "
+		          "replicas) or \"split\" (copy movers)",
+		          s);
 
 	read_options(ld, root);
 	read_publish(ld, root);
@@ -840,8 +859,8 @@ diag_cmp(const void *a, const void *b)
 }
 
 int
-plan_load(const char *path, struct rs_plan **planp,
-	  struct rs_plan_diags *diags, struct rs_err *err)
+plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
+          struct rs_err *err)
 {
 	struct plan_loader ld = {0};
 	struct rs_plan *plan;
@@ -869,18 +888,19 @@ plan_load(const char *path, struct rs_plan **planp,
 	config_init(&cfg);
 	if (config_read_file(&cfg, path) != CONFIG_TRUE) {
 		if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO) {
-			rc = rs_err_set(err, RS_EPLAN, "cannot read plan %s: %s",
-					path, strerror(errno));
+			rc = rs_err_set(err, RS_EPLAN,
+			                "cannot read plan %s: %s", path,
+			                strerror(errno));
 		} else {
 			ld.diags = diags;
 			ld.plan = plan;
 			plan_diag(&ld, config_error_line(&cfg),
-				  "%s; check the syntax: settings are written "
-				  "name = value; with strings in double "
-				  "quotes, lists in ( ) and arrays in [ ]",
-				  config_error_text(&cfg));
+			          "%s; check the syntax: settings are written "
+			          "name = value; with strings in double "
+			          "quotes, lists in ( ) and arrays in [ ]",
+			          config_error_text(&cfg));
 			rc = rs_err_set(err, RS_EPLAN,
-					"plan %s has a syntax error", path);
+			                "plan %s has a syntax error", path);
 		}
 		config_destroy(&cfg);
 		plan_free(plan);
@@ -897,14 +917,14 @@ plan_load(const char *path, struct rs_plan **planp,
 		plan_free(plan);
 		plan_diags_clear(diags);
 		return rs_err_set(err, RS_ENOMEM, "out of memory reading %s",
-				  path);
+		                  path);
 	}
 	if (diags->n > 0) {
 		qsort(diags->items, (size_t)diags->n, sizeof(*diags->items),
 		      diag_cmp);
 		plan_free(plan);
 		return rs_err_set(err, RS_EPLAN, "plan %s has %d mistake%s",
-				  path, diags->n, diags->n == 1 ? "" : "s");
+		                  path, diags->n, diags->n == 1 ? "" : "s");
 	}
 	*planp = plan;
 	return 0;
@@ -941,12 +961,11 @@ plan_free(struct rs_plan *plan)
 }
 
 void
-plan_diags_print(const struct rs_plan_diags *diags, const char *path,
-		 FILE *out)
+plan_diags_print(const struct rs_plan_diags *diags, const char *path, FILE *out)
 {
 	for (int i = 0; i < diags->n; i++)
 		fprintf(out, "%s:%d: %s\n", path, diags->items[i].line,
-			diags->items[i].message);
+		        diags->items[i].message);
 }
 
 void

@@ -85,12 +85,12 @@ struct rs_plan_diags {
  * return their code with ERR filled.
  */
 int plan_load(const char *path, struct rs_plan **plan,
-	      struct rs_plan_diags *diags, struct rs_err *err);
+              struct rs_plan_diags *diags, struct rs_err *err);
 void plan_free(struct rs_plan *plan);
 
 /* Print each diagnostic as `PATH:LINE: message` to OUT. */
 void plan_diags_print(const struct rs_plan_diags *diags, const char *path,
-		      FILE *out);
+                      FILE *out);
 void plan_diags_clear(struct rs_plan_diags *diags);
 
 /* Index of the shard or table called NAME, or -1. */

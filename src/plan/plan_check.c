@@ -26,11 +26,12 @@ check_shards_used(struct plan_loader *ld)
 	const struct rs_plan *plan = ld->plan;
 
 	for (int i = 0; i < plan->n_shards; i++)
-		if (!map_uses(&plan->from_def, i) && !map_uses(&plan->to_def, i))
+		if (!map_uses(&plan->from_def, i) &&
+		    !map_uses(&plan->to_def, i))
 			plan_diag(ld, plan->shards[i].line,
-				  "shard '%s' is in neither the from nor the "
-				  "to map; add it to a map or remove it",
-				  plan->shards[i].name);
+			          "shard '%s' is in neither the from nor the "
+			          "to map; add it to a map or remove it",
+			          plan->shards[i].name);
 }
 
 static void
@@ -43,11 +44,11 @@ check_doubling_shapes(struct plan_loader *ld)
 
 		if (replica >= 0 && map_uses(&plan->from_def, replica))
 			plan_diag(ld, plan->shards[i].line,
-				  "replica '%s' of shard '%s' is also a node "
-				  "of the from map; a doubling promotes a "
-				  "replica that owns nothing yet",
-				  plan->shards[replica].name,
-				  plan->shards[i].name);
+			          "replica '%s' of shard '%s' is also a node "
+			          "of the from map; a doubling promotes a "
+			          "replica that owns nothing yet",
+			          plan->shards[replica].name,
+			          plan->shards[i].name);
 	}
 }
 
@@ -85,7 +86,8 @@ plan_check(struct plan_loader *ld)
 		replica_of[i] = plan->shards[i].replica;
 	if (map_prove_doubling(plan->from, plan->to, replica_of, names, &err) !=
 	    0)
-		plan_diag(ld, ld->to_line, "strategy \"doubling\" (line %d): %s",
-			  ld->strategy_line, err.message);
+		plan_diag(ld, ld->to_line,
+		          "strategy \"doubling\" (line %d): %s",
+		          ld->strategy_line, err.message);
 	free(replica_of);
 }

@@ -12,8 +12,8 @@
 struct plan_loader {
 	struct rs_plan *plan;
 	struct rs_plan_diags *diags;
-	int nomem;       /* an allocation failed: report RS_ENOMEM */
-	int from_line;   /* where `from` and `to` are, for map messages */
+	int nomem;     /* an allocation failed: report RS_ENOMEM */
+	int from_line; /* where `from` and `to` are, for map messages */
 	int to_line;
 	int strategy_line;
 	int hash_line;

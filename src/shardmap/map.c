@@ -21,8 +21,8 @@
 struct rs_map {
 	struct rs_map_def def; /* own copy */
 	/* Interval maps (ring, ranges). */
-	uint64_t *ends;         /* sorted inclusive upper ends */
-	int *end_shards;        /* owner of the interval ending at ends[i] */
+	uint64_t *ends;  /* sorted inclusive upper ends */
+	int *end_shards; /* owner of the interval ending at ends[i] */
 	int n_ends;
 	uint32_t *bucket_first; /* first i with ends[i] >= bucket start */
 	int bucket_shift;       /* 64 - log2(number of buckets) */
@@ -75,7 +75,8 @@ map_def_copy(struct rs_map_def *dst, const struct rs_map_def *src)
 		dst->nodes = malloc(sizeof(int) * (size_t)src->n_nodes);
 		if (dst->nodes == NULL)
 			goto fail;
-		memcpy(dst->nodes, src->nodes, sizeof(int) * (size_t)src->n_nodes);
+		memcpy(dst->nodes, src->nodes,
+		       sizeof(int) * (size_t)src->n_nodes);
 	}
 	if (src->n_ranges > 0) {
 		dst->ranges =
@@ -85,9 +86,9 @@ map_def_copy(struct rs_map_def *dst, const struct rs_map_def *src)
 		memcpy(dst->ranges, src->ranges,
 		       sizeof(*src->ranges) * (size_t)src->n_ranges);
 	}
-	dst->table_format = strdup(src->table_format != NULL
-					   ? src->table_format
-					   : RS_TABLE_FORMAT_DEFAULT);
+	dst->table_format =
+		strdup(src->table_format != NULL ? src->table_format
+	                                         : RS_TABLE_FORMAT_DEFAULT);
 	if (dst->table_format == NULL)
 		goto fail;
 	return 0;
@@ -137,7 +138,7 @@ map_index_ends(struct rs_map *map)
 
 static int
 map_build_ring(struct rs_map *map, enum rs_hash hash,
-	       const char *const *shard_names, struct rs_err *err)
+               const char *const *shard_names, struct rs_err *err)
 {
 	const struct rs_map_def *def = &map->def;
 	size_t n = (size_t)def->n_nodes * (size_t)def->vnodes;
@@ -152,17 +153,18 @@ map_build_ring(struct rs_map *map, enum rs_hash hash,
 
 		for (int v = 0; v < def->vnodes; v++) {
 			int len = snprintf(label, sizeof(label), "%s#%d", name,
-					   v);
+			                   v);
 			uint64_t position;
 
 			if (len < 0 || (size_t)len >= sizeof(label) ||
-			    hash_point(hash, label, (size_t)len, &position) != 0) {
+			    hash_point(hash, label, (size_t)len, &position) !=
+			            0) {
 				free(points);
 				return rs_err_set(err, RS_EPLAN,
-						  "the ring cannot place node "
-						  "%s: hash %s cannot take its "
-						  "point name \"%s\"",
-						  name, hash_name(hash), label);
+				                  "the ring cannot place node "
+				                  "%s: hash %s cannot take its "
+				                  "point name \"%s\"",
+				                  name, hash_name(hash), label);
 			}
 			points[k].position = position;
 			points[k].shard = def->nodes[i];
@@ -205,7 +207,7 @@ map_build_ranges(struct rs_map *map, struct rs_err *err)
 
 struct rs_map *
 map_new(const struct rs_map_def *def, enum rs_hash hash,
-	const char *const *shard_names, struct rs_err *err)
+        const char *const *shard_names, struct rs_err *err)
 {
 	struct rs_map *map = calloc(1, sizeof(*map));
 	int rc = 0;
@@ -321,7 +323,7 @@ map_check_table_format(const char *format, const char **why)
 
 int
 map_table_name(const struct rs_map *map, const char *logical, int table,
-	       char *buf, size_t size)
+               char *buf, size_t size)
 {
 	size_t n = 0;
 
@@ -345,7 +347,7 @@ map_table_name(const struct rs_map *map, const char *logical, int table,
 				len = strlen(logical);
 			} else if (*p == 'd') {
 				len = (size_t)snprintf(digits, sizeof(digits),
-						       "%d", table);
+				                       "%d", table);
 				piece = digits;
 			}
 		}
@@ -382,7 +384,7 @@ map_n_pieces(const struct rs_map *map)
 
 void
 map_piece(const struct rs_map *map, int i, uint64_t *end,
-	  struct rs_owner *owner)
+          struct rs_owner *owner)
 {
 	owner->table = 0;
 	if (i == map->n_ends) { /* a ring's wrap-around piece */

@@ -36,12 +36,12 @@ struct rs_map_range {
 
 struct rs_map_def {
 	enum rs_map_kind kind;
-	int *nodes;          /* shard indices; databases for slots, in order */
+	int *nodes; /* shard indices; databases for slots, in order */
 	int n_nodes;
-	int databases;       /* slots: N */
-	int tables_per_db;   /* slots: T */
-	char *table_format;  /* slots: physical table name, "%s_%d" by default */
-	int vnodes;          /* ring: V points per node */
+	int databases;      /* slots: N */
+	int tables_per_db;  /* slots: T */
+	char *table_format; /* slots: physical table name, "%s_%d" by default */
+	int vnodes;         /* ring: V points per node */
 	struct rs_map_range *ranges; /* ranges: strictly increasing ends */
 	int n_ranges;
 };
@@ -62,7 +62,7 @@ int map_kind_from_name(const char *name, enum rs_map_kind *kind);
  * Returns NULL with ERR filled when the ring cannot be built (a hash that
  * does not take text) or on allocation failure.  Free with map_free. */
 struct rs_map *map_new(const struct rs_map_def *def, enum rs_hash hash,
-		       const char *const *shard_names, struct rs_err *err);
+                       const char *const *shard_names, struct rs_err *err);
 void map_free(struct rs_map *map);
 
 const struct rs_map_def *map_def(const struct rs_map *map);
@@ -78,7 +78,7 @@ int map_has_tables(const struct rs_map *map);
  * BUF.  For slot maps this is format(table_format, LOGICAL, TABLE); for the
  * others it is LOGICAL.  Returns the length, or -1 if BUF is too small. */
 int map_table_name(const struct rs_map *map, const char *logical, int table,
-		   char *buf, size_t size);
+                   char *buf, size_t size);
 
 /* Check a slot map's table_format: only %s (once, first), %d (once) and
  * %% are allowed.  Returns 0, or -1 with a reason in WHY. */
@@ -99,7 +99,7 @@ void map_def_clear(struct rs_map_def *def);
 uint64_t map_period(const struct rs_map *map);
 int map_n_pieces(const struct rs_map *map);
 void map_piece(const struct rs_map *map, int i, uint64_t *end,
-	       struct rs_owner *owner);
+               struct rs_owner *owner);
 
 /*
  * Proofs over the whole point space, used by plan validation.
@@ -114,7 +114,7 @@ void map_piece(const struct rs_map *map, int i, uint64_t *end,
  * more than a bounded amount of work (the message says so).
  */
 int map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
-		       const int *replica_of, const char *const *shard_names,
-		       struct rs_err *err);
+                       const int *replica_of, const char *const *shard_names,
+                       struct rs_err *err);
 
 #endif

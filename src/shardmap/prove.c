@@ -25,7 +25,7 @@ struct proof {
 /* Check one point's owners; returns 0 or RS_EPLAN with the counterexample. */
 static int
 proof_check(const struct proof *pf, uint64_t point, struct rs_owner from,
-	    struct rs_owner to)
+            struct rs_owner to)
 {
 	const char *f = pf->names[from.shard], *t = pf->names[to.shard];
 	int replica = pf->replica_of[from.shard];
@@ -34,33 +34,33 @@ proof_check(const struct proof *pf, uint64_t point, struct rs_owner from,
 		return 0;
 	if (from.table != to.table)
 		return rs_err_set(pf->err, RS_EPLAN,
-				  "point %" PRIu64 " moves from %s table %d to "
-				  "%s table %d; a doubling keeps every table "
-				  "index, so use the same tables_per_db in "
-				  "from and to",
-				  point, f, from.table, t, to.table);
+		                  "point %" PRIu64 " moves from %s table %d to "
+		                  "%s table %d; a doubling keeps every table "
+		                  "index, so use the same tables_per_db in "
+		                  "from and to",
+		                  point, f, from.table, t, to.table);
 	if (to.shard == replica)
 		return 0;
 	if (replica < 0)
 		return rs_err_set(pf->err, RS_EPLAN,
-				  "point %" PRIu64 " moves from %s to %s, but "
-				  "%s declares no replica; a doubling moves "
-				  "rows only to a shard's replica (add replica "
-				  "= \"%s\"; to %s, or use strategy = "
-				  "\"split\")",
-				  point, f, t, f, t, f);
+		                  "point %" PRIu64 " moves from %s to %s, but "
+		                  "%s declares no replica; a doubling moves "
+		                  "rows only to a shard's replica (add replica "
+		                  "= \"%s\"; to %s, or use strategy = "
+		                  "\"split\")",
+		                  point, f, t, f, t, f);
 	return rs_err_set(pf->err, RS_EPLAN,
-			  "point %" PRIu64 " moves from %s to %s, but %s's "
-			  "replica is %s; a doubling moves rows only to a "
-			  "shard's replica (give that range to %s, or use "
-			  "strategy = \"split\")",
-			  point, f, t, f, pf->names[replica],
-			  pf->names[replica]);
+	                  "point %" PRIu64 " moves from %s to %s, but %s's "
+	                  "replica is %s; a doubling moves rows only to a "
+	                  "shard's replica (give that range to %s, or use "
+	                  "strategy = \"split\")",
+	                  point, f, t, f, pf->names[replica],
+	                  pf->names[replica]);
 }
 
 static int
 prove_intervals(const struct proof *pf, const struct rs_map *from,
-		const struct rs_map *to)
+                const struct rs_map *to)
 {
 	int i = 0, j = 0, ni = map_n_pieces(from), nj = map_n_pieces(to);
 	uint64_t lo = 0;
@@ -104,21 +104,22 @@ gcd_u64(uint64_t a, uint64_t b)
 
 static int
 prove_periodic(const struct proof *pf, const struct rs_map *from,
-	       const struct rs_map *to)
+               const struct rs_map *to)
 {
 	uint64_t mf = map_period(from), mt = map_period(to);
 	uint64_t l = mf / gcd_u64(mf, mt);
 
 	if (l > PROOF_BUDGET / mt)
 		return rs_err_set(pf->err, RS_EPLAN,
-				  "cannot prove this doubling: the periods "
-				  "%" PRIu64 " and %" PRIu64 " have a common "
-				  "multiple above %llu; double the number of "
-				  "nodes or databases instead",
-				  mf, mt, PROOF_BUDGET);
+		                  "cannot prove this doubling: the periods "
+		                  "%" PRIu64 " and %" PRIu64 " have a common "
+		                  "multiple above %llu; double the number of "
+		                  "nodes or databases instead",
+		                  mf, mt, PROOF_BUDGET);
 	l *= mt;
 	for (uint64_t r = 0; r < l; r++) {
-		int rc = proof_check(pf, r, map_owner(from, r), map_owner(to, r));
+		int rc = proof_check(pf, r, map_owner(from, r),
+		                     map_owner(to, r));
 		if (rc != 0)
 			return rc;
 	}
@@ -130,7 +131,7 @@ prove_periodic(const struct proof *pf, const struct rs_map *from,
  * by point. */
 static int
 prove_mixed(const struct proof *pf, const struct rs_map *from,
-	    const struct rs_map *to)
+            const struct rs_map *to)
 {
 	const struct rs_map *pieces = map_period(from) == 0 ? from : to;
 	const struct rs_map *periodic = pieces == from ? to : from;
@@ -148,17 +149,18 @@ prove_mixed(const struct proof *pf, const struct rs_map *from,
 		work += count;
 		if (work > PROOF_BUDGET)
 			return rs_err_set(pf->err, RS_EPLAN,
-					  "cannot prove this doubling within "
-					  "%llu steps: use the same kind of "
-					  "map for from and to",
-					  PROOF_BUDGET);
+			                  "cannot prove this doubling within "
+			                  "%llu steps: use the same kind of "
+			                  "map for from and to",
+			                  PROOF_BUDGET);
 		for (uint64_t k = 0; k < count; k++) {
 			/* The point of residue (lo + k) mod m in this piece. */
 			uint64_t point = lo + k;
 			struct rs_owner po = map_owner(periodic, point);
-			int rc = pieces == from
-					 ? proof_check(pf, point, piece_owner, po)
-					 : proof_check(pf, point, po, piece_owner);
+			int rc = pieces == from ? proof_check(pf, point,
+			                                      piece_owner, po)
+			                        : proof_check(pf, point, po,
+			                                      piece_owner);
 			if (rc != 0)
 				return rc;
 		}
@@ -171,8 +173,8 @@ prove_mixed(const struct proof *pf, const struct rs_map *from,
 
 int
 map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
-		   const int *replica_of, const char *const *shard_names,
-		   struct rs_err *err)
+                   const int *replica_of, const char *const *shard_names,
+                   struct rs_err *err)
 {
 	struct proof pf = {replica_of, shard_names, err};
 	int from_periodic = map_period(from) != 0;

@@ -60,8 +60,9 @@ stats_map_shards(const struct rs_map *map, int *out, int cap)
 	int n = 0;
 
 	for (int i = 0; i < def->n_nodes + def->n_ranges; i++) {
-		int shard = i < def->n_nodes ? def->nodes[i]
-					     : def->ranges[i - def->n_nodes].shard;
+		int shard = i < def->n_nodes
+		                    ? def->nodes[i]
+		                    : def->ranges[i - def->n_nodes].shard;
 		int seen = 0;
 
 		for (int j = 0; j < n && j < cap; j++)
@@ -94,17 +95,16 @@ topkeys_clear(struct rs_topkeys *top)
 }
 
 static struct rs_keycount *
-topkeys_find(struct rs_keycount *slots, size_t cap, const char *key,
-	     size_t len, uint64_t point)
+topkeys_find(struct rs_keycount *slots, size_t cap, const char *key, size_t len,
+             uint64_t point)
 {
 	size_t i = (size_t)(point ^ (point >> 29)) & (cap - 1);
 
 	for (;;) {
 		struct rs_keycount *s = &slots[i];
 
-		if (s->key == NULL ||
-		    (s->point == point && s->len == len &&
-		     memcmp(s->key, key, len) == 0))
+		if (s->key == NULL || (s->point == point && s->len == len &&
+		                       memcmp(s->key, key, len) == 0))
 			return s;
 		i = (i + 1) & (cap - 1);
 	}
@@ -122,7 +122,8 @@ topkeys_grow(struct rs_topkeys *top)
 		struct rs_keycount *s = &top->slots[i];
 
 		if (s->key != NULL)
-			*topkeys_find(slots, cap, s->key, s->len, s->point) = *s;
+			*topkeys_find(slots, cap, s->key, s->len, s->point) =
+				*s;
 	}
 	free(top->slots);
 	top->slots = slots;
@@ -131,8 +132,8 @@ topkeys_grow(struct rs_topkeys *top)
 }
 
 int
-topkeys_add(struct rs_topkeys *top, const char *key, size_t len,
-	    uint64_t point, struct rs_owner from, struct rs_owner to)
+topkeys_add(struct rs_topkeys *top, const char *key, size_t len, uint64_t point,
+            struct rs_owner from, struct rs_owner to)
 {
 	struct rs_keycount *s;
 
@@ -173,7 +174,7 @@ keycount_cmp(const void *a, const void *b)
 
 int
 topkeys_best(const struct rs_topkeys *top, size_t n,
-	     const struct rs_keycount **out)
+             const struct rs_keycount **out)
 {
 	const struct rs_keycount **all;
 	size_t k = 0;

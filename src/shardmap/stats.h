@@ -36,7 +36,7 @@ stats_add(struct rs_stats *stats, struct rs_owner from, struct rs_owner to)
 	if (from.shard != to.shard || from.table != to.table) {
 		stats->moved++;
 		stats->flows[(size_t)from.shard * (size_t)stats->n_shards +
-			     (size_t)to.shard]++;
+		             (size_t)to.shard]++;
 	}
 }
 
@@ -55,7 +55,7 @@ int stats_map_shards(const struct rs_map *map, int *out, int cap);
  * stored once each; the table grows as needed.
  */
 struct rs_keycount {
-	char *key;      /* owned copy, NUL-terminated */
+	char *key; /* owned copy, NUL-terminated */
 	size_t len;
 	uint64_t point; /* also the hash table's hash */
 	uint64_t rows;
@@ -73,12 +73,12 @@ void topkeys_clear(struct rs_topkeys *top);
 
 /* Count one row of KEY.  Returns 0 or RS_ENOMEM (nothing counted). */
 int topkeys_add(struct rs_topkeys *top, const char *key, size_t len,
-		uint64_t point, struct rs_owner from, struct rs_owner to);
+                uint64_t point, struct rs_owner from, struct rs_owner to);
 
 /* The N keys with most rows, most first (ties by key bytes), as pointers
  * into TOP (valid until the next topkeys_add or topkeys_clear).  Returns how
  * many were written to OUT (at most N), or RS_ENOMEM. */
 int topkeys_best(const struct rs_topkeys *top, size_t n,
-		 const struct rs_keycount **out);
+                 const struct rs_keycount **out);
 
 #endif
