@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The README's test command: install what is needed, build (optimised and
+# with AddressSanitizer + UBSan), run the unit tests under both, start real
+# PostgreSQL (primary + streaming replica) and MariaDB (primary + GTID
+# replica) servers on 127.0.0.1, run the integration scenarios against them,
+# and stop the servers whatever happens.  Exits non-zero if anything failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+integration/install-deps.sh
+
+suites_passed=0 suites_failed=0
+run_suite() { # run_suite NAME COMMAND...
+	local name=$1
+	shift
+	echo "== $name"
+	if "$@"; then
+		suites_passed=$((suites_passed + 1))
+	else
+		suites_failed=$((suites_failed + 1))
+		echo "== $name FAILED" >&2
+	fi
+}
+
+integration/build.sh release
+run_suite "unit tests (release)" ctest --test-dir build --output-on-failure
+integration/build.sh asan
+run_suite "unit tests (asan+ubsan)" \
+	env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ctest --test-dir build-asan --output-on-failure
+
+# Real servers for the integration scenarios; stopped on any exit.
+export RESHARD_SERVERS_DIR=${RESHARD_SERVERS_DIR:-/tmp/reshard-servers-$$}
+trap 'integration/servers.sh stop "$RESHARD_SERVERS_DIR" || true' EXIT
+integration/servers.sh start "$RESHARD_SERVERS_DIR"
+for scenario in integration/test_*.sh; do
+	run_suite "$scenario" "$scenario"
+done
+
+echo "suites: $suites_passed passed, $suites_failed failed"
+[ "$suites_failed" -eq 0 ]

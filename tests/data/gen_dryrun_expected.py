@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Expected dry-run results, computed independently of the C code.
+
+A plain Python implementation of DESIGN §2-§3 (sha256_64, slots, ring,
+ranges with identity) over the key files in this folder.  It writes, for
+each plan NAME.cfg here, NAME.movers (key<TAB>from<TAB>to, in input order)
+and NAME.json (the summary of DESIGN §5).  tests/test_dryrun.c compares the
+binary's output with these files.  Run it again only when the key files or
+plans change:  python3 tests/data/gen_dryrun_expected.py
+"""
+import bisect
+import hashlib
+import json
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sha256_64(key: bytes) -> int:
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+
+def identity(key: bytes) -> int:
+    return int(key.decode("ascii"))
+
+
+def slots(n, t, nodes, table):
+    def owner(p):
+        slot = p % (n * t)
+        return nodes[slot // t], f"{nodes[slot // t]}.{table}_{slot % t}"
+    return owner
+
+
+def ring(vnodes, nodes, h):
+    points = sorted((h(f"{s}#{v}".encode()), s) for s in nodes for v in range(vnodes))
+    pos = [p for p, _ in points]
+
+    def owner(p):
+        i = bisect.bisect_left(pos, p)
+        s = points[i % len(points)][1]
+        return s, s
+    return owner
+
+
+def ranges(table):
+    ends = [e for e, _ in table]
+
+    def owner(p):
+        s = table[bisect.bisect_left(ends, p)][1]
+        return s, s
+    return owner
+
+
+MAX = (1 << 64) - 1
+CASES = {
+    # name: (key file, hash, from owner, to owner, from nodes, to nodes)
+    "slots-2x": ("keys.txt", sha256_64,
+                 slots(2, 4, ["db0", "db1"], "orders"),
+                 slots(4, 4, ["db0", "db1", "db2", "db3"], "orders"),
+                 ["db0", "db1"], ["db0", "db1", "db2", "db3"]),
+    "ring-4to5": ("keys.txt", sha256_64,
+                  ring(100, ["s0", "s1", "s2", "s3"], sha256_64),
+                  ring(100, ["s0", "s1", "s2", "s3", "s4"], sha256_64),
+                  ["s0", "s1", "s2", "s3"], ["s0", "s1", "s2", "s3", "s4"]),
+    "ranges-ids": ("ids.txt", identity,
+                   ranges([(4999, "a"), (MAX, "b")]),
+                   ranges([(2499, "a"), (4999, "c"), (7499, "b"), (MAX, "d")]),
+                   ["a", "b"], ["a", "c", "b", "d"]),
+}
+
+
+def skew(counts):
+    lo, hi = min(counts), max(counts)
+    return None if lo == 0 else (hi - lo) / lo
+
+
+def make_keys():
+    rng = random.Random(20261202)
+    keys = [f"customer-{rng.randrange(10**9)}" for _ in range(6000)]
+    keys += [str(rng.randrange(-10**12, 10**12)) for _ in range(3000)]
+    keys += ["Grüße", "東京", "😀", "𝄞-music", "a\"b", "x`y"]
+    keys += ["customer-hot"] * 250 + ["customer-warm"] * 40
+    rng.shuffle(keys)
+    with open(os.path.join(HERE, "keys.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(keys) + "\n")
+    with open(os.path.join(HERE, "ids.txt"), "w") as f:
+        f.write("\n".join(str(rng.randrange(10000)) for _ in range(5000)) + "\n")
+
+
+def main():
+    make_keys()
+    for name, (keyfile, h, frm, to, from_nodes, to_nodes) in CASES.items():
+        with open(os.path.join(HERE, keyfile), "rb") as f:
+            keys = [line.rstrip(b"\n") for line in f if line.rstrip(b"\n")]
+        before = {s: 0 for s in from_nodes}
+        after = {s: 0 for s in to_nodes}
+        flows = {}
+        movers = []
+        for k in keys:
+            p = h(k)
+            fs, fl = frm(p)
+            ts, tl = to(p)
+            before[fs] += 1
+            after[ts] += 1
+            if fl != tl:
+                movers.append(k + b"\t" + fl.encode() + b"\t" + tl.encode() + b"\n")
+                flows[(fs, ts)] = flows.get((fs, ts), 0) + 1
+        with open(os.path.join(HERE, name + ".movers"), "wb") as f:
+            f.write(b"".join(movers))
+        summary = {
+            "keys": len(keys), "moved": len(movers),
+            "before": before, "after": after,
+            "flows": [{"from": a, "to": b, "keys": n} for (a, b), n in sorted(flows.items())],
+            "skew_before": skew(list(before.values())),
+            "skew_after": skew(list(after.values())),
+        }
+        with open(os.path.join(HERE, name + ".json"), "w") as f:
+            json.dump(summary, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# End-to-end tests of the reshard binary that need no server: help,
+# version, exit codes, plan errors as FILE:LINE, dry-run from standard input
+# and `route`.  Usage: tests/test_cli.sh PATH/TO/reshard
+set -uo pipefail
+
+bin=${1:?usage: test_cli.sh PATH/TO/reshard}
+data=$(cd "$(dirname "$0")/data" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+check() { # check NAME COMMAND... : the command must succeed
+	local name=$1
+	shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $name" >&2
+	fi
+}
+
+# expect_exit CODE NAME COMMAND...: run COMMAND, keep its output in
+# $tmp/out and $tmp/err, and check its exit status.
+expect_exit() {
+	local want=$1 name=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" -eq "$want" ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $name: exit $got, expected $want; stderr:" >&2
+		sed 's/^/  /' "$tmp/err" >&2
+	fi
+}
+
+expect_exit 0 "--version" "$bin" --version
+check "version text" grep -q '^reshard [0-9]' "$tmp/out"
+expect_exit 0 "--help" "$bin" --help
+check "help lists dry-run" grep -q 'dry-run' "$tmp/out"
+expect_exit 0 "dry-run --help" "$bin" dry-run --help
+check "dry-run help lists --keys" grep -q -- '--keys' "$tmp/out"
+expect_exit 2 "no command" "$bin"
+expect_exit 2 "unknown command" "$bin" dryrun
+check "suggests dry-run" grep -q "did you mean 'dry-run'" "$tmp/err"
+expect_exit 2 "unknown option" "$bin" dry-run "$data/slots-2x.cfg" --kyes x
+check "names the option" grep -q -- "--kyes" "$tmp/err"
+expect_exit 2 "bad --format" "$bin" dry-run "$data/slots-2x.cfg" --keys x --format xml
+
+# An invalid plan: every mistake, each as FILE:LINE, exit 2.
+cat >"$tmp/bad.cfg" <<'PLAN'
+version = 1;
+name = "bad";
+hash = "sha265_64";
+tables = ( { name = "orders"; key = "id"; } );
+shards = ( { name = "a"; url = "sqlite:///tmp/a.db"; } );
+from = { map = "modulo"; nodes = ["a"]; };
+to = { map = "modulo"; nodes = ["a", "b"]; };
+strategy = "split";
+options = { paralel = 4; };
+PLAN
+expect_exit 2 "invalid plan" "$bin" dry-run "$tmp/bad.cfg" --keys "$data/keys.txt"
+check "hash mistake at line 3" grep -q "bad.cfg:3: unknown hash 'sha265_64'" "$tmp/err"
+check "node mistake at line 7" grep -q "bad.cfg:7: node 'b' is not a shard" "$tmp/err"
+check "option mistake at line 9" grep -q "bad.cfg:9: unknown setting 'paralel' in options; did you mean 'parallel'" "$tmp/err"
+check "nothing on stdout" test ! -s "$tmp/out"
+
+# Dry-run from standard input gives exactly the independently computed movers.
+expect_exit 0 "dry-run stdin" "$bin" dry-run "$data/ring-4to5.cfg" --keys - <"$data/keys.txt"
+check "movers from stdin" cmp -s "$tmp/out" "$data/ring-4to5.movers"
+check "text summary" grep -q '^movers: ' "$tmp/err"
+check "flows" grep -q '^  s0 -> s4: ' "$tmp/err"
+expect_exit 0 "summary only" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --summary --top 1
+check "summary on stdout" grep -q 'top 1 keys by rows' "$tmp/out"
+check "no movers in summary" bash -c "! grep -q $'\t' '$tmp/out'"
+expect_exit 0 "--table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table orders
+expect_exit 2 "unknown --table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table nope
+
+# A key the hash cannot take: exit 1, the key and its line named.
+printf '1\n2\nabc\n' >"$tmp/ids.txt"
+expect_exit 1 "bad identity key" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
+check "names key and line" grep -q "ids.txt:3: key 'abc'" "$tmp/err"
+
+# route: from, to, moves|stays and the point (sha256("2") starts d4735e3a…).
+expect_exit 0 "route" "$bin" route "$data/slots-2x.cfg" 1 2
+check "route key 2" grep -qx $'2\tdb1.orders_2\tdb3.orders_2\tmoves\t0xd4735e3a265e16ee' "$tmp/out"
+check "route key 1" grep -qx $'1\tdb0.orders_1\tdb0.orders_1\tstays\t0x6b86b273ff34fce1' "$tmp/out"
+expect_exit 0 "route negative key" "$bin" route "$data/ranges-ids.cfg" -- 7000 2000
+check "route by value" grep -qx $'7000\tb\tb\tstays\t0x0000000000001b58' "$tmp/out"
+expect_exit 1 "route bad key" "$bin" route "$data/ranges-ids.cfg" -- -5
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,269 @@
+/*
+ * The dry-run end to end on key files: movers and the JSON summary must
+ * equal what an independent Python implementation of DESIGN §2–§3 computed
+ * (tests/data/gen_dryrun_expected.py), for a slot doubling, a ring split and
+ * a range split by value; a key the hash cannot take names its line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "dryrun/dryrun.h"
+
+static const char *
+data_path(const char *name)
+{
+	static char path[4096];
+	const char *dir = getenv("RESHARD_TEST_DATA");
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", name);
+	return path;
+}
+
+static char *
+slurp(FILE *f, size_t *len)
+{
+	char *buf;
+	long n;
+
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static struct rs_plan *
+load(const char *name)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	struct rs_err err = {0};
+
+	if (plan_load(data_path(name), &plan, &diags, &err) != 0) {
+		plan_diags_print(&diags, name, stderr);
+		fail_msg("%s", err.message);
+	}
+	return plan;
+}
+
+/* The flows as a set: order is not part of the contract. */
+static int
+flows_equal(json_t *a, json_t *b)
+{
+	size_t i, j;
+	json_t *x, *y;
+
+	if (json_array_size(a) != json_array_size(b))
+		return 0;
+	json_array_foreach(a, i, x)
+	{
+		int found = 0;
+
+		json_array_foreach(b, j, y) found |= json_equal(x, y);
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+check_skew(json_t *got, json_t *want)
+{
+	if (json_is_null(want)) {
+		assert_true(json_is_null(got));
+		return;
+	}
+	assert_float_equal(json_number_value(got), json_number_value(want),
+	                   1e-5);
+}
+
+static void
+run_case(const char *name, const char *keys)
+{
+	char cfg[64], movers[64], expected_json[64];
+	struct rs_plan *plan;
+	struct rs_dryrun_options options = {0};
+	struct rs_err err = {0};
+	FILE *out = tmpfile(), *summary = tmpfile(), *want;
+	char *got_movers, *want_movers, *got_summary;
+	size_t got_len, want_len;
+	json_t *got, *expect;
+	json_error_t jerr;
+
+	snprintf(cfg, sizeof(cfg), "%s.cfg", name);
+	snprintf(movers, sizeof(movers), "%s.movers", name);
+	snprintf(expected_json, sizeof(expected_json), "%s.json", name);
+	plan = load(cfg);
+	options.keys_path = data_path(keys);
+	options.json = 1;
+	if (dryrun_run(plan, &options, out, summary, &err) != 0)
+		fail_msg("dryrun_run: %s", err.message);
+
+	got_movers = slurp(out, &got_len);
+	want = fopen(data_path(movers), "rb");
+	assert_non_null(want);
+	want_movers = slurp(want, &want_len);
+	fclose(want);
+	assert_true(want_len > 1000); /* the case does move keys */
+	assert_int_equal(got_len, want_len);
+	assert_memory_equal(got_movers, want_movers, want_len);
+
+	got_summary = slurp(summary, &got_len);
+	got = json_loads(got_summary, 0, &jerr);
+	assert_non_null(got);
+	expect = json_load_file(data_path(expected_json), 0, &jerr);
+	assert_non_null(expect);
+	assert_true(json_equal(json_object_get(got, "keys"),
+	                       json_object_get(expect, "keys")));
+	assert_true(json_equal(json_object_get(got, "moved"),
+	                       json_object_get(expect, "moved")));
+	assert_true(json_equal(json_object_get(got, "before"),
+	                       json_object_get(expect, "before")));
+	assert_true(json_equal(json_object_get(got, "after"),
+	                       json_object_get(expect, "after")));
+	assert_true(flows_equal(json_object_get(got, "flows"),
+	                        json_object_get(expect, "flows")));
+	check_skew(json_object_get(got, "skew_before"),
+	           json_object_get(expect, "skew_before"));
+	check_skew(json_object_get(got, "skew_after"),
+	           json_object_get(expect, "skew_after"));
+	assert_null(json_object_get(got, "top")); /* not asked for */
+
+	json_decref(got);
+	json_decref(expect);
+	free(got_movers);
+	free(want_movers);
+	free(got_summary);
+	fclose(out);
+	fclose(summary);
+	plan_free(plan);
+}
+
+static void
+test_slots_doubling(void **state)
+{
+	(void)state;
+	run_case("slots-2x", "keys.txt");
+}
+
+static void
+test_ring_split(void **state)
+{
+	(void)state;
+	run_case("ring-4to5", "keys.txt");
+}
+
+static void
+test_ranges_by_value(void **state)
+{
+	(void)state;
+	run_case("ranges-ids", "ids.txt");
+}
+
+static void
+test_summary_only_with_top(void **state)
+{
+	struct rs_plan *plan = load("ring-4to5.cfg");
+	struct rs_dryrun_options options = {0};
+	struct rs_err err = {0};
+	FILE *out = tmpfile(), *summary = tmpfile();
+	char *text;
+	size_t len;
+	json_t *got, *top;
+	json_error_t jerr;
+
+	(void)state;
+	options.keys_path = data_path("keys.txt");
+	options.json = 1;
+	options.summary_only = 1;
+	options.top = 2;
+	assert_int_equal(dryrun_run(plan, &options, out, summary, &err), 0);
+	text = slurp(summary, &len);
+	assert_int_equal(len, 0); /* everything went to OUT */
+	free(text);
+	text = slurp(out, &len);
+	got = json_loads(text, 0, &jerr); /* only one JSON object */
+	assert_non_null(got);
+	top = json_object_get(got, "top");
+	assert_int_equal(json_array_size(top), 2);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(top, 0), "key")),
+	                    "customer-hot");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(top, 0), "rows")),
+	                 250);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(top, 1), "key")),
+	                    "customer-warm");
+	json_decref(got);
+	free(text);
+	fclose(out);
+	fclose(summary);
+	plan_free(plan);
+}
+
+static void
+test_identity_rejects_text_key_with_line(void **state)
+{
+	struct rs_plan *plan = load("ranges-ids.cfg");
+	struct rs_dryrun_options options = {0};
+	struct rs_err err = {0};
+	FILE *keys = fopen("/tmp/reshard-test-ids.txt", "w");
+	FILE *out = tmpfile(), *summary = tmpfile();
+
+	(void)state;
+	fputs("12\n\n7\ncustomer-9\n3\n", keys);
+	fclose(keys);
+	options.keys_path = "/tmp/reshard-test-ids.txt";
+	assert_int_equal(dryrun_run(plan, &options, out, summary, &err),
+	                 RS_EKEY);
+	assert_non_null(strstr(err.message, ":4: key 'customer-9'"));
+	assert_non_null(strstr(err.message, "identity"));
+	remove("/tmp/reshard-test-ids.txt");
+	fclose(out);
+	fclose(summary);
+	plan_free(plan);
+}
+
+static void
+test_unknown_table(void **state)
+{
+	struct rs_plan *plan = load("slots-2x.cfg");
+	struct rs_dryrun_options options = {0};
+	struct rs_err err = {0};
+
+	(void)state;
+	options.keys_path = data_path("keys.txt");
+	options.table = "invoices";
+	assert_int_equal(dryrun_run(plan, &options, stdout, stderr, &err),
+	                 RS_EUSAGE);
+	assert_non_null(strstr(err.message, "invoices"));
+	plan_free(plan);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slots_doubling),
+		cmocka_unit_test(test_ring_split),
+		cmocka_unit_test(test_ranges_by_value),
+		cmocka_unit_test(test_summary_only_with_top),
+		cmocka_unit_test(test_identity_rejects_text_key_with_line),
+		cmocka_unit_test(test_unknown_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
