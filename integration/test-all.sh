@@ -29,13 +29,19 @@ run_suite "unit tests (asan+ubsan)" \
 	env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir build-asan --output-on-failure
 
-# Real servers for the integration scenarios; stopped on any exit.
-export RESHARD_SERVERS_DIR=${RESHARD_SERVERS_DIR:-/tmp/reshard-servers-$$}
-trap 'integration/servers.sh stop "$RESHARD_SERVERS_DIR" || true' EXIT
-integration/servers.sh start "$RESHARD_SERVERS_DIR"
-for scenario in integration/test_*.sh; do
-	run_suite "$scenario" "$scenario"
-done
+# The server scripts themselves: start, replicate, stop, leave nothing.
+run_suite "integration/test_servers.sh" env -u RESHARD_SERVERS_DIR integration/test_servers.sh
+
+# Scenarios share one set of real servers, stopped on any exit.
+scenarios=(integration/scenario_*.sh)
+if [ -e "${scenarios[0]}" ]; then
+	export RESHARD_SERVERS_DIR=${RESHARD_SERVERS_DIR:-/tmp/reshard-servers-$$}
+	trap 'integration/servers.sh stop "$RESHARD_SERVERS_DIR" || true' EXIT
+	integration/servers.sh start "$RESHARD_SERVERS_DIR"
+	for scenario in "${scenarios[@]}"; do
+		run_suite "$scenario" "$scenario"
+	done
+fi
 
 echo "suites: $suites_passed passed, $suites_failed failed"
 [ "$suites_failed" -eq 0 ]
