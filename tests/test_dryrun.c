@@ -108,7 +108,7 @@ run_case(const char *name, const char *keys)
 	plan = load(cfg);
 	options.keys_path = data_path(keys);
 	options.json = 1;
-	if (dryrun_run(plan, &options, out, summary, &err) != 0)
+	if (dryrun_run_keyfile(plan, &options, out, summary, &err) != 0)
 		fail_msg("dryrun_run: %s", err.message);
 
 	got_movers = slurp(out, &got_len);
@@ -189,7 +189,7 @@ test_summary_only_with_top(void **state)
 	options.json = 1;
 	options.summary_only = 1;
 	options.top = 2;
-	assert_int_equal(dryrun_run(plan, &options, out, summary, &err), 0);
+	assert_int_equal(dryrun_run_keyfile(plan, &options, out, summary, &err), 0);
 	text = slurp(summary, &len);
 	assert_int_equal(len, 0); /* everything went to OUT */
 	free(text);
@@ -227,7 +227,7 @@ test_identity_rejects_text_key_with_line(void **state)
 	fputs("12\n\n7\ncustomer-9\n3\n", keys);
 	fclose(keys);
 	options.keys_path = "/tmp/reshard-test-ids.txt";
-	assert_int_equal(dryrun_run(plan, &options, out, summary, &err),
+	assert_int_equal(dryrun_run_keyfile(plan, &options, out, summary, &err),
 	                 RS_EKEY);
 	assert_non_null(strstr(err.message, ":4: key 'customer-9'"));
 	assert_non_null(strstr(err.message, "identity"));
@@ -247,7 +247,7 @@ test_unknown_table(void **state)
 	(void)state;
 	options.keys_path = data_path("keys.txt");
 	options.table = "invoices";
-	assert_int_equal(dryrun_run(plan, &options, stdout, stderr, &err),
+	assert_int_equal(dryrun_run_keyfile(plan, &options, stdout, stderr, &err),
 	                 RS_EUSAGE);
 	assert_non_null(strstr(err.message, "invoices"));
 	plan_free(plan);

@@ -86,7 +86,7 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 		return rc;
 	static char buffer[1 << 20];
 	setvbuf(stdout, buffer, _IOFBF, sizeof(buffer));
-	rc = dryrun_run(plan, &options, stdout, stderr, err);
+	rc = dryrun_run_keyfile(plan, &options, stdout, stderr, err);
 	plan_free(plan);
 	return rc;
 }

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int
 rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
@@ -13,6 +14,9 @@ rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 		va_list ap;
 
 		err->code = code;
+		err->sqlstate[0] = '\0';
+		err->server_errno = 0;
+		err->retryable = 0;
 		va_start(ap, fmt);
 		vsnprintf(err->message, sizeof(err->message), fmt, ap);
 		va_end(ap);
@@ -33,5 +37,26 @@ rs_err_exit_code(int code)
 		return 3;
 	default:
 		return 1;
+	}
+}
+
+int
+rs_err_retryable(const char *sqlstate, int server_errno)
+{
+	if (sqlstate != NULL && sqlstate[0] != '\0') {
+		if (strncmp(sqlstate, "08", 2) == 0 ||
+		    strcmp(sqlstate, "40001") == 0 ||
+		    strcmp(sqlstate, "40P01") == 0)
+			return 1;
+	}
+	switch (server_errno) {
+	case 1205: /* ER_LOCK_WAIT_TIMEOUT */
+	case 1213: /* ER_LOCK_DEADLOCK */
+	case 2006: /* CR_SERVER_GONE_ERROR */
+	case 2013: /* CR_SERVER_LOST */
+	case 5:    /* SQLITE_BUSY */
+		return 1;
+	default:
+		return 0;
 	}
 }

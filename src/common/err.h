@@ -21,11 +21,18 @@ enum rs_code {
 	RS_EKEY = -5,      /* a key the plan's hash cannot take (identity) */
 	RS_EINTERNAL = -6, /* a bug: please report it with the message */
 	RS_EVERIFY = -7,   /* verification found differences */
+	RS_ECONNECT = -8,  /* a shard cannot be reached or the link was lost */
+	RS_EQUERY = -9,    /* a statement failed on a shard */
+	RS_ESCHEMA = -10,  /* a table is missing or has no primary key */
+	RS_EBUSY = -11,    /* the object is in use by another operation */
 };
 
 struct rs_err {
 	int code;           /* one of enum rs_code, 0 when unset */
 	char message[1024]; /* one line, no trailing newline */
+	char sqlstate[6];   /* PostgreSQL / MariaDB SQLSTATE, "" if none */
+	int server_errno;   /* MariaDB errno or SQLite result code, 0 if none */
+	int retryable;      /* 1 when trying again may succeed (rs_err_retryable) */
 };
 
 /* Record CODE and a printf-style message in ERR (which may be NULL) and
@@ -36,5 +43,12 @@ int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 /* The process exit code for an error code (DESIGN §5): 2 for usage and plan
  * errors, 3 for verification differences, 1 for everything else. */
 int rs_err_exit_code(int code);
+
+/* Whether a failure with SQLSTATE (may be NULL or "") or MariaDB errno /
+ * SQLite result code SERVER_ERRNO is worth retrying: a lost connection
+ * (class 08, MariaDB 2006/2013), a serialization failure or deadlock
+ * (40001, 40P01, MariaDB 1205/1213), SQLITE_BUSY.  The one place where
+ * retryable and fatal errors are told apart. */
+int rs_err_retryable(const char *sqlstate, int server_errno);
 
 #endif

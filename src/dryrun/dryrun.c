@@ -1,23 +1,23 @@
 /*
- * The offline dry-run: keys from a file or standard input → owners under
- * `from` and `to` → movers on the output and counts for the summary.
+ * The dry-run sink: keys → owners under `from` and `to` → movers on the
+ * output and counts for the summary.
  *
- * This is the hot loop of the `bench/dryrun` benchmark (10 million keys), so
- * the input is read in large blocks and split with memchr, owner labels are
- * formatted once up front, and each mover is written with one unlocked
- * fwrite per piece into a large stdio buffer.
+ * This is the hot loop of the `bench/dryrun` benchmark (10 million keys):
+ * keys arrive in batches so that their SHA-256 blocks are compressed
+ * together (hash_sha256_64_batch), owner labels are formatted once up
+ * front, and each mover is written with unlocked stdio calls into a large
+ * buffer.
  */
 #include "dryrun/dryrun.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define READ_BLOCK (1 << 20)
+#define BATCH 64
 
-/* Printable owner names of one map: labels[shard * tables + table]. */
+/* Printable owner names of one map for one logical table:
+ * names[shard * tables + table]. */
 struct labels {
 	char **names;
 	size_t *lens;
@@ -25,11 +25,13 @@ struct labels {
 	int count;
 };
 
-struct dryrun {
+struct rs_dryrun {
 	struct rs_dryrun_result result;
 	const struct rs_dryrun_options *options;
-	struct labels from_labels, to_labels;
+	struct labels *from_labels; /* [plan->n_tables] */
+	struct labels *to_labels;
 	FILE *movers_out; /* NULL with summary_only */
+	FILE *out;        /* where the summary goes with summary_only */
 };
 
 static void
@@ -42,7 +44,8 @@ labels_clear(struct labels *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* "db0" for maps without tables, "db0.orders_3" for slot maps. */
+/* "db0" for maps without tables, "db0.orders_3" for slot maps.  Returns 0
+ * or RS_ENOMEM. */
 static int
 labels_init(struct labels *l, const struct rs_plan *plan,
             const struct rs_map *map, const char *table)
@@ -85,28 +88,96 @@ label_index(const struct labels *l, struct rs_owner o)
 	return o.shard * l->tables + o.table;
 }
 
-/* Account for one key (one row).  LINE is for the error message. */
-static int
-dryrun_key(struct dryrun *dr, const char *key, size_t len,
-           unsigned long long line, struct rs_err *err)
+void
+dryrun_free(struct rs_dryrun *dr)
+{
+	if (dr == NULL)
+		return;
+	for (int i = 0; i < dr->result.plan->n_tables; i++) {
+		if (dr->from_labels != NULL)
+			labels_clear(&dr->from_labels[i]);
+		if (dr->to_labels != NULL)
+			labels_clear(&dr->to_labels[i]);
+	}
+	free(dr->from_labels);
+	free(dr->to_labels);
+	stats_clear(&dr->result.stats);
+	if (dr->result.top.slots != NULL)
+		topkeys_clear(&dr->result.top);
+	free(dr);
+}
+
+int
+dryrun_begin(const struct rs_plan *plan,
+             const struct rs_dryrun_options *options, FILE *movers_out,
+             struct rs_dryrun **out, struct rs_err *err)
+{
+	struct rs_dryrun *dr = calloc(1, sizeof(*dr));
+	int only = -1;
+
+	*out = NULL;
+	if (options->table != NULL) {
+		only = plan_table_index(plan, options->table);
+		if (only < 0) {
+			free(dr);
+			return rs_err_set(err, RS_EUSAGE,
+			                  "--table %s: the plan has no such "
+			                  "table (its tables are listed under "
+			                  "tables in %s)",
+			                  options->table, plan->path);
+		}
+	}
+	if (dr == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	dr->options = options;
+	dr->result.plan = plan;
+	dr->result.n_top = options->top;
+	dr->result.table = only >= 0 ? only : (plan->n_tables == 1 ? 0 : -1);
+	if (options->keys_path != NULL && only < 0)
+		dr->result.table = 0; /* key files belong to the first table */
+	dr->movers_out = options->summary_only ? NULL : movers_out;
+	dr->out = movers_out;
+	dr->from_labels = calloc((size_t)plan->n_tables, sizeof(struct labels));
+	dr->to_labels = calloc((size_t)plan->n_tables, sizeof(struct labels));
+	if (dr->from_labels == NULL || dr->to_labels == NULL ||
+	    stats_init(&dr->result.stats, plan->n_shards) != 0 ||
+	    (options->top > 0 && topkeys_init(&dr->result.top) != 0))
+		goto nomem;
+	for (int i = 0; i < plan->n_tables; i++)
+		if (labels_init(&dr->from_labels[i], plan, plan->from,
+		                plan->tables[i].name) != 0 ||
+		    labels_init(&dr->to_labels[i], plan, plan->to,
+		                plan->tables[i].name) != 0)
+			goto nomem;
+	*out = dr;
+	return 0;
+nomem:
+	dryrun_free(dr);
+	return rs_err_set(err, RS_ENOMEM, "out of memory");
+}
+
+int
+dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
+                 size_t len, struct rs_err *err)
+{
+	return rs_err_set(
+		err, RS_EKEY, "%s: key '%.*s' cannot be hashed with %s%s",
+		where, (int)(len > 200 ? 200 : len), key, hash_name(plan->hash),
+		plan->hash == RS_HASH_IDENTITY
+			? ", which takes only non-negative integers "
+			  "below 2^64"
+			: ": it is not valid UTF-8");
+}
+
+/* Account for one row whose key hashes to POINT. */
+static inline int
+dryrun_point(struct rs_dryrun *dr, int table, const char *key, size_t len,
+             uint64_t point, struct rs_err *err)
 {
 	const struct rs_plan *plan = dr->result.plan;
-	uint64_t point;
-	struct rs_owner from, to;
+	struct rs_owner from = map_owner(plan->from, point);
+	struct rs_owner to = map_owner(plan->to, point);
 
-	if (hash_point(plan->hash, key, len, &point) != 0)
-		return rs_err_set(err, RS_EKEY,
-		                  "%s:%llu: key '%.*s' cannot be hashed with "
-		                  "%s%s",
-		                  dr->options->keys_path, line,
-		                  (int)(len > 200 ? 200 : len), key,
-		                  hash_name(plan->hash),
-		                  plan->hash == RS_HASH_IDENTITY
-		                          ? ", which takes only non-negative "
-		                            "integers below 2^64"
-		                          : ": it is not valid UTF-8");
-	from = map_owner(plan->from, point);
-	to = map_owner(plan->to, point);
 	stats_add(&dr->result.stats, from, to);
 	if (dr->options->top > 0 &&
 	    topkeys_add(&dr->result.top, key, len, point, from, to) != 0)
@@ -116,151 +187,87 @@ dryrun_key(struct dryrun *dr, const char *key, size_t len,
 	if (dr->movers_out != NULL &&
 	    (from.shard != to.shard || from.table != to.table)) {
 		FILE *out = dr->movers_out;
-		int f = label_index(&dr->from_labels, from);
-		int t = label_index(&dr->to_labels, to);
+		const struct labels *fl = &dr->from_labels[table];
+		const struct labels *tl = &dr->to_labels[table];
+		int f = label_index(fl, from), t = label_index(tl, to);
 
 		fwrite_unlocked(key, 1, len, out);
 		putc_unlocked('\t', out);
-		fwrite_unlocked(dr->from_labels.names[f], 1,
-		                dr->from_labels.lens[f], out);
+		fwrite_unlocked(fl->names[f], 1, fl->lens[f], out);
 		putc_unlocked('\t', out);
-		fwrite_unlocked(dr->to_labels.names[t], 1,
-		                dr->to_labels.lens[t], out);
+		fwrite_unlocked(tl->names[t], 1, tl->lens[t], out);
 		putc_unlocked('\n', out);
 	}
 	return 0;
 }
 
-/* Read keys from FD, one per line, feeding dryrun_key.  Empty lines are
- * skipped and a trailing "\r" is dropped (files written on Windows). */
-static int
-dryrun_read_keys(struct dryrun *dr, int fd, struct rs_err *err)
+int
+dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
+                const size_t *lens, size_t n, size_t *bad, struct rs_err *err)
 {
-	size_t cap = READ_BLOCK, have = 0;
-	char *buf = malloc(cap);
-	unsigned long long line = 0;
-	int rc = 0;
+	const struct rs_plan *plan = dr->result.plan;
+	uint64_t points[BATCH];
 
-	if (buf == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t got;
+	for (size_t start = 0; start < n; start += BATCH) {
+		size_t count = n - start < BATCH ? n - start : BATCH;
 
-		if (have == cap) { /* one line longer than the buffer */
-			char *bigger = realloc(buf, cap * 2);
-
-			if (bigger == NULL) {
-				rc = rs_err_set(err, RS_ENOMEM,
-				                "out of memory for a %zu-byte "
-				                "line",
-				                cap);
-				break;
+		if (plan->hash == RS_HASH_SHA256_64) {
+			hash_sha256_64_batch(keys + start, lens + start, count,
+			                     points);
+		} else {
+			for (size_t i = 0; i < count; i++) {
+				if (hash_point(plan->hash, keys[start + i],
+				               lens[start + i],
+				               &points[i]) == 0)
+					continue;
+				/* Count the keys before the bad one. */
+				for (size_t j = 0; j < i; j++) {
+					int rc = dryrun_point(dr, table,
+					                      keys[start + j],
+					                      lens[start + j],
+					                      points[j], err);
+					if (rc != 0)
+						return rc;
+				}
+				*bad = start + i;
+				return RS_EKEY;
 			}
-			buf = bigger;
-			cap *= 2;
 		}
-		got = read(fd, buf + have, cap - have);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			rc = rs_err_set(err, RS_EIO, "cannot read %s: %s",
-			                dr->options->keys_path,
-			                strerror(errno));
-			break;
+		for (size_t i = 0; i < count; i++) {
+			int rc = dryrun_point(dr, table, keys[start + i],
+			                      lens[start + i], points[i], err);
+			if (rc != 0)
+				return rc;
 		}
-		if (got == 0 && have > 0) /* last line without newline */
-			buf[have++] = '\n';
-		else if (got == 0)
-			break;
-		else
-			have += (size_t)got;
-
-		char *p = buf, *end = buf + have, *nl;
-		while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-			size_t len = (size_t)(nl - p);
-
-			line++;
-			if (len > 0 && p[len - 1] == '\r')
-				len--;
-			if (len > 0) {
-				rc = dryrun_key(dr, p, len, line, err);
-				if (rc != 0)
-					goto out;
-			}
-			p = nl + 1;
-		}
-		have = (size_t)(end - p);
-		memmove(buf, p, have);
 	}
-out:
-	free(buf);
-	return rc;
+	return 0;
 }
 
-static void
-dryrun_clear(struct dryrun *dr)
+void
+dryrun_add_misplaced(struct rs_dryrun *dr)
 {
-	labels_clear(&dr->from_labels);
-	labels_clear(&dr->to_labels);
-	stats_clear(&dr->result.stats);
-	if (dr->result.top.slots != NULL)
-		topkeys_clear(&dr->result.top);
+	dr->result.misplaced++;
 }
 
 int
-dryrun_run(const struct rs_plan *plan, const struct rs_dryrun_options *options,
-           FILE *movers_out, FILE *summary_out, struct rs_err *err)
+dryrun_from_owner(const struct rs_dryrun *dr, const char *key, size_t len,
+                  struct rs_owner *owner)
 {
-	struct dryrun dr = {0};
-	int fd = -1, rc;
-	const char *table;
+	uint64_t point;
+	int rc = hash_point(dr->result.plan->hash, key, len, &point);
 
-	dr.options = options;
-	dr.result.plan = plan;
-	dr.result.n_top = options->top;
-	dr.result.table = 0;
-	if (options->table != NULL) {
-		dr.result.table = plan_table_index(plan, options->table);
-		if (dr.result.table < 0)
-			return rs_err_set(err, RS_EUSAGE,
-			                  "--table %s: the plan has no such "
-			                  "table (its tables are listed under "
-			                  "tables in %s)",
-			                  options->table, plan->path);
-	}
-	table = plan->tables[dr.result.table].name;
-	if (stats_init(&dr.result.stats, plan->n_shards) != 0 ||
-	    labels_init(&dr.from_labels, plan, plan->from, table) != 0 ||
-	    labels_init(&dr.to_labels, plan, plan->to, table) != 0 ||
-	    (options->top > 0 && topkeys_init(&dr.result.top) != 0)) {
-		dryrun_clear(&dr);
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	}
-	dr.movers_out = options->summary_only ? NULL : movers_out;
-
-	if (strcmp(options->keys_path, "-") == 0) {
-		fd = STDIN_FILENO;
-	} else {
-		fd = open(options->keys_path, O_RDONLY);
-		if (fd < 0) {
-			rc = rs_err_set(err, RS_EIO,
-			                "cannot open key file %s: %s",
-			                options->keys_path, strerror(errno));
-			dryrun_clear(&dr);
-			return rc;
-		}
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	}
-	rc = dryrun_read_keys(&dr, fd, err);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	if (rc == 0 && movers_out != NULL && fflush(movers_out) != 0)
-		rc = rs_err_set(err, RS_EIO, "cannot write movers: %s",
-		                strerror(errno));
 	if (rc == 0)
-		rc = dryrun_report(
-			&dr.result, options->json,
-			options->summary_only ? movers_out : summary_out, err);
-	dryrun_clear(&dr);
+		*owner = map_owner(dr->result.plan->from, point);
 	return rc;
+}
+
+int
+dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err)
+{
+	if (dr->movers_out != NULL && fflush(dr->movers_out) != 0)
+		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
+		                  strerror(errno));
+	return dryrun_report(&dr->result, dr->options->json,
+	                     dr->options->summary_only ? dr->out : summary_out,
+	                     err);
 }

@@ -2,9 +2,11 @@
  * The dry-run (DESIGN §5): which keys a plan moves, from where to where,
  * and how even the result is, without writing anything anywhere.
  *
- * Keys come from a key file or standard input (one per line); each key
- * read is one row.  Movers are written as `key<TAB>from<TAB>to` as they are
- * found; the summary (report.c) is printed once all keys are read.
+ * A dry-run is a sink for shard keys: dryrun_begin, then dryrun_add_keys for
+ * each batch of keys read (one key per row), then dryrun_finish prints the
+ * summary.  Movers are written as `key<TAB>from<TAB>to` as they are found.
+ * Keys come from a key file (keyfile.c: dryrun_run_keyfile) or from the
+ * live source shards (live.c: dryrun_run_live).
  */
 #ifndef RS_DRYRUN_H
 #define RS_DRYRUN_H
@@ -16,34 +18,79 @@
 #include "shardmap/stats.h"
 
 struct rs_dryrun_options {
-	const char *keys_path; /* key file, "-" for standard input */
-	const char *table;     /* logical table the keys belong to; NULL: the
-	                          plan's first table */
+	const char *keys_path; /* key file, "-" for standard input; NULL:
+	                          read the live source shards */
+	const char *table;     /* with keys_path: the logical table the keys
+	                          belong to (NULL: the plan's first); live:
+	                          only this table (NULL: all) */
 	int summary_only;      /* print only the summary, on MOVERS_OUT */
 	int json;              /* the summary as one JSON object */
 	int top;               /* report the N keys with most rows; 0: no */
+	int progress;          /* live: draw progress on stderr */
 };
 
 /* What a dry-run found, for the report. */
 struct rs_dryrun_result {
 	const struct rs_plan *plan;
-	int table; /* index into plan->tables */
+	int table;             /* the table reported on, or -1: several */
 	struct rs_stats stats;
 	struct rs_topkeys top; /* filled only when options.top > 0 */
 	int n_top;             /* options.top */
+	uint64_t misplaced;    /* live: rows found on a shard that does not
+	                          own them under `from` */
 };
 
-/*
- * Run a dry-run of PLAN over the keys named in OPTIONS.  Movers go to
- * MOVERS_OUT (unless summary_only), the summary to SUMMARY_OUT (or to
- * MOVERS_OUT with summary_only).  Returns 0; RS_EUSAGE for an unknown
- * table; RS_EIO when the key file cannot be read or output cannot be
- * written; RS_EKEY naming the key and its line when the plan's hash cannot
- * take a key (nothing more is printed then); RS_ENOMEM.
- */
-int dryrun_run(const struct rs_plan *plan,
-               const struct rs_dryrun_options *options, FILE *movers_out,
-               FILE *summary_out, struct rs_err *err);
+struct rs_dryrun;
+
+/* Start a dry-run of PLAN.  Movers go to MOVERS_OUT unless summary_only.
+ * Returns 0 and *DR (free with dryrun_free), RS_EUSAGE for an unknown
+ * --table, or RS_ENOMEM. */
+int dryrun_begin(const struct rs_plan *plan,
+                 const struct rs_dryrun_options *options, FILE *movers_out,
+                 struct rs_dryrun **dr, struct rs_err *err);
+
+/* Account for N keys (one row each) of logical table TABLE.  Returns 0;
+ * RS_EKEY with *BAD set to the index of the first key the plan's hash
+ * cannot take (the keys before it are counted, ERR is not filled: the
+ * caller knows where the key came from); RS_ENOMEM with ERR filled. */
+int dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
+                    const size_t *lens, size_t n, size_t *bad,
+                    struct rs_err *err);
+
+/* Count one row found on SHARD that SHARD does not own under `from`. */
+void dryrun_add_misplaced(struct rs_dryrun *dr);
+
+/* Owner of a key under `from`: lets a live source notice misplaced rows.
+ * Returns 0 or RS_EKEY. */
+int dryrun_from_owner(const struct rs_dryrun *dr, const char *key, size_t len,
+                      struct rs_owner *owner);
+
+/* Flush the movers and print the summary to SUMMARY_OUT (or to the movers'
+ * stream with summary_only).  Returns 0 or RS_EIO / RS_ENOMEM. */
+int dryrun_finish(struct rs_dryrun *dr, FILE *summary_out,
+                  struct rs_err *err);
+void dryrun_free(struct rs_dryrun *dr);
+
+/* The message for a key the plan's hash cannot take, at WHERE. */
+int dryrun_key_error(const struct rs_plan *plan, const char *where,
+                     const char *key, size_t len, struct rs_err *err);
+
+/* A whole dry-run over a key file (keyfile.c).  Returns 0; RS_EUSAGE,
+ * RS_EIO when the key file cannot be read or output written, RS_EKEY naming
+ * the key and its line; RS_ENOMEM. */
+int dryrun_run_keyfile(const struct rs_plan *plan,
+                       const struct rs_dryrun_options *options,
+                       FILE *movers_out, FILE *summary_out,
+                       struct rs_err *err);
+
+/* A whole dry-run over the live source shards (live.c): every table (or
+ * options->table) of every shard of `from`, streamed concurrently
+ * (options.parallel streams) in primary-key order with bounded memory.
+ * Returns 0 or the first failure (RS_ECONNECT, RS_ESCHEMA, RS_EQUERY …)
+ * naming the shard. */
+int dryrun_run_live(const struct rs_plan *plan,
+                    const struct rs_dryrun_options *options, FILE *movers_out,
+                    FILE *summary_out, struct rs_err *err);
 
 /* Print the summary of RESULT as text (with bars) or as one JSON object.
  * Returns 0 or RS_EIO / RS_ENOMEM. */

@@ -162,12 +162,16 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		if (st->after[i] > max)
 			max = st->after[i];
 	}
-	fprintf(out, "plan %s (%s, %s -> %s, hash %s), table %s\n", plan->name,
+	fprintf(out, "plan %s (%s, %s -> %s, hash %s), ", plan->name,
 	        plan_strategy_name(plan->strategy),
 	        map_kind_name(map_def(plan->from)->kind),
-	        map_kind_name(map_def(plan->to)->kind), hash_name(plan->hash),
-	        plan->tables[r->table].name);
-	fprintf(out, "keys read: %s\n", text_thousands(st->keys, a, sizeof(a)));
+	        map_kind_name(map_def(plan->to)->kind), hash_name(plan->hash));
+	if (r->table >= 0)
+		fprintf(out, "table %s\n", plan->tables[r->table].name);
+	else
+		fprintf(out, "%d tables\n", plan->n_tables);
+	fprintf(out, "keys read: %s (one per row)\n",
+	        text_thousands(st->keys, a, sizeof(a)));
 	fprintf(out, "movers:    %s (%.2f%%)\n\n",
 	        text_thousands(st->moved, a, sizeof(a)),
 	        st->keys ? 100.0 * (double)st->moved / (double)st->keys : 0.0);
@@ -211,6 +215,14 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		        "warning: after the move the shards differ by more "
 		        "than 5%%; consider more vnodes, other range ends or "
 		        "a hash that spreads these keys\n");
+
+	if (r->misplaced > 0)
+		fprintf(out,
+		        "warning: %s rows sit on a shard that does not own "
+		        "them "
+		        "under the from map; they are counted where the map "
+		        "puts them — check the from map against the data\n",
+		        text_thousands(r->misplaced, a, sizeof(a)));
 
 	if (r->n_top > 0) {
 		const struct rs_keycount **best =
