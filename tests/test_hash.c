@@ -7,6 +7,11 @@
  * Every vector is checked through the individual function and through
  * hash_point.  Rejected keys must leave the point untouched, so each check
  * starts from a sentinel.
+ *
+ * hash_sha256_64_batch is checked against the same vectors (plus long keys
+ * whose points come from hashlib), in batches of every size and in several
+ * orders, through both of its paths: SHA-NI when the CPU has it and the
+ * portable one (forced), and against hash_sha256_64 on random keys.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +21,12 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "shardmap/hash.h"
+#include "shardmap/sha256_ni.h"
 #include "vectors/hash_vectors.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -120,6 +127,277 @@ test_sha256_64_vectors(void **state)
 		             hash_sha256_64(v->key, v->len), v->sha256_64);
 		expect_hash_point(RS_HASH_SHA256_64, v->key, v->len,
 		                  v->sha256_64);
+	}
+}
+
+/* One key and the sha256_64 point it must get, for the batch tests. */
+struct batch_case {
+	const char *key;
+	size_t len;
+	uint64_t want;
+};
+
+/* Lengths of the generated long keys (see long_key), around the one-block
+ * limit of 55 bytes and past it, and their points from Python's hashlib. */
+static const struct {
+	size_t len;
+	uint64_t sha256_64;
+} long_keys[] = {
+	{54, UINT64_C(0x026f1a44b388135f)},
+	{55, UINT64_C(0xf90ed00bc465ef8b)},
+	{56, UINT64_C(0x9113e486a79a5ca9)},
+	{57, UINT64_C(0x8214304f5d28b0e9)},
+	{63, UINT64_C(0xff1fb4bc99a4d737)},
+	{64, UINT64_C(0x6f339d3fc7e423e0)},
+	{65, UINT64_C(0x9e63f48fa54fa00c)},
+	{100, UINT64_C(0x58136392c5f18a05)},
+	{119, UINT64_C(0x75dfcf136bd3ca1d)},
+	{120, UINT64_C(0x3b2fe79228582905)},
+	{200, UINT64_C(0x95173349c5a56abb)},
+};
+
+#define LONG_KEY_MAX 200
+
+/* Fill KEY with the LEN-byte long key that long_keys[] describes, in Python
+ * bytes((i * 7 + LEN) % 26 + 97 for i in range(LEN)). */
+static void
+long_key(char *key, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		key[i] = (char)('a' + (i * 7 + len) % 26);
+}
+
+/* Every sha256_64 vector, the bad UTF-8 ones and the long keys, in
+ * CASES (room for ARRAY_LEN of all three); the long keys are written to
+ * LONG_BUF (ARRAY_LEN(long_keys) * LONG_KEY_MAX bytes).  Returns the
+ * count. */
+static size_t
+batch_cases(struct batch_case *cases, char *long_buf)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < ARRAY_LEN(hash_vectors); i++) {
+		cases[n].key = hash_vectors[i].key;
+		cases[n].len = hash_vectors[i].len;
+		cases[n++].want = hash_vectors[i].sha256_64;
+	}
+	for (i = 0; i < ARRAY_LEN(hash_bad_utf8); i++) {
+		cases[n].key = hash_bad_utf8[i].key;
+		cases[n].len = hash_bad_utf8[i].len;
+		cases[n++].want = hash_bad_utf8[i].sha256_64;
+	}
+	/* Spread the long keys among the short ones. */
+	for (i = 0; i < ARRAY_LEN(long_keys); i++) {
+		char *key = long_buf + i * LONG_KEY_MAX;
+		size_t at = (i * 7) % n;
+
+		long_key(key, long_keys[i].len);
+		cases[n] = cases[at];
+		cases[at].key = key;
+		cases[at].len = long_keys[i].len;
+		cases[at].want = long_keys[i].sha256_64;
+		n++;
+	}
+	return n;
+}
+
+/* Hash the N cases in batches of SIZE (the last one shorter) and check every
+ * point, and that nothing past a batch is written. */
+static void
+check_batches(const struct batch_case *cases, size_t n, size_t size,
+              const char *order)
+{
+	const char *keys[16];
+	size_t lens[16], start, i;
+	uint64_t points[17];
+	char what[96];
+
+	assert_true(size < ARRAY_LEN(points));
+	snprintf(what, sizeof(what), "hash_sha256_64_batch(size %zu, %s%s)",
+	         size, order, sha256_ni_available() ? ", SHA-NI" : "");
+	for (start = 0; start < n; start += size) {
+		size_t count = n - start < size ? n - start : size;
+
+		for (i = 0; i < count; i++) {
+			keys[i] = cases[start + i].key;
+			lens[i] = cases[start + i].len;
+			points[i] = SENTINEL;
+		}
+		points[count] = SENTINEL;
+		hash_sha256_64_batch(keys, lens, count, points);
+		for (i = 0; i < count; i++)
+			expect_point(what, keys[i], lens[i], points[i],
+			             cases[start + i].want);
+		assert_true(points[count] == SENTINEL);
+	}
+}
+
+/* A deterministic PRNG (splitmix64) for shuffles and random keys. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Every vector through the batch: batch sizes 1 to 9 (below, at and above
+ * the SHA-NI lane count), in the vectors' order, reversed and shuffled, the
+ * long keys among them.  Run by both paths (see main). */
+static void
+test_sha256_64_batch_vectors(void **state)
+{
+	static struct batch_case cases[ARRAY_LEN(hash_vectors) +
+	                               ARRAY_LEN(hash_bad_utf8) +
+	                               ARRAY_LEN(long_keys)];
+	static char long_buf[ARRAY_LEN(long_keys) * LONG_KEY_MAX];
+	uint64_t seed = 42;
+	size_t n, size, i, round;
+
+	(void)state;
+	n = batch_cases(cases, long_buf);
+	assert_int_equal(n, ARRAY_LEN(cases));
+	for (size = 1; size <= 9; size++)
+		check_batches(cases, n, size, "in order");
+	for (i = 0; i < n / 2; i++) {
+		struct batch_case t = cases[i];
+
+		cases[i] = cases[n - 1 - i];
+		cases[n - 1 - i] = t;
+	}
+	for (size = 1; size <= 9; size++)
+		check_batches(cases, n, size, "reversed");
+	for (round = 0; round < 4; round++) {
+		for (i = n - 1; i > 0; i--) {
+			size_t j = (size_t)(next_random(&seed) % (i + 1));
+			struct batch_case t = cases[i];
+
+			cases[i] = cases[j];
+			cases[j] = t;
+		}
+		for (size = 1; size <= 9; size++)
+			check_batches(cases, n, size, "shuffled");
+	}
+	/* All of them at once, and nothing at all (no pointer is read). */
+	check_batches(cases, n, n < 16 ? n : 16, "16 at a time");
+	hash_sha256_64_batch(NULL, NULL, 0, NULL);
+}
+
+/* The same through the portable path, whatever the CPU (the setup forces
+ * it, the teardown undoes that). */
+static void
+test_sha256_64_batch_vectors_portable(void **state)
+{
+	assert_false(sha256_ni_available());
+	test_sha256_64_batch_vectors(state);
+}
+
+static int
+force_portable(void **state)
+{
+	(void)state;
+	sha256_ni_force_portable(1);
+	return 0;
+}
+
+static int
+unforce_portable(void **state)
+{
+	(void)state;
+	sha256_ni_force_portable(0);
+	return 0;
+}
+
+#define RANDOM_KEYS    100000
+#define RANDOM_MAX_LEN 120
+
+/* 100,000 random keys of 0 to 120 bytes (any byte value) in random batch
+ * sizes, against hash_sha256_64 one at a time.  Each key is its own
+ * allocation of exactly its length (none for an empty key: NULL), so that
+ * the sanitizer build catches a read past a key. */
+static void
+test_sha256_64_batch_random(void **state)
+{
+	const char *keys[40];
+	char *owned[40];
+	size_t lens[40];
+	uint64_t points[40];
+	uint64_t seed = UINT64_C(0x5eed);
+	size_t done = 0, i, j, by_ni = 0;
+
+	(void)state;
+	while (done < RANDOM_KEYS) {
+		size_t count = (size_t)(next_random(&seed) % ARRAY_LEN(keys));
+
+		if (count > RANDOM_KEYS - done)
+			count = RANDOM_KEYS - done;
+		for (i = 0; i < count; i++) {
+			uint64_t r = next_random(&seed);
+			/* One in four of any length, the others short: the
+			 * case that SHA-NI takes. */
+			size_t len =
+				(size_t)((r >> 8) %
+			                 (r % 4 == 0 ? RANDOM_MAX_LEN + 1
+			                             : SHA256_NI_MAX_LEN + 1));
+
+			lens[i] = len;
+			owned[i] = NULL;
+			if (len > 0) {
+				owned[i] = malloc(len);
+				assert_non_null(owned[i]);
+				for (j = 0; j < len; j++)
+					owned[i][j] = (char)next_random(&seed);
+			}
+			keys[i] = owned[i];
+			by_ni += len <= SHA256_NI_MAX_LEN;
+		}
+		hash_sha256_64_batch(keys, lens, count, points);
+		for (i = 0; i < count; i++) {
+			expect_point("hash_sha256_64_batch", keys[i], lens[i],
+			             points[i],
+			             hash_sha256_64(keys[i], lens[i]));
+			free(owned[i]);
+		}
+		done += count;
+	}
+	assert_true(by_ni > RANDOM_KEYS / 2);
+}
+
+/* sha256_ni_64 itself, when this CPU has SHA-NI: every length from 0 to
+ * 55 in every lane, against hash_sha256_64. */
+static void
+test_sha256_ni_direct(void **state)
+{
+	const char *keys[SHA256_NI_LANES];
+	size_t lens[SHA256_NI_LANES];
+	uint64_t points[SHA256_NI_LANES];
+	char buf[SHA256_NI_LANES][SHA256_NI_MAX_LEN];
+	uint64_t seed = 7;
+	size_t len, lane, i;
+
+	(void)state;
+	if (!sha256_ni_available()) {
+		print_message("no SHA-NI on this CPU: only the portable path "
+		              "is tested\n");
+		skip();
+	}
+	for (len = 0; len <= SHA256_NI_MAX_LEN; len++) {
+		for (lane = 0; lane < SHA256_NI_LANES; lane++) {
+			/* Lane L gets length LEN + L (mod 56). */
+			lens[lane] = (len + lane) % (SHA256_NI_MAX_LEN + 1);
+			for (i = 0; i < lens[lane]; i++)
+				buf[lane][i] = (char)next_random(&seed);
+			keys[lane] = buf[lane];
+		}
+		sha256_ni_64(keys, lens, points);
+		for (lane = 0; lane < SHA256_NI_LANES; lane++)
+			expect_point("sha256_ni_64", keys[lane], lens[lane],
+			             points[lane],
+			             hash_sha256_64(keys[lane], lens[lane]));
 	}
 }
 
@@ -398,6 +676,12 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_64_vectors),
+		cmocka_unit_test(test_sha256_64_batch_vectors),
+		cmocka_unit_test_setup_teardown(
+			test_sha256_64_batch_vectors_portable, force_portable,
+			unforce_portable),
+		cmocka_unit_test(test_sha256_64_batch_random),
+		cmocka_unit_test(test_sha256_ni_direct),
 		cmocka_unit_test(test_fnv1a_64_vectors),
 		cmocka_unit_test(test_java_vectors),
 		cmocka_unit_test(test_java_abs_edges),

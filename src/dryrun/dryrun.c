@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH 64
+#define BATCH 128
 
 /* Printable owner names of one map for one logical table:
  * names[shard * tables + table]. */
@@ -32,7 +32,23 @@ struct rs_dryrun {
 	struct labels *to_labels;
 	FILE *movers_out; /* NULL with summary_only */
 	FILE *out;        /* where the summary goes with summary_only */
+	char *line_buf;   /* movers waiting to be written to movers_out */
+	size_t line_len;
 };
+
+#define LINE_BUF_SIZE (1 << 16)
+
+/* Write the buffered movers.  Returns 0 or RS_EIO. */
+static int
+dryrun_flush_movers(struct rs_dryrun *dr, struct rs_err *err)
+{
+	if (dr->line_len > 0 && fwrite(dr->line_buf, 1, dr->line_len,
+	                               dr->movers_out) != dr->line_len)
+		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
+		                  strerror(errno));
+	dr->line_len = 0;
+	return 0;
+}
 
 static void
 labels_clear(struct labels *l)
@@ -101,6 +117,7 @@ dryrun_free(struct rs_dryrun *dr)
 	}
 	free(dr->from_labels);
 	free(dr->to_labels);
+	free(dr->line_buf);
 	stats_clear(&dr->result.stats);
 	if (dr->result.top.slots != NULL)
 		topkeys_clear(&dr->result.top);
@@ -137,9 +154,11 @@ dryrun_begin(const struct rs_plan *plan,
 		dr->result.table = 0; /* key files belong to the first table */
 	dr->movers_out = options->summary_only ? NULL : movers_out;
 	dr->out = movers_out;
+	dr->line_buf = malloc(LINE_BUF_SIZE);
 	dr->from_labels = calloc((size_t)plan->n_tables, sizeof(struct labels));
 	dr->to_labels = calloc((size_t)plan->n_tables, sizeof(struct labels));
-	if (dr->from_labels == NULL || dr->to_labels == NULL ||
+	if (dr->line_buf == NULL || dr->from_labels == NULL ||
+	    dr->to_labels == NULL ||
 	    stats_init(&dr->result.stats, plan->n_shards) != 0 ||
 	    (options->top > 0 && topkeys_init(&dr->result.top) != 0))
 		goto nomem;
@@ -169,40 +188,78 @@ dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
 			: ": it is not valid UTF-8");
 }
 
-/* Account for one row whose key hashes to POINT. */
-static inline int
-dryrun_point(struct rs_dryrun *dr, int table, const char *key, size_t len,
-             uint64_t point, struct rs_err *err)
+/* Append one mover line to the buffer.  Returns 0 or RS_EIO. */
+static int
+dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
+             struct rs_owner from, struct rs_owner to, struct rs_err *err)
+{
+	const struct labels *fl = &dr->from_labels[table];
+	const struct labels *tl = &dr->to_labels[table];
+	int f = label_index(fl, from), t = label_index(tl, to);
+	size_t need = len + fl->lens[f] + tl->lens[t] + 3;
+	char *p;
+
+	if (dr->line_len + need > LINE_BUF_SIZE) {
+		int rc = dryrun_flush_movers(dr, err);
+
+		if (rc != 0)
+			return rc;
+		if (need > LINE_BUF_SIZE) { /* a huge key: write it as is */
+			fprintf(dr->movers_out, "%.*s\t%s\t%s\n", (int)len, key,
+			        fl->names[f], tl->names[t]);
+			return 0;
+		}
+	}
+	p = dr->line_buf + dr->line_len;
+	memcpy(p, key, len);
+	p += len;
+	*p++ = '\t';
+	memcpy(p, fl->names[f], fl->lens[f]);
+	p += fl->lens[f];
+	*p++ = '\t';
+	memcpy(p, tl->names[t], tl->lens[t]);
+	p += tl->lens[t];
+	*p++ = '\n';
+	dr->line_len += need;
+	return 0;
+}
+
+/* Account for COUNT rows whose keys hash to POINTS. */
+static int
+dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
+              const char *const *keys, const size_t *lens,
+              const uint64_t *points, size_t count, struct rs_err *err)
 {
 	const struct rs_plan *plan = dr->result.plan;
-	struct rs_owner from = map_owner(plan->from, point);
-	struct rs_owner to = map_owner(plan->to, point);
+	struct rs_owner from[BATCH], to[BATCH];
 
-	stats_add(&dr->result.stats, from, to);
-	if (dr->options->top > 0 &&
-	    topkeys_add(&dr->result.top, key, len, point, from, to) != 0)
-		return rs_err_set(err, RS_ENOMEM,
-		                  "out of memory counting rows per key for "
-		                  "--top");
-	if (dr->movers_out != NULL &&
-	    (from.shard != to.shard || from.table != to.table)) {
-		FILE *out = dr->movers_out;
-		const struct labels *fl = &dr->from_labels[table];
-		const struct labels *tl = &dr->to_labels[table];
-		int f = label_index(fl, from), t = label_index(tl, to);
-
-		fwrite_unlocked(key, 1, len, out);
-		putc_unlocked('\t', out);
-		fwrite_unlocked(fl->names[f], 1, fl->lens[f], out);
-		putc_unlocked('\t', out);
-		fwrite_unlocked(tl->names[t], 1, tl->lens[t], out);
-		putc_unlocked('\n', out);
+	map_owner_batch(plan->from, points, count, from);
+	map_owner_batch(plan->to, points, count, to);
+	for (size_t i = 0; i < count; i++) {
+		stats_add(&dr->result.stats, from[i], to[i]);
+		if (found_on != NULL && (found_on->shard != from[i].shard ||
+		                         found_on->table != from[i].table))
+			dr->result.misplaced++;
+		if (dr->options->top > 0 &&
+		    topkeys_add(&dr->result.top, keys[i], lens[i], points[i],
+		                from[i], to[i]) != 0)
+			return rs_err_set(err, RS_ENOMEM,
+			                  "out of memory counting rows per key "
+			                  "for --top");
+		if (dr->movers_out != NULL && (from[i].shard != to[i].shard ||
+		                               from[i].table != to[i].table)) {
+			int rc = dryrun_mover(dr, table, keys[i], lens[i],
+			                      from[i], to[i], err);
+			if (rc != 0)
+				return rc;
+		}
 	}
 	return 0;
 }
 
 int
-dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
+dryrun_add_keys(struct rs_dryrun *dr, int table,
+                const struct rs_owner *found_on, const char *const *keys,
                 const size_t *lens, size_t n, size_t *bad, struct rs_err *err)
 {
 	const struct rs_plan *plan = dr->result.plan;
@@ -210,6 +267,7 @@ dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
 
 	for (size_t start = 0; start < n; start += BATCH) {
 		size_t count = n - start < BATCH ? n - start : BATCH;
+		int rc;
 
 		if (plan->hash == RS_HASH_SHA256_64) {
 			hash_sha256_64_batch(keys + start, lens + start, count,
@@ -221,50 +279,26 @@ dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
 				               &points[i]) == 0)
 					continue;
 				/* Count the keys before the bad one. */
-				for (size_t j = 0; j < i; j++) {
-					int rc = dryrun_point(dr, table,
-					                      keys[start + j],
-					                      lens[start + j],
-					                      points[j], err);
-					if (rc != 0)
-						return rc;
-				}
+				rc = dryrun_points(dr, table, found_on,
+				                   keys + start, lens + start,
+				                   points, i, err);
 				*bad = start + i;
-				return RS_EKEY;
+				return rc != 0 ? rc : RS_EKEY;
 			}
 		}
-		for (size_t i = 0; i < count; i++) {
-			int rc = dryrun_point(dr, table, keys[start + i],
-			                      lens[start + i], points[i], err);
-			if (rc != 0)
-				return rc;
-		}
+		rc = dryrun_points(dr, table, found_on, keys + start,
+		                   lens + start, points, count, err);
+		if (rc != 0)
+			return rc;
 	}
 	return 0;
-}
-
-void
-dryrun_add_misplaced(struct rs_dryrun *dr)
-{
-	dr->result.misplaced++;
-}
-
-int
-dryrun_from_owner(const struct rs_dryrun *dr, const char *key, size_t len,
-                  struct rs_owner *owner)
-{
-	uint64_t point;
-	int rc = hash_point(dr->result.plan->hash, key, len, &point);
-
-	if (rc == 0)
-		*owner = map_owner(dr->result.plan->from, point);
-	return rc;
 }
 
 int
 dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err)
 {
-	if (dr->movers_out != NULL && fflush(dr->movers_out) != 0)
+	if (dr->movers_out != NULL &&
+	    (dryrun_flush_movers(dr, err) != 0 || fflush(dr->movers_out) != 0))
 		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
 		                  strerror(errno));
 	return dryrun_report(&dr->result, dr->options->json,

@@ -32,7 +32,7 @@ struct rs_dryrun_options {
 /* What a dry-run found, for the report. */
 struct rs_dryrun_result {
 	const struct rs_plan *plan;
-	int table;             /* the table reported on, or -1: several */
+	int table; /* the table reported on, or -1: several */
 	struct rs_stats stats;
 	struct rs_topkeys top; /* filled only when options.top > 0 */
 	int n_top;             /* options.top */
@@ -49,26 +49,20 @@ int dryrun_begin(const struct rs_plan *plan,
                  const struct rs_dryrun_options *options, FILE *movers_out,
                  struct rs_dryrun **dr, struct rs_err *err);
 
-/* Account for N keys (one row each) of logical table TABLE.  Returns 0;
+/* Account for N keys (one row each) of logical table TABLE.  FOUND_ON, when
+ * not NULL, is where the rows were read (shard and table index): rows that
+ * the `from` map puts elsewhere are counted as misplaced.  Returns 0;
  * RS_EKEY with *BAD set to the index of the first key the plan's hash
  * cannot take (the keys before it are counted, ERR is not filled: the
  * caller knows where the key came from); RS_ENOMEM with ERR filled. */
-int dryrun_add_keys(struct rs_dryrun *dr, int table, const char *const *keys,
+int dryrun_add_keys(struct rs_dryrun *dr, int table,
+                    const struct rs_owner *found_on, const char *const *keys,
                     const size_t *lens, size_t n, size_t *bad,
                     struct rs_err *err);
 
-/* Count one row found on SHARD that SHARD does not own under `from`. */
-void dryrun_add_misplaced(struct rs_dryrun *dr);
-
-/* Owner of a key under `from`: lets a live source notice misplaced rows.
- * Returns 0 or RS_EKEY. */
-int dryrun_from_owner(const struct rs_dryrun *dr, const char *key, size_t len,
-                      struct rs_owner *owner);
-
 /* Flush the movers and print the summary to SUMMARY_OUT (or to the movers'
  * stream with summary_only).  Returns 0 or RS_EIO / RS_ENOMEM. */
-int dryrun_finish(struct rs_dryrun *dr, FILE *summary_out,
-                  struct rs_err *err);
+int dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err);
 void dryrun_free(struct rs_dryrun *dr);
 
 /* The message for a key the plan's hash cannot take, at WHERE. */
@@ -80,8 +74,7 @@ int dryrun_key_error(const struct rs_plan *plan, const char *where,
  * the key and its line; RS_ENOMEM. */
 int dryrun_run_keyfile(const struct rs_plan *plan,
                        const struct rs_dryrun_options *options,
-                       FILE *movers_out, FILE *summary_out,
-                       struct rs_err *err);
+                       FILE *movers_out, FILE *summary_out, struct rs_err *err);
 
 /* A whole dry-run over the live source shards (live.c): every table (or
  * options->table) of every shard of `from`, streamed concurrently

@@ -36,8 +36,8 @@ keyfile_flush(struct rs_dryrun *dr, const struct rs_plan *plan,
               struct rs_err *err)
 {
 	size_t bad = 0;
-	int rc = dryrun_add_keys(dr, table, batch->keys, batch->lens, batch->n,
-	                         &bad, err);
+	int rc = dryrun_add_keys(dr, table, NULL, batch->keys, batch->lens,
+	                         batch->n, &bad, err);
 
 	if (rc == RS_EKEY) {
 		char where[4096];

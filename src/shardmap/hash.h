@@ -40,4 +40,11 @@ uint64_t hash_fnv1a_64(const char *key, size_t len);
 int hash_java(const char *key, size_t len, uint64_t *point);
 int hash_identity(const char *key, size_t len, uint64_t *point);
 
+/* Hash N keys with sha256_64 at once: POINTS[i] = hash_sha256_64(KEYS[i],
+ * LENS[i]).  Faster than N single calls on CPUs with SHA extensions (several
+ * keys' blocks are compressed interleaved); identical results everywhere.
+ * Cannot fail. */
+void hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
+                          uint64_t *points);
+
 #endif

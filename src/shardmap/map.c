@@ -6,9 +6,11 @@
  * last point to the first; a range table ends with "max" so it never does).
  * Both share one lookup: the top bits of the point select a bucket that
  * stores the first end in that bucket, and a short forward scan finishes.
- * With at least two buckets per end the scan is nearly always zero or one
- * step, so a lookup costs a cache miss or two instead of a cold binary search
- * through the whole ring.
+ * The index has enough buckets that no bucket holds more than a few ends
+ * (max_scan), and the scan always takes exactly max_scan branch-free steps
+ * over ends padded with a UINT64_MAX sentinel, whose owner is the first
+ * point's (a ring wraps there).  A lookup is a couple of cache hits and no
+ * unpredictable branch, instead of a cold binary search through the ring.
  *
  * Modulo and slots are "periodic maps": the owner depends on point mod M.
  */
@@ -22,10 +24,12 @@ struct rs_map {
 	struct rs_map_def def; /* own copy */
 	/* Interval maps (ring, ranges). */
 	uint64_t *ends;  /* sorted inclusive upper ends */
-	int *end_shards; /* owner of the interval ending at ends[i] */
+	int *end_shards; /* owner of the interval ending at ends[i]; both
+	                    arrays have n_ends + 1 entries (the sentinel) */
 	int n_ends;
 	uint32_t *bucket_first; /* first i with ends[i] >= bucket start */
 	int bucket_shift;       /* 64 - log2(number of buckets) */
+	int max_scan;           /* most ends in one bucket */
 };
 
 static const char *const map_kind_names[] = {
@@ -113,14 +117,38 @@ ring_point_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Build the bucket index over map->ends.  Returns 0 or RS_ENOMEM. */
+/* The most ends that fall into one bucket of 2^BITS buckets. */
+static int
+map_bucket_occupancy(const struct rs_map *map, int bits)
+{
+	int most = 0, run = 0;
+	uint64_t bucket = UINT64_MAX;
+
+	for (int i = 0; i < map->n_ends; i++) {
+		uint64_t b = map->ends[i] >> (64 - bits);
+
+		run = b == bucket ? run + 1 : 1;
+		bucket = b;
+		if (run > most)
+			most = run;
+	}
+	return most;
+}
+
+/* Add the sentinel and build the bucket index over map->ends: as many
+ * buckets as keep every bucket to at most 2 ends, within 2^20 buckets.
+ * Returns 0 or RS_ENOMEM. */
 static int
 map_index_ends(struct rs_map *map)
 {
 	int bits = 8;
 
-	while (bits < 22 && (1 << bits) < 2 * map->n_ends)
+	map->ends[map->n_ends] = UINT64_MAX;
+	map->end_shards[map->n_ends] = map->end_shards[0];
+	while (bits < 20 && ((1 << bits) < 4 * map->n_ends ||
+	                     map_bucket_occupancy(map, bits) > 2))
 		bits++;
+	map->max_scan = map_bucket_occupancy(map, bits);
 	map->bucket_shift = 64 - bits;
 	map->bucket_first = malloc(sizeof(uint32_t) << bits);
 	if (map->bucket_first == NULL)
@@ -173,8 +201,8 @@ map_build_ring(struct rs_map *map, enum rs_hash hash,
 		}
 	}
 	qsort(points, n, sizeof(*points), ring_point_cmp);
-	map->ends = malloc(sizeof(uint64_t) * n);
-	map->end_shards = malloc(sizeof(int) * n);
+	map->ends = malloc(sizeof(uint64_t) * (n + 1));
+	map->end_shards = malloc(sizeof(int) * (n + 1));
 	if (map->ends == NULL || map->end_shards == NULL) {
 		free(points);
 		return rs_err_set(err, RS_ENOMEM, "out of memory for the ring");
@@ -193,8 +221,8 @@ map_build_ranges(struct rs_map *map, struct rs_err *err)
 {
 	const struct rs_map_def *def = &map->def;
 
-	map->ends = malloc(sizeof(uint64_t) * (size_t)def->n_ranges);
-	map->end_shards = malloc(sizeof(int) * (size_t)def->n_ranges);
+	map->ends = malloc(sizeof(uint64_t) * ((size_t)def->n_ranges + 1));
+	map->end_shards = malloc(sizeof(int) * ((size_t)def->n_ranges + 1));
 	if (map->ends == NULL || map->end_shards == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory for ranges");
 	for (int i = 0; i < def->n_ranges; i++) {
@@ -248,16 +276,16 @@ map_def(const struct rs_map *map)
 	return &map->def;
 }
 
-/* Index of the interval holding POINT: the first end ≥ POINT, wrapping to 0
- * past the last end (only a ring can get there). */
+/* The owner of the interval holding POINT: the first end ≥ POINT, or the
+ * sentinel (the first point's owner) past the last end. */
 static inline int
-map_interval(const struct rs_map *map, uint64_t point)
+map_interval_shard(const struct rs_map *map, uint64_t point)
 {
 	uint32_t i = map->bucket_first[point >> map->bucket_shift];
 
-	while (i < (uint32_t)map->n_ends && map->ends[i] < point)
-		i++;
-	return i == (uint32_t)map->n_ends ? 0 : (int)i;
+	for (int k = 0; k < map->max_scan; k++)
+		i += map->ends[i] < point;
+	return map->end_shards[i];
 }
 
 struct rs_owner
@@ -280,10 +308,31 @@ map_owner(const struct rs_map *map, uint64_t point)
 	}
 	case RS_MAP_RING:
 	case RS_MAP_RANGES:
-		owner.shard = map->end_shards[map_interval(map, point)];
+		owner.shard = map_interval_shard(map, point);
 		break;
 	}
 	return owner;
+}
+
+void
+map_owner_batch(const struct rs_map *map, const uint64_t *points, size_t n,
+                struct rs_owner *owners)
+{
+	const struct rs_map_def *def = &map->def;
+
+	switch (def->kind) {
+	case RS_MAP_RING:
+	case RS_MAP_RANGES:
+		for (size_t i = 0; i < n; i++) {
+			owners[i].shard = map_interval_shard(map, points[i]);
+			owners[i].table = 0;
+		}
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			owners[i] = map_owner(map, points[i]);
+		break;
+	}
 }
 
 int
