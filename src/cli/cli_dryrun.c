@@ -75,18 +75,17 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 		return rs_err_set(err, RS_EUSAGE,
 		                  "dry-run needs exactly one plan file; see "
 		                  "`reshard dry-run --help`");
-	if (options.keys_path == NULL)
-		return rs_err_set(err, RS_EUSAGE,
-		                  "dry-run: reading keys from the live shards "
-		                  "is not available in this version; pass the "
-		                  "keys with --keys FILE (or --keys - for "
-		                  "standard input)");
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc != 0)
 		return rc;
 	static char buffer[1 << 20];
 	setvbuf(stdout, buffer, _IOFBF, sizeof(buffer));
-	rc = dryrun_run_keyfile(plan, &options, stdout, stderr, err);
+	if (options.keys_path != NULL) {
+		rc = dryrun_run_keyfile(plan, &options, stdout, stderr, err);
+	} else {
+		options.progress = 1;
+		rc = dryrun_run_live(plan, &options, stdout, stderr, err);
+	}
 	plan_free(plan);
 	return rc;
 }
@@ -98,11 +97,16 @@ const struct rs_command cli_dryrun_command = {
 	.summary = "List the keys that the plan moves, from where to where, "
 		   "with per-shard\ncounts, flows and skew. Writes nothing "
 		   "anywhere.",
-	.help = "  --keys FILE|-    read keys from FILE (one per line, - for "
+	.help = "  (no --keys)      read the shard key of every table from "
+		"the source shards,\n"
+		"                   read-only, with progress on standard "
+		"error\n"
+		"  --keys FILE|-    read keys from FILE (one per line, - for "
 		"standard input);\n"
 		"                   no shard is contacted\n"
-		"  --table NAME     the keys belong to table NAME (default: "
-		"the plan's first)\n"
+		"  --table NAME     only table NAME; with --keys the keys "
+		"belong to it\n"
+		"                   (default: the plan's first table)\n"
 		"  --summary        print only the summary, on standard "
 		"output\n"
 		"  --format FORMAT  tsv (movers as key<TAB>from<TAB>to, text "

@@ -25,6 +25,7 @@ enum rs_code {
 	RS_EQUERY = -9,    /* a statement failed on a shard */
 	RS_ESCHEMA = -10,  /* a table is missing or has no primary key */
 	RS_EBUSY = -11,    /* the object is in use by another operation */
+	RS_EVALUE = -12,   /* a stored value is not in its type's text form */
 };
 
 struct rs_err {
@@ -32,7 +33,7 @@ struct rs_err {
 	char message[1024]; /* one line, no trailing newline */
 	char sqlstate[6];   /* PostgreSQL / MariaDB SQLSTATE, "" if none */
 	int server_errno;   /* MariaDB errno or SQLite result code, 0 if none */
-	int retryable;      /* 1 when trying again may succeed (rs_err_retryable) */
+	int retryable; /* 1 when trying again may succeed (rs_err_retryable) */
 };
 
 /* Record CODE and a printf-style message in ERR (which may be NULL) and

@@ -87,6 +87,9 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	json_object_set_new(
 		root, "skew_after",
 		json_skew(stats_skew(st->after, set.after, set.n_after)));
+	if (r->misplaced > 0)
+		json_object_set_new(root, "misplaced",
+		                    json_integer((json_int_t)r->misplaced));
 	if (r->n_top > 0) {
 		const struct rs_keycount **best =
 			malloc(sizeof(*best) * (size_t)r->n_top);

@@ -1,0 +1,190 @@
+/*
+ * The engine-neutral half of the backend interface: choosing the engine
+ * from the URL, resolving the password, checking that one operation runs
+ * at a time, error messages that name the shard with its masked URL, and
+ * freeing table descriptions.  The engine halves are pg.c, mysql.c and
+ * sqlite.c.
+ */
+#include "backend/backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
+             const char *fmt, ...)
+{
+	char detail[768];
+	char *masked;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	masked = url_mask_text(detail);
+	rs_err_set(err, code, "shard %s (%s): %s", backend->shard,
+	           backend->url.masked,
+	           masked != NULL ? masked : "(no memory)");
+	free(masked);
+	return code;
+}
+
+static void
+backend_free(struct rs_backend *backend)
+{
+	if (backend->password != NULL) {
+		/* Not memset: it may be optimised away. */
+		volatile char *p = backend->password;
+
+		while (*p != '\0')
+			*p++ = '\0';
+		free(backend->password);
+	}
+	url_clear(&backend->url);
+	free(backend->shard);
+	free(backend);
+}
+
+int
+backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
+            struct rs_backend **out, struct rs_err *err)
+{
+	struct rs_backend *backend = calloc(1, sizeof(*backend));
+	const char *password = NULL;
+	int rc;
+
+	*out = NULL;
+	if (backend == NULL ||
+	    (backend->shard = strdup(config->shard)) == NULL) {
+		free(backend);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	backend->loop = loop;
+	backend->connect_timeout_ms = config->connect_timeout_ms > 0
+	                                      ? config->connect_timeout_ms
+	                                      : 10000;
+	rc = url_parse(config->url, config->base_dir, &backend->url, err);
+	if (rc != 0) {
+		char message[sizeof(err->message)];
+
+		if (err != NULL) {
+			snprintf(message, sizeof(message), "%s", err->message);
+			rs_err_set(err, rc, "shard %s: %s", config->shard,
+			           message);
+		}
+		backend_free(backend);
+		return rc;
+	}
+	rc = url_password(&backend->url, config->password_env, &password, err);
+	if (rc != 0) {
+		backend_free(backend);
+		return rc;
+	}
+	if (password != NULL &&
+	    (backend->password = strdup(password)) == NULL) {
+		backend_free(backend);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	switch (backend->url.engine) {
+	case RS_ENGINE_POSTGRES:
+		backend->ops = &backend_pg_ops;
+		break;
+	case RS_ENGINE_MYSQL:
+		backend->ops = &backend_mysql_ops;
+		break;
+	case RS_ENGINE_SQLITE:
+		backend->ops = &backend_sqlite_ops;
+		break;
+	}
+	*out = backend;
+	return 0;
+}
+
+/* Refuse a second concurrent operation: engines drive one at a time. */
+static int
+backend_enter(struct rs_backend *backend, struct rs_err *err)
+{
+	if (backend->busy)
+		return backend_fail(backend, err, RS_EBUSY,
+		                    "an operation is already running on this "
+		                    "connection (a bug in the caller)");
+	return 0;
+}
+
+int
+backend_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+                struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc : backend->ops->connect(backend, cb, arg, err);
+}
+
+int
+backend_describe(struct rs_backend *backend, const char *table,
+                 rs_describe_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc
+	               : backend->ops->describe(backend, table, cb, arg, err);
+}
+
+int
+backend_read_batch(struct rs_backend *backend,
+                   const struct rs_read_request *request, rs_rows_cb cb,
+                   void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc
+	               : backend->ops->read_batch(backend, request, cb, arg,
+	                                          err);
+}
+
+int
+backend_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
+             void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc : backend->ops->exec(backend, sql, cb, arg, err);
+}
+
+static void
+backend_closed(struct rs_backend *backend)
+{
+	rs_backend_cb cb = backend->close_cb;
+	void *arg = backend->close_arg;
+
+	backend_free(backend);
+	if (cb != NULL)
+		cb(NULL, 0, NULL, arg);
+}
+
+void
+backend_close(struct rs_backend *backend, rs_backend_cb cb, void *arg)
+{
+	if (backend == NULL)
+		return;
+	backend->close_cb = cb;
+	backend->close_arg = arg;
+	backend->ops->close(backend, backend_closed);
+}
+
+void
+backend_table_free(struct rs_table_def *table)
+{
+	if (table == NULL)
+		return;
+	for (int i = 0; i < table->n_columns; i++) {
+		free(table->columns[i].name);
+		free(table->columns[i].type);
+	}
+	free(table->columns);
+	free(table->pk);
+	free(table->name);
+	free(table);
+}

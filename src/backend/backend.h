@@ -1,0 +1,172 @@
+/*
+ * One interface to every engine (DESIGN §8): PostgreSQL (pg.c, libpq in
+ * non-blocking mode on uv_poll), MariaDB/MySQL (mysql.c, Connector/C's
+ * non-blocking API on uv_poll + uv_timer) and SQLite (sqlite.c, calls on
+ * libuv's thread pool).  No engine type (PGconn, MYSQL, sqlite3) leaves its
+ * file: callers see struct rs_backend and the functions below.
+ *
+ * Every operation is asynchronous and follows libuv's rules: it returns 0
+ * and later calls its callback exactly once, on the loop thread; or it
+ * returns a negative RS_E… code (ERR filled) and the callback is never
+ * called.  A backend runs one operation at a time (RS_EBUSY otherwise):
+ * concurrency comes from many backends, one per stream.  Results handed to
+ * a callback are borrowed for the duration of the call.
+ *
+ * Values travel as text in the engine's own text form (struct rs_value);
+ * backend/canonical.h turns them into the engine-neutral canonical form.
+ * Identifiers are quoted by each engine for itself, values are always bound
+ * as parameters (DESIGN §7 rule 6).
+ */
+#ifndef RS_BACKEND_H
+#define RS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "backend/canonical.h"
+#include "backend/url.h"
+#include "common/err.h"
+
+struct rs_backend;
+
+/* One value: TEXT == NULL is SQL NULL; otherwise LEN bytes (not always
+ * NUL-terminated). */
+struct rs_value {
+	const char *text;
+	size_t len;
+};
+
+struct rs_column {
+	char *name;
+	char *type; /* as the catalog spells it: "bigint", "varchar(20)" */
+	enum rs_col_kind kind;
+};
+
+/* A table as the catalog describes it.  Free with backend_table_free. */
+struct rs_table_def {
+	char *name;
+	struct rs_column *columns; /* in the table's order */
+	int n_columns;
+	int *pk; /* indexes into columns, in key order */
+	int n_pk;
+	int64_t estimated_rows; /* from the catalog's statistics; -1 unknown */
+};
+
+/* Rows of one batch: N_ROWS × N_COLS values, row-major. */
+struct rs_rows {
+	int n_rows;
+	int n_cols;
+	const struct rs_value *values;
+};
+
+/* Read the next batch of TABLE in primary-key order.  Each row returned
+ * holds the primary key columns first (in key order), then COLUMNS. */
+struct rs_read_request {
+	const struct rs_table_def *table;
+	const int *columns; /* indexes into table->columns; may be NULL */
+	int n_columns;
+	const struct rs_value *after; /* NULL: from the first row; else the
+	                                 n_pk key values of the last row read */
+	int limit;                    /* at most this many rows */
+};
+
+typedef void (*rs_backend_cb)(struct rs_backend *backend, int status,
+                              const struct rs_err *err, void *arg);
+typedef void (*rs_describe_cb)(struct rs_backend *backend, int status,
+                               const struct rs_err *err,
+                               struct rs_table_def *table, void *arg);
+typedef void (*rs_rows_cb)(struct rs_backend *backend, int status,
+                           const struct rs_err *err, const struct rs_rows *rows,
+                           void *arg);
+
+/* What an engine file implements; see the functions below for contracts. */
+struct rs_backend_ops {
+	const char *engine; /* "postgresql", "mysql", "sqlite" */
+	int (*connect)(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+	               struct rs_err *err);
+	int (*describe)(struct rs_backend *backend, const char *table,
+	                rs_describe_cb cb, void *arg, struct rs_err *err);
+	int (*read_batch)(struct rs_backend *backend,
+	                  const struct rs_read_request *request, rs_rows_cb cb,
+	                  void *arg, struct rs_err *err);
+	int (*exec)(struct rs_backend *backend, const char *sql,
+	            rs_backend_cb cb, void *arg, struct rs_err *err);
+	/* Start closing; call done(backend) from the last close callback
+	 * (possibly at once when nothing is open).  Called once, with no
+	 * operation running, also on a backend that never connected. */
+	void (*close)(struct rs_backend *backend,
+	              void (*done)(struct rs_backend *backend));
+};
+
+/* The part every engine shares.  Engines keep their own state in
+ * `engine`; nobody else looks inside it. */
+struct rs_backend {
+	const struct rs_backend_ops *ops;
+	uv_loop_t *loop;
+	char *shard;            /* shard name, for every message */
+	struct rs_url url;      /* parsed; url.masked is safe to print */
+	char *password;         /* resolved secret or NULL; wiped on free */
+	int connect_timeout_ms; /* default 10,000 */
+	int busy;               /* an operation is running */
+	void *engine;           /* engine-private state */
+	rs_backend_cb close_cb; /* set by backend_close */
+	void *close_arg;
+};
+
+struct rs_backend_config {
+	const char *shard;        /* shard name */
+	const char *url;          /* as written in the plan */
+	const char *password_env; /* NULL or the variable with the password */
+	const char *base_dir;     /* for relative sqlite paths */
+	int connect_timeout_ms;   /* 0: 10,000 */
+};
+
+/* Make a backend for one shard on LOOP: parse the URL, resolve the
+ * password, pick the engine.  No I/O yet.  Returns 0 and *BACKEND, or
+ * RS_EUSAGE (bad URL, unset password variable) / RS_ENOMEM with ERR
+ * filled.  Release with backend_close (even if never connected). */
+int backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
+                struct rs_backend **backend, struct rs_err *err);
+
+/* Connect, giving up after connect_timeout_ms (RS_ECONNECT naming the shard
+ * and its masked URL).  On connection the session is set up for reshard:
+ * UTC time zone, text results, the engine's lock timeout. */
+int backend_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+                    struct rs_err *err);
+
+/* Describe TABLE: columns in order with types and kinds, primary key, row
+ * estimate.  RS_ESCHEMA when the table does not exist or has no primary
+ * key.  On success the callback owns TABLE (backend_table_free). */
+int backend_describe(struct rs_backend *backend, const char *table,
+                     rs_describe_cb cb, void *arg, struct rs_err *err);
+
+/* Read one batch (see struct rs_read_request).  An empty batch means the
+ * table has no more rows after REQUEST->after. */
+int backend_read_batch(struct rs_backend *backend,
+                       const struct rs_read_request *request, rs_rows_cb cb,
+                       void *arg, struct rs_err *err);
+
+/* Run SQL (one statement, no parameters, no result rows wanted). */
+int backend_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
+                 void *arg, struct rs_err *err);
+
+/* Close the connection and free BACKEND; CB (may be NULL) is called once
+ * everything is released, with BACKEND NULL (it is gone) and status 0.
+ * Works on a backend that never connected or whose connection failed.
+ * Must not be called while an operation is running. */
+void backend_close(struct rs_backend *backend, rs_backend_cb cb, void *arg);
+
+void backend_table_free(struct rs_table_def *table);
+
+/* Fill ERR for a failure on BACKEND: "shard NAME (MASKED-URL): MESSAGE",
+ * with any secret in MESSAGE masked.  Returns CODE. */
+int backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The engines' operation tables. */
+extern const struct rs_backend_ops backend_pg_ops;
+extern const struct rs_backend_ops backend_mysql_ops;
+extern const struct rs_backend_ops backend_sqlite_ops;
+
+#endif

@@ -1,0 +1,1858 @@
+/*
+ * The canonical form of DESIGN §9: each engine's text of a value → one
+ * engine-neutral text (the rules are in canonical.h), the row hash over
+ * those texts and the chunk checksum over row hashes.  Everything is text
+ * processing, exact for decimals of any length; only floats go through a
+ * double, and come back as the shortest decimal that reads as the same
+ * double.  No I/O and no global state: every function is reentrant.
+ *
+ * Internally a reader returns 0, RS_ENOMEM (with ERR filled) or
+ * RS_EVALUE with *WHY naming what is wrong; canonical_value turns the
+ * latter into the one message, quoting the value, and truncates OUT back
+ * to where it was.
+ */
+
+/*
+ * Row hashes use OpenSSL's low-level SHA256_Init/Update/Final, deprecated
+ * in OpenSSL 3 but allocation-free: the context lives in the caller's
+ * struct rs_row_hasher and nothing can fail (see src/shardmap/hash.c for
+ * the measurements against EVP).  Hence this define, in this file only.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED
+
+#include "backend/canonical.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+/* The most arrays and objects nested in one another (MySQL allows 100;
+ * jsonb rarely holds more). */
+#define JSON_MAX_DEPTH 1000
+
+/* PostgreSQL numeric's limits: digits before and after the point. */
+#define DECIMAL_MAX_INT_DIGITS  131072
+#define DECIMAL_MAX_FRAC_DIGITS 16383
+
+/* How much of a bad value an error message quotes. */
+#define SHOW_MAX 64
+
+static const char *const kind_names[] = {
+	[RS_COL_INTEGER] = "integer",
+	[RS_COL_DECIMAL] = "decimal",
+	[RS_COL_FLOAT] = "float",
+	[RS_COL_BOOL] = "boolean",
+	[RS_COL_TEXT] = "text",
+	[RS_COL_CHAR] = "char",
+	[RS_COL_BYTES] = "bytes",
+	[RS_COL_DATE] = "date",
+	[RS_COL_TIME] = "time",
+	[RS_COL_TIMESTAMP] = "timestamp",
+	[RS_COL_TIMESTAMPTZ] = "timestamptz",
+	[RS_COL_JSON] = "json",
+	[RS_COL_UUID] = "uuid",
+	[RS_COL_OTHER] = "other",
+};
+
+#define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
+
+const char *
+canonical_kind_name(enum rs_col_kind kind)
+{
+	if ((unsigned)kind >= KIND_COUNT)
+		return "?";
+	return kind_names[kind];
+}
+
+const char *
+canonical_src_name(enum rs_canon_src src)
+{
+	switch (src) {
+	case RS_SRC_PG:
+		return "PostgreSQL";
+	case RS_SRC_MYSQL:
+		return "MariaDB";
+	case RS_SRC_SQLITE:
+		return "SQLite";
+	}
+	return "?";
+}
+
+/* ---- Type names → kinds ---------------------------------------------- */
+
+/* NAME in lower case with blanks trimmed, runs of blanks made one space
+ * and, when DROP_PARENS, every "(…)" removed (PostgreSQL puts typmods in
+ * the middle: "timestamp(3) with time zone").  Returns false when NAME
+ * does not fit in SIZE bytes. */
+static bool
+type_name_normalise(const char *name, bool drop_parens, char *buf, size_t size)
+{
+	size_t n = 0;
+	int depth = 0;
+	bool blank = false;
+
+	if (name == NULL)
+		name = "";
+	for (const char *p = name; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (drop_parens && c == '(') {
+			depth++;
+			continue;
+		}
+		if (drop_parens && c == ')' && depth > 0) {
+			depth--;
+			continue;
+		}
+		if (depth > 0)
+			continue;
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			blank = n > 0;
+			continue;
+		}
+		if (blank) {
+			if (n + 1 >= size)
+				return false;
+			buf[n++] = ' ';
+			blank = false;
+		}
+		if (n + 1 >= size)
+			return false;
+		buf[n++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+struct kind_name {
+	const char *name;
+	enum rs_col_kind kind;
+};
+
+static bool
+kind_lookup(const struct kind_name *table, size_t n, const char *name,
+            enum rs_col_kind *kind)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(table[i].name, name) == 0) {
+			*kind = table[i].kind;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* format_type() output with typmods removed, and the internal names. */
+static const struct kind_name pg_kinds[] = {
+	{"smallint", RS_COL_INTEGER},
+	{"integer", RS_COL_INTEGER},
+	{"bigint", RS_COL_INTEGER},
+	{"int", RS_COL_INTEGER},
+	{"int2", RS_COL_INTEGER},
+	{"int4", RS_COL_INTEGER},
+	{"int8", RS_COL_INTEGER},
+	{"smallserial", RS_COL_INTEGER},
+	{"serial", RS_COL_INTEGER},
+	{"bigserial", RS_COL_INTEGER},
+	{"oid", RS_COL_INTEGER},
+	{"numeric", RS_COL_DECIMAL},
+	{"decimal", RS_COL_DECIMAL},
+	{"real", RS_COL_FLOAT},
+	{"double precision", RS_COL_FLOAT},
+	{"float", RS_COL_FLOAT},
+	{"float4", RS_COL_FLOAT},
+	{"float8", RS_COL_FLOAT},
+	{"boolean", RS_COL_BOOL},
+	{"bool", RS_COL_BOOL},
+	{"text", RS_COL_TEXT},
+	{"character varying", RS_COL_TEXT},
+	{"varchar", RS_COL_TEXT},
+	{"name", RS_COL_TEXT},
+	{"\"char\"", RS_COL_TEXT},
+	{"citext", RS_COL_TEXT},
+	{"xml", RS_COL_TEXT},
+	{"character", RS_COL_CHAR},
+	{"char", RS_COL_CHAR},
+	{"bpchar", RS_COL_CHAR},
+	{"bytea", RS_COL_BYTES},
+	{"date", RS_COL_DATE},
+	{"time without time zone", RS_COL_TIME},
+	{"time", RS_COL_TIME},
+	{"timestamp without time zone", RS_COL_TIMESTAMP},
+	{"timestamp", RS_COL_TIMESTAMP},
+	{"timestamp with time zone", RS_COL_TIMESTAMPTZ},
+	{"timestamptz", RS_COL_TIMESTAMPTZ},
+	{"json", RS_COL_JSON},
+	{"jsonb", RS_COL_JSON},
+	{"uuid", RS_COL_UUID},
+};
+
+enum rs_col_kind
+canonical_kind_pg(const char *format_type)
+{
+	char name[256];
+	size_t n;
+	enum rs_col_kind kind;
+
+	if (!type_name_normalise(format_type, true, name, sizeof(name)))
+		return RS_COL_OTHER;
+	n = strlen(name);
+	if (n >= 2 && name[n - 2] == '[' && name[n - 1] == ']')
+		return RS_COL_OTHER; /* an array */
+	if (kind_lookup(pg_kinds, ARRAY_LEN(pg_kinds), name, &kind))
+		return kind;
+	return RS_COL_OTHER;
+}
+
+/* COLUMN_TYPE's first word without its "(…)". */
+static const struct kind_name mysql_kinds[] = {
+	{"bool", RS_COL_BOOL},
+	{"boolean", RS_COL_BOOL},
+	{"tinyint", RS_COL_INTEGER},
+	{"smallint", RS_COL_INTEGER},
+	{"mediumint", RS_COL_INTEGER},
+	{"int", RS_COL_INTEGER},
+	{"integer", RS_COL_INTEGER},
+	{"bigint", RS_COL_INTEGER},
+	{"year", RS_COL_INTEGER},
+	{"decimal", RS_COL_DECIMAL},
+	{"numeric", RS_COL_DECIMAL},
+	{"dec", RS_COL_DECIMAL},
+	{"fixed", RS_COL_DECIMAL},
+	{"float", RS_COL_FLOAT},
+	{"double", RS_COL_FLOAT},
+	{"real", RS_COL_FLOAT},
+	{"char", RS_COL_CHAR},
+	{"varchar", RS_COL_TEXT},
+	{"tinytext", RS_COL_TEXT},
+	{"text", RS_COL_TEXT},
+	{"mediumtext", RS_COL_TEXT},
+	{"longtext", RS_COL_TEXT},
+	{"enum", RS_COL_TEXT},
+	{"set", RS_COL_TEXT},
+	{"binary", RS_COL_BYTES},
+	{"varbinary", RS_COL_BYTES},
+	{"tinyblob", RS_COL_BYTES},
+	{"blob", RS_COL_BYTES},
+	{"mediumblob", RS_COL_BYTES},
+	{"longblob", RS_COL_BYTES},
+	{"bit", RS_COL_BYTES},
+	{"geometry", RS_COL_BYTES},
+	{"point", RS_COL_BYTES},
+	{"linestring", RS_COL_BYTES},
+	{"polygon", RS_COL_BYTES},
+	{"multipoint", RS_COL_BYTES},
+	{"multilinestring", RS_COL_BYTES},
+	{"multipolygon", RS_COL_BYTES},
+	{"geometrycollection", RS_COL_BYTES},
+	{"date", RS_COL_DATE},
+	{"time", RS_COL_TIME},
+	{"datetime", RS_COL_TIMESTAMP},
+	{"timestamp", RS_COL_TIMESTAMPTZ},
+	{"json", RS_COL_JSON},
+	{"uuid", RS_COL_UUID},
+};
+
+enum rs_col_kind
+canonical_kind_mysql(const char *column_type)
+{
+	char name[256];
+	size_t base;
+	enum rs_col_kind kind;
+
+	/* Keep the parentheses: enum('a b') holds blanks, and tinyint(1) is
+	 * the one type whose width matters. */
+	if (!type_name_normalise(column_type, false, name, sizeof(name)))
+		return RS_COL_OTHER;
+	if (strcmp(name, "tinyint(1)") == 0)
+		return RS_COL_BOOL;
+	base = strcspn(name, "( ");
+	name[base] = '\0';
+	if (kind_lookup(mysql_kinds, ARRAY_LEN(mysql_kinds), name, &kind))
+		return kind;
+	return RS_COL_OTHER;
+}
+
+/* Declared names whose meaning SQLite's affinity does not capture. */
+static const struct kind_name sqlite_kinds[] = {
+	{"boolean", RS_COL_BOOL},
+	{"bool", RS_COL_BOOL},
+	{"date", RS_COL_DATE},
+	{"time", RS_COL_TIME},
+	{"datetime", RS_COL_TIMESTAMP},
+	{"timestamp", RS_COL_TIMESTAMP},
+	{"timestamp without time zone", RS_COL_TIMESTAMP},
+	{"timestamptz", RS_COL_TIMESTAMPTZ},
+	{"timestamp with time zone", RS_COL_TIMESTAMPTZ},
+	{"numeric", RS_COL_DECIMAL},
+	{"decimal", RS_COL_DECIMAL},
+	{"char", RS_COL_CHAR},
+	{"character", RS_COL_CHAR},
+	{"nchar", RS_COL_CHAR},
+	{"native character", RS_COL_CHAR},
+	{"json", RS_COL_JSON},
+	{"jsonb", RS_COL_JSON},
+	{"uuid", RS_COL_UUID},
+};
+
+enum rs_col_kind
+canonical_kind_sqlite(const char *declared_type)
+{
+	char name[256];
+	enum rs_col_kind kind;
+
+	if (!type_name_normalise(declared_type, true, name, sizeof(name)))
+		return RS_COL_OTHER;
+	if (kind_lookup(sqlite_kinds, ARRAY_LEN(sqlite_kinds), name, &kind))
+		return kind;
+	/* SQLite's affinity rules (datatype3.html §3.1), in their order. */
+	if (strstr(name, "int") != NULL)
+		return RS_COL_INTEGER;
+	if (strstr(name, "char") != NULL || strstr(name, "clob") != NULL ||
+	    strstr(name, "text") != NULL)
+		return RS_COL_TEXT;
+	if (strstr(name, "blob") != NULL)
+		return RS_COL_BYTES;
+	if (strstr(name, "real") != NULL || strstr(name, "floa") != NULL ||
+	    strstr(name, "doub") != NULL)
+		return RS_COL_FLOAT;
+	return RS_COL_OTHER;
+}
+
+/* ---- The buffer ------------------------------------------------------- */
+
+void
+canonical_buf_init(struct rs_canon_buf *buf)
+{
+	buf->data = NULL;
+	buf->len = 0;
+	buf->cap = 0;
+}
+
+void
+canonical_buf_clear(struct rs_canon_buf *buf)
+{
+	buf->len = 0;
+	if (buf->data != NULL)
+		buf->data[0] = '\0';
+}
+
+void
+canonical_buf_free(struct rs_canon_buf *buf)
+{
+	free(buf->data);
+	canonical_buf_init(buf);
+}
+
+/* Make room for N more bytes and the NUL.  Returns 0 or RS_ENOMEM with
+ * BUF unchanged. */
+static int
+buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
+{
+	size_t need, cap;
+	char *data;
+
+	if (n > SIZE_MAX - 1 - buf->len)
+		return rs_err_set(err, RS_ENOMEM,
+		                  "a canonical value is too long");
+	need = buf->len + n + 1;
+	if (need <= buf->cap)
+		return 0;
+	cap = buf->cap < 64 ? 64 : buf->cap;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	data = realloc(buf->data, cap);
+	if (data == NULL)
+		return rs_err_set(err, RS_ENOMEM,
+		                  "out of memory for a canonical value of %zu "
+		                  "bytes",
+		                  need);
+	data[buf->len] = '\0'; /* terminated even before any byte goes in */
+	buf->data = data;
+	buf->cap = cap;
+	return 0;
+}
+
+int
+canonical_buf_append(struct rs_canon_buf *buf, const void *bytes, size_t n,
+                     struct rs_err *err)
+{
+	int rc = buf_reserve(buf, n, err);
+
+	if (rc != 0)
+		return rc;
+	if (n > 0)
+		memcpy(buf->data + buf->len, bytes, n);
+	buf->len += n;
+	buf->data[buf->len] = '\0';
+	return 0;
+}
+
+static int
+buf_puts(struct rs_canon_buf *buf, const char *s, struct rs_err *err)
+{
+	return canonical_buf_append(buf, s, strlen(s), err);
+}
+
+static int
+buf_putc(struct rs_canon_buf *buf, char c, struct rs_err *err)
+{
+	return canonical_buf_append(buf, &c, 1, err);
+}
+
+/* Append the bytes as lowercase hex. */
+static int
+buf_hex(struct rs_canon_buf *buf, const unsigned char *bytes, size_t n,
+        struct rs_err *err)
+{
+	static const char digits[] = "0123456789abcdef";
+	int rc;
+
+	if (n > SIZE_MAX / 2)
+		return rs_err_set(err, RS_ENOMEM,
+		                  "a canonical value is too long");
+	rc = buf_reserve(buf, 2 * n, err);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		buf->data[buf->len++] = digits[bytes[i] >> 4];
+		buf->data[buf->len++] = digits[bytes[i] & 15];
+	}
+	buf->data[buf->len] = '\0';
+	return 0;
+}
+
+/* ---- Small readers ---------------------------------------------------- */
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Whether S (LEN bytes) is WORD, ignoring ASCII case. */
+static bool
+equals_word(const char *s, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (len != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != word[i])
+			return false;
+	}
+	return true;
+}
+
+/* "NaN", "Infinity" or "-Infinity" when S is one of the spellings the
+ * engines use for them (with an optional sign; any case), else NULL. */
+static const char *
+special_number(const char *s, size_t len)
+{
+	bool negative = false;
+
+	if (len > 0 && (s[0] == '-' || s[0] == '+')) {
+		negative = s[0] == '-';
+		s++;
+		len--;
+	}
+	if (equals_word(s, len, "nan"))
+		return "NaN";
+	if (equals_word(s, len, "inf") || equals_word(s, len, "infinity"))
+		return negative ? "-Infinity" : "Infinity";
+	return NULL;
+}
+
+/* ---- Integers and decimals -------------------------------------------- */
+
+static int
+read_integer(const char *s, size_t len, struct rs_canon_buf *out,
+             struct rs_err *err, const char **why)
+{
+	size_t i = 0;
+	bool negative = false;
+	int rc;
+
+	if (i < len && (s[i] == '-' || s[i] == '+')) {
+		negative = s[i] == '-';
+		i++;
+	}
+	if (i == len) {
+		*why = "no digits";
+		return RS_EVALUE;
+	}
+	for (size_t j = i; j < len; j++) {
+		if (!is_digit(s[j])) {
+			*why = "not a decimal integer";
+			return RS_EVALUE;
+		}
+	}
+	while (i + 1 < len && s[i] == '0')
+		i++;
+	if (len - i == 1 && s[i] == '0')
+		negative = false;
+	if (negative && (rc = buf_putc(out, '-', err)) != 0)
+		return rc;
+	return canonical_buf_append(out, s + i, len - i, err);
+}
+
+/* A number as written: sign, digits around the point, exponent. */
+struct decimal_text {
+	bool negative;
+	const char *int_digits; /* before the point */
+	size_t n_int;
+	const char *frac_digits; /* after the point */
+	size_t n_frac;
+	long long exponent; /* clamped to ±10^12 */
+};
+
+/* Read [+-] digits [. digits] [(e|E) [+-] digits], at least one digit
+ * before the exponent ("5." and ".5" are numbers).  Returns false when S
+ * is not such a number. */
+static bool
+decimal_parse(const char *s, size_t len, struct decimal_text *d)
+{
+	size_t i = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (i < len && (s[i] == '-' || s[i] == '+')) {
+		d->negative = s[i] == '-';
+		i++;
+	}
+	d->int_digits = s + i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	d->n_int = (size_t)(s + i - d->int_digits);
+	d->frac_digits = s + i;
+	if (i < len && s[i] == '.') {
+		i++;
+		d->frac_digits = s + i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		d->n_frac = (size_t)(s + i - d->frac_digits);
+	}
+	if (d->n_int + d->n_frac == 0)
+		return false;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		bool exp_negative = false;
+		size_t start;
+
+		i++;
+		if (i < len && (s[i] == '-' || s[i] == '+')) {
+			exp_negative = s[i] == '-';
+			i++;
+		}
+		start = i;
+		for (; i < len && is_digit(s[i]); i++) {
+			if (d->exponent < 1000000000000LL)
+				d->exponent = d->exponent * 10 + (s[i] - '0');
+		}
+		if (i == start)
+			return false;
+		if (exp_negative)
+			d->exponent = -d->exponent;
+	}
+	return i == len;
+}
+
+/* The Ith significant-position digit of D: integer digits, then
+ * fraction digits. */
+static char
+decimal_digit(const struct decimal_text *d, size_t i)
+{
+	return i < d->n_int ? d->int_digits[i] : d->frac_digits[i - d->n_int];
+}
+
+/* Append D in the canonical decimal form (see canonical.h). */
+static int
+decimal_write(const struct decimal_text *d, struct rs_canon_buf *out,
+              struct rs_err *err, const char **why)
+{
+	size_t n = d->n_int + d->n_frac, first = 0, last = n, n_sig;
+	long long point; /* digits of the significant run before the point */
+	int rc;
+
+	while (first < n && decimal_digit(d, first) == '0')
+		first++;
+	if (first == n)
+		return buf_putc(out, '0', err);
+	while (decimal_digit(d, last - 1) == '0')
+		last--;
+	n_sig = last - first;
+	point = (long long)d->n_int + d->exponent - (long long)first;
+	if (point > DECIMAL_MAX_INT_DIGITS ||
+	    (long long)n_sig - point > DECIMAL_MAX_FRAC_DIGITS) {
+		*why = "beyond the range of every engine's decimals";
+		return RS_EVALUE;
+	}
+	/* Reserve the worst case once, then write byte by byte. */
+	rc = buf_reserve(out, n_sig + 3 + (size_t)(point < 0 ? -point : point),
+	                 err);
+	if (rc != 0)
+		return rc;
+	if (d->negative)
+		out->data[out->len++] = '-';
+	if (point <= 0) {
+		out->data[out->len++] = '0';
+		out->data[out->len++] = '.';
+		for (long long k = point; k < 0; k++)
+			out->data[out->len++] = '0';
+	}
+	for (size_t k = 0; k < n_sig; k++) {
+		if (point > 0 && (long long)k == point)
+			out->data[out->len++] = '.';
+		out->data[out->len++] = decimal_digit(d, first + k);
+	}
+	for (long long k = (long long)n_sig; k < point; k++)
+		out->data[out->len++] = '0';
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+static int
+read_decimal(const char *s, size_t len, struct rs_canon_buf *out,
+             struct rs_err *err, const char **why)
+{
+	struct decimal_text d;
+	const char *special = special_number(s, len);
+
+	if (special != NULL)
+		return buf_puts(out, special, err);
+	if (!decimal_parse(s, len, &d)) {
+		*why = "not a decimal number";
+		return RS_EVALUE;
+	}
+	return decimal_write(&d, out, err, why);
+}
+
+/* ---- Floats ----------------------------------------------------------- */
+
+int
+canonical_double(double v, struct rs_canon_buf *out, struct rs_err *err)
+{
+	char text[48];
+	struct decimal_text d;
+	const char *why = NULL;
+
+	if (isnan(v))
+		return buf_puts(out, "NaN", err);
+	if (isinf(v))
+		return buf_puts(out, v < 0 ? "-Infinity" : "Infinity", err);
+	if (v == 0)
+		return buf_putc(out, '0', err); /* -0 too */
+	/* The fewest significant digits that read back as V; 17 always do. */
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(text, sizeof(text), "%.*e", digits - 1, v);
+		if (strtod(text, NULL) == v)
+			break;
+	}
+	if (!decimal_parse(text, strlen(text), &d))
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "snprintf wrote \"%s\" for a double: is the "
+		                  "locale not \"C\"?",
+		                  text);
+	/* A finite double is always within the decimal limits, so only
+	 * RS_ENOMEM can come back. */
+	return decimal_write(&d, out, err, &why);
+}
+
+static int
+read_float(const char *s, size_t len, struct rs_canon_buf *out,
+           struct rs_err *err, const char **why)
+{
+	struct decimal_text d;
+	const char *special = special_number(s, len);
+	char local[128], *copy = local, *end;
+	double v;
+	int saved_errno = errno, range;
+
+	if (special != NULL)
+		return buf_puts(out, special, err);
+	/* Check the syntax ourselves: strtod also takes blanks, hex and
+	 * "infinity(…)". */
+	if (!decimal_parse(s, len, &d)) {
+		*why = "not a floating-point number";
+		return RS_EVALUE;
+	}
+	if (len >= sizeof(local)) {
+		copy = malloc(len + 1);
+		if (copy == NULL)
+			return rs_err_set(err, RS_ENOMEM,
+			                  "out of memory reading a float");
+	}
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	errno = 0;
+	v = strtod(copy, &end);
+	range = errno;
+	errno = saved_errno;
+	if (copy != local)
+		free(copy);
+	if (range == ERANGE && isinf(v)) {
+		*why = "out of the range of a double";
+		return RS_EVALUE;
+	}
+	return canonical_double(v, out, err);
+}
+
+/* ---- Booleans, text, bytes, uuids ------------------------------------- */
+
+static int
+read_bool(const char *s, size_t len, struct rs_canon_buf *out,
+          struct rs_err *err, const char **why)
+{
+	size_t i = 0;
+	bool nonzero = false;
+
+	if (equals_word(s, len, "t") || equals_word(s, len, "true"))
+		return buf_putc(out, 't', err);
+	if (equals_word(s, len, "f") || equals_word(s, len, "false"))
+		return buf_putc(out, 'f', err);
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+		i++;
+	if (i == len) {
+		*why = "not t, f, true, false or an integer";
+		return RS_EVALUE;
+	}
+	for (; i < len; i++) {
+		if (!is_digit(s[i])) {
+			*why = "not t, f, true, false or an integer";
+			return RS_EVALUE;
+		}
+		nonzero = nonzero || s[i] != '0';
+	}
+	return buf_putc(out, nonzero ? 't' : 'f', err);
+}
+
+/* PostgreSQL's bytea text output: "\x" and hex digits, or the escape
+ * format (bytes as they are, "\\" for a backslash, "\ooo" octal). */
+static int
+read_pg_bytea(const char *s, size_t len, struct rs_canon_buf *out,
+              struct rs_err *err, const char **why)
+{
+	static const char digits[] = "0123456789abcdef";
+	int rc;
+
+	if (len >= 2 && s[0] == '\\' && (s[1] == 'x' || s[1] == 'X')) {
+		if ((len - 2) % 2 != 0) {
+			*why = "an odd number of hex digits";
+			return RS_EVALUE;
+		}
+		for (size_t i = 2; i < len; i++) {
+			if (hex_value(s[i]) < 0) {
+				*why = "not a hex digit after \\x";
+				return RS_EVALUE;
+			}
+		}
+		rc = buf_reserve(out, len - 2, err);
+		if (rc != 0)
+			return rc;
+		for (size_t i = 2; i < len; i++)
+			out->data[out->len++] = digits[hex_value(s[i])];
+		out->data[out->len] = '\0';
+		return 0;
+	}
+	for (size_t i = 0; i < len;) {
+		unsigned char byte = (unsigned char)s[i];
+
+		if (byte != '\\') {
+			i++;
+		} else if (i + 1 < len && s[i + 1] == '\\') {
+			i += 2;
+		} else if (i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		           s[i + 2] >= '0' && s[i + 2] <= '7' &&
+		           s[i + 3] >= '0' && s[i + 3] <= '7') {
+			byte = (unsigned char)((s[i + 1] - '0') * 64 +
+			                       (s[i + 2] - '0') * 8 +
+			                       (s[i + 3] - '0'));
+			i += 4;
+		} else {
+			*why = "a backslash not followed by \\, x or three "
+			       "octal digits";
+			return RS_EVALUE;
+		}
+		if ((rc = buf_hex(out, &byte, 1, err)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+read_uuid(enum rs_canon_src src, const char *s, size_t len,
+          struct rs_canon_buf *out, struct rs_err *err, const char **why)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[32];
+	size_t n = 0;
+	int rc;
+
+	if (src == RS_SRC_SQLITE && len == 16) {
+		const unsigned char *raw = (const unsigned char *)s;
+
+		for (size_t i = 0; i < 16; i++) {
+			hex[n++] = digits[raw[i] >> 4];
+			hex[n++] = digits[raw[i] & 15];
+		}
+	} else {
+		if (len >= 2 && s[0] == '{' && s[len - 1] == '}') {
+			s++;
+			len -= 2;
+		}
+		for (size_t i = 0; i < len; i++) {
+			int v = hex_value(s[i]);
+
+			if (v >= 0 && n < 32) {
+				hex[n++] = digits[v];
+			} else if (!(s[i] == '-' && n > 0 && n % 4 == 0 &&
+			             i + 1 < len && s[i + 1] != '-')) {
+				*why = "not 32 hex digits in groups";
+				return RS_EVALUE;
+			}
+		}
+		if (n != 32) {
+			*why = "not 32 hex digits";
+			return RS_EVALUE;
+		}
+	}
+	rc = buf_reserve(out, 36, err);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < 32; i++) {
+		if (i == 8 || i == 12 || i == 16 || i == 20)
+			out->data[out->len++] = '-';
+		out->data[out->len++] = hex[i];
+	}
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+/* ---- Dates, times, timestamps ----------------------------------------- */
+
+/* A date and time as read, before any conversion to UTC. */
+struct moment {
+	long long year; /* astronomical: 1 BC is 0 */
+	int month, day;
+	int hour, minute, second, micro;
+	bool negative;    /* a negative MariaDB TIME */
+	bool has_zone;    /* an offset or Z was read */
+	long zone_offset; /* seconds east of UTC */
+};
+
+/* A cursor over one value's text. */
+struct cursor {
+	const char *s;
+	size_t len;
+	size_t i;
+};
+
+/* Read between MIN and MAX digits into *VALUE.  Returns false, with the
+ * cursor and *VALUE untouched, when fewer than MIN digits follow. */
+static bool
+cursor_digits(struct cursor *c, int min, int max, long long *value)
+{
+	size_t i = c->i;
+	long long v = 0;
+	int n = 0;
+
+	while (n < max && i < c->len && is_digit(c->s[i])) {
+		v = v * 10 + (c->s[i] - '0');
+		i++;
+		n++;
+	}
+	if (n < min)
+		return false;
+	c->i = i;
+	*value = v;
+	return true;
+}
+
+static bool
+cursor_take(struct cursor *c, char ch)
+{
+	if (c->i < c->len && c->s[c->i] == ch) {
+		c->i++;
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_leap(long long year)
+{
+	return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+}
+
+static int
+days_in_month(long long year, int month)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30,
+	                           31, 31, 30, 31, 30, 31};
+
+	return month == 2 && is_leap(year) ? 29 : days[month - 1];
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil). */
+static long long
+days_from_civil(long long y, int m, int d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* The inverse of days_from_civil. */
+static void
+civil_from_days(long long z, long long *y, int *m, int *d)
+{
+	long long era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* "YYYY-MM-DD" with 4 to 7 year digits; MariaDB's zero date is allowed
+ * here and checked by moment_check_date. */
+static bool
+read_date_part(struct cursor *c, struct moment *m)
+{
+	long long month, day;
+
+	if (!cursor_digits(c, 4, 7, &m->year) || !cursor_take(c, '-') ||
+	    !cursor_digits(c, 2, 2, &month) || !cursor_take(c, '-') ||
+	    !cursor_digits(c, 2, 2, &day))
+		return false;
+	m->month = (int)month;
+	m->day = (int)day;
+	return true;
+}
+
+/* Seconds' fraction after the '.': up to 6 digits, more only if zeros. */
+static bool
+read_fraction(struct cursor *c, int *micro, const char **why)
+{
+	int n = 0;
+
+	*micro = 0;
+	while (c->i < c->len && is_digit(c->s[c->i])) {
+		if (n < 6)
+			*micro = *micro * 10 + (c->s[c->i] - '0');
+		else if (c->s[c->i] != '0') {
+			*why = "finer than microseconds";
+			return false;
+		}
+		c->i++;
+		n++;
+	}
+	if (n == 0) {
+		*why = "no digits after the point";
+		return false;
+	}
+	for (; n < 6; n++)
+		*micro *= 10;
+	return true;
+}
+
+/* "HH:MM[:SS[.ffffff]]" with 2 to MAX_HOUR_DIGITS hour digits; seconds
+ * may be left out only when OPTIONAL_SECONDS. */
+static bool
+read_time_part(struct cursor *c, int max_hour_digits, bool optional_seconds,
+               struct moment *m, const char **why)
+{
+	long long hour, minute, second = 0;
+
+	if (!cursor_digits(c, 2, max_hour_digits, &hour) ||
+	    !cursor_take(c, ':') || !cursor_digits(c, 2, 2, &minute)) {
+		*why = "not a time of the form HH:MM:SS";
+		return false;
+	}
+	if (cursor_take(c, ':')) {
+		if (!cursor_digits(c, 2, 2, &second)) {
+			*why = "not a time of the form HH:MM:SS";
+			return false;
+		}
+		if (cursor_take(c, '.') && !read_fraction(c, &m->micro, why))
+			return false;
+	} else if (!optional_seconds) {
+		*why = "no seconds";
+		return false;
+	}
+	if (minute > 59 || second > 59) {
+		*why = "minutes or seconds out of range";
+		return false;
+	}
+	m->hour = (int)hour;
+	m->minute = (int)minute;
+	m->second = (int)second;
+	return true;
+}
+
+/* An optional zone after optional blanks: Z, or ±HH[[:]MM[[:]SS]]. */
+static bool
+read_zone(struct cursor *c, struct moment *m, const char **why)
+{
+	size_t start = c->i;
+	long long hours, minutes = 0, seconds = 0;
+	int sign;
+
+	while (c->i < c->len && c->s[c->i] == ' ')
+		c->i++;
+	if (cursor_take(c, 'Z') || cursor_take(c, 'z')) {
+		m->has_zone = true;
+		m->zone_offset = 0;
+		return true;
+	}
+	if (c->i >= c->len || (c->s[c->i] != '+' && c->s[c->i] != '-')) {
+		c->i = start; /* no zone; the blanks may precede " BC" */
+		return true;
+	}
+	sign = c->s[c->i] == '-' ? -1 : 1;
+	c->i++;
+	if (!cursor_digits(c, 2, 2, &hours))
+		goto bad;
+	if (cursor_take(c, ':')) {
+		if (!cursor_digits(c, 2, 2, &minutes))
+			goto bad;
+		if (cursor_take(c, ':') && !cursor_digits(c, 2, 2, &seconds))
+			goto bad;
+	} else if (cursor_digits(c, 2, 2, &minutes)) {
+		cursor_digits(c, 2, 2, &seconds);
+	}
+	if (hours > 23 || minutes > 59 || seconds > 59)
+		goto bad;
+	m->has_zone = true;
+	m->zone_offset = sign * (long)(hours * 3600 + minutes * 60 + seconds);
+	return true;
+bad:
+	*why = "not a time zone offset of the form +HH[:MM[:SS]]";
+	return false;
+}
+
+/* PostgreSQL's " BC" suffix: turns the year astronomical. */
+static void
+read_era(struct cursor *c, enum rs_canon_src src, struct moment *m)
+{
+	if (src == RS_SRC_PG && c->len - c->i == 3 &&
+	    memcmp(c->s + c->i, " BC", 3) == 0) {
+		c->i += 3;
+		m->year = 1 - m->year;
+	}
+}
+
+static bool
+is_zero_date(const struct moment *m)
+{
+	return m->year == 0 && m->month == 0 && m->day == 0;
+}
+
+/* Whether M's date exists; MariaDB's zero date does when ZERO_OK. */
+static bool
+moment_check_date(const struct moment *m, bool zero_ok, const char **why)
+{
+	if (zero_ok && is_zero_date(m))
+		return true;
+	if (m->month < 1 || m->month > 12) {
+		*why = "month out of range";
+		return false;
+	}
+	if (m->day < 1 || m->day > days_in_month(m->year, m->month)) {
+		*why = "day out of range for its month";
+		return false;
+	}
+	return true;
+}
+
+static int
+write_date(const struct moment *m, struct rs_canon_buf *out, struct rs_err *err)
+{
+	char text[48];
+
+	snprintf(text, sizeof(text), "%s%04lld-%02d-%02d",
+	         m->year < 0 ? "-" : "", m->year < 0 ? -m->year : m->year,
+	         m->month, m->day);
+	return buf_puts(out, text, err);
+}
+
+/* Move M to UTC by its zone offset (the zero date does not move). */
+static void
+moment_to_utc(struct moment *m)
+{
+	long long seconds, days, rest;
+
+	if (!m->has_zone || m->zone_offset == 0 || is_zero_date(m))
+		return;
+	seconds = days_from_civil(m->year, m->month, m->day) * 86400 +
+	          m->hour * 3600LL + m->minute * 60LL + m->second -
+	          m->zone_offset;
+	days = seconds / 86400;
+	rest = seconds % 86400;
+	if (rest < 0) {
+		rest += 86400;
+		days--;
+	}
+	civil_from_days(days, &m->year, &m->month, &m->day);
+	m->hour = (int)(rest / 3600);
+	m->minute = (int)(rest / 60 % 60);
+	m->second = (int)(rest % 60);
+	m->zone_offset = 0;
+}
+
+static int
+read_date(enum rs_canon_src src, const char *s, size_t len,
+          struct rs_canon_buf *out, struct rs_err *err, const char **why)
+{
+	struct cursor c = {s, len, 0};
+	struct moment m = {0};
+
+	if (src == RS_SRC_PG && (equals_word(s, len, "infinity") ||
+	                         equals_word(s, len, "-infinity")))
+		return canonical_buf_append(
+			out, s[0] == '-' ? "-infinity" : "infinity",
+			s[0] == '-' ? 9 : 8, err);
+	if (!read_date_part(&c, &m)) {
+		*why = "not a date of the form YYYY-MM-DD";
+		return RS_EVALUE;
+	}
+	read_era(&c, src, &m);
+	if (c.i != len) {
+		*why = "not a date of the form YYYY-MM-DD";
+		return RS_EVALUE;
+	}
+	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
+		return RS_EVALUE;
+	return write_date(&m, out, err);
+}
+
+static int
+read_time(enum rs_canon_src src, const char *s, size_t len,
+          struct rs_canon_buf *out, struct rs_err *err, const char **why)
+{
+	struct cursor c = {s, len, 0};
+	struct moment m = {0};
+	char text[48];
+	bool mysql = src == RS_SRC_MYSQL;
+
+	if (mysql && cursor_take(&c, '-'))
+		m.negative = true;
+	if (!read_time_part(&c, mysql ? 3 : 2, src == RS_SRC_SQLITE, &m, why))
+		return RS_EVALUE;
+	if (c.i != len) {
+		*why = "not a time of the form HH:MM:SS";
+		return RS_EVALUE;
+	}
+	if (mysql ? m.hour > 838
+	          : m.hour > 24 ||
+	                    (m.hour == 24 && (m.minute != 0 || m.second != 0 ||
+	                                      m.micro != 0))) {
+		*why = "hours out of range";
+		return RS_EVALUE;
+	}
+	if (m.hour == 0 && m.minute == 0 && m.second == 0 && m.micro == 0)
+		m.negative = false;
+	snprintf(text, sizeof(text), "%s%02d:%02d:%02d.%06d",
+	         m.negative ? "-" : "", m.hour, m.minute, m.second, m.micro);
+	return buf_puts(out, text, err);
+}
+
+/* Timestamps with (WITH_ZONE) or without time zone. */
+static int
+read_timestamp(enum rs_canon_src src, bool with_zone, const char *s, size_t len,
+               struct rs_canon_buf *out, struct rs_err *err, const char **why)
+{
+	struct cursor c = {s, len, 0};
+	struct moment m = {0};
+	char text[64];
+	int rc;
+
+	if (src == RS_SRC_PG && (equals_word(s, len, "infinity") ||
+	                         equals_word(s, len, "-infinity")))
+		return canonical_buf_append(
+			out, s[0] == '-' ? "-infinity" : "infinity",
+			s[0] == '-' ? 9 : 8, err);
+	if (!read_date_part(&c, &m)) {
+		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
+		return RS_EVALUE;
+	}
+	if (cursor_take(&c, ' ') || cursor_take(&c, 'T')) {
+		if (!read_time_part(&c, 2, src == RS_SRC_SQLITE, &m, why))
+			return RS_EVALUE;
+		if (m.hour > 23) {
+			*why = "hours out of range";
+			return RS_EVALUE;
+		}
+		if (!read_zone(&c, &m, why))
+			return RS_EVALUE;
+	} else if (src != RS_SRC_SQLITE) {
+		*why = "no time of day";
+		return RS_EVALUE;
+	}
+	read_era(&c, src, &m);
+	if (c.i != len) {
+		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
+		return RS_EVALUE;
+	}
+	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
+		return RS_EVALUE;
+	if (m.has_zone && !with_zone && src != RS_SRC_SQLITE) {
+		*why = "a time zone in a timestamp without time zone";
+		return RS_EVALUE;
+	}
+	if (!m.has_zone && with_zone && src == RS_SRC_PG) {
+		*why = "no time zone offset";
+		return RS_EVALUE;
+	}
+	moment_to_utc(&m);
+	if ((rc = write_date(&m, out, err)) != 0)
+		return rc;
+	snprintf(text, sizeof(text), "T%02d:%02d:%02d.%06d%s", m.hour, m.minute,
+	         m.second, m.micro, with_zone ? "Z" : "");
+	return buf_puts(out, text, err);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+struct json_reader {
+	struct cursor c;
+	struct rs_err *err;
+	const char **why;
+};
+
+/* One object member while its object is read: the key's decoded bytes
+ * and its value's canonical text, both in the object's scratch buffer. */
+struct json_member {
+	size_t key_off, key_len;
+	size_t value_off, value_len;
+	size_t index;    /* position in the object, to keep the last dup */
+	const char *key; /* set once the scratch buffer stops moving */
+};
+
+static int json_value(struct json_reader *r, struct rs_canon_buf *out,
+                      int depth);
+
+static int
+json_fail(struct json_reader *r, const char *why)
+{
+	*r->why = why;
+	return RS_EVALUE;
+}
+
+static void
+json_blanks(struct json_reader *r)
+{
+	while (r->c.i < r->c.len &&
+	       (r->c.s[r->c.i] == ' ' || r->c.s[r->c.i] == '\t' ||
+	        r->c.s[r->c.i] == '\n' || r->c.s[r->c.i] == '\r'))
+		r->c.i++;
+}
+
+static int
+json_utf8(struct rs_canon_buf *out, unsigned long cp, struct rs_err *err)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		b[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (unsigned char)(0xc0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xe0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xf0 | (cp >> 18));
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	return canonical_buf_append(out, b, n, err);
+}
+
+/* Four hex digits of a \u escape. */
+static bool
+json_hex4(struct json_reader *r, unsigned long *cp)
+{
+	*cp = 0;
+	if (r->c.len - r->c.i < 4)
+		return false;
+	for (int k = 0; k < 4; k++) {
+		int v = hex_value(r->c.s[r->c.i + (size_t)k]);
+
+		if (v < 0)
+			return false;
+		*cp = *cp * 16 + (unsigned long)v;
+	}
+	r->c.i += 4;
+	return true;
+}
+
+/* Read a string (the cursor on its '"') and append its decoded bytes. */
+static int
+json_string_decode(struct json_reader *r, struct rs_canon_buf *out)
+{
+	r->c.i++;
+	for (;;) {
+		size_t start = r->c.i;
+		unsigned long cp, low;
+		char ch;
+		int rc;
+
+		while (r->c.i < r->c.len && r->c.s[r->c.i] != '"' &&
+		       r->c.s[r->c.i] != '\\' &&
+		       (unsigned char)r->c.s[r->c.i] >= 0x20)
+			r->c.i++;
+		rc = canonical_buf_append(out, r->c.s + start, r->c.i - start,
+		                          r->err);
+		if (rc != 0)
+			return rc;
+		if (r->c.i >= r->c.len)
+			return json_fail(r,
+			                 "a string without its closing quote");
+		ch = r->c.s[r->c.i++];
+		if (ch == '"')
+			return 0;
+		if (ch != '\\')
+			return json_fail(r, "a control character in a string");
+		if (r->c.i >= r->c.len)
+			return json_fail(r,
+			                 "a string without its closing quote");
+		ch = r->c.s[r->c.i++];
+		switch (ch) {
+		case '"':
+		case '\\':
+		case '/':
+			rc = buf_putc(out, ch, r->err);
+			break;
+		case 'b':
+			rc = buf_putc(out, '\b', r->err);
+			break;
+		case 'f':
+			rc = buf_putc(out, '\f', r->err);
+			break;
+		case 'n':
+			rc = buf_putc(out, '\n', r->err);
+			break;
+		case 'r':
+			rc = buf_putc(out, '\r', r->err);
+			break;
+		case 't':
+			rc = buf_putc(out, '\t', r->err);
+			break;
+		case 'u':
+			if (!json_hex4(r, &cp))
+				return json_fail(r, "\\u not followed by four "
+				                    "hex digits");
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return json_fail(r, "a lone low surrogate");
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				if (r->c.len - r->c.i < 2 ||
+				    r->c.s[r->c.i] != '\\' ||
+				    r->c.s[r->c.i + 1] != 'u')
+					return json_fail(r, "a lone high "
+					                    "surrogate");
+				r->c.i += 2;
+				if (!json_hex4(r, &low) || low < 0xdc00 ||
+				    low > 0xdfff)
+					return json_fail(r, "a lone high "
+					                    "surrogate");
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (low - 0xdc00);
+			}
+			rc = json_utf8(out, cp, r->err);
+			break;
+		default:
+			return json_fail(r, "an unknown escape in a string");
+		}
+		if (rc != 0)
+			return rc;
+	}
+}
+
+/* Append BYTES as a canonical JSON string. */
+static int
+json_string_write(struct rs_canon_buf *out, const char *bytes, size_t n,
+                  struct rs_err *err)
+{
+	int rc = buf_putc(out, '"', err);
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		unsigned char ch = (unsigned char)bytes[i];
+
+		switch (ch) {
+		case '"':
+			rc = buf_puts(out, "\\\"", err);
+			break;
+		case '\\':
+			rc = buf_puts(out, "\\\\", err);
+			break;
+		case '\b':
+			rc = buf_puts(out, "\\b", err);
+			break;
+		case '\f':
+			rc = buf_puts(out, "\\f", err);
+			break;
+		case '\n':
+			rc = buf_puts(out, "\\n", err);
+			break;
+		case '\r':
+			rc = buf_puts(out, "\\r", err);
+			break;
+		case '\t':
+			rc = buf_puts(out, "\\t", err);
+			break;
+		default:
+			if (ch < 0x20) {
+				char escape[8];
+
+				snprintf(escape, sizeof(escape), "\\u%04x", ch);
+				rc = buf_puts(out, escape, err);
+			} else {
+				rc = buf_putc(out, (char)ch, err);
+			}
+		}
+	}
+	return rc != 0 ? rc : buf_putc(out, '"', err);
+}
+
+/* A number in JSON's grammar, written as a canonical decimal. */
+static int
+json_number(struct json_reader *r, struct rs_canon_buf *out)
+{
+	struct cursor *c = &r->c;
+	size_t start = c->i;
+	struct decimal_text d;
+
+	cursor_take(c, '-');
+	if (cursor_take(c, '0')) {
+		/* no more integer digits after a leading 0 */
+	} else if (c->i < c->len && is_digit(c->s[c->i])) {
+		while (c->i < c->len && is_digit(c->s[c->i]))
+			c->i++;
+	} else {
+		return json_fail(r, "not a JSON value");
+	}
+	if (cursor_take(c, '.')) {
+		if (c->i >= c->len || !is_digit(c->s[c->i]))
+			return json_fail(r, "no digits after a number's point");
+		while (c->i < c->len && is_digit(c->s[c->i]))
+			c->i++;
+	}
+	if (cursor_take(c, 'e') || cursor_take(c, 'E')) {
+		if (!cursor_take(c, '+'))
+			cursor_take(c, '-');
+		if (c->i >= c->len || !is_digit(c->s[c->i]))
+			return json_fail(r, "no digits in a number's exponent");
+		while (c->i < c->len && is_digit(c->s[c->i]))
+			c->i++;
+	}
+	if (!decimal_parse(c->s + start, c->i - start, &d))
+		return json_fail(r, "not a JSON number");
+	return decimal_write(&d, out, r->err, r->why);
+}
+
+static int
+json_member_compare(const void *a, const void *b)
+{
+	const struct json_member *x = a, *y = b;
+	size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+	int cmp = n > 0 ? memcmp(x->key, y->key, n) : 0;
+
+	if (cmp != 0)
+		return cmp;
+	if (x->key_len != y->key_len)
+		return x->key_len < y->key_len ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Read an object's members into SCRATCH and *MEMBERS, then write them
+ * sorted, the last of each duplicate key only. */
+static int
+json_object_members(struct json_reader *r, struct rs_canon_buf *out, int depth,
+                    struct rs_canon_buf *scratch, struct json_member **members)
+{
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int rc;
+
+	r->c.i++;
+	json_blanks(r);
+	if (cursor_take(&r->c, '}'))
+		return buf_puts(out, "{}", r->err);
+	for (;;) {
+		struct json_member *m;
+
+		if (n == cap) {
+			size_t more = cap == 0 ? 8 : cap * 2;
+			struct json_member *grown =
+				realloc(*members, more * sizeof(**members));
+
+			if (grown == NULL)
+				return rs_err_set(r->err, RS_ENOMEM,
+				                  "out of memory reading JSON");
+			*members = grown;
+			cap = more;
+		}
+		m = &(*members)[n];
+		m->index = n;
+		json_blanks(r);
+		if (r->c.i >= r->c.len || r->c.s[r->c.i] != '"')
+			return json_fail(r, "an object key that is not a "
+			                    "string");
+		m->key_off = scratch->len;
+		if ((rc = json_string_decode(r, scratch)) != 0)
+			return rc;
+		m->key_len = scratch->len - m->key_off;
+		json_blanks(r);
+		if (!cursor_take(&r->c, ':'))
+			return json_fail(r, "no ':' after an object key");
+		json_blanks(r);
+		m->value_off = scratch->len;
+		if ((rc = json_value(r, scratch, depth + 1)) != 0)
+			return rc;
+		m->value_len = scratch->len - m->value_off;
+		n++;
+		json_blanks(r);
+		if (cursor_take(&r->c, '}'))
+			break;
+		if (!cursor_take(&r->c, ','))
+			return json_fail(r, "no ',' or '}' after an object "
+			                    "member");
+	}
+	for (size_t k = 0; k < n; k++)
+		(*members)[k].key = scratch->data + (*members)[k].key_off;
+	qsort(*members, n, sizeof(**members), json_member_compare);
+	if ((rc = buf_putc(out, '{', r->err)) != 0)
+		return rc;
+	for (size_t k = 0; k < n; k++) {
+		const struct json_member *m = &(*members)[k];
+
+		if (k + 1 < n && m->key_len == m[1].key_len &&
+		    memcmp(m->key, m[1].key, m->key_len) == 0)
+			continue; /* a later duplicate wins */
+		if ((!first && (rc = buf_putc(out, ',', r->err)) != 0) ||
+		    (rc = json_string_write(out, m->key, m->key_len, r->err)) !=
+		            0 ||
+		    (rc = buf_putc(out, ':', r->err)) != 0 ||
+		    (rc = canonical_buf_append(out,
+		                               scratch->data + m->value_off,
+		                               m->value_len, r->err)) != 0)
+			return rc;
+		first = false;
+	}
+	return buf_putc(out, '}', r->err);
+}
+
+static int
+json_object(struct json_reader *r, struct rs_canon_buf *out, int depth)
+{
+	struct rs_canon_buf scratch = RS_CANON_BUF_INIT;
+	struct json_member *members = NULL;
+	int rc;
+
+	if (depth >= JSON_MAX_DEPTH)
+		return json_fail(r, "nested deeper than 1000 levels");
+	rc = json_object_members(r, out, depth, &scratch, &members);
+
+	free(members);
+	canonical_buf_free(&scratch);
+	return rc;
+}
+
+static int
+json_array(struct json_reader *r, struct rs_canon_buf *out, int depth)
+{
+	int rc;
+
+	if (depth >= JSON_MAX_DEPTH)
+		return json_fail(r, "nested deeper than 1000 levels");
+	r->c.i++;
+	if ((rc = buf_putc(out, '[', r->err)) != 0)
+		return rc;
+	json_blanks(r);
+	if (cursor_take(&r->c, ']'))
+		return buf_putc(out, ']', r->err);
+	for (;;) {
+		json_blanks(r);
+		if ((rc = json_value(r, out, depth + 1)) != 0)
+			return rc;
+		json_blanks(r);
+		if (cursor_take(&r->c, ']'))
+			return buf_putc(out, ']', r->err);
+		if (!cursor_take(&r->c, ','))
+			return json_fail(r, "no ',' or ']' after an array "
+			                    "element");
+		if ((rc = buf_putc(out, ',', r->err)) != 0)
+			return rc;
+	}
+}
+
+/* One value, the cursor on its first byte. */
+static int
+json_value(struct json_reader *r, struct rs_canon_buf *out, int depth)
+{
+	static const char *const literals[] = {"true", "false", "null"};
+	const char *rest = r->c.s + r->c.i;
+	size_t left = r->c.len - r->c.i;
+
+	if (left == 0)
+		return json_fail(r, "a value is missing");
+	if (*rest == '{')
+		return json_object(r, out, depth);
+	if (*rest == '[')
+		return json_array(r, out, depth);
+	if (*rest == '"') {
+		struct rs_canon_buf decoded = RS_CANON_BUF_INIT;
+		int rc = json_string_decode(r, &decoded);
+
+		if (rc == 0)
+			rc = json_string_write(out, decoded.data, decoded.len,
+			                       r->err);
+		canonical_buf_free(&decoded);
+		return rc;
+	}
+	for (size_t k = 0; k < ARRAY_LEN(literals); k++) {
+		size_t n = strlen(literals[k]);
+
+		if (left >= n && memcmp(rest, literals[k], n) == 0) {
+			r->c.i += n;
+			return buf_puts(out, literals[k], r->err);
+		}
+	}
+	return json_number(r, out);
+}
+
+static int
+read_json(const char *s, size_t len, struct rs_canon_buf *out,
+          struct rs_err *err, const char **why)
+{
+	struct json_reader r = {{s, len, 0}, err, why};
+	int rc;
+
+	json_blanks(&r);
+	if ((rc = json_value(&r, out, 0)) != 0)
+		return rc;
+	json_blanks(&r);
+	if (r.c.i != len) {
+		*why = "more after the JSON value";
+		return RS_EVALUE;
+	}
+	return 0;
+}
+
+/* ---- One value -------------------------------------------------------- */
+
+/* TEXT (LEN bytes) quoted for a message: at most SHOW_MAX bytes, with
+ * non-printable bytes, '"' and '\' escaped. */
+static void
+show_value(const char *text, size_t len, char *buf, size_t size)
+{
+	size_t used = 0, i;
+
+	for (i = 0; i < len && i < SHOW_MAX && used + 5 < size; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '"' || c == '\\')
+			used += (size_t)snprintf(buf + used, size - used,
+			                         "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			used += (size_t)snprintf(buf + used, size - used,
+			                         "\\x%02x", c);
+		else
+			buf[used++] = (char)c;
+	}
+	if (i < len && used + 4 < size) {
+		memcpy(buf + used, "...", 3);
+		used += 3;
+	}
+	buf[used] = '\0';
+}
+
+static int
+read_value(enum rs_col_kind kind, enum rs_canon_src src, const char *text,
+           size_t len, struct rs_canon_buf *out, struct rs_err *err,
+           const char **why)
+{
+	switch (kind) {
+	case RS_COL_INTEGER:
+		return read_integer(text, len, out, err, why);
+	case RS_COL_DECIMAL:
+		return read_decimal(text, len, out, err, why);
+	case RS_COL_FLOAT:
+		return read_float(text, len, out, err, why);
+	case RS_COL_BOOL:
+		return read_bool(text, len, out, err, why);
+	case RS_COL_TEXT:
+	case RS_COL_OTHER:
+		return canonical_buf_append(out, text, len, err);
+	case RS_COL_CHAR:
+		while (len > 0 && text[len - 1] == ' ')
+			len--;
+		return canonical_buf_append(out, text, len, err);
+	case RS_COL_BYTES:
+		if (src == RS_SRC_PG)
+			return read_pg_bytea(text, len, out, err, why);
+		return buf_hex(out, (const unsigned char *)text, len, err);
+	case RS_COL_DATE:
+		return read_date(src, text, len, out, err, why);
+	case RS_COL_TIME:
+		return read_time(src, text, len, out, err, why);
+	case RS_COL_TIMESTAMP:
+		return read_timestamp(src, false, text, len, out, err, why);
+	case RS_COL_TIMESTAMPTZ:
+		return read_timestamp(src, true, text, len, out, err, why);
+	case RS_COL_JSON:
+		return read_json(text, len, out, err, why);
+	case RS_COL_UUID:
+		return read_uuid(src, text, len, out, err, why);
+	}
+	return rs_err_set(err, RS_EINTERNAL, "unknown column kind %d",
+	                  (int)kind);
+}
+
+int
+canonical_value(enum rs_col_kind kind, enum rs_canon_src src, const char *text,
+                size_t len, struct rs_canon_buf *out, struct rs_err *err)
+{
+	size_t start = out->len;
+	const char *why = "malformed";
+	int rc;
+
+	if (text == NULL)
+		return 0;
+	/* Even an empty value leaves DATA non-NULL and terminated. */
+	rc = buf_reserve(out, 0, err);
+	if (rc == 0)
+		rc = read_value(kind, src, text, len, out, err, &why);
+	if (rc == 0)
+		return 0;
+	out->len = start;
+	if (out->data != NULL)
+		out->data[start] = '\0';
+	if (rc == RS_EVALUE) {
+		char shown[SHOW_MAX * 4 + 8];
+
+		show_value(text, len, shown, sizeof(shown));
+		rs_err_set(err, RS_EVALUE,
+		           "invalid %s value \"%s\" from %s: %s",
+		           canonical_kind_name(kind), shown,
+		           canonical_src_name(src), why);
+	}
+	return rc;
+}
+
+/* ---- Rows and chunks -------------------------------------------------- */
+
+void
+canonical_row_init(struct rs_row_hasher *hasher)
+{
+	SHA256_Init(&hasher->sha);
+}
+
+void
+canonical_row_add(struct rs_row_hasher *hasher, const char *text, size_t len)
+{
+	unsigned char head[9];
+
+	if (text == NULL) {
+		SHA256_Update(&hasher->sha, "N", 1);
+		return;
+	}
+	head[0] = 'V';
+	for (int k = 0; k < 8; k++)
+		head[1 + k] = (unsigned char)((uint64_t)len >> (56 - 8 * k));
+	SHA256_Update(&hasher->sha, head, sizeof(head));
+	if (len > 0)
+		SHA256_Update(&hasher->sha, text, len);
+}
+
+int
+canonical_row_value(struct rs_row_hasher *hasher, enum rs_col_kind kind,
+                    enum rs_canon_src src, const char *text, size_t len,
+                    struct rs_canon_buf *scratch, struct rs_err *err)
+{
+	int rc;
+
+	canonical_buf_clear(scratch);
+	if (text == NULL) {
+		canonical_row_add(hasher, NULL, 0);
+		return 0;
+	}
+	rc = canonical_value(kind, src, text, len, scratch, err);
+	if (rc != 0)
+		return rc;
+	canonical_row_add(hasher, scratch->data, scratch->len);
+	return 0;
+}
+
+uint64_t
+canonical_row_finish(struct rs_row_hasher *hasher)
+{
+	unsigned char digest[SHA256_DIGEST_LENGTH];
+	uint64_t hash = 0;
+
+	SHA256_Final(digest, &hasher->sha);
+	for (int k = 0; k < 8; k++)
+		hash = hash << 8 | digest[k];
+	return hash;
+}
+
+void
+canonical_chunk_add(struct rs_chunk_sum *sum, uint64_t row_hash)
+{
+	sum->rows++;
+	sum->sum += row_hash; /* unsigned: wraps mod 2^64 */
+}
+
+void
+canonical_chunk_merge(struct rs_chunk_sum *sum, const struct rs_chunk_sum *part)
+{
+	sum->rows += part->rows;
+	sum->sum += part->sum;
+}
+
+bool
+canonical_chunk_equal(const struct rs_chunk_sum *a,
+                      const struct rs_chunk_sum *b)
+{
+	return a->rows == b->rows && a->sum == b->sum;
+}

@@ -1,0 +1,1550 @@
+/*
+ * The MariaDB/MySQL engine behind backend.h, on MariaDB Connector/C's
+ * non-blocking API (DESIGN §8; the model is Connector/C's own
+ * unittest/libmariadb/async.c).
+ *
+ * Every library call is a foo_start() that either finishes or returns the
+ * MYSQL_WAIT_* events it is suspended on; my_drive turns that mask into
+ * the connection's one uv_poll_t (on mysql_get_socket) and one uv_timer_t
+ * (on mysql_get_timeout_value_ms), and when either fires, my_resume calls
+ * the matching foo_cont() of the suspended call, named by the state enum.
+ * The wait mask (e->wait) and the calls' results (connect_ret, query_ret,
+ * result) live in separate fields.  Both watchers are stopped before each
+ * _cont call, because the library may close its socket inside it (a failed
+ * address during connect, a lost connection, mysql_close); when the socket
+ * it reports afterwards is another one or none, the poll handle is closed
+ * at once and a new one made on the next wait.  So the poll handle is made
+ * when the socket first appears during connect, and normally lives as long
+ * as the connection.
+ *
+ * The same timer bounds connect (with the session setup that follows it)
+ * and close by backend->connect_timeout_ms: when the deadline comes, the
+ * suspended call is resumed with MYSQL_WAIT_TIMEOUT, which makes the
+ * library fail its pending I/O and end the call cleanly.  A completion that
+ * happens inside a public call (a dead connection fails at once) is
+ * delivered from the timer on the next loop turn, so callbacks never run
+ * inside the call that started them.
+ *
+ * Host names are resolved by the library with a blocking getaddrinfo
+ * inside mysql_real_connect_start (Connector/C has no asynchronous
+ * resolver): use IP addresses or a local resolver in plans where that
+ * matters.  Option files ([client] group) are read at connect time and
+ * override the URL's parameters for the same settings; they are where a
+ * password comes from when the plan gives none.
+ *
+ * Values reach SQL only as literals escaped by mysql_real_escape_string
+ * (or as validated numbers, or X'hex' for bytes); identifiers are quoted
+ * with backticks, doubled inside names.  sql_mode is left as the server
+ * has it: backticks work under every mode and the escaping follows
+ * NO_BACKSLASH_ESCAPES.
+ */
+#include <errmsg.h>
+#include <limits.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend/backend.h"
+
+/* The library call that is running or suspended. */
+enum my_state {
+	MY_IDLE,       /* no call in flight */
+	MY_CONNECTING, /* mysql_real_connect_start/_cont */
+	MY_QUERYING,   /* mysql_real_query_start/_cont */
+	MY_STORING,    /* mysql_store_result_start/_cont */
+	MY_NEXTING,    /* mysql_next_result_start/_cont */
+	MY_CLOSING,    /* mysql_close_start/_cont */
+	MY_CLOSED,     /* MYSQL freed, handles closing, then the engine */
+};
+
+/* The backend operation the calls belong to. */
+enum my_op {
+	MY_OP_NONE,
+	MY_OP_CONNECT, /* connect, then the session setup statement */
+	MY_OP_DESCRIBE,
+	MY_OP_READ,
+	MY_OP_EXEC,
+	MY_OP_CLOSE,
+};
+
+/* One statement sets the session up (backend_connect's contract): UTC for
+ * TIMESTAMP values, utf8mb4 text, and a lock timeout short enough that a
+ * blocked write is retried rather than stalling a stream. */
+static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
+				   "SESSION innodb_lock_wait_timeout = 2";
+
+struct my_engine {
+	struct rs_backend *backend; /* the backend this state belongs to */
+	MYSQL *mysql;               /* NULL before connect and once closed */
+	struct rs_url_mysql target; /* connect arguments, borrowed */
+	enum my_state state;        /* the call in flight */
+	enum my_op op;              /* the operation it serves */
+	int connected;              /* connect and setup succeeded */
+	int require_tls;            /* ssl-mode REQUIRED or stricter */
+
+	uv_poll_t *poll;  /* on the library's socket; NULL until one exists */
+	int poll_fd;      /* the socket POLL watches, -1 without one */
+	uv_timer_t timer; /* library timeouts, deadline, deferred ends */
+	int open_handles; /* handles made and not yet closed */
+	int wait;         /* MYSQL_WAIT_* mask the suspended call waits for */
+	int in_call;      /* inside a public function: defer a completion */
+	int deferred;     /* the timer delivers a completion, not a timeout */
+	int uv_error;     /* libuv error that made a wait impossible, or 0 */
+
+	int deadline_on;       /* connect and close are bounded in time */
+	uint64_t deadline;     /* loop time (ms) when they give up */
+	int timeout_ms;        /* the bound, for the message */
+	int timer_is_deadline; /* the armed timer is the deadline */
+	int timed_out;         /* the deadline passed during this operation */
+
+	/* Results of the suspended calls, apart from the wait mask. */
+	MYSQL *connect_ret;
+	int query_ret;
+	MYSQL_RES *result;
+
+	/* The running operation. */
+	union {
+		rs_backend_cb done; /* connect, exec */
+		rs_describe_cb describe;
+		rs_rows_cb rows;
+	} cb;
+	void *arg;
+	char *sql; /* the statement being sent */
+	size_t sql_len;
+	int sql_owned;              /* SQL is ours to free */
+	int status;                 /* a failure kept while results drain */
+	struct rs_err err;          /* its message */
+	int result_seen;            /* the statement's first result was taken */
+	char *table_name;           /* describe, read: for messages */
+	struct rs_table_def *table; /* describe: what the catalog said */
+	MYSQL_RES *rows_result;     /* read: kept until the callback returns */
+	int n_cols;                 /* read: values per row */
+	void (*closed)(struct rs_backend *backend); /* close's done */
+};
+
+static void my_drive(struct my_engine *e, int status);
+
+/* ---- SQL text ------------------------------------------------------- */
+
+/* A growing string; OOM is sticky so that appends chain without checks. */
+struct my_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+/* Make room for EXTRA more bytes and a NUL.  Returns 0 or -1 (OOM set). */
+static int
+my_buf_reserve(struct my_buf *b, size_t extra)
+{
+	size_t need;
+	char *more;
+
+	if (b->oom)
+		return -1;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	if (need < b->cap * 2)
+		need = b->cap * 2;
+	if (need < 256)
+		need = 256;
+	more = realloc(b->data, need);
+	if (more == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	b->data = more;
+	b->cap = need;
+	return 0;
+}
+
+static void
+my_buf_add(struct my_buf *b, const char *bytes, size_t n)
+{
+	if (my_buf_reserve(b, n) != 0)
+		return;
+	memcpy(b->data + b->len, bytes, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+static void
+my_buf_str(struct my_buf *b, const char *s)
+{
+	my_buf_add(b, s, strlen(s));
+}
+
+/* Append NAME as a backtick-quoted identifier, backticks doubled. */
+static void
+my_buf_ident(struct my_buf *b, const char *name)
+{
+	my_buf_add(b, "`", 1);
+	for (const char *p = name; *p != '\0'; p++) {
+		if (*p == '`')
+			my_buf_add(b, "`", 1);
+		my_buf_add(b, p, 1);
+	}
+	my_buf_add(b, "`", 1);
+}
+
+/* Append TEXT (LEN bytes) as a '…' literal escaped by the driver for the
+ * connection's character set and sql_mode.  Returns 0, or -1 when memory
+ * runs out or the driver refuses the text. */
+static int
+my_buf_quoted(struct my_buf *b, MYSQL *mysql, const char *text, size_t len)
+{
+	unsigned long n;
+
+	if (len > (SIZE_MAX - 4) / 2 || my_buf_reserve(b, 2 * len + 3) != 0)
+		return -1;
+	b->data[b->len++] = '\'';
+	n = mysql_real_escape_string(mysql, b->data + b->len, text,
+	                             (unsigned long)len);
+	if (n == (unsigned long)-1)
+		return -1;
+	b->len += n;
+	b->data[b->len++] = '\'';
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+/* Whether V is a plain integer: optional '-', then digits. */
+static int
+my_is_integer(const struct rs_value *v)
+{
+	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
+
+	if (i == v->len)
+		return 0;
+	for (; i < v->len; i++)
+		if (v->text[i] < '0' || v->text[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether V is a plain number: -digits[.digits][e[+-]digits]. */
+static int
+my_is_number(const struct rs_value *v)
+{
+	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
+	size_t digits = 0;
+
+	for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9'; i++)
+		digits++;
+	if (i < v->len && v->text[i] == '.')
+		for (i++; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
+		     i++)
+			digits++;
+	if (digits == 0)
+		return 0;
+	if (i < v->len && (v->text[i] == 'e' || v->text[i] == 'E')) {
+		size_t exp = 0;
+
+		i++;
+		if (i < v->len && (v->text[i] == '+' || v->text[i] == '-'))
+			i++;
+		for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
+		     i++)
+			exp++;
+		if (exp == 0)
+			return 0;
+	}
+	return i == v->len;
+}
+
+/* Append the key value V of a column of KIND as an SQL literal: numbers
+ * as they are once checked (a quoted number compared with a BIGINT goes
+ * through a double and loses digits), bytes as X'hex', everything else
+ * quoted and escaped.  Returns 0 or -1 (memory, or the driver refused). */
+static int
+my_buf_value(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
+             const struct rs_value *v)
+{
+	switch (kind) {
+	case RS_COL_INTEGER:
+	case RS_COL_BOOL:
+		if (my_is_integer(v)) {
+			my_buf_add(b, v->text, v->len);
+			return b->oom ? -1 : 0;
+		}
+		break;
+	case RS_COL_DECIMAL:
+	case RS_COL_FLOAT:
+		if (my_is_number(v)) {
+			my_buf_add(b, v->text, v->len);
+			return b->oom ? -1 : 0;
+		}
+		break;
+	case RS_COL_BYTES:
+		if (v->len > (SIZE_MAX - 4) / 2 ||
+		    my_buf_reserve(b, 2 * v->len + 3) != 0)
+			return -1;
+		b->data[b->len++] = 'X';
+		b->data[b->len++] = '\'';
+		b->len += mysql_hex_string(b->data + b->len, v->text,
+		                           (unsigned long)v->len);
+		my_buf_add(b, "'", 1);
+		return b->oom ? -1 : 0;
+	default:
+		break;
+	}
+	return my_buf_quoted(b, mysql, v->text, v->len);
+}
+
+/* ---- errors --------------------------------------------------------- */
+
+/* Whether MariaDB error EN means the connection is gone (RS_ECONNECT)
+ * rather than the statement failing on a live one (RS_EQUERY). */
+static int
+my_errno_is_lost(unsigned int en)
+{
+	switch (en) {
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_SERVER_LOST_EXTENDED:
+	case ER_CONNECTION_KILLED:
+	case ER_SERVER_SHUTDOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Fill e->err with the library's error for the running operation, WHAT
+ * saying what was being done, and return the code: RS_ECONNECT for
+ * connect and for a lost connection, else RS_EQUERY.  SQLSTATE, errno and
+ * retryable are set after backend_fail, which resets them. */
+static int
+my_error(struct my_engine *e, const char *what)
+{
+	struct rs_backend *backend = e->backend;
+	unsigned int en = e->mysql != NULL ? mysql_errno(e->mysql) : 0;
+	const char *sqlstate = e->mysql != NULL ? mysql_sqlstate(e->mysql) : "";
+	const char *message = e->mysql != NULL ? mysql_error(e->mysql) : "";
+	int lost = my_errno_is_lost(en);
+	int code = e->op == MY_OP_CONNECT || lost ? RS_ECONNECT : RS_EQUERY;
+	char named[512];
+
+	if (message == NULL || message[0] == '\0')
+		message = "unknown error";
+	if (e->table_name != NULL) {
+		snprintf(named, sizeof(named), "%s %s", what, e->table_name);
+		what = named;
+	}
+	if (e->timed_out && e->op == MY_OP_CONNECT)
+		backend_fail(backend, &e->err, code,
+		             "could not connect within %d ms", e->timeout_ms);
+	else if (e->uv_error != 0)
+		backend_fail(
+			backend, &e->err, code,
+			"%s: cannot watch the connection's socket (%s): %s",
+			what, uv_strerror(e->uv_error), message);
+	else
+		backend_fail(backend, &e->err, code,
+		             "%s: %s%s (MariaDB error %u, SQLSTATE %s)", what,
+		             lost && e->op != MY_OP_CONNECT
+		                     ? "the connection was lost: "
+		                     : "",
+		             message, en, sqlstate);
+	if (sqlstate != NULL)
+		snprintf(e->err.sqlstate, sizeof(e->err.sqlstate), "%s",
+		         sqlstate);
+	e->err.server_errno = (int)en;
+	e->err.retryable = rs_err_retryable(sqlstate, (int)en);
+	return code;
+}
+
+/* ---- ending an operation -------------------------------------------- */
+
+/* Point ROWS at the values of the stored result RES (n_cols per row).
+ * Returns 0 with *VALUES to free after the callback, or RS_EINTERNAL /
+ * RS_ENOMEM with e->err filled. */
+static int
+my_rows(struct my_engine *e, MYSQL_RES *res, struct rs_rows *rows,
+        struct rs_value **values)
+{
+	uint64_t n = mysql_num_rows(res);
+	int n_cols = e->n_cols;
+	struct rs_value *v;
+
+	*values = NULL;
+	if ((int)mysql_num_fields(res) != n_cols)
+		return backend_fail(e->backend, &e->err, RS_EINTERNAL,
+		                    "reading table %s: %u columns came back, "
+		                    "%d expected",
+		                    e->table_name, mysql_num_fields(res),
+		                    n_cols);
+	if (n_cols > 0 && n > (uint64_t)(INT_MAX / n_cols))
+		return backend_fail(e->backend, &e->err, RS_EINTERNAL,
+		                    "reading table %s: batch too large",
+		                    e->table_name);
+	v = calloc((size_t)n * (size_t)n_cols + 1, sizeof(*v));
+	if (v == NULL)
+		return backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                    "out of memory");
+	for (uint64_t i = 0; i < n; i++) {
+		MYSQL_ROW row = mysql_fetch_row(res);
+		unsigned long *lengths = mysql_fetch_lengths(res);
+
+		if (row == NULL || lengths == NULL) {
+			free(v);
+			return backend_fail(
+				e->backend, &e->err, RS_EINTERNAL,
+				"reading table %s: row %llu missing "
+				"from a stored result",
+				e->table_name, (unsigned long long)i);
+		}
+		for (int j = 0; j < n_cols; j++) {
+			struct rs_value *value =
+				&v[i * (uint64_t)n_cols + (uint64_t)j];
+
+			value->text = row[j];
+			value->len = row[j] != NULL ? lengths[j] : 0;
+		}
+	}
+	rows->n_rows = (int)n;
+	rows->n_cols = n_cols;
+	rows->values = v;
+	*values = v;
+	return 0;
+}
+
+/* End the running operation with STATUS (0, or a code whose message is in
+ * e->err) and call its callback.  Everything the callback might disturb
+ * is taken out of the engine first: the callback may start the next
+ * operation or close the backend, and nothing here touches the engine
+ * after calling it. */
+static void
+my_finish(struct my_engine *e, int status)
+{
+	struct rs_backend *backend = e->backend;
+	enum my_op op = e->op;
+	struct rs_table_def *table = e->table;
+	MYSQL_RES *res = e->rows_result;
+	struct rs_value *values = NULL;
+	struct rs_rows rows = {0, 0, NULL};
+	struct rs_err err;
+	void *arg = e->arg;
+	rs_backend_cb done = e->cb.done;
+	rs_describe_cb describe = e->cb.describe;
+	rs_rows_cb rows_cb = e->cb.rows;
+
+	if (status == 0 && op == MY_OP_READ) {
+		if (res != NULL)
+			status = my_rows(e, res, &rows, &values);
+		else
+			status = backend_fail(backend, &e->err, RS_EINTERNAL,
+			                      "reading table %s: no result set",
+			                      e->table_name);
+	}
+	if (status == 0 && op == MY_OP_CONNECT)
+		e->connected = 1;
+	if (status != 0) {
+		err = e->err;
+		backend_table_free(table);
+		table = NULL;
+	}
+	e->op = MY_OP_NONE;
+	e->table = NULL;
+	e->rows_result = NULL;
+	e->deadline_on = 0;
+	e->status = 0;
+	free(e->table_name);
+	e->table_name = NULL;
+	backend->busy = 0;
+	switch (op) {
+	case MY_OP_CONNECT:
+	case MY_OP_EXEC:
+		done(backend, status, status != 0 ? &err : NULL, arg);
+		break;
+	case MY_OP_DESCRIBE:
+		describe(backend, status, status != 0 ? &err : NULL, table,
+		         arg);
+		break;
+	case MY_OP_READ:
+		rows_cb(backend, status, status != 0 ? &err : NULL,
+		        status != 0 ? NULL : &rows, arg);
+		break;
+	default:
+		break;
+	}
+	free(values);
+	mysql_free_result(res);
+}
+
+/* Fail the running operation with the library's error. */
+static void
+my_fail(struct my_engine *e, const char *what)
+{
+	my_finish(e, my_error(e, what));
+}
+
+/* What the running operation was doing, for its error message. */
+static const char *
+my_what(const struct my_engine *e)
+{
+	switch (e->op) {
+	case MY_OP_CONNECT: /* the connect call itself is handled apart */
+		return "could not set up the session";
+	case MY_OP_DESCRIBE:
+		return "could not describe table";
+	case MY_OP_READ:
+		return "could not read table";
+	default:
+		return "statement failed";
+	}
+}
+
+/* ---- describe ------------------------------------------------------- */
+
+/* Build e->table from the describe query's result: one row per column in
+ * order, with COLUMN_NAME, COLUMN_TYPE, the column's SEQ_IN_INDEX in the
+ * primary key (NULL outside it), TABLE_ROWS and whether it is a MariaDB
+ * JSON column.  Returns 0, or RS_ESCHEMA (no such table, no primary key),
+ * RS_EINTERNAL (a broken key) or RS_ENOMEM with e->err filled. */
+static int
+my_take_describe(struct my_engine *e, MYSQL_RES *res)
+{
+	struct rs_backend *backend = e->backend;
+	uint64_t n = mysql_num_rows(res);
+	struct rs_table_def *t;
+	MYSQL_ROW row;
+	int n_pk = 0;
+
+	if (n == 0) {
+		if (backend->url.database == NULL)
+			return backend_fail(backend, &e->err, RS_ESCHEMA,
+			                    "table %s does not exist: the URL "
+			                    "names no database",
+			                    e->table_name);
+		return backend_fail(backend, &e->err, RS_ESCHEMA,
+		                    "table %s does not exist in database %s",
+		                    e->table_name, backend->url.database);
+	}
+	if (mysql_num_fields(res) != 5 || n > INT_MAX)
+		return backend_fail(backend, &e->err, RS_EINTERNAL,
+		                    "describing table %s: unexpected catalog "
+		                    "result",
+		                    e->table_name);
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		goto oom;
+	e->table = t;
+	t->estimated_rows = -1;
+	if ((t->name = strdup(e->table_name)) == NULL ||
+	    (t->columns = calloc((size_t)n, sizeof(*t->columns))) == NULL ||
+	    (t->pk = calloc((size_t)n, sizeof(*t->pk))) == NULL)
+		goto oom;
+	for (int i = 0; i < (int)n; i++)
+		t->pk[i] = -1;
+	while ((row = mysql_fetch_row(res)) != NULL && t->n_columns < (int)n) {
+		int i = t->n_columns++;
+		struct rs_column *c = &t->columns[i];
+		int is_json = row[4] != NULL && strcmp(row[4], "0") != 0;
+
+		if (row[0] == NULL || row[1] == NULL)
+			return backend_fail(backend, &e->err, RS_EINTERNAL,
+			                    "describing table %s: a column "
+			                    "without name or type",
+			                    e->table_name);
+		if ((c->name = strdup(row[0])) == NULL ||
+		    (c->type = strdup(row[1])) == NULL)
+			goto oom;
+		c->kind = canonical_kind_mysql(is_json ? "json" : row[1]);
+		if (row[2] != NULL) {
+			long seq = strtol(row[2], NULL, 10);
+
+			if (seq < 1 || seq > (long)n || t->pk[seq - 1] != -1)
+				return backend_fail(backend, &e->err,
+				                    RS_EINTERNAL,
+				                    "describing table %s: "
+				                    "primary key position %s "
+				                    "out of order",
+				                    e->table_name, row[2]);
+			t->pk[seq - 1] = i;
+			n_pk++;
+		}
+		if (row[3] != NULL)
+			t->estimated_rows = strtoll(row[3], NULL, 10);
+	}
+	for (int i = 0; i < n_pk; i++)
+		if (t->pk[i] == -1)
+			return backend_fail(backend, &e->err, RS_EINTERNAL,
+			                    "describing table %s: primary key "
+			                    "position %d missing",
+			                    e->table_name, i + 1);
+	t->n_pk = n_pk;
+	if (n_pk == 0)
+		return backend_fail(backend, &e->err, RS_ESCHEMA,
+		                    "table %s has no primary key; reshard "
+		                    "needs one to read in key order and to "
+		                    "resume",
+		                    e->table_name);
+	return 0;
+oom:
+	return backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+}
+
+/* ---- the driver ----------------------------------------------------- */
+
+static void
+my_on_closed(uv_handle_t *handle)
+{
+	struct my_engine *e = handle->data;
+
+	if (handle != (uv_handle_t *)&e->timer)
+		free(handle);
+	if (--e->open_handles == 0 && e->state == MY_CLOSED) {
+		struct rs_backend *backend = e->backend;
+		void (*closed)(struct rs_backend *) = e->closed;
+
+		backend->engine = NULL;
+		free(e);
+		closed(backend);
+	}
+}
+
+/* Close the poll handle: its socket is gone or replaced. */
+static void
+my_drop_poll(struct my_engine *e)
+{
+	uv_close((uv_handle_t *)e->poll, my_on_closed);
+	e->poll = NULL;
+	e->poll_fd = -1;
+}
+
+/* The library's socket after a call returned STATUS, or -1 when it has
+ * none; a poll handle on any other socket is dropped.  mysql_get_socket
+ * is asked only while the connection has a transport (or a connect is
+ * suspended): after a failed connect it would read freed memory. */
+static int
+my_track_socket(struct my_engine *e, int status)
+{
+	unsigned int type;
+	int fd = -1;
+
+	if (e->state == MY_CLOSING && status == 0)
+		fd = -1; /* mysql_close freed everything */
+	else if (e->state == MY_CONNECTING && status != 0)
+		fd = (int)mysql_get_socket(e->mysql);
+	else if (e->mysql != NULL &&
+	         mariadb_get_infov(e->mysql, MARIADB_CONNECTION_PVIO_TYPE,
+	                           &type) == 0)
+		fd = (int)mysql_get_socket(e->mysql);
+	if (e->poll != NULL && e->poll_fd != fd)
+		my_drop_poll(e);
+	return fd;
+}
+
+static void my_on_poll(uv_poll_t *poll, int status, int events);
+static void my_on_timer(uv_timer_t *timer);
+
+/* Arm the watchers for the wait mask STATUS on socket FD: the poll for
+ * READ/WRITE/EXCEPT (made on FD the first time one is needed), the timer
+ * for the library's timeout or the operation's deadline, whichever comes
+ * first.  Returns 0, or a libuv error with nothing armed. */
+static int
+my_wait(struct my_engine *e, int status, int fd)
+{
+	uv_loop_t *loop = e->backend->loop;
+	int events = 0;
+	int64_t ms = -1;
+	int rc;
+
+	e->wait = status;
+	e->timer_is_deadline = 0;
+	if (status & MYSQL_WAIT_READ)
+		events |= UV_READABLE;
+	if (status & MYSQL_WAIT_WRITE)
+		events |= UV_WRITABLE;
+	if (status & MYSQL_WAIT_EXCEPT)
+		events |= UV_PRIORITIZED;
+	if (events != 0) {
+		if (fd < 0)
+			return UV_EBADF;
+		if (e->poll == NULL) {
+			uv_poll_t *poll = malloc(sizeof(*poll));
+
+			if (poll == NULL)
+				return UV_ENOMEM;
+			rc = uv_poll_init(loop, poll, fd);
+			if (rc != 0) {
+				free(poll);
+				return rc;
+			}
+			poll->data = e;
+			e->poll = poll;
+			e->poll_fd = fd;
+			e->open_handles++;
+		}
+		rc = uv_poll_start(e->poll, events, my_on_poll);
+		if (rc != 0)
+			return rc;
+	}
+	if (status & MYSQL_WAIT_TIMEOUT)
+		ms = (int64_t)mysql_get_timeout_value_ms(e->mysql);
+	if (e->deadline_on) {
+		uint64_t now = uv_now(loop);
+		int64_t left =
+			e->deadline > now ? (int64_t)(e->deadline - now) : 0;
+
+		if (ms < 0 || left <= ms) {
+			ms = left;
+			e->timer_is_deadline = 1;
+		}
+	}
+	if (ms >= 0) {
+		rc = uv_timer_start(&e->timer, my_on_timer, (uint64_t)ms, 0);
+		if (rc != 0) {
+			if (e->poll != NULL)
+				uv_poll_stop(e->poll);
+			return rc;
+		}
+	} else if (events == 0) {
+		return UV_EINVAL; /* nothing we know how to wait for */
+	}
+	return 0;
+}
+
+/* Resume the suspended call with the events READY: the stored
+ * continuation is the _cont of the call named by e->state.  Returns the
+ * call's new wait mask, 0 when it finished. */
+static int
+my_cont(struct my_engine *e, int ready)
+{
+	switch (e->state) {
+	case MY_CONNECTING:
+		return mysql_real_connect_cont(&e->connect_ret, e->mysql,
+		                               ready);
+	case MY_QUERYING:
+		return mysql_real_query_cont(&e->query_ret, e->mysql, ready);
+	case MY_STORING:
+		return mysql_store_result_cont(&e->result, e->mysql, ready);
+	case MY_NEXTING:
+		return mysql_next_result_cont(&e->query_ret, e->mysql, ready);
+	case MY_CLOSING:
+		return mysql_close_cont(e->mysql, ready);
+	default:
+		return 0;
+	}
+}
+
+/* Start the library call for STATE and drive it. */
+static void
+my_start(struct my_engine *e, enum my_state state)
+{
+	int status = 0;
+
+	e->state = state;
+	switch (state) {
+	case MY_CONNECTING:
+		e->connect_ret = NULL;
+		status = mysql_real_connect_start(
+			&e->connect_ret, e->mysql, e->target.host,
+			e->target.user, e->target.password, e->target.db,
+			e->target.port, e->target.unix_socket,
+			CLIENT_MULTI_RESULTS);
+		break;
+	case MY_QUERYING:
+		e->query_ret = 0;
+		status = mysql_real_query_start(&e->query_ret, e->mysql, e->sql,
+		                                (unsigned long)e->sql_len);
+		break;
+	case MY_STORING:
+		e->result = NULL;
+		status = mysql_store_result_start(&e->result, e->mysql);
+		break;
+	case MY_NEXTING:
+		e->query_ret = 0;
+		status = mysql_next_result_start(&e->query_ret, e->mysql);
+		break;
+	case MY_CLOSING:
+		status = mysql_close_start(e->mysql);
+		break;
+	default:
+		break;
+	}
+	my_drive(e, status);
+}
+
+static void
+my_free_sql(struct my_engine *e)
+{
+	if (e->sql_owned)
+		free(e->sql);
+	e->sql = NULL;
+	e->sql_len = 0;
+	e->sql_owned = 0;
+}
+
+/* Send SQL (OWNED: ours to free) for the running operation. */
+static void
+my_send(struct my_engine *e, char *sql, size_t len, int owned)
+{
+	my_free_sql(e);
+	e->sql = sql;
+	e->sql_len = len;
+	e->sql_owned = owned;
+	e->result_seen = 0;
+	my_start(e, MY_QUERYING);
+}
+
+/* The statement sent last has no more results: end the operation. */
+static void
+my_statement_done(struct my_engine *e)
+{
+	my_free_sql(e);
+	my_finish(e, e->status);
+}
+
+/* One result of the statement arrived (RES, or NULL for a statement
+ * without rows): the first one is the operation's, any other is read
+ * and dropped so that the connection is ready for the next statement. */
+static void
+my_take_result(struct my_engine *e, MYSQL_RES *res)
+{
+	if (!e->result_seen) {
+		e->result_seen = 1;
+		if (e->op == MY_OP_DESCRIBE && res != NULL) {
+			e->status = my_take_describe(e, res);
+		} else if (e->op == MY_OP_READ && res != NULL) {
+			e->rows_result = res;
+			res = NULL;
+		}
+	}
+	mysql_free_result(res);
+	if (mysql_more_results(e->mysql))
+		my_start(e, MY_NEXTING);
+	else
+		my_statement_done(e);
+}
+
+/* Whether the new connection is encrypted, or local (a Unix socket, where
+ * Connector/C 3.4 no longer uses TLS).  Connector/C 3.3 quietly connects
+ * in clear text when MYSQL_OPT_SSL_ENFORCE is set without certificate
+ * verification and the server has no TLS, so ssl-mode=REQUIRED is checked
+ * here. */
+static int
+my_uses_tls(struct my_engine *e)
+{
+	unsigned int type;
+
+	if (mysql_get_ssl_cipher(e->mysql) != NULL)
+		return 1;
+	return mariadb_get_infov(e->mysql, MARIADB_CONNECTION_PVIO_TYPE,
+	                         &type) == 0 &&
+	       type == MARIADB_CONNECTION_UNIXSOCKET;
+}
+
+/* The call in e->state finished: move the operation on. */
+static void
+my_complete(struct my_engine *e)
+{
+	enum my_state state = e->state;
+
+	e->state = MY_IDLE;
+	switch (state) {
+	case MY_CONNECTING:
+		if (e->connect_ret == NULL) {
+			my_fail(e, "could not connect");
+			return;
+		}
+		if (e->require_tls && !my_uses_tls(e)) {
+			my_finish(e,
+			          backend_fail(e->backend, &e->err, RS_ECONNECT,
+			                       "ssl-mode requires TLS but the "
+			                       "server did not agree to it"));
+			return;
+		}
+		my_send(e, (char *)my_setup_sql, sizeof(my_setup_sql) - 1, 0);
+		return;
+	case MY_NEXTING:
+		if (e->query_ret < 0) { /* no more results after all */
+			my_statement_done(e);
+			return;
+		}
+		/* fallthrough */
+	case MY_QUERYING:
+		if (e->query_ret != 0) {
+			my_free_sql(e);
+			my_fail(e, my_what(e));
+			return;
+		}
+		if (mysql_field_count(e->mysql) > 0)
+			my_start(e, MY_STORING);
+		else
+			my_take_result(e, NULL);
+		return;
+	case MY_STORING:
+		if (e->result == NULL) {
+			my_free_sql(e);
+			my_fail(e, my_what(e));
+			return;
+		}
+		my_take_result(e, e->result);
+		return;
+	case MY_CLOSING:
+		e->mysql = NULL;
+		e->state = MY_CLOSED;
+		uv_timer_stop(&e->timer);
+		if (e->poll != NULL)
+			my_drop_poll(e);
+		uv_close((uv_handle_t *)&e->timer, my_on_closed);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The one driver: the call in e->state returned STATUS.  0: it finished
+ * (delivered from the timer when we are inside a public call).  Else arm
+ * the poll and the timer for the wait mask; if that is impossible, resume
+ * the call with MYSQL_WAIT_TIMEOUT so that it fails and ends. */
+static void
+my_drive(struct my_engine *e, int status)
+{
+	for (;;) {
+		int fd = my_track_socket(e, status);
+		int rc;
+
+		if (status == 0) {
+			if (e->in_call) {
+				e->deferred = 1;
+				uv_timer_start(&e->timer, my_on_timer, 0, 0);
+				return;
+			}
+			my_complete(e);
+			return;
+		}
+		rc = my_wait(e, status, fd);
+		if (rc == 0)
+			return;
+		e->uv_error = rc;
+		status = my_cont(e, MYSQL_WAIT_TIMEOUT);
+	}
+}
+
+/* Stop both watchers and resume the suspended call with READY. */
+static void
+my_resume(struct my_engine *e, int ready)
+{
+	uv_timer_stop(&e->timer);
+	if (e->poll != NULL)
+		uv_poll_stop(e->poll);
+	my_drive(e, my_cont(e, ready));
+}
+
+static void
+my_on_poll(uv_poll_t *poll, int status, int events)
+{
+	struct my_engine *e = poll->data;
+	int ready = 0;
+
+	if (status < 0) {
+		/* Let the library try its I/O and meet the error itself. */
+		ready = e->wait & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE |
+		                   MYSQL_WAIT_EXCEPT);
+	} else {
+		if (events & (UV_READABLE | UV_DISCONNECT))
+			ready |= MYSQL_WAIT_READ;
+		if (events & UV_WRITABLE)
+			ready |= MYSQL_WAIT_WRITE;
+		if (events & UV_PRIORITIZED)
+			ready |= MYSQL_WAIT_EXCEPT;
+	}
+	if (ready == 0)
+		ready = e->wait & ~MYSQL_WAIT_TIMEOUT;
+	my_resume(e, ready);
+}
+
+static void
+my_on_timer(uv_timer_t *timer)
+{
+	struct my_engine *e = timer->data;
+
+	if (e->deferred) {
+		e->deferred = 0;
+		my_complete(e);
+		return;
+	}
+	if (e->timer_is_deadline)
+		e->timed_out = 1;
+	my_resume(e, MYSQL_WAIT_TIMEOUT);
+}
+
+/* ---- connect -------------------------------------------------------- */
+
+enum my_param_type {
+	MY_PARAM_STRING,  /* a path or name, as it is */
+	MY_PARAM_BOOL,    /* 1/0, true/false, yes/no, on/off */
+	MY_PARAM_SECONDS, /* a whole number of seconds */
+	MY_PARAM_SSL_MODE,
+	MY_PARAM_CONNECT_TIMEOUT,
+};
+
+/* The URL query parameters understood, with the mysql_optionsv option
+ * each sets.  ssl-mode takes MySQL's values: DISABLED and PREFERRED leave
+ * TLS to the driver's defaults and the option files, REQUIRED enforces
+ * TLS (MYSQL_OPT_SSL_ENFORCE, and the connection is refused unless it is
+ * encrypted or over a Unix socket), VERIFY_CA and VERIFY_IDENTITY also
+ * verify the server's certificate and name
+ * (MYSQL_OPT_SSL_VERIFY_SERVER_CERT; Connector/C checks both together).
+ * connect-timeout (seconds) replaces the plan's connect timeout. */
+static const struct my_param {
+	const char *name;
+	enum my_param_type type;
+	enum mysql_option option;
+} my_params[] = {
+	{"ssl-mode", MY_PARAM_SSL_MODE, MYSQL_OPT_SSL_ENFORCE},
+	{"ssl-ca", MY_PARAM_STRING, MYSQL_OPT_SSL_CA},
+	{"ssl-capath", MY_PARAM_STRING, MYSQL_OPT_SSL_CAPATH},
+	{"ssl-cert", MY_PARAM_STRING, MYSQL_OPT_SSL_CERT},
+	{"ssl-key", MY_PARAM_STRING, MYSQL_OPT_SSL_KEY},
+	{"ssl-cipher", MY_PARAM_STRING, MYSQL_OPT_SSL_CIPHER},
+	{"ssl-crl", MY_PARAM_STRING, MYSQL_OPT_SSL_CRL},
+	{"ssl-crlpath", MY_PARAM_STRING, MYSQL_OPT_SSL_CRLPATH},
+	{"tls-version", MY_PARAM_STRING, MARIADB_OPT_TLS_VERSION},
+	{"ssl-verify-server-cert", MY_PARAM_BOOL,
+         MYSQL_OPT_SSL_VERIFY_SERVER_CERT},
+	{"connect-timeout", MY_PARAM_CONNECT_TIMEOUT,
+         MYSQL_OPT_CONNECT_TIMEOUT},
+	{"read-timeout", MY_PARAM_SECONDS, MYSQL_OPT_READ_TIMEOUT},
+	{"write-timeout", MY_PARAM_SECONDS, MYSQL_OPT_WRITE_TIMEOUT},
+};
+
+/* Parse TEXT as a boolean into *OUT.  Returns 0 or -1. */
+static int
+my_parse_bool(const char *text, my_bool *out)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(text, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(text, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Parse TEXT as seconds, 1 to 86400, into *OUT.  Returns 0 or -1. */
+static int
+my_parse_seconds(const char *text, unsigned int *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+
+	if (end == text || *end != '\0' || v < 1 || v > 86400)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* Apply one URL parameter to e->mysql.  Returns 0, or RS_EUSAGE with ERR
+ * naming the parameter when it is unknown, its value is malformed or the
+ * driver refuses it. */
+static int
+my_apply_param(struct my_engine *e, const struct rs_url_param *param,
+               struct rs_err *err)
+{
+	struct rs_backend *backend = e->backend;
+	const struct my_param *p = NULL;
+	my_bool flag;
+	unsigned int seconds;
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(my_params) / sizeof(my_params[0]); i++)
+		if (url_param_name_is(param, my_params[i].name))
+			p = &my_params[i];
+	if (p == NULL)
+		return backend_fail(
+			backend, err, RS_EUSAGE,
+			"unknown URL parameter '%s' (known: ssl-mode, ssl-ca, "
+			"ssl-capath, ssl-cert, ssl-key, ssl-cipher, ssl-crl, "
+			"ssl-crlpath, tls-version, ssl-verify-server-cert, "
+			"connect-timeout, read-timeout, write-timeout)",
+			param->name);
+	switch (p->type) {
+	case MY_PARAM_STRING:
+		rc = mysql_optionsv(e->mysql, p->option, param->value);
+		break;
+	case MY_PARAM_BOOL:
+		if (my_parse_bool(param->value, &flag) != 0)
+			return backend_fail(backend, err, RS_EUSAGE,
+			                    "URL parameter %s=%s: expected 1 "
+			                    "or 0",
+			                    param->name, param->value);
+		rc = mysql_optionsv(e->mysql, p->option, &flag);
+		break;
+	case MY_PARAM_SECONDS:
+	case MY_PARAM_CONNECT_TIMEOUT:
+		if (my_parse_seconds(param->value, &seconds) != 0)
+			return backend_fail(backend, err, RS_EUSAGE,
+			                    "URL parameter %s=%s: expected "
+			                    "whole seconds from 1 to 86400",
+			                    param->name, param->value);
+		if (p->type == MY_PARAM_CONNECT_TIMEOUT)
+			e->timeout_ms = (int)seconds * 1000;
+		else
+			rc = mysql_optionsv(e->mysql, p->option, &seconds);
+		break;
+	case MY_PARAM_SSL_MODE:
+		flag = 1;
+		if (strcasecmp(param->value, "DISABLED") == 0 ||
+		    strcasecmp(param->value, "PREFERRED") == 0)
+			break;
+		e->require_tls = 1;
+		if (strcasecmp(param->value, "REQUIRED") == 0) {
+			rc = mysql_optionsv(e->mysql, MYSQL_OPT_SSL_ENFORCE,
+			                    &flag);
+			break;
+		}
+		if (strcasecmp(param->value, "VERIFY_CA") == 0 ||
+		    strcasecmp(param->value, "VERIFY_IDENTITY") == 0) {
+			rc = mysql_optionsv(e->mysql, MYSQL_OPT_SSL_ENFORCE,
+			                    &flag) ||
+			     mysql_optionsv(e->mysql,
+			                    MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
+			                    &flag);
+			break;
+		}
+		return backend_fail(backend, err, RS_EUSAGE,
+		                    "URL parameter ssl-mode=%s: expected "
+		                    "DISABLED, PREFERRED, REQUIRED, VERIFY_CA "
+		                    "or VERIFY_IDENTITY",
+		                    param->value);
+	}
+	if (rc != 0)
+		return backend_fail(backend, err, RS_EUSAGE,
+		                    "URL parameter %s=%s refused by the "
+		                    "MariaDB driver: %s",
+		                    param->name, param->value,
+		                    mysql_error(e->mysql));
+	return 0;
+}
+
+/* Set e->mysql up: non-blocking, option files of group [client], utf8mb4,
+ * no LOAD DATA LOCAL, the connect timeout, then the URL's parameters.
+ * Returns 0, or RS_ENOMEM / RS_EUSAGE with ERR filled. */
+static int
+my_configure(struct my_engine *e, struct rs_err *err)
+{
+	struct rs_backend *backend = e->backend;
+	unsigned int no = 0;
+	unsigned int seconds;
+
+	e->timeout_ms = backend->connect_timeout_ms > 0
+	                        ? backend->connect_timeout_ms
+	                        : 10000;
+	e->require_tls = 0;
+	if (mysql_options(e->mysql, MYSQL_OPT_NONBLOCK, 0) != 0 ||
+	    mysql_options(e->mysql, MYSQL_READ_DEFAULT_GROUP, "client") != 0 ||
+	    mysql_options(e->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4") != 0 ||
+	    mysql_options(e->mysql, MYSQL_OPT_LOCAL_INFILE, &no) != 0)
+		return backend_fail(backend, err, RS_ENOMEM,
+		                    "cannot set up the MariaDB driver: %s",
+		                    mysql_error(e->mysql));
+	for (int i = 0; i < e->target.n_options; i++) {
+		int rc = my_apply_param(e, &e->target.options[i], err);
+		if (rc != 0)
+			return rc;
+	}
+	seconds = (unsigned int)((e->timeout_ms + 999) / 1000);
+	if (mysql_options(e->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &seconds) != 0)
+		return backend_fail(backend, err, RS_ENOMEM,
+		                    "cannot set up the MariaDB driver: %s",
+		                    mysql_error(e->mysql));
+	return 0;
+}
+
+/* Make the engine state on first use: the timer lives from here to the
+ * end of close.  Returns 0, or RS_ENOMEM / RS_EINTERNAL with ERR filled
+ * and nothing made. */
+static int
+my_engine_new(struct rs_backend *backend, struct rs_err *err)
+{
+	struct my_engine *e = calloc(1, sizeof(*e));
+	int rc;
+
+	if (e == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	rc = uv_timer_init(backend->loop, &e->timer);
+	if (rc != 0) {
+		free(e);
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "cannot make a timer: %s", uv_strerror(rc));
+	}
+	e->timer.data = e;
+	e->open_handles = 1;
+	e->backend = backend;
+	e->poll_fd = -1;
+	backend->engine = e;
+	return 0;
+}
+
+/* Connect (see backend_connect).  Returns RS_EINTERNAL when already
+ * connected, RS_EUSAGE for a URL parameter this engine does not take,
+ * RS_ENOMEM; the callback then is not called.  The callback gets
+ * RS_ECONNECT when the server cannot be reached, refuses the login, or
+ * the deadline passes ("could not connect within N ms"). */
+static int
+my_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct my_engine *e = backend->engine;
+	unsigned int type;
+	int rc;
+
+	if (e == NULL) {
+		rc = my_engine_new(backend, err);
+		if (rc != 0)
+			return rc;
+		e = backend->engine;
+	}
+	if (e->mysql != NULL) {
+		/* A failed connect leaves a MYSQL without a transport, which
+		 * mysql_close frees without I/O; a live one must be closed
+		 * through backend_close. */
+		if (mariadb_get_infov(e->mysql, MARIADB_CONNECTION_PVIO_TYPE,
+		                      &type) == 0)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "already connected (a bug in the "
+			                    "caller)");
+		mysql_close(e->mysql);
+		e->mysql = NULL;
+		e->connected = 0;
+	}
+	rc = url_mysql_target(&backend->url, backend->password, &e->target,
+	                      err);
+	if (rc != 0)
+		return rc;
+	e->mysql = mysql_init(NULL);
+	if (e->mysql == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	rc = my_configure(e, err);
+	if (rc != 0)
+		return rc; /* e->mysql is freed by close */
+	e->op = MY_OP_CONNECT;
+	e->cb.done = cb;
+	e->arg = arg;
+	e->status = 0;
+	e->timed_out = 0;
+	e->uv_error = 0;
+	e->deadline = uv_now(backend->loop) + (uint64_t)e->timeout_ms;
+	e->deadline_on = 1;
+	backend->busy = 1;
+	e->in_call = 1;
+	my_start(e, MY_CONNECTING);
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- describe, read, exec ------------------------------------------- */
+
+/* The engine when it can run an operation, else NULL with ERR filled
+ * (RS_EINTERNAL: not connected). */
+static struct my_engine *
+my_ready(struct rs_backend *backend, struct rs_err *err)
+{
+	struct my_engine *e = backend->engine;
+
+	if (e == NULL || !e->connected || e->mysql == NULL) {
+		backend_fail(backend, err, RS_EINTERNAL,
+		             "not connected (a bug in the caller)");
+		return NULL;
+	}
+	return e;
+}
+
+/* Start operation OP that sends SQL (ours now, whatever happens). */
+static void
+my_begin(struct my_engine *e, enum my_op op, char *sql, size_t len)
+{
+	e->op = op;
+	e->status = 0;
+	e->timed_out = 0;
+	e->uv_error = 0;
+	e->deadline_on = 0;
+	e->backend->busy = 1;
+	e->in_call = 1;
+	my_send(e, sql, len, 1);
+	e->in_call = 0;
+}
+
+/* Describe TABLE from information_schema (see backend_describe).  The
+ * callback gets RS_ESCHEMA for a missing table or one without a primary
+ * key, RS_EQUERY / RS_ECONNECT when the catalog query fails.  Returns
+ * RS_EINTERNAL (not connected) or RS_ENOMEM, without calling back. */
+static int
+my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
+            void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct my_buf b = {NULL, 0, 0, 0};
+	struct my_buf lit = {NULL, 0, 0, 0};
+	unsigned long version;
+	const char *server;
+	int json;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	/* MariaDB's JSON is a LONGTEXT with the check json_valid(`col`),
+	 * listed in CHECK_CONSTRAINTS with TABLE_NAME since 10.2.22 and
+	 * 10.3.10; MySQL has a real json type. */
+	version = mysql_get_server_version(e->mysql);
+	server = mysql_get_server_info(e->mysql);
+	json = server != NULL && strstr(server, "MariaDB") != NULL &&
+	       (version >= 100310 || (version >= 100222 && version < 100300));
+	if (my_buf_quoted(&lit, e->mysql, table, strlen(table)) != 0) {
+		free(lit.data);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	my_buf_str(&b, "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, s.SEQ_IN_INDEX, "
+	               "t.TABLE_ROWS, ");
+	if (json) {
+		my_buf_str(&b, "(SELECT COUNT(*) FROM "
+		               "information_schema.CHECK_CONSTRAINTS k "
+		               "WHERE k.CONSTRAINT_SCHEMA = DATABASE() "
+		               "AND k.TABLE_NAME = ");
+		my_buf_str(&b, lit.data);
+		my_buf_str(&b, " AND k.CONSTRAINT_NAME = c.COLUMN_NAME "
+		               "AND k.CHECK_CLAUSE = CONCAT('json_valid(`', "
+		               "REPLACE(c.COLUMN_NAME, '`', '``'), '`)'))");
+	} else {
+		my_buf_str(&b, "0");
+	}
+	/* Constants in every ON clause let the server open only this
+	 * table's metadata instead of scanning the catalog. */
+	my_buf_str(&b, " FROM information_schema.COLUMNS c "
+	               "LEFT JOIN information_schema.STATISTICS s "
+	               "ON s.TABLE_SCHEMA = DATABASE() AND s.TABLE_NAME = ");
+	my_buf_str(&b, lit.data);
+	my_buf_str(&b, " AND s.INDEX_NAME = 'PRIMARY' "
+	               "AND s.COLUMN_NAME = c.COLUMN_NAME "
+	               "LEFT JOIN information_schema.TABLES t "
+	               "ON t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = ");
+	my_buf_str(&b, lit.data);
+	my_buf_str(&b, " WHERE c.TABLE_SCHEMA = DATABASE() AND "
+	               "c.TABLE_NAME = ");
+	my_buf_str(&b, lit.data);
+	my_buf_str(&b, " ORDER BY c.ORDINAL_POSITION");
+	free(lit.data);
+	if (b.oom || (e->table_name = strdup(table)) == NULL) {
+		free(b.data);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->cb.describe = cb;
+	e->arg = arg;
+	my_begin(e, MY_OP_DESCRIBE, b.data, b.len);
+	return 0;
+}
+
+/* Build the keyset query of REQUEST into B:
+ *   SELECT pk…, cols… FROM `t`
+ *   WHERE a >= A AND (a > A OR (a = A AND b > B) …)
+ *   ORDER BY pk… LIMIT n
+ * The leading a >= A gives the optimizer a range on the key.  Returns 0,
+ * or -1 (memory, or the driver refused a value). */
+static int
+my_read_sql(struct my_engine *e, const struct rs_read_request *request,
+            struct my_buf *b)
+{
+	const struct rs_table_def *t = request->table;
+	struct my_buf *lits = NULL;
+	char limit[32];
+	int rc = -1;
+
+	my_buf_str(b, "SELECT ");
+	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
+		int col =
+			i < t->n_pk ? t->pk[i] : request->columns[i - t->n_pk];
+
+		if (i > 0)
+			my_buf_str(b, ", ");
+		my_buf_ident(b, t->columns[col].name);
+	}
+	my_buf_str(b, " FROM ");
+	my_buf_ident(b, t->name);
+	if (request->after != NULL) {
+		lits = calloc((size_t)t->n_pk, sizeof(*lits));
+		if (lits == NULL)
+			return -1;
+		for (int i = 0; i < t->n_pk; i++)
+			if (my_buf_value(&lits[i], e->mysql,
+			                 t->columns[t->pk[i]].kind,
+			                 &request->after[i]) != 0 ||
+			    lits[i].oom)
+				goto out;
+		my_buf_str(b, " WHERE ");
+		if (t->n_pk > 1) {
+			my_buf_ident(b, t->columns[t->pk[0]].name);
+			my_buf_str(b, " >= ");
+			my_buf_str(b, lits[0].data);
+			my_buf_str(b, " AND (");
+		}
+		for (int i = 0; i < t->n_pk; i++) {
+			if (i > 0)
+				my_buf_str(b, " OR ");
+			my_buf_str(b, "(");
+			for (int j = 0; j <= i; j++) {
+				if (j > 0)
+					my_buf_str(b, " AND ");
+				my_buf_ident(b, t->columns[t->pk[j]].name);
+				my_buf_str(b, j < i ? " = " : " > ");
+				my_buf_str(b, lits[j].data);
+			}
+			my_buf_str(b, ")");
+		}
+		if (t->n_pk > 1)
+			my_buf_str(b, ")");
+	}
+	my_buf_str(b, " ORDER BY ");
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			my_buf_str(b, ", ");
+		my_buf_ident(b, t->columns[t->pk[i]].name);
+	}
+	snprintf(limit, sizeof(limit), " LIMIT %d", request->limit);
+	my_buf_str(b, limit);
+	rc = b->oom ? -1 : 0;
+out:
+	if (lits != NULL)
+		for (int i = 0; i < t->n_pk; i++)
+			free(lits[i].data);
+	free(lits);
+	return rc;
+}
+
+/* Read one batch in key order (see backend_read_batch).  Returns
+ * RS_EINTERNAL for a malformed request or when not connected, RS_ENOMEM;
+ * the callback then is not called.  The callback gets RS_EQUERY or
+ * RS_ECONNECT when the query fails. */
+static int
+my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
+              rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	const struct rs_table_def *t = request->table;
+	struct my_buf b = {NULL, 0, 0, 0};
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (t == NULL || t->n_pk < 1 || request->limit < 1 ||
+	    request->n_columns < 0 ||
+	    (request->n_columns > 0 && request->columns == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "malformed read request (a bug in the "
+		                    "caller)");
+	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
+		int col =
+			i < t->n_pk ? t->pk[i] : request->columns[i - t->n_pk];
+
+		if (col < 0 || col >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "read request names column %d of "
+			                    "%d (a bug in the caller)",
+			                    col, t->n_columns);
+		if (i < t->n_pk && request->after != NULL &&
+		    request->after[i].text == NULL)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "read request resumes after a NULL "
+			                    "key (a bug in the caller)");
+	}
+	if (my_read_sql(e, request, &b) != 0) {
+		free(b.data);
+		return backend_fail(
+			backend, err, RS_ENOMEM,
+			"cannot build the query for table %s: %s", t->name,
+			b.oom ? "out of memory" : mysql_error(e->mysql));
+	}
+	if ((e->table_name = strdup(t->name)) == NULL) {
+		free(b.data);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->n_cols = t->n_pk + request->n_columns;
+	e->cb.rows = cb;
+	e->arg = arg;
+	my_begin(e, MY_OP_READ, b.data, b.len);
+	return 0;
+}
+
+/* Run SQL, dropping any rows (see backend_exec).  Returns RS_EINTERNAL
+ * (not connected) or RS_ENOMEM without calling back; the callback gets
+ * RS_EQUERY when the statement fails, RS_ECONNECT when the connection is
+ * lost (killed, server gone). */
+static int
+my_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
+        void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	char *copy;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if ((copy = strdup(sql)) == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	e->cb.done = cb;
+	e->arg = arg;
+	my_begin(e, MY_OP_EXEC, copy, strlen(copy));
+	return 0;
+}
+
+/* ---- close ---------------------------------------------------------- */
+
+/* Close the connection with mysql_close_start/_cont on the loop (bounded
+ * by the connect timeout), then the poll and the timer; the engine is
+ * freed from the last close callback, then DONE(backend).  Never fails;
+ * works on a backend that never connected or whose connect failed. */
+static void
+my_close(struct rs_backend *backend, void (*done)(struct rs_backend *backend))
+{
+	struct my_engine *e = backend->engine;
+
+	if (e == NULL) {
+		done(backend);
+		return;
+	}
+	e->closed = done;
+	e->op = MY_OP_CLOSE;
+	my_free_sql(e);
+	if (e->mysql == NULL) {
+		e->state = MY_CLOSED;
+		uv_timer_stop(&e->timer);
+		if (e->poll != NULL)
+			my_drop_poll(e);
+		uv_close((uv_handle_t *)&e->timer, my_on_closed);
+		return;
+	}
+	if (e->timeout_ms <= 0)
+		e->timeout_ms = backend->connect_timeout_ms > 0
+		                        ? backend->connect_timeout_ms
+		                        : 10000;
+	e->deadline = uv_now(backend->loop) + (uint64_t)e->timeout_ms;
+	e->deadline_on = 1;
+	e->timed_out = 0;
+	e->in_call = 1;
+	my_start(e, MY_CLOSING);
+	e->in_call = 0;
+}
+
+const struct rs_backend_ops backend_mysql_ops = {
+	.engine = "mysql",
+	.connect = my_connect,
+	.describe = my_describe,
+	.read_batch = my_read_batch,
+	.exec = my_exec,
+	.close = my_close,
+};

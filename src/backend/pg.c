@@ -1,0 +1,1424 @@
+/*
+ * The PostgreSQL engine behind backend.h: libpq in non-blocking mode,
+ * driven by the backend's libuv loop.
+ *
+ * Each connection owns one uv_poll_t on PQsocket() and one uv_timer_t for
+ * its whole life, and moves through an explicit state (enum pg_state).
+ * Connecting is PQconnectStartParams + PQconnectPoll steps, each waiting on
+ * the poll handle for what libpq asked for, bounded by the timer; then the
+ * session is set up (UTC, lock and statement timeouts, application name) by
+ * one simple query.  A host name is first resolved with uv_getaddrinfo and
+ * handed to libpq as hostaddr, because libpq's own lookup would block the
+ * loop.  Queries are sent with PQsendQueryParams (text in, text out); the
+ * poll handle keeps UV_WRITABLE armed while PQflush() has more to send, and
+ * on UV_READABLE the input is consumed and results collected until
+ * PQgetResult() returns NULL.  Results never leave this file: rows handed to
+ * a callback point into a PGresult that is cleared when the callback
+ * returns.
+ *
+ * The poll handle must never outlive its socket in the loop: libuv removes
+ * a watched descriptor from epoll by number when the handle stops, so a
+ * handle stopped after libpq closed its socket could unregister another
+ * connection that reused the number.  So the socket is checked after every
+ * libpq call that may close or replace it (a connection attempt moving to
+ * the next address, a lost connection), and a handle watching a stale
+ * socket is closed at once; it is initialised again on the new socket from
+ * its close callback.
+ *
+ * A connection that fails or is lost is dropped at once (PQfinish) and the
+ * backend stays usable only for connect (again) and close.
+ */
+#include <arpa/inet.h>
+#include <libpq-fe.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "backend/backend.h"
+
+#define PG_LOCK_TIMEOUT_MS 2000 /* how long a statement waits for a lock */
+#define PG_MAX_ADDRESSES   8    /* addresses of a host name handed to libpq */
+#define PG_MAX_POLL_ERRORS 8    /* poll errors in a row before giving up */
+#define PG_TEXT_OID        25   /* pg_type.oid of text */
+
+enum pg_state {
+	PG_NEW,        /* never connected: only connect or close */
+	PG_RESOLVING,  /* connect: waiting for uv_getaddrinfo */
+	PG_CONNECTING, /* connect: between PQconnectPoll steps */
+	PG_SETUP,      /* connect: the session setup query runs */
+	PG_READY,      /* connected, no operation running */
+	PG_QUERY,      /* describe, read_batch or exec runs */
+	PG_FAILED,     /* the connection failed or was lost and is gone */
+	PG_CLOSING,    /* close started; freed from the last close callback */
+};
+
+enum pg_op {
+	PG_OP_NONE,
+	PG_OP_CONNECT,
+	PG_OP_DESCRIBE,
+	PG_OP_READ,
+	PG_OP_EXEC,
+};
+
+/* Where the poll handle is in its own life. */
+enum pg_poll_state {
+	PG_POLL_NONE,    /* not initialised (no socket yet, or closed) */
+	PG_POLL_OPEN,    /* initialised on poll_fd */
+	PG_POLL_CLOSING, /* uv_close called, its callback not yet run */
+};
+
+struct pg_engine {
+	struct rs_backend *backend;
+	PGconn *conn; /* NULL when not connected */
+	enum pg_state state;
+	enum pg_op op;  /* the running operation */
+	uv_poll_t poll; /* on PQsocket(conn) */
+	enum pg_poll_state poll_state;
+	int poll_fd;              /* the socket poll was initialised on */
+	int poll_events;          /* what the current step waits for */
+	int poll_errors;          /* poll callbacks in a row with an error */
+	uv_timer_t timer;         /* the connect timeout */
+	struct pg_lookup *lookup; /* the host name lookup in flight */
+	int pending;              /* close callbacks still to come */
+	const char **keywords;    /* connect: url_pg_conninfo's arrays */
+	const char **values;
+	const char **all_keywords; /* connect: the same plus host/hostaddr */
+	const char **all_values;
+	char *host_list;          /* "name,name,…" for hostaddr_list */
+	char *hostaddr_list;      /* the resolved addresses, "a,b,…" */
+	const char *resolve_host; /* the host name being resolved */
+	int flushing;     /* PQflush() returned 1: UV_WRITABLE stays on */
+	PGresult *result; /* the query's result so far (an error wins) */
+	union {
+		rs_backend_cb done; /* connect, exec */
+		rs_describe_cb describe;
+		rs_rows_cb rows;
+	} cb;
+	void *arg;
+	char *table_name;       /* describe: the table asked for */
+	struct rs_value *cells; /* read: the values of the last batch */
+	size_t cells_cap;
+	struct rs_err err; /* the failure handed to a callback */
+	void (*closed)(struct rs_backend *backend); /* close's DONE */
+};
+
+/* A host name lookup.  It lives on its own so that a connect that timed
+ * out, or a close, can walk away from it: its callback then only frees
+ * it. */
+struct pg_lookup {
+	uv_getaddrinfo_t req;
+	struct pg_engine *pg; /* NULL once abandoned */
+};
+
+/* A growable NUL-terminated string for building SQL. */
+struct pg_buf {
+	char *text;
+	size_t len, cap;
+	int failed; /* an append ran out of memory */
+};
+
+static void pg_on_poll(uv_poll_t *handle, int status, int events);
+static void pg_connect_step(struct pg_engine *pg);
+static void pg_query_io(struct pg_engine *pg, int events);
+
+/* ---- small helpers ---- */
+
+/* Append N bytes of TEXT to BUF.  Out of memory sets buf->failed, after
+ * which appends do nothing: check it once at the end. */
+static void
+pg_buf_add(struct pg_buf *buf, const char *text, size_t n)
+{
+	if (buf->failed)
+		return;
+	if (buf->len + n + 1 > buf->cap) {
+		size_t cap = (buf->len + n + 1) * 2;
+		char *more = realloc(buf->text, cap);
+
+		if (more == NULL) {
+			buf->failed = 1;
+			return;
+		}
+		buf->text = more;
+		buf->cap = cap;
+	}
+	memcpy(buf->text + buf->len, text, n);
+	buf->len += n;
+	buf->text[buf->len] = '\0';
+}
+
+/* Append the string TEXT to BUF (see pg_buf_add for errors). */
+static void
+pg_buf_str(struct pg_buf *buf, const char *text)
+{
+	pg_buf_add(buf, text, strlen(text));
+}
+
+/* Append NAME as one quoted identifier: "…" with every '"' doubled, so
+ * that any name, `a"b` or `t; drop table z`, stays one identifier. */
+static void
+pg_buf_ident(struct pg_buf *buf, const char *name)
+{
+	pg_buf_add(buf, "\"", 1);
+	for (const char *p = name; *p != '\0'; p++) {
+		const char *quote = strchr(p, '"');
+		size_t n = quote != NULL ? (size_t)(quote - p) : strlen(p);
+
+		pg_buf_add(buf, p, n);
+		if (quote == NULL)
+			break;
+		pg_buf_add(buf, "\"\"", 2);
+		p = quote;
+	}
+	pg_buf_add(buf, "\"", 1);
+}
+
+/* Copy TEXT (libpq's multi-line messages) into OUT as one line: runs of
+ * white space become one space, none at either end. */
+static void
+pg_one_line(char *out, size_t size, const char *text)
+{
+	size_t n = 0;
+	int space = 0;
+
+	if (text == NULL)
+		text = "";
+	for (const char *p = text; *p != '\0' && n + 1 < size; p++) {
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+			space = n > 0;
+			continue;
+		}
+		if (space && n + 2 < size)
+			out[n++] = ' ';
+		space = 0;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
+/* Drop the server's notices and warnings ("table does not exist,
+ * skipping"): libpq would print them on stderr, and only main() prints. */
+static void
+pg_ignore_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/* Record in ERR the SQLSTATE of a failure and whether it is worth retrying;
+ * after backend_fail, which resets both. */
+static void
+pg_err_state(struct rs_err *err, const char *sqlstate)
+{
+	if (err == NULL)
+		return;
+	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s",
+	         sqlstate != NULL ? sqlstate : "");
+	err->retryable = rs_err_retryable(err->sqlstate, 0);
+}
+
+/* Fill pg->err from RESULT (may be NULL: libpq's connection message is
+ * used then) with CODE, or RS_ECONNECT when an established connection is
+ * gone.  WHAT says what failed.  A failed connection attempt has no
+ * SQLSTATE: libpq keeps the server's to itself.  Returns the code used. */
+static int
+pg_fail_result(struct pg_engine *pg, int code, const char *what,
+               const PGresult *result)
+{
+	const char *sqlstate = NULL, *message = NULL;
+	char line[640];
+	int lost = pg->op != PG_OP_CONNECT &&
+	           (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD);
+
+	if (result != NULL) {
+		sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+		message = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+		if (message == NULL || message[0] == '\0')
+			message = PQresultErrorMessage(result);
+	}
+	if ((message == NULL || message[0] == '\0') && pg->conn != NULL)
+		message = PQerrorMessage(pg->conn);
+	if (message == NULL || message[0] == '\0')
+		message = "no message from the server";
+	pg_one_line(line, sizeof(line), message);
+	if (lost) {
+		code = RS_ECONNECT;
+		/* libpq's own "server closed the connection" has no SQLSTATE:
+		 * call it a connection failure, as the server would. */
+		if (sqlstate == NULL || sqlstate[0] == '\0')
+			sqlstate = "08006";
+		backend_fail(pg->backend, &pg->err, code,
+		             "%s: connection lost: %s", what, line);
+	} else {
+		backend_fail(pg->backend, &pg->err, code, "%s: %s", what, line);
+	}
+	pg_err_state(&pg->err, sqlstate);
+	return code;
+}
+
+/* ---- handles and their lives ---- */
+
+/* Free the engine once close has started and nothing is pending. */
+static void
+pg_maybe_free(struct pg_engine *pg)
+{
+	struct rs_backend *backend = pg->backend;
+	void (*closed)(struct rs_backend *) = pg->closed;
+
+	if (pg->state != PG_CLOSING || pg->pending > 0)
+		return;
+	url_pg_conninfo_free(pg->keywords);
+	free(pg->all_keywords);
+	free(pg->all_values);
+	free(pg->host_list);
+	free(pg->hostaddr_list);
+	free(pg->table_name);
+	free(pg->cells);
+	free(pg);
+	backend->engine = NULL;
+	closed(backend);
+}
+
+/* The timer is closed: the last handle, usually. */
+static void
+pg_on_timer_closed(uv_handle_t *handle)
+{
+	struct pg_engine *pg = handle->data;
+
+	pg->pending--;
+	pg_maybe_free(pg);
+}
+
+static void pg_on_poll_closed(uv_handle_t *handle);
+
+/* Close the poll handle now if it is open: its socket is about to go, or
+ * already went, away. */
+static void
+pg_poll_release(struct pg_engine *pg)
+{
+	if (pg->poll_state != PG_POLL_OPEN)
+		return;
+	pg->poll_state = PG_POLL_CLOSING;
+	pg->pending++;
+	uv_close((uv_handle_t *)&pg->poll, pg_on_poll_closed);
+}
+
+/* Close the poll handle if libpq closed or replaced the socket it watches.
+ * Called right after every libpq call that may do so. */
+static void
+pg_poll_check(struct pg_engine *pg)
+{
+	if (pg->poll_state == PG_POLL_OPEN &&
+	    (pg->conn == NULL || PQsocket(pg->conn) != pg->poll_fd))
+		pg_poll_release(pg);
+}
+
+/* Wait for EVENTS on the connection's current socket, initialising the
+ * poll handle on it when needed.  When the handle is still closing, it is
+ * initialised from its close callback.  Returns 0 or a negative libuv
+ * code (UV_EBADF: the connection has no socket). */
+static int
+pg_poll_watch(struct pg_engine *pg, int events)
+{
+	int sock = pg->conn != NULL ? PQsocket(pg->conn) : -1;
+
+	pg->poll_events = events;
+	pg_poll_check(pg);
+	if (sock < 0)
+		return UV_EBADF;
+	if (pg->poll_state == PG_POLL_CLOSING)
+		return 0;
+	if (pg->poll_state == PG_POLL_NONE) {
+		int rc = uv_poll_init(pg->backend->loop, &pg->poll, sock);
+		if (rc != 0)
+			return rc;
+		pg->poll.data = pg;
+		pg->poll_fd = sock;
+		pg->poll_state = PG_POLL_OPEN;
+	}
+	/* Always start again, even with the same events: uv_poll_start
+	 * re-registers the descriptor, which matters when libpq closed the
+	 * socket and opened the next one under the same number. */
+	return uv_poll_start(&pg->poll, events, pg_on_poll);
+}
+
+/* Drop the connection: poll handle first (its socket is still open),
+ * then the connection itself. */
+static void
+pg_drop(struct pg_engine *pg)
+{
+	pg_poll_release(pg);
+	pg->poll_events = 0;
+	if (pg->result != NULL) {
+		PQclear(pg->result);
+		pg->result = NULL;
+	}
+	if (pg->conn != NULL) {
+		PQfinish(pg->conn);
+		pg->conn = NULL;
+	}
+	pg->flushing = 0;
+}
+
+/* Release what only connecting needs. */
+static void
+pg_connect_clear(struct pg_engine *pg)
+{
+	url_pg_conninfo_free(pg->keywords);
+	pg->keywords = NULL;
+	pg->values = NULL;
+	free(pg->all_keywords);
+	free(pg->all_values);
+	free(pg->host_list);
+	free(pg->hostaddr_list);
+	pg->all_keywords = NULL;
+	pg->all_values = NULL;
+	pg->host_list = NULL;
+	pg->hostaddr_list = NULL;
+	pg->resolve_host = NULL;
+}
+
+/* Walk away from a host name lookup in flight, if any. */
+static void
+pg_lookup_abandon(struct pg_engine *pg)
+{
+	if (pg->lookup == NULL)
+		return;
+	pg->lookup->pg = NULL;
+	uv_cancel((uv_req_t *)&pg->lookup->req);
+	pg->lookup = NULL;
+}
+
+/* ---- ending operations ---- */
+
+/* End the running operation with STATUS (pg->err filled when negative)
+ * and call its callback.  Nothing of PG is touched after the callback,
+ * which may start the next operation or close the backend. */
+static void
+pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
+             const struct rs_rows *rows)
+{
+	struct rs_backend *backend = pg->backend;
+	const struct rs_err *err = status != 0 ? &pg->err : NULL;
+	enum pg_op op = pg->op;
+	void *arg = pg->arg;
+
+	pg->op = PG_OP_NONE;
+	if (pg->state != PG_FAILED)
+		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
+	backend->busy = 0;
+	switch (op) {
+	case PG_OP_CONNECT:
+	case PG_OP_EXEC:
+		pg->cb.done(backend, status, err, arg);
+		break;
+	case PG_OP_DESCRIBE:
+		pg->cb.describe(backend, status, err, table, arg);
+		break;
+	case PG_OP_READ:
+		pg->cb.rows(backend, status, err, rows, arg);
+		break;
+	case PG_OP_NONE:
+		break;
+	}
+}
+
+/* Fail the running operation with pg->err (already filled) and CODE, and
+ * drop the connection: it failed, was lost, or is stuck in the middle of
+ * a query.  (A statement that merely failed ends in pg_query_done.) */
+static void
+pg_op_fail(struct pg_engine *pg, int code)
+{
+	if (pg->op == PG_OP_CONNECT) {
+		uv_timer_stop(&pg->timer);
+		pg_lookup_abandon(pg);
+		pg_connect_clear(pg);
+	}
+	pg_drop(pg);
+	pg->state = PG_FAILED;
+	pg_op_finish(pg, code, NULL, NULL);
+}
+
+/* Fail the running operation because the loop refused to watch the
+ * socket (libuv code RC) or the socket is gone. */
+static void
+pg_op_fail_watch(struct pg_engine *pg, int rc)
+{
+	if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD ||
+	    rc == UV_EBADF) {
+		pg_fail_result(pg, RS_ECONNECT,
+		               pg->op == PG_OP_CONNECT ? "could not connect"
+		                                       : "query failed",
+		               NULL);
+	} else {
+		backend_fail(pg->backend, &pg->err, RS_EINTERNAL,
+		             "cannot watch the connection's socket: %s",
+		             uv_strerror(rc));
+	}
+	pg_op_fail(pg, pg->err.code);
+}
+
+/* ---- the poll and timer callbacks ---- */
+
+/* The poll handle is closed: free the engine when closing, or watch the
+ * connection's new socket.  Failing that, the operation fails. */
+static void
+pg_on_poll_closed(uv_handle_t *handle)
+{
+	struct pg_engine *pg = handle->data;
+
+	pg->pending--;
+	pg->poll_state = PG_POLL_NONE;
+	pg->poll_fd = -1;
+	if (pg->state == PG_CLOSING) {
+		pg_maybe_free(pg);
+		return;
+	}
+	/* Closed because libpq moved to a new socket mid-step: watch it. */
+	if (pg->poll_events != 0 && pg->conn != NULL &&
+	    (pg->state == PG_CONNECTING || pg->state == PG_SETUP ||
+	     pg->state == PG_QUERY)) {
+		int rc = pg_poll_watch(pg, pg->poll_events);
+
+		if (rc != 0)
+			pg_op_fail_watch(pg, rc);
+	}
+}
+
+/* The socket is ready (or failed): advance the connect or the query.
+ * Errors end the running operation through its callback. */
+static void
+pg_on_poll(uv_poll_t *handle, int status, int events)
+{
+	struct pg_engine *pg = handle->data;
+
+	if (status < 0) {
+		/* libuv stopped the handle (POLLERR, e.g. a refused connect):
+		 * let libpq find out what happened on the socket. */
+		if (++pg->poll_errors > PG_MAX_POLL_ERRORS) {
+			backend_fail(pg->backend, &pg->err, RS_ECONNECT,
+			             "the connection's socket failed: %s",
+			             uv_strerror(status));
+			pg_err_state(&pg->err, "08006");
+			pg_op_fail(pg, RS_ECONNECT);
+			return;
+		}
+		events = UV_READABLE | UV_WRITABLE;
+	} else {
+		pg->poll_errors = 0;
+	}
+	switch (pg->state) {
+	case PG_CONNECTING:
+		pg_connect_step(pg);
+		break;
+	case PG_SETUP:
+	case PG_QUERY:
+		pg_query_io(pg, events);
+		break;
+	default:
+		uv_poll_stop(handle);
+		break;
+	}
+}
+
+/* The connect took too long: fail it with RS_ECONNECT (SQLSTATE 08001,
+ * retryable) and drop the attempt. */
+static void
+pg_on_timer(uv_timer_t *timer)
+{
+	struct pg_engine *pg = timer->data;
+
+	if (pg->op != PG_OP_CONNECT)
+		return;
+	backend_fail(pg->backend, &pg->err, RS_ECONNECT,
+	             "could not connect within %d ms",
+	             pg->backend->connect_timeout_ms);
+	pg_err_state(&pg->err, "08001");
+	pg_op_fail(pg, RS_ECONNECT);
+}
+
+/* ---- queries ---- */
+
+/* Keep RESULT as the query's result: the last one, but the first error
+ * wins over everything after it. */
+static void
+pg_keep_result(struct pg_engine *pg, PGresult *result)
+{
+	ExecStatusType old = pg->result != NULL ? PQresultStatus(pg->result)
+	                                        : PGRES_COMMAND_OK;
+
+	if (pg->result != NULL &&
+	    (old == PGRES_FATAL_ERROR || old == PGRES_BAD_RESPONSE)) {
+		PQclear(result);
+		return;
+	}
+	PQclear(pg->result);
+	pg->result = result;
+}
+
+static void pg_query_done(struct pg_engine *pg);
+
+/* The socket is ready for EVENTS: send what is left, read what came,
+ * collect results until PQgetResult returns NULL. */
+static void
+pg_query_io(struct pg_engine *pg, int events)
+{
+	int rc;
+
+	if (events & UV_READABLE) {
+		/* On failure the reason is in the connection; the results
+		 * below, or the connection's status, tell what it was. */
+		(void)PQconsumeInput(pg->conn);
+		pg_poll_check(pg);
+	}
+	/* While PQflush has more to send, call it on either event: reading
+	 * may have made room on the server's side. */
+	if (pg->flushing) {
+		int flushed = PQflush(pg->conn);
+
+		pg_poll_check(pg);
+		if (flushed < 0) {
+			pg_fail_result(pg, RS_ECONNECT,
+			               "could not send the query", NULL);
+			pg_op_fail(pg, pg->err.code);
+			return;
+		}
+		pg->flushing = flushed == 1;
+	}
+	while (!PQisBusy(pg->conn)) {
+		PGresult *result = PQgetResult(pg->conn);
+
+		if (result == NULL) {
+			pg_poll_check(pg);
+			pg_query_done(pg);
+			return;
+		}
+		pg_keep_result(pg, result);
+	}
+	pg_poll_check(pg);
+	if (PQstatus(pg->conn) == CONNECTION_BAD) {
+		pg_fail_result(pg, RS_ECONNECT, "query failed", pg->result);
+		pg_op_fail(pg, pg->err.code);
+		return;
+	}
+	rc = pg_poll_watch(pg, UV_READABLE | (pg->flushing ? UV_WRITABLE : 0));
+	if (rc != 0)
+		pg_op_fail_watch(pg, rc);
+}
+
+/* Whether RESULT is a success. */
+static int
+pg_result_ok(const PGresult *result)
+{
+	ExecStatusType status =
+		result != NULL ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+
+	return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ||
+	       status == PGRES_EMPTY_QUERY;
+}
+
+static void pg_connected(struct pg_engine *pg, PGresult *result);
+static void pg_described(struct pg_engine *pg, PGresult *result);
+static void pg_rows_read(struct pg_engine *pg, PGresult *result);
+
+/* The query finished: hand its result to the operation. */
+static void
+pg_query_done(struct pg_engine *pg)
+{
+	PGresult *result = pg->result;
+
+	pg->result = NULL;
+	pg->flushing = 0;
+	pg->poll_events = 0;
+	if (pg->poll_state == PG_POLL_OPEN)
+		uv_poll_stop(&pg->poll);
+	if (!pg_result_ok(result) || PQstatus(pg->conn) == CONNECTION_BAD) {
+		const char *what =
+			pg->op == PG_OP_CONNECT ? "could not set up the session"
+			: pg->op == PG_OP_DESCRIBE
+				? "could not read the catalog"
+			: pg->op == PG_OP_READ ? "could not read rows"
+					       : "statement failed";
+		int code = pg->op == PG_OP_CONNECT ? RS_ECONNECT : RS_EQUERY;
+
+		code = pg_fail_result(pg, code, what, result);
+		PQclear(result);
+		if (pg->op == PG_OP_CONNECT ||
+		    PQstatus(pg->conn) == CONNECTION_BAD)
+			pg_op_fail(pg, code);
+		else /* the connection is fine and idle again */
+			pg_op_finish(pg, code, NULL, NULL);
+		return;
+	}
+	switch (pg->op) {
+	case PG_OP_CONNECT:
+		pg_connected(pg, result);
+		break;
+	case PG_OP_DESCRIBE:
+		pg_described(pg, result);
+		break;
+	case PG_OP_READ:
+		pg_rows_read(pg, result);
+		break;
+	case PG_OP_EXEC:
+		PQclear(result);
+		pg_op_finish(pg, 0, NULL, NULL);
+		break;
+	case PG_OP_NONE:
+		PQclear(result);
+		break;
+	}
+}
+
+/* Check that an operation may start now.  Returns 0, or RS_EINTERNAL (no
+ * connection yet, or a connect still running: a bug in the caller) or
+ * RS_ECONNECT (the connection failed or was lost) with ERR filled. */
+static int
+pg_check_ready(struct rs_backend *backend, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+
+	if (pg != NULL && pg->state == PG_READY &&
+	    PQstatus(pg->conn) == CONNECTION_OK)
+		return 0;
+	if (pg != NULL && (pg->state == PG_FAILED || pg->state == PG_READY)) {
+		backend_fail(backend, err, RS_ECONNECT,
+		             "not connected: the connection failed or was "
+		             "lost; connect again");
+		pg_err_state(err, "08003");
+		return RS_ECONNECT;
+	}
+	return backend_fail(backend, err, RS_EINTERNAL,
+	                    "not connected (a bug in the caller)");
+}
+
+/* Send SQL and run it as operation OP: a simple query for connect's
+ * session setup and for exec (several statements allowed), else one
+ * statement with N text PARAMS (TYPES may be NULL).  Returns 0, or
+ * RS_ECONNECT (the connection is gone, and dropped) / RS_EQUERY /
+ * RS_EINTERNAL with ERR filled and nothing started. */
+static int
+pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
+        const unsigned int *types, const char *const *params,
+        struct rs_err *err)
+{
+	enum pg_state before = pg->state;
+	char line[640];
+	int sent, flushed = 0, rc = 0, code;
+
+	if (op == PG_OP_EXEC || op == PG_OP_CONNECT)
+		sent = PQsendQuery(pg->conn, sql);
+	else
+		sent = PQsendQueryParams(pg->conn, sql, n, types, params, NULL,
+		                         NULL, 0);
+	if (sent)
+		flushed = PQflush(pg->conn);
+	pg_poll_check(pg);
+	if (sent && flushed >= 0) {
+		pg->state = op == PG_OP_CONNECT ? PG_SETUP : PG_QUERY;
+		pg->flushing = flushed == 1;
+		rc = pg_poll_watch(
+			pg, UV_READABLE | (pg->flushing ? UV_WRITABLE : 0));
+		if (rc == 0) {
+			pg->op = op;
+			pg->backend->busy = 1;
+			return 0;
+		}
+		pg->state = before;
+		pg->flushing = 0;
+	}
+	if (!sent && PQstatus(pg->conn) != CONNECTION_BAD) {
+		pg_one_line(line, sizeof(line), PQerrorMessage(pg->conn));
+		code = backend_fail(pg->backend, err, RS_EQUERY,
+		                    "could not send the query: %s", line);
+		pg_err_state(err, NULL);
+		return code;
+	}
+	/* Lost, or half sent: the connection is of no more use. */
+	if (rc != 0 && rc != UV_EBADF && PQstatus(pg->conn) != CONNECTION_BAD)
+		snprintf(line, sizeof(line), "cannot watch the socket: %s",
+		         uv_strerror(rc));
+	else
+		pg_one_line(line, sizeof(line), PQerrorMessage(pg->conn));
+	code = backend_fail(pg->backend, err, RS_ECONNECT,
+	                    "could not send the query: connection lost: %s",
+	                    line);
+	pg_err_state(err, "08006");
+	pg_drop(pg);
+	pg->state = PG_FAILED;
+	return code;
+}
+
+/* ---- connect ---- */
+
+/* The session setup, one simple query. */
+static void
+pg_setup_session(struct pg_engine *pg)
+{
+	char sql[256];
+	int named = 0;
+	struct rs_err err;
+
+	for (int i = 0; i < pg->backend->url.n_params; i++)
+		if (strcmp(pg->backend->url.params[i].name,
+		           "application_name") == 0)
+			named = 1;
+	snprintf(sql, sizeof(sql),
+	         "SET TimeZone = 'UTC'; SET lock_timeout = %d; "
+	         "SET statement_timeout = 0%s",
+	         PG_LOCK_TIMEOUT_MS,
+	         named ? "" : "; SET application_name = 'reshard'");
+	if (PQsetnonblocking(pg->conn, 1) != 0) {
+		pg_fail_result(pg, RS_ECONNECT,
+		               "could not make the connection non-blocking",
+		               NULL);
+		pg_op_fail(pg, RS_ECONNECT);
+		return;
+	}
+	if (pg_send(pg, PG_OP_CONNECT, sql, 0, NULL, NULL, &err) != 0) {
+		pg->err = err;
+		pg_op_fail(pg, err.code);
+	}
+}
+
+/* One PQconnectPoll step; then wait for what libpq asks for, or set up
+ * the session, or fail the connect. */
+static void
+pg_connect_step(struct pg_engine *pg)
+{
+	PostgresPollingStatusType polled = PQconnectPoll(pg->conn);
+	int rc;
+
+	pg_poll_check(pg);
+	switch (polled) {
+	case PGRES_POLLING_READING:
+		rc = pg_poll_watch(pg, UV_READABLE);
+		break;
+	case PGRES_POLLING_WRITING:
+		rc = pg_poll_watch(pg, UV_WRITABLE);
+		break;
+	case PGRES_POLLING_OK:
+		pg_setup_session(pg);
+		return;
+	default:
+		pg_fail_result(pg, RS_ECONNECT, "could not connect", NULL);
+		pg_op_fail(pg, RS_ECONNECT);
+		return;
+	}
+	if (rc != 0)
+		pg_op_fail_watch(pg, rc);
+}
+
+/* Start libpq's connection attempt with the connect arrays.  Returns 0,
+ * or RS_ENOMEM / RS_ECONNECT (libpq refused at once, e.g. a bad option)
+ * / RS_EINTERNAL (libuv refused) with pg->err filled; the caller fails
+ * the connect. */
+static int
+pg_connect_start(struct pg_engine *pg)
+{
+	const char *const *keywords =
+		pg->all_keywords != NULL ? pg->all_keywords : pg->keywords;
+	const char *const *values =
+		pg->all_values != NULL ? pg->all_values : pg->values;
+	int rc;
+
+	pg->conn = PQconnectStartParams(keywords, values, 0);
+	if (pg->conn == NULL)
+		return backend_fail(pg->backend, &pg->err, RS_ENOMEM,
+		                    "out of memory");
+	PQsetNoticeProcessor(pg->conn, pg_ignore_notice, NULL);
+	if (PQstatus(pg->conn) == CONNECTION_BAD)
+		return pg_fail_result(pg, RS_ECONNECT, "could not connect",
+		                      NULL);
+	pg->state = PG_CONNECTING;
+	/* As if PQconnectPoll had answered PGRES_POLLING_WRITING. */
+	rc = pg_poll_watch(pg, UV_WRITABLE);
+	if (rc == UV_EBADF)
+		return pg_fail_result(pg, RS_ECONNECT, "could not connect",
+		                      NULL);
+	if (rc != 0)
+		return backend_fail(pg->backend, &pg->err, RS_EINTERNAL,
+		                    "cannot watch the connection's socket: %s",
+		                    uv_strerror(rc));
+	return 0;
+}
+
+/* The host name libpq would look up itself, blocking: the last host
+ * keyword when it is one name (not an address, a list or a socket
+ * directory) and no hostaddr or port list is given; else NULL. */
+static const char *
+pg_host_to_resolve(const struct pg_engine *pg)
+{
+	const char *host = NULL, *port = NULL;
+	unsigned char addr[sizeof(struct in6_addr)];
+
+	for (int i = 0; pg->keywords[i] != NULL; i++) {
+		if (strcmp(pg->keywords[i], "hostaddr") == 0 &&
+		    pg->values[i] != NULL && pg->values[i][0] != '\0')
+			return NULL;
+		if (strcmp(pg->keywords[i], "host") == 0)
+			host = pg->values[i];
+		if (strcmp(pg->keywords[i], "port") == 0)
+			port = pg->values[i];
+	}
+	if (host == NULL || host[0] == '\0' || host[0] == '/' ||
+	    host[0] == '@' || strchr(host, ',') != NULL ||
+	    (port != NULL && strchr(port, ',') != NULL) ||
+	    inet_pton(AF_INET, host, addr) == 1 ||
+	    inet_pton(AF_INET6, host, addr) == 1)
+		return NULL;
+	return host;
+}
+
+/* Add "host=NAME,NAME,…" and "hostaddr=A,B,…" for the resolved addresses
+ * at the end of copies of the connect arrays (later keywords win).
+ * Returns 0, RS_ENOMEM, or RS_ECONNECT when no address is usable. */
+static int
+pg_use_addresses(struct pg_engine *pg, const struct addrinfo *list)
+{
+	struct pg_buf hosts = {0}, addrs = {0};
+	int n = 0, n_keywords = 0;
+
+	for (const struct addrinfo *a = list; a != NULL && n < PG_MAX_ADDRESSES;
+	     a = a->ai_next) {
+		char text[INET6_ADDRSTRLEN];
+		const void *where;
+
+		if (a->ai_family == AF_INET)
+			where = &((const struct sockaddr_in *)(const void *)
+			                  a->ai_addr)
+			                 ->sin_addr;
+		else if (a->ai_family == AF_INET6)
+			where = &((const struct sockaddr_in6 *)(const void *)
+			                  a->ai_addr)
+			                 ->sin6_addr;
+		else
+			continue;
+		if (inet_ntop(a->ai_family, where, text, sizeof(text)) == NULL)
+			continue;
+		if (n > 0) {
+			pg_buf_add(&hosts, ",", 1);
+			pg_buf_add(&addrs, ",", 1);
+		}
+		pg_buf_str(&hosts, pg->resolve_host);
+		pg_buf_str(&addrs, text);
+		n++;
+	}
+	if (n == 0 || hosts.failed || addrs.failed) {
+		free(hosts.text);
+		free(addrs.text);
+		if (n == 0)
+			return backend_fail(
+				pg->backend, &pg->err, RS_ECONNECT,
+				"could not connect: host \"%s\" has "
+				"no IPv4 or IPv6 address",
+				pg->resolve_host);
+		return backend_fail(pg->backend, &pg->err, RS_ENOMEM,
+		                    "out of memory");
+	}
+	pg->host_list = hosts.text;
+	pg->hostaddr_list = addrs.text;
+	while (pg->keywords[n_keywords] != NULL)
+		n_keywords++;
+	pg->all_keywords = calloc((size_t)n_keywords + 3, sizeof(char *));
+	pg->all_values = calloc((size_t)n_keywords + 3, sizeof(char *));
+	if (pg->all_keywords == NULL || pg->all_values == NULL)
+		return backend_fail(pg->backend, &pg->err, RS_ENOMEM,
+		                    "out of memory");
+	for (int i = 0; i < n_keywords; i++) {
+		pg->all_keywords[i] = pg->keywords[i];
+		pg->all_values[i] = pg->values[i];
+	}
+	pg->all_keywords[n_keywords] = "host";
+	pg->all_values[n_keywords] = pg->host_list;
+	pg->all_keywords[n_keywords + 1] = "hostaddr";
+	pg->all_values[n_keywords + 1] = pg->hostaddr_list;
+	return 0;
+}
+
+/* The host name lookup ended: start connecting to its addresses, or fail
+ * the connect with RS_ECONNECT (unknown host) / RS_ENOMEM. */
+static void
+pg_on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *list)
+{
+	struct pg_lookup *lookup = (struct pg_lookup *)(void *)req;
+	struct pg_engine *pg = lookup->pg;
+	int rc;
+
+	free(lookup);
+	if (pg == NULL) {
+		/* Timed out, or closed: nobody waits for this any more. */
+		uv_freeaddrinfo(list);
+		return;
+	}
+	pg->lookup = NULL;
+	if (status < 0) {
+		backend_fail(pg->backend, &pg->err, RS_ECONNECT,
+		             "could not connect: could not resolve host "
+		             "\"%s\": %s",
+		             pg->resolve_host, uv_strerror(status));
+		uv_freeaddrinfo(list);
+		pg_op_fail(pg, RS_ECONNECT);
+		return;
+	}
+	rc = pg_use_addresses(pg, list);
+	uv_freeaddrinfo(list);
+	if (rc == 0)
+		rc = pg_connect_start(pg);
+	if (rc != 0)
+		pg_op_fail(pg, rc);
+}
+
+/* Connect (see backend_connect).  Works on a new backend and again after a
+ * failed or lost connection.  Returns 0 and calls CB later, or a negative
+ * code with ERR filled and CB never called: RS_ENOMEM, RS_ECONNECT when
+ * libpq refuses the connection options at once, RS_EINTERNAL when already
+ * connected or when libuv refuses. */
+static int
+pg_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct addrinfo hints;
+	int rc;
+
+	if (pg == NULL) {
+		pg = calloc(1, sizeof(*pg));
+		if (pg == NULL)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+		pg->backend = backend;
+		pg->poll_fd = -1;
+		pg->state = PG_NEW;
+		rc = uv_timer_init(backend->loop, &pg->timer);
+		if (rc != 0) {
+			free(pg);
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "cannot start a timer: %s",
+			                    uv_strerror(rc));
+		}
+		pg->timer.data = pg;
+		backend->engine = pg;
+	}
+	if (pg->state != PG_NEW && pg->state != PG_FAILED)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "already connected (a bug in the caller)");
+	rc = url_pg_conninfo(&backend->url, backend->password, &pg->keywords,
+	                     &pg->values, err);
+	if (rc != 0)
+		return rc;
+	pg->poll_errors = 0;
+	pg->cb.done = cb;
+	pg->arg = arg;
+	pg->op = PG_OP_CONNECT;
+	pg->resolve_host = pg_host_to_resolve(pg);
+	if (pg->resolve_host != NULL) {
+		pg->lookup = calloc(1, sizeof(*pg->lookup));
+		if (pg->lookup == NULL) {
+			pg->op = PG_OP_NONE;
+			pg_connect_clear(pg);
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+		}
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		pg->lookup->pg = pg;
+		rc = uv_getaddrinfo(backend->loop, &pg->lookup->req,
+		                    pg_on_resolved, pg->resolve_host, NULL,
+		                    &hints);
+		if (rc != 0) {
+			free(pg->lookup);
+			pg->lookup = NULL;
+			pg->op = PG_OP_NONE;
+			pg_connect_clear(pg);
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "cannot look up a host name: %s",
+			                    uv_strerror(rc));
+		}
+		pg->state = PG_RESOLVING;
+	} else {
+		rc = pg_connect_start(pg);
+		if (rc != 0) {
+			if (err != NULL)
+				*err = pg->err;
+			pg->op = PG_OP_NONE;
+			pg_connect_clear(pg);
+			pg_drop(pg);
+			pg->state = PG_FAILED;
+			return rc;
+		}
+	}
+	uv_timer_start(&pg->timer, pg_on_timer,
+	               (uint64_t)backend->connect_timeout_ms, 0);
+	backend->busy = 1;
+	return 0;
+}
+
+/* The session is set up: the connect succeeded. */
+static void
+pg_connected(struct pg_engine *pg, PGresult *result)
+{
+	PQclear(result);
+	uv_timer_stop(&pg->timer);
+	pg_connect_clear(pg);
+	pg_op_finish(pg, 0, NULL, NULL);
+}
+
+/* ---- describe ---- */
+
+/* Columns in attnum order with their types and primary key positions, and
+ * the relation's kind and row estimate on every row.  No row: no such
+ * relation.  The name is one identifier, exactly as written, looked up on
+ * the search_path.  reltuples is -1 until the first ANALYZE (PostgreSQL
+ * 14+; before, 0); a partitioned table's is the sum of its leaves'.
+ * Needs PostgreSQL 12+ (pg_partition_tree). */
+static const char pg_describe_sql[] =
+	"SELECT c.relkind, "
+	"  CASE WHEN c.relkind = 'p' THEN "
+	"    (SELECT CASE WHEN count(*) FILTER (WHERE p.reltuples >= 0) = 0 "
+	"                 THEN -1 "
+	"                 ELSE sum(greatest(p.reltuples, 0))::bigint END "
+	"       FROM pg_catalog.pg_partition_tree(c.oid) AS t "
+	"       JOIN pg_catalog.pg_class AS p ON p.oid = t.relid "
+	"      WHERE t.isleaf) "
+	"    WHEN c.reltuples < 0 THEN -1 "
+	"    ELSE c.reltuples::bigint END, "
+	"  a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
+	"  k.ord "
+	"FROM pg_catalog.pg_class AS c "
+	"LEFT JOIN pg_catalog.pg_attribute AS a "
+	"  ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+	"LEFT JOIN (SELECT u.attnum, u.ord "
+	"             FROM pg_catalog.pg_index AS i, "
+	"                  unnest(i.indkey) WITH ORDINALITY AS u(attnum, ord) "
+	"            WHERE i.indisprimary "
+	"              AND i.indrelid = pg_catalog.to_regclass("
+	"                                 pg_catalog.quote_ident($1))) AS k "
+	"  ON k.attnum = a.attnum "
+	"WHERE c.oid = pg_catalog.to_regclass(pg_catalog.quote_ident($1)) "
+	"ORDER BY a.attnum";
+
+/* What a pg_class.relkind that is not a table is, for messages. */
+static const char *
+pg_relkind_name(char relkind)
+{
+	switch (relkind) {
+	case 'v':
+		return "a view";
+	case 'm':
+		return "a materialized view";
+	case 'f':
+		return "a foreign table";
+	case 'S':
+		return "a sequence";
+	case 'i':
+	case 'I':
+		return "an index";
+	case 'c':
+		return "a composite type";
+	case 't':
+		return "a TOAST table";
+	default:
+		return "not a table";
+	}
+}
+
+/* Build the table description from the catalog query's RESULT (which is
+ * cleared here) and end the describe. */
+static void
+pg_described(struct pg_engine *pg, PGresult *result)
+{
+	struct rs_backend *backend = pg->backend;
+	struct rs_table_def *table = NULL;
+	int rows = PQntuples(result), code;
+	char relkind;
+
+	if (rows == 0) {
+		code = backend_fail(backend, &pg->err, RS_ESCHEMA,
+		                    "table %s does not exist", pg->table_name);
+		goto fail;
+	}
+	relkind = PQgetvalue(result, 0, 0)[0];
+	if (relkind != 'r' && relkind != 'p') {
+		code = backend_fail(backend, &pg->err, RS_ESCHEMA,
+		                    "table %s does not exist (%s has that "
+		                    "name)",
+		                    pg->table_name, pg_relkind_name(relkind));
+		goto fail;
+	}
+	table = calloc(1, sizeof(*table));
+	if (table == NULL || (table->name = strdup(pg->table_name)) == NULL ||
+	    (table->columns = calloc((size_t)rows, sizeof(*table->columns))) ==
+	            NULL ||
+	    (table->pk = calloc((size_t)rows, sizeof(*table->pk))) == NULL)
+		goto nomem;
+	table->estimated_rows =
+		PQgetisnull(result, 0, 1)
+			? -1
+			: strtoll(PQgetvalue(result, 0, 1), NULL, 10);
+	for (int i = 0; i < rows; i++) {
+		struct rs_column *column = &table->columns[i];
+
+		if (PQgetisnull(result, i, 2))
+			break; /* a table without columns */
+		table->n_columns = i + 1;
+		column->name = strdup(PQgetvalue(result, i, 2));
+		column->type = strdup(PQgetvalue(result, i, 3));
+		if (column->name == NULL || column->type == NULL)
+			goto nomem;
+		column->kind = canonical_kind_pg(column->type);
+		if (!PQgetisnull(result, i, 4)) {
+			long ord = strtol(PQgetvalue(result, i, 4), NULL, 10);
+
+			if (ord < 1 || ord > rows) {
+				code = backend_fail(
+					backend, &pg->err, RS_EINTERNAL,
+					"table %s: unexpected primary key "
+					"position %ld",
+					pg->table_name, ord);
+				goto fail;
+			}
+			table->pk[ord - 1] = i;
+			if (ord > table->n_pk)
+				table->n_pk = (int)ord;
+		}
+	}
+	if (table->n_pk == 0) {
+		code = backend_fail(backend, &pg->err, RS_ESCHEMA,
+		                    "table %s has no primary key; reshard "
+		                    "needs one to read in key order and to "
+		                    "resume",
+		                    pg->table_name);
+		goto fail;
+	}
+	PQclear(result);
+	free(pg->table_name);
+	pg->table_name = NULL;
+	pg_op_finish(pg, 0, table, NULL);
+	return;
+nomem:
+	code = backend_fail(backend, &pg->err, RS_ENOMEM, "out of memory");
+fail:
+	backend_table_free(table);
+	PQclear(result);
+	free(pg->table_name);
+	pg->table_name = NULL;
+	pg_op_finish(pg, code, NULL, NULL);
+}
+
+/* Describe TABLE (see backend_describe).  Returns 0 and calls CB later, or
+ * RS_ENOMEM / RS_EINTERNAL (not connected) / RS_ECONNECT (connection lost)
+ * with ERR filled and CB never called. */
+static int
+pg_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
+            void *arg, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	const unsigned int types[1] = {PG_TEXT_OID};
+	const char *params[1] = {table};
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	free(pg->table_name);
+	pg->table_name = strdup(table);
+	if (pg->table_name == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	pg->cb.describe = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_DESCRIBE, pg_describe_sql, 1, types, params,
+	             err);
+	if (rc != 0) {
+		free(pg->table_name);
+		pg->table_name = NULL;
+	}
+	return rc;
+}
+
+/* ---- read_batch ---- */
+
+/* Hand the rows of RESULT to the callback, then clear RESULT. */
+static void
+pg_rows_read(struct pg_engine *pg, PGresult *result)
+{
+	int n_rows = PQntuples(result), n_cols = PQnfields(result);
+	size_t n = (size_t)n_rows * (size_t)n_cols;
+	struct rs_rows rows;
+
+	if (n > pg->cells_cap) {
+		struct rs_value *more = realloc(pg->cells, n * sizeof(*more));
+
+		if (more == NULL) {
+			PQclear(result);
+			backend_fail(pg->backend, &pg->err, RS_ENOMEM,
+			             "out of memory");
+			pg_op_finish(pg, RS_ENOMEM, NULL, NULL);
+			return;
+		}
+		pg->cells = more;
+		pg->cells_cap = n;
+	}
+	for (int r = 0; r < n_rows; r++) {
+		for (int c = 0; c < n_cols; c++) {
+			struct rs_value *v = &pg->cells[(size_t)r * n_cols + c];
+
+			if (PQgetisnull(result, r, c)) {
+				v->text = NULL;
+				v->len = 0;
+			} else {
+				v->text = PQgetvalue(result, r, c);
+				v->len = (size_t)PQgetlength(result, r, c);
+			}
+		}
+	}
+	rows.n_rows = n_rows;
+	rows.n_cols = n_cols;
+	rows.values = pg->cells;
+	pg_op_finish(pg, 0, NULL, &rows);
+	PQclear(result);
+}
+
+/* Read one batch in key order (see backend_read_batch).  Returns 0 and
+ * calls CB later, or RS_ENOMEM / RS_EINTERNAL (not connected, bad request)
+ * / RS_ECONNECT with ERR filled and CB never called. */
+static int
+pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
+              rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	const struct rs_table_def *t = request->table;
+	struct pg_buf sql = {0}, keys = {0}, after = {0};
+	const char **params = NULL;
+	char number[32];
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	if (t == NULL || t->n_pk <= 0 || request->limit <= 0 ||
+	    request->n_columns < 0 ||
+	    (request->n_columns > 0 && request->columns == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad read request (a bug in the caller)");
+	for (int i = 0; i < request->n_columns; i++)
+		if (request->columns[i] < 0 ||
+		    request->columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "bad read request: no column %d in "
+			                    "table %s (a bug in the caller)",
+			                    request->columns[i], t->name);
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			pg_buf_str(&keys, ", ");
+		pg_buf_ident(&keys, t->columns[t->pk[i]].name);
+	}
+	pg_buf_str(&sql, "SELECT ");
+	pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
+	for (int i = 0; i < request->n_columns; i++) {
+		pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, t->columns[request->columns[i]].name);
+	}
+	pg_buf_str(&sql, " FROM ");
+	pg_buf_ident(&sql, t->name);
+	if (request->after != NULL) {
+		pg_buf_str(&sql, " WHERE (");
+		pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
+		pg_buf_str(&sql, ") > (");
+		for (int i = 0; i < t->n_pk; i++) {
+			snprintf(number, sizeof(number), "%s$%d",
+			         i > 0 ? ", " : "", i + 1);
+			pg_buf_str(&sql, number);
+		}
+		pg_buf_str(&sql, ")");
+		/* The values need not end in NUL; libpq wants text params
+		 * that do.  Copy them one after another, each with its NUL;
+		 * the pointers are taken once the buffer stops moving. */
+		params = calloc((size_t)t->n_pk, sizeof(*params));
+		for (int i = 0; params != NULL && i < t->n_pk; i++) {
+			const struct rs_value *v = &request->after[i];
+
+			if (v->text != NULL)
+				pg_buf_add(&after, v->text, v->len);
+			pg_buf_add(&after, "", 1);
+		}
+	}
+	pg_buf_str(&sql, " ORDER BY ");
+	pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
+	snprintf(number, sizeof(number), " LIMIT %d", request->limit);
+	pg_buf_str(&sql, number);
+	if (sql.failed || keys.failed || after.failed ||
+	    (request->after != NULL && params == NULL)) {
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (request->after != NULL) {
+		size_t offset = 0;
+
+		for (int i = 0; i < t->n_pk; i++) {
+			const struct rs_value *v = &request->after[i];
+
+			params[i] =
+				v->text != NULL ? after.text + offset : NULL;
+			offset += (v->text != NULL ? v->len : 0) + 1;
+		}
+	}
+	pg->cb.rows = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_READ, sql.text,
+	             request->after != NULL ? t->n_pk : 0, NULL, params, err);
+out:
+	free(params);
+	free(sql.text);
+	free(keys.text);
+	free(after.text);
+	return rc;
+}
+
+/* ---- exec and close ---- */
+
+/* Run SQL as one simple query (see backend_exec).  Returns 0 and calls CB
+ * later (a failing statement: RS_EQUERY with the server's message and
+ * SQLSTATE; a lost connection: RS_ECONNECT), or RS_EINTERNAL /
+ * RS_ECONNECT / RS_EQUERY with ERR filled and CB never called. */
+static int
+pg_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
+        void *arg, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	pg->cb.done = cb;
+	pg->arg = arg;
+	return pg_send(pg, PG_OP_EXEC, sql, 0, NULL, NULL, err);
+}
+
+/* Close (see struct rs_backend_ops): poll handle first, while its socket
+ * is still open, then the connection, then the timer; DONE is called from
+ * the last close callback, or at once for a backend that never tried to
+ * connect.  Cannot fail. */
+static void
+pg_close(struct rs_backend *backend, void (*done)(struct rs_backend *backend))
+{
+	struct pg_engine *pg = backend->engine;
+
+	if (pg == NULL) {
+		done(backend);
+		return;
+	}
+	pg->closed = done;
+	pg->state = PG_CLOSING;
+	pg_lookup_abandon(pg);
+	pg_drop(pg);
+	pg->pending++;
+	uv_close((uv_handle_t *)&pg->timer, pg_on_timer_closed);
+}
+
+const struct rs_backend_ops backend_pg_ops = {
+	.engine = "postgresql",
+	.connect = pg_connect,
+	.describe = pg_describe,
+	.read_batch = pg_read_batch,
+	.exec = pg_exec,
+	.close = pg_close,
+};

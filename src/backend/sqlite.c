@@ -1,0 +1,687 @@
+/*
+ * The SQLite engine behind backend.h.
+ *
+ * SQLite has no sockets to poll, so every call that touches the database
+ * runs on libuv's thread pool (uv_queue_work): the work function does the
+ * SQLite calls and records the outcome in the engine state, the after-work
+ * function runs on the loop thread and calls the operation's callback.  A
+ * backend runs one operation at a time, so its connection is used by one
+ * thread at a time, as SQLite's multi-thread mode requires.
+ *
+ * Shard files must exist: a missing file is an unreachable shard, not an
+ * empty one to be created.  Rows read are copied into one buffer per batch
+ * before the statement is reset, so the values handed to the callback stay
+ * valid for the whole call.  REAL values are written with 17 significant
+ * digits (sqlite3_column_text would round to 15).
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+enum sqlite_op {
+	SQLITE_OP_CONNECT,
+	SQLITE_OP_DESCRIBE,
+	SQLITE_OP_READ,
+	SQLITE_OP_EXEC,
+	SQLITE_OP_CLOSE,
+};
+
+struct sqlite_engine {
+	sqlite3 *db;
+	uv_work_t work;
+	enum sqlite_op op;
+	int status;        /* outcome of the work function */
+	struct rs_err err; /* filled by the work function on failure */
+	union {
+		rs_backend_cb done; /* connect, exec */
+		rs_describe_cb describe;
+		rs_rows_cb rows;
+	} cb;
+	void *arg;
+	/* Operation inputs. */
+	char *sql;                             /* exec */
+	char *table_name;                      /* describe */
+	const struct rs_read_request *request; /* read */
+	/* Operation outputs. */
+	struct rs_table_def *table; /* describe */
+	char *arena;                /* read: the bytes of every value */
+	size_t arena_len, arena_cap;
+	size_t *offsets; /* read: per value, or (size_t)-1: NULL */
+	size_t *lens;
+	struct rs_value *values;
+	size_t values_cap;
+	int n_rows, n_cols;
+	void (*closed)(struct rs_backend *backend);
+};
+
+static struct sqlite_engine *
+sqlite_engine(struct rs_backend *backend)
+{
+	return backend->engine;
+}
+
+/* Record SQLite's error for DB after a failing call. */
+static int
+sqlite_fail(struct rs_backend *backend, int code, const char *what)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	int rc = e->db != NULL ? sqlite3_extended_errcode(e->db) : SQLITE_ERROR;
+
+	backend_fail(backend, &e->err, code, "%s: %s", what,
+	             e->db != NULL ? sqlite3_errmsg(e->db) : "no connection");
+	e->err.server_errno = rc & 0xff;
+	e->err.retryable = rs_err_retryable(NULL, rc & 0xff);
+	return code;
+}
+
+/* Append "name" with embedded quotes doubled to BUF at *LEN (BUF grows). */
+static int
+sqlite_quote(char **buf, size_t *len, size_t *cap, const char *name)
+{
+	size_t need = *len + 2 * strlen(name) + 3;
+
+	if (need > *cap) {
+		size_t c = need * 2;
+		char *b = realloc(*buf, c);
+
+		if (b == NULL)
+			return RS_ENOMEM;
+		*buf = b;
+		*cap = c;
+	}
+	(*buf)[(*len)++] = '"';
+	for (const char *p = name; *p != '\0'; p++) {
+		if (*p == '"')
+			(*buf)[(*len)++] = '"';
+		(*buf)[(*len)++] = *p;
+	}
+	(*buf)[(*len)++] = '"';
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+static int
+sqlite_append(char **buf, size_t *len, size_t *cap, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (*len + n + 1 > *cap) {
+		size_t c = (*len + n + 1) * 2;
+		char *b = realloc(*buf, c);
+
+		if (b == NULL)
+			return RS_ENOMEM;
+		*buf = b;
+		*cap = c;
+	}
+	memcpy(*buf + *len, text, n + 1);
+	*len += n;
+	return 0;
+}
+
+static void
+sqlite_work_connect(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const char *path = backend->url.database;
+	int rc = sqlite3_open_v2(path, &e->db,
+	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	                         NULL);
+
+	if (rc != SQLITE_OK) {
+		e->status = sqlite_fail(backend, RS_ECONNECT,
+		                        "cannot open the database file");
+		sqlite3_close_v2(e->db);
+		e->db = NULL;
+		return;
+	}
+	sqlite3_busy_timeout(e->db, 2000);
+	sqlite3_extended_result_codes(e->db, 1);
+	/* Fail now, not at the first read, on a file that is not SQLite. */
+	rc = sqlite3_exec(e->db, "SELECT count(*) FROM sqlite_schema", NULL,
+	                  NULL, NULL);
+	if (rc != SQLITE_OK) {
+		e->status = sqlite_fail(backend, RS_ECONNECT,
+		                        "cannot read the database file");
+		sqlite3_close_v2(e->db);
+		e->db = NULL;
+	}
+}
+
+static void
+sqlite_work_describe(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	struct rs_table_def *t = calloc(1, sizeof(*t));
+	sqlite3_stmt *stmt = NULL;
+	int n = 0, cap = 16, rc;
+
+	if (t == NULL || (t->name = strdup(e->table_name)) == NULL ||
+	    (t->columns = calloc((size_t)cap, sizeof(*t->columns))) == NULL)
+		goto nomem;
+	t->estimated_rows = -1;
+	rc = sqlite3_prepare_v2(
+		e->db,
+		"SELECT name, type, pk FROM pragma_table_info(?1) "
+		"ORDER BY cid",
+		-1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(stmt, 1, e->table_name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct rs_column *c;
+		const char *type = (const char *)sqlite3_column_text(stmt, 1);
+
+		if (n == cap) {
+			struct rs_column *more = realloc(
+				t->columns, sizeof(*more) * (size_t)cap * 2);
+
+			if (more == NULL)
+				goto nomem;
+			t->columns = more;
+			cap *= 2;
+		}
+		c = &t->columns[n];
+		memset(c, 0, sizeof(*c));
+		t->n_columns = ++n;
+		c->name = strdup((const char *)sqlite3_column_text(stmt, 0));
+		c->type = strdup(type != NULL ? type : "");
+		if (c->name == NULL || c->type == NULL)
+			goto nomem;
+		c->kind = canonical_kind_sqlite(c->type);
+		if (sqlite3_column_int(stmt, 2) > t->n_pk)
+			t->n_pk = sqlite3_column_int(stmt, 2);
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if (n == 0) {
+		e->status =
+			backend_fail(backend, &e->err, RS_ESCHEMA,
+		                     "table %s does not exist", e->table_name);
+		goto out;
+	}
+	if (t->n_pk == 0) {
+		e->status = backend_fail(
+			backend, &e->err, RS_ESCHEMA,
+			"table %s has no primary key; reshard needs one to "
+			"read in key order and to resume",
+			e->table_name);
+		goto out;
+	}
+	t->pk = calloc((size_t)t->n_pk, sizeof(int));
+	if (t->pk == NULL)
+		goto nomem;
+	sqlite3_reset(stmt);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		int position = sqlite3_column_int(stmt, 2);
+		const char *name = (const char *)sqlite3_column_text(stmt, 0);
+
+		for (int i = 0; position > 0 && i < t->n_columns; i++)
+			if (strcmp(t->columns[i].name, name) == 0)
+				t->pk[position - 1] = i;
+	}
+	sqlite3_finalize(stmt);
+	stmt = NULL;
+	{
+		/* An exact count: SQLite files are local and counting is a
+		 * scan of the smallest index. */
+		char *sql = NULL;
+		size_t len = 0, cap_sql = 0;
+
+		if (sqlite_append(&sql, &len, &cap_sql,
+		                  "SELECT count(*) FROM ") != 0 ||
+		    sqlite_quote(&sql, &len, &cap_sql, e->table_name) != 0) {
+			free(sql);
+			goto nomem;
+		}
+		rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+		free(sql);
+		if (rc != SQLITE_OK)
+			goto fail;
+		if (sqlite3_step(stmt) == SQLITE_ROW)
+			t->estimated_rows = sqlite3_column_int64(stmt, 0);
+	}
+	sqlite3_finalize(stmt);
+	e->table = t;
+	return;
+nomem:
+	e->status = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+	goto out;
+fail:
+	e->status = sqlite_fail(backend, RS_EQUERY, "describe failed");
+out:
+	sqlite3_finalize(stmt);
+	backend_table_free(t);
+}
+
+/* SELECT pk…, cols… FROM t [WHERE (pk…) > (?…)] ORDER BY pk… LIMIT ? */
+static char *
+sqlite_read_sql(const struct rs_read_request *r)
+{
+	const struct rs_table_def *t = r->table;
+	char *sql = NULL;
+	size_t len = 0, cap = 0;
+	int ok = sqlite_append(&sql, &len, &cap, "SELECT ") == 0;
+
+	for (int i = 0; ok && i < t->n_pk + r->n_columns; i++) {
+		int col = i < t->n_pk ? t->pk[i] : r->columns[i - t->n_pk];
+
+		ok = (i == 0 || sqlite_append(&sql, &len, &cap, ", ") == 0) &&
+		     sqlite_quote(&sql, &len, &cap, t->columns[col].name) == 0;
+	}
+	ok = ok && sqlite_append(&sql, &len, &cap, " FROM ") == 0 &&
+	     sqlite_quote(&sql, &len, &cap, t->name) == 0;
+	if (ok && r->after != NULL) {
+		ok = sqlite_append(&sql, &len, &cap, " WHERE (") == 0;
+		for (int i = 0; ok && i < t->n_pk; i++)
+			ok = (i == 0 ||
+			      sqlite_append(&sql, &len, &cap, ", ") == 0) &&
+			     sqlite_quote(&sql, &len, &cap,
+			                  t->columns[t->pk[i]].name) == 0;
+		ok = ok && sqlite_append(&sql, &len, &cap, ") > (") == 0;
+		for (int i = 0; ok && i < t->n_pk; i++)
+			ok = sqlite_append(&sql, &len, &cap, i ? ", ?" : "?") ==
+			     0;
+		ok = ok && sqlite_append(&sql, &len, &cap, ")") == 0;
+	}
+	ok = ok && sqlite_append(&sql, &len, &cap, " ORDER BY ") == 0;
+	for (int i = 0; ok && i < t->n_pk; i++)
+		ok = (i == 0 || sqlite_append(&sql, &len, &cap, ", ") == 0) &&
+		     sqlite_quote(&sql, &len, &cap,
+		                  t->columns[t->pk[i]].name) == 0;
+	ok = ok && sqlite_append(&sql, &len, &cap, " LIMIT ?") == 0;
+	if (!ok) {
+		free(sql);
+		return NULL;
+	}
+	return sql;
+}
+
+/* Bind a key value the way the column stores it, so that comparisons
+ * follow the column's type (an integer key compares as an integer). */
+static void
+sqlite_bind_key(sqlite3_stmt *stmt, int index, const struct rs_column *col,
+                const struct rs_value *v)
+{
+	char buf[32];
+
+	if (v->text == NULL) {
+		sqlite3_bind_null(stmt, index);
+	} else if (col->kind == RS_COL_INTEGER && v->len < sizeof(buf)) {
+		char *end;
+
+		memcpy(buf, v->text, v->len);
+		buf[v->len] = '\0';
+		sqlite3_bind_int64(stmt, index, strtoll(buf, &end, 10));
+	} else if (col->kind == RS_COL_BYTES) {
+		sqlite3_bind_blob(stmt, index, v->text, (int)v->len,
+		                  SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_text(stmt, index, v->text, (int)v->len,
+		                  SQLITE_TRANSIENT);
+	}
+}
+
+static int
+sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
+{
+	if (e->arena_len + len + 1 > e->arena_cap) {
+		size_t cap = (e->arena_len + len + 1) * 2;
+		char *a = realloc(e->arena, cap);
+
+		if (a == NULL)
+			return RS_ENOMEM;
+		e->arena = a;
+		e->arena_cap = cap;
+	}
+	if (len > 0)
+		memcpy(e->arena + e->arena_len, bytes, len);
+	e->arena[e->arena_len + len] = '\0';
+	e->arena_len += len + 1;
+	return 0;
+}
+
+static void
+sqlite_work_read(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_read_request *r = e->request;
+	const struct rs_table_def *t = r->table;
+	char *sql = sqlite_read_sql(r);
+	sqlite3_stmt *stmt = NULL;
+	size_t k = 0;
+	int rc;
+
+	e->n_rows = 0;
+	e->n_cols = t->n_pk + r->n_columns;
+	e->arena_len = 0;
+	if (sql == NULL)
+		goto nomem;
+	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		goto fail;
+	for (int i = 0; r->after != NULL && i < t->n_pk; i++)
+		sqlite_bind_key(stmt, i + 1, &t->columns[t->pk[i]],
+		                &r->after[i]);
+	sqlite3_bind_int(stmt, (r->after != NULL ? t->n_pk : 0) + 1, r->limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (k + (size_t)e->n_cols > e->values_cap) {
+			size_t cap = (k + (size_t)e->n_cols) * 2;
+			size_t *o = realloc(e->offsets, cap * sizeof(size_t));
+
+			if (o == NULL)
+				goto nomem;
+			e->offsets = o;
+			o = realloc(e->lens, cap * sizeof(size_t));
+			if (o == NULL)
+				goto nomem;
+			e->lens = o;
+			e->values_cap = cap;
+		}
+		for (int c = 0; c < e->n_cols; c++, k++) {
+			char real[40];
+			const void *bytes = NULL;
+			int n = 0;
+
+			switch (sqlite3_column_type(stmt, c)) {
+			case SQLITE_NULL:
+				e->offsets[k] = (size_t)-1;
+				e->lens[k] = 0;
+				continue;
+			case SQLITE_FLOAT:
+				n = snprintf(real, sizeof(real), "%.17g",
+				             sqlite3_column_double(stmt, c));
+				bytes = real;
+				break;
+			case SQLITE_BLOB:
+				bytes = sqlite3_column_blob(stmt, c);
+				n = sqlite3_column_bytes(stmt, c);
+				break;
+			default:
+				bytes = sqlite3_column_text(stmt, c);
+				n = sqlite3_column_bytes(stmt, c);
+				break;
+			}
+			e->offsets[k] = e->arena_len;
+			e->lens[k] = (size_t)n;
+			if (sqlite_arena_put(e, bytes, (size_t)n) != 0)
+				goto nomem;
+		}
+		e->n_rows++;
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(stmt);
+	return;
+nomem:
+	sqlite3_finalize(stmt);
+	e->status = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+	return;
+fail:
+	e->status = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
+	sqlite3_finalize(stmt);
+}
+
+static void
+sqlite_work_exec(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (sqlite3_exec(e->db, e->sql, NULL, NULL, NULL) != SQLITE_OK)
+		e->status = sqlite_fail(backend, RS_EQUERY, "statement failed");
+}
+
+static void
+sqlite_work(uv_work_t *work)
+{
+	struct rs_backend *backend = work->data;
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	e->status = 0;
+	switch (e->op) {
+	case SQLITE_OP_CONNECT:
+		sqlite_work_connect(backend);
+		break;
+	case SQLITE_OP_DESCRIBE:
+		sqlite_work_describe(backend);
+		break;
+	case SQLITE_OP_READ:
+		sqlite_work_read(backend);
+		break;
+	case SQLITE_OP_EXEC:
+		sqlite_work_exec(backend);
+		break;
+	case SQLITE_OP_CLOSE:
+		sqlite3_close_v2(e->db);
+		e->db = NULL;
+		break;
+	}
+}
+
+static void
+sqlite_engine_free(struct sqlite_engine *e)
+{
+	free(e->sql);
+	free(e->table_name);
+	free(e->arena);
+	free(e->offsets);
+	free(e->lens);
+	free(e->values);
+	free(e);
+}
+
+/* Loop thread: hand the outcome to the operation's callback. */
+static void
+sqlite_after_work(uv_work_t *work, int uv_status)
+{
+	struct rs_backend *backend = work->data;
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_err *err = e->status != 0 ? &e->err : NULL;
+	void *arg = e->arg;
+
+	if (uv_status != 0 && e->status == 0) {
+		e->status = backend_fail(backend, &e->err, RS_EINTERNAL,
+		                         "work cancelled: %s",
+		                         uv_strerror(uv_status));
+		err = &e->err;
+	}
+	free(e->sql);
+	e->sql = NULL;
+	free(e->table_name);
+	e->table_name = NULL;
+	backend->busy = 0;
+	switch (e->op) {
+	case SQLITE_OP_CONNECT:
+	case SQLITE_OP_EXEC:
+		e->cb.done(backend, e->status, err, arg);
+		break;
+	case SQLITE_OP_DESCRIBE: {
+		struct rs_table_def *t = e->table;
+
+		e->table = NULL;
+		e->cb.describe(backend, e->status, err,
+		               e->status == 0 ? t : NULL, arg);
+		break;
+	}
+	case SQLITE_OP_READ: {
+		struct rs_rows rows = {0, 0, NULL};
+		size_t n = (size_t)e->n_rows * (size_t)e->n_cols;
+
+		if (e->status == 0 && n > 0) {
+			struct rs_value *v = realloc(e->values, sizeof(*v) * n);
+
+			if (v == NULL) {
+				e->status = backend_fail(backend, &e->err,
+				                         RS_ENOMEM,
+				                         "out of memory");
+				err = &e->err;
+			} else {
+				e->values = v;
+				for (size_t i = 0; i < n; i++) {
+					v[i].text =
+						e->offsets[i] == (size_t)-1
+							? NULL
+							: e->arena +
+								  e->offsets[i];
+					v[i].len = e->lens[i];
+				}
+				rows.values = v;
+			}
+		}
+		if (e->status == 0) {
+			rows.n_rows = e->n_rows;
+			rows.n_cols = e->n_cols;
+		}
+		e->cb.rows(backend, e->status, err,
+		           e->status == 0 ? &rows : NULL, arg);
+		break;
+	}
+	case SQLITE_OP_CLOSE: {
+		void (*closed)(struct rs_backend *) = e->closed;
+
+		sqlite_engine_free(e);
+		backend->engine = NULL;
+		closed(backend);
+		break;
+	}
+	}
+}
+
+/* The engine state, made on first use.  NULL on no memory. */
+static struct sqlite_engine *
+sqlite_engine_get(struct rs_backend *backend, struct rs_err *err)
+{
+	if (backend->engine == NULL) {
+		backend->engine = calloc(1, sizeof(struct sqlite_engine));
+		if (backend->engine == NULL)
+			rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return backend->engine;
+}
+
+/* Queue the operation whose inputs are already in the engine state.
+ * Returns 0, or RS_EINTERNAL when libuv refuses (no callback then). */
+static int
+sqlite_queue(struct rs_backend *backend, enum sqlite_op op, void *arg,
+             struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	int rc;
+
+	e->op = op;
+	e->arg = arg;
+	e->work.data = backend;
+	backend->busy = op != SQLITE_OP_CLOSE;
+	rc = uv_queue_work(backend->loop, &e->work, sqlite_work,
+	                   sqlite_after_work);
+	if (rc != 0) {
+		backend->busy = 0;
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "cannot queue work: %s", uv_strerror(rc));
+	}
+	return 0;
+}
+
+static int
+sqlite_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine_get(backend, err);
+
+	if (e == NULL)
+		return RS_ENOMEM;
+	e->cb.done = cb;
+	return sqlite_queue(backend, SQLITE_OP_CONNECT, arg, err);
+}
+
+/* The operations below need a connection. */
+static int
+sqlite_check_open(struct rs_backend *backend, struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (e == NULL || e->db == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "not connected (a bug in the caller)");
+	return 0;
+}
+
+static int
+sqlite_describe(struct rs_backend *backend, const char *table,
+                rs_describe_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	e->table_name = strdup(table);
+	if (e->table_name == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	e->cb.describe = cb;
+	return sqlite_queue(backend, SQLITE_OP_DESCRIBE, arg, err);
+}
+
+static int
+sqlite_read_batch(struct rs_backend *backend,
+                  const struct rs_read_request *request, rs_rows_cb cb,
+                  void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	e->request = request;
+	e->cb.rows = cb;
+	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
+}
+
+static int
+sqlite_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
+            void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	e->sql = strdup(sql);
+	if (e->sql == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	e->cb.done = cb;
+	return sqlite_queue(backend, SQLITE_OP_EXEC, arg, err);
+}
+
+static void
+sqlite_close(struct rs_backend *backend,
+             void (*done)(struct rs_backend *backend))
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (e == NULL) {
+		done(backend);
+		return;
+	}
+	e->closed = done;
+	if (e->db == NULL ||
+	    sqlite_queue(backend, SQLITE_OP_CLOSE, NULL, NULL) != 0) {
+		sqlite3_close_v2(e->db); /* nothing else can be done */
+		sqlite_engine_free(e);
+		backend->engine = NULL;
+		done(backend);
+	}
+}
+
+const struct rs_backend_ops backend_sqlite_ops = {
+	.engine = "sqlite",
+	.connect = sqlite_connect,
+	.describe = sqlite_describe,
+	.read_batch = sqlite_read_batch,
+	.exec = sqlite_exec,
+	.close = sqlite_close,
+};

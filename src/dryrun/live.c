@@ -1,0 +1,458 @@
+/*
+ * The live dry-run: shard keys streamed from every source shard at once.
+ *
+ * One stream per (source shard, table, slot table index), each with its own
+ * connection, at most options.parallel running at a time on one libuv loop.
+ * A stream connects, describes its table (finding the primary key and the
+ * shard key column), then reads the primary key and the shard key in
+ * batches of options.batch_rows in key order, feeding each batch to the
+ * dry-run before asking for the next: memory stays bounded by
+ * batch_rows × parallel whatever the table sizes.  Nothing is written.
+ *
+ * The first failure stops new streams; running ones finish their current
+ * call and close.  Progress (rows read of the catalogs' estimates, rate,
+ * time left) is redrawn on a terminal and logged every few seconds
+ * elsewhere.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "backend/backend.h"
+#include "common/text.h"
+#include "dryrun/dryrun.h"
+
+struct live;
+
+struct live_stream {
+	struct live *live;
+	int shard;             /* plan shard index */
+	int table;             /* plan table index */
+	struct rs_owner where; /* shard and slot table index, for misplaced */
+	char physical[256];    /* the table's name on the shard */
+	struct rs_backend *backend;
+	struct rs_table_def *def;
+	int key_column; /* index into def->columns */
+	struct rs_read_request request;
+	struct rs_value *after; /* last key read: n_pk values in after_buf */
+	char *after_buf;
+	uint64_t rows;
+	int started, done;
+};
+
+struct live {
+	uv_loop_t loop;
+	const struct rs_plan *plan;
+	const struct rs_dryrun_options *options;
+	struct rs_dryrun *dr;
+	struct live_stream *streams;
+	int n_streams;
+	int next;    /* next stream to start */
+	int running; /* streams started and not yet closed */
+	int failed;
+	struct rs_err err; /* the first failure */
+	uv_timer_t progress;
+	int tty;
+	uint64_t rows, estimated; /* over all streams so far */
+	uint64_t started_ms;
+	const char **keys; /* per batch, reused */
+	size_t *lens;
+};
+
+static void live_start_next(struct live *live);
+
+static void
+live_fail(struct live *live, const struct rs_err *err)
+{
+	if (!live->failed) {
+		live->failed = 1;
+		live->err = *err;
+	}
+}
+
+static void
+live_stream_closed(struct rs_backend *backend, int status,
+                   const struct rs_err *err, void *arg)
+{
+	struct live_stream *s = arg;
+
+	(void)backend;
+	(void)status;
+	(void)err;
+	s->backend = NULL;
+	s->done = 1;
+	s->live->running--;
+	live_start_next(s->live);
+}
+
+static void
+live_stream_finish(struct live_stream *s)
+{
+	backend_table_free(s->def);
+	s->def = NULL;
+	free(s->after);
+	s->after = NULL;
+	free(s->after_buf);
+	s->after_buf = NULL;
+	backend_close(s->backend, live_stream_closed, s);
+}
+
+/* Remember the last row's primary key for the next batch.  Returns 0 or
+ * RS_ENOMEM. */
+static int
+live_stream_remember(struct live_stream *s, const struct rs_rows *rows)
+{
+	const struct rs_value *last =
+		rows->values +
+		(size_t)(rows->n_rows - 1) * (size_t)rows->n_cols;
+	int n_pk = s->def->n_pk;
+	size_t total = 0, at = 0;
+
+	for (int i = 0; i < n_pk; i++)
+		total += last[i].len + 1;
+	free(s->after_buf);
+	s->after_buf = malloc(total);
+	if (s->after == NULL)
+		s->after = calloc((size_t)n_pk, sizeof(*s->after));
+	if (s->after_buf == NULL || s->after == NULL)
+		return RS_ENOMEM;
+	for (int i = 0; i < n_pk; i++) {
+		if (last[i].text == NULL) {
+			s->after[i].text = NULL;
+			s->after[i].len = 0;
+			continue;
+		}
+		memcpy(s->after_buf + at, last[i].text, last[i].len);
+		s->after_buf[at + last[i].len] = '\0';
+		s->after[i].text = s->after_buf + at;
+		s->after[i].len = last[i].len;
+		at += last[i].len + 1;
+	}
+	s->request.after = s->after;
+	return 0;
+}
+
+static void live_stream_read(struct live_stream *s);
+
+static void
+live_stream_rows(struct rs_backend *backend, int status,
+                 const struct rs_err *err, const struct rs_rows *rows,
+                 void *arg)
+{
+	struct live_stream *s = arg;
+	struct live *live = s->live;
+	struct rs_err local = {0};
+	int n_pk = s->def->n_pk;
+	size_t bad = 0;
+
+	(void)backend;
+	if (status != 0) {
+		live_fail(live, err);
+		live_stream_finish(s);
+		return;
+	}
+	for (int r = 0; r < rows->n_rows; r++) {
+		const struct rs_value *key =
+			&rows->values[(size_t)r * (size_t)rows->n_cols +
+		                      (size_t)n_pk];
+
+		if (key->text == NULL) {
+			backend_fail(s->backend, &local, RS_EKEY,
+			             "table %s has a row whose shard key %s is "
+			             "NULL; such a row has no owner",
+			             s->physical,
+			             live->plan->tables[s->table].key);
+			live_fail(live, &local);
+			live_stream_finish(s);
+			return;
+		}
+		live->keys[r] = key->text;
+		live->lens[r] = key->len;
+	}
+	status =
+		dryrun_add_keys(live->dr, s->table, &s->where, live->keys,
+	                        live->lens, (size_t)rows->n_rows, &bad, &local);
+	if (status == RS_EKEY) {
+		char where[512];
+
+		snprintf(where, sizeof(where), "shard %s, table %s",
+		         live->plan->shards[s->shard].name, s->physical);
+		dryrun_key_error(live->plan, where, live->keys[bad],
+		                 live->lens[bad], &local);
+	}
+	if (status == 0 && rows->n_rows > 0)
+		status = live_stream_remember(s, rows);
+	if (status != 0) {
+		if (local.code == 0)
+			rs_err_set(&local, status, "out of memory");
+		live_fail(live, &local);
+		live_stream_finish(s);
+		return;
+	}
+	s->rows += (uint64_t)rows->n_rows;
+	live->rows += (uint64_t)rows->n_rows;
+	if (rows->n_rows < s->request.limit || live->failed) {
+		live_stream_finish(s);
+		return;
+	}
+	live_stream_read(s);
+}
+
+static void
+live_stream_read(struct live_stream *s)
+{
+	struct rs_err err = {0};
+
+	if (backend_read_batch(s->backend, &s->request, live_stream_rows, s,
+	                       &err) != 0) {
+		live_fail(s->live, &err);
+		live_stream_finish(s);
+	}
+}
+
+static void
+live_stream_described(struct rs_backend *backend, int status,
+                      const struct rs_err *err, struct rs_table_def *def,
+                      void *arg)
+{
+	struct live_stream *s = arg;
+	struct live *live = s->live;
+	const char *key = live->plan->tables[s->table].key;
+	struct rs_err local = {0};
+
+	if (status != 0 || live->failed) {
+		if (status != 0)
+			live_fail(live, err);
+		backend_table_free(def);
+		live_stream_finish(s);
+		return;
+	}
+	s->def = def;
+	s->key_column = -1;
+	for (int i = 0; i < def->n_columns; i++)
+		if (strcmp(def->columns[i].name, key) == 0)
+			s->key_column = i;
+	if (s->key_column < 0) {
+		backend_fail(backend, &local, RS_ESCHEMA,
+		             "table %s has no column %s, the plan's shard key "
+		             "for it; fix key in the plan or the table",
+		             s->physical, key);
+		live_fail(live, &local);
+		live_stream_finish(s);
+		return;
+	}
+	if (def->estimated_rows > 0)
+		live->estimated += (uint64_t)def->estimated_rows;
+	s->request.table = def;
+	s->request.columns = &s->key_column;
+	s->request.n_columns = 1;
+	s->request.after = NULL;
+	s->request.limit = live->plan->options.batch_rows;
+	live_stream_read(s);
+}
+
+static void
+live_stream_connected(struct rs_backend *backend, int status,
+                      const struct rs_err *err, void *arg)
+{
+	struct live_stream *s = arg;
+	struct rs_err local = {0};
+
+	if (status != 0 || s->live->failed) {
+		if (status != 0)
+			live_fail(s->live, err);
+		live_stream_finish(s);
+		return;
+	}
+	if (backend_describe(backend, s->physical, live_stream_described, s,
+	                     &local) != 0) {
+		live_fail(s->live, &local);
+		live_stream_finish(s);
+	}
+}
+
+/* Start streams until options.parallel run, or none is left. */
+static void
+live_start_next(struct live *live)
+{
+	while (!live->failed && live->next < live->n_streams &&
+	       live->running < live->plan->options.parallel) {
+		struct live_stream *s = &live->streams[live->next++];
+		const struct rs_plan_shard *shard =
+			&live->plan->shards[s->shard];
+		struct rs_backend_config config = {
+			.shard = shard->name,
+			.url = shard->url,
+			.password_env = shard->password_env,
+			.base_dir = live->plan->dir,
+		};
+		struct rs_err err = {0};
+
+		s->started = 1;
+		if (backend_new(&live->loop, &config, &s->backend, &err) != 0) {
+			live_fail(live, &err);
+			s->done = 1;
+			break;
+		}
+		live->running++;
+		if (backend_connect(s->backend, live_stream_connected, s,
+		                    &err) != 0) {
+			live_fail(live, &err);
+			live_stream_finish(s);
+		}
+	}
+	if (live->running == 0)
+		uv_timer_stop(&live->progress);
+}
+
+static void
+live_progress(uv_timer_t *timer)
+{
+	struct live *live = timer->data;
+	uint64_t elapsed = uv_now(&live->loop) - live->started_ms;
+	double rate =
+		elapsed > 0 ? (double)live->rows * 1000.0 / (double)elapsed : 0;
+	char rows[32], total[32], speed[32], left[32] = "?";
+	double share = 0;
+
+	text_thousands(live->rows, rows, sizeof(rows));
+	text_thousands(live->estimated, total, sizeof(total));
+	text_thousands((uint64_t)rate, speed, sizeof(speed));
+	if (live->estimated > live->rows && rate > 0)
+		snprintf(left, sizeof(left), "%.0fs",
+		         (double)(live->estimated - live->rows) / rate);
+	if (live->estimated > 0)
+		share = 100.0 * (double)live->rows / (double)live->estimated;
+	if (share > 100)
+		share = 100;
+	if (live->tty) {
+		int width = 30, filled = (int)(share * width / 100);
+
+		fputs("\r\033[K[", stderr);
+		for (int i = 0; i < width; i++)
+			fputs(i < filled ? "\u2588" : " ", stderr);
+		fprintf(stderr, "] %s / ~%s rows  %s rows/s  %s left", rows,
+		        total, speed, left);
+	} else {
+		fprintf(stderr,
+		        "dry-run: %s of ~%s rows read (%.0f%%), %s rows/s, %s "
+		        "left\n",
+		        rows, total, share, speed, left);
+	}
+	fflush(stderr);
+}
+
+/* One stream per source shard × table (× slot table index). */
+static int
+live_plan_streams(struct live *live, struct rs_err *err)
+{
+	const struct rs_plan *plan = live->plan;
+	const struct rs_map *from = plan->from;
+	int tables = map_has_tables(from) ? map_def(from)->tables_per_db : 1;
+	int shards[1024];
+	int n_shards = stats_map_shards(from, shards, 1024);
+	int only = live->options->table != NULL
+	                   ? plan_table_index(plan, live->options->table)
+	                   : -1;
+	int k = 0;
+
+	live->streams = calloc((size_t)n_shards * (size_t)plan->n_tables *
+	                               (size_t)tables,
+	                       sizeof(*live->streams));
+	if (live->streams == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int t = 0; t < plan->n_tables; t++) {
+		if (only >= 0 && t != only)
+			continue;
+		for (int i = 0; i < n_shards; i++)
+			for (int x = 0; x < tables; x++) {
+				struct live_stream *s = &live->streams[k++];
+
+				s->live = live;
+				s->shard = shards[i];
+				s->table = t;
+				s->where.shard = shards[i];
+				s->where.table = x;
+				map_table_name(from, plan->tables[t].name, x,
+				               s->physical,
+				               sizeof(s->physical));
+			}
+	}
+	live->n_streams = k;
+	return 0;
+}
+
+int
+dryrun_run_live(const struct rs_plan *plan,
+                const struct rs_dryrun_options *options, FILE *movers_out,
+                FILE *summary_out, struct rs_err *err)
+{
+	struct live live = {0};
+	size_t batch = (size_t)plan->options.batch_rows;
+	int rc;
+
+	live.plan = plan;
+	live.options = options;
+	live.tty = isatty(STDERR_FILENO);
+	rc = dryrun_begin(plan, options, movers_out, &live.dr, err);
+	if (rc != 0)
+		return rc;
+	live.keys = malloc(batch * sizeof(*live.keys));
+	live.lens = malloc(batch * sizeof(*live.lens));
+	if (live.keys == NULL || live.lens == NULL) {
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = live_plan_streams(&live, err);
+	if (rc != 0)
+		goto out;
+	rc = uv_loop_init(&live.loop);
+	if (rc != 0) {
+		rc = rs_err_set(err, RS_EINTERNAL, "uv_loop_init: %s",
+		                uv_strerror(rc));
+		goto out;
+	}
+	uv_timer_init(&live.loop, &live.progress);
+	live.progress.data = &live;
+	live.started_ms = uv_now(&live.loop);
+	if (options->progress)
+		uv_timer_start(&live.progress, live_progress,
+		               live.tty ? 200 : 5000, live.tty ? 200 : 5000);
+	live_start_next(&live);
+	uv_run(&live.loop, UV_RUN_DEFAULT);
+	uv_close((uv_handle_t *)&live.progress, NULL);
+	uv_run(&live.loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&live.loop) != 0 && !live.failed) {
+		rs_err_set(&live.err, RS_EINTERNAL,
+		           "handles left open on the loop (a bug)");
+		live.failed = 1;
+	}
+	if (options->progress && live.tty)
+		fputs("\r\033[K", stderr);
+	if (options->progress) {
+		char rows[32];
+
+		fprintf(stderr,
+		        "dry-run: %s rows read from %d table streams in %.1f "
+		        "s\n",
+		        text_thousands(live.rows, rows, sizeof(rows)),
+		        live.n_streams,
+		        (double)(uv_now(&live.loop) - live.started_ms) /
+		                1000.0);
+	}
+	if (live.failed) {
+		rc = live.err.code != 0 ? live.err.code : RS_EINTERNAL;
+		if (err != NULL)
+			*err = live.err;
+		goto out;
+	}
+	rc = dryrun_finish(live.dr, summary_out, err);
+out:
+	free(live.keys);
+	free(live.lens);
+	free(live.streams);
+	dryrun_free(live.dr);
+	return rc;
+}
