@@ -153,6 +153,44 @@ backend_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
 	return rc != 0 ? rc : backend->ops->exec(backend, sql, cb, arg, err);
 }
 
+int
+backend_upsert(struct rs_backend *backend, const struct rs_table_def *table,
+               const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc
+	               : backend->ops->upsert(backend, table, rows, cb, arg,
+	                                      err);
+}
+
+int
+backend_delete_keys(struct rs_backend *backend,
+                    const struct rs_table_def *table,
+                    const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                    struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	return rc != 0 ? rc
+	               : backend->ops->delete_keys(backend, table, keys, cb,
+	                                           arg, err);
+}
+
+enum rs_canon_src
+backend_canon_src(const struct rs_backend *backend)
+{
+	switch (backend->url.engine) {
+	case RS_ENGINE_POSTGRES:
+		return RS_SRC_PG;
+	case RS_ENGINE_MYSQL:
+		return RS_SRC_MYSQL;
+	default:
+		return RS_SRC_SQLITE;
+	}
+}
+
 static void
 backend_closed(struct rs_backend *backend)
 {

@@ -6,16 +6,19 @@
  * file: callers see struct rs_backend and the functions below.
  *
  * Every operation is asynchronous and follows libuv's rules: it returns 0
- * and later calls its callback exactly once, on the loop thread; or it
- * returns a negative RS_E… code (ERR filled) and the callback is never
- * called.  A backend runs one operation at a time (RS_EBUSY otherwise):
- * concurrency comes from many backends, one per stream.  Results handed to
- * a callback are borrowed for the duration of the call.
+ * and later calls its callback exactly once, on the loop thread and never
+ * before the starting call has returned; or it returns a negative RS_E…
+ * code (ERR filled) and the callback is never called.  A backend runs one
+ * operation at a time (RS_EBUSY otherwise): concurrency comes from many
+ * backends, one per stream.  Results handed to a callback are borrowed for the
+ * duration of the call.
  *
  * Values travel as text in the engine's own text form (struct rs_value);
  * backend/canonical.h turns them into the engine-neutral canonical form.
- * Identifiers are quoted by each engine for itself, values are always bound
- * as parameters (DESIGN §7 rule 6).
+ * Identifiers are quoted by each engine for itself; values are bound as
+ * parameters (libpq, SQLite) or escaped by the driver
+ * (mysql_real_escape_string), never pasted raw (DESIGN §7 rule 6).  A
+ * backend whose connect failed may be connected again.
  */
 #ifndef RS_BACKEND_H
 #define RS_BACKEND_H
@@ -61,13 +64,18 @@ struct rs_rows {
 };
 
 /* Read the next batch of TABLE in primary-key order.  Each row returned
- * holds the primary key columns first (in key order), then COLUMNS. */
+ * holds the primary key columns first (in key order), then COLUMNS.  Key
+ * values in AFTER and UPTO are in the engine's own text form, as a previous
+ * read returned them. */
 struct rs_read_request {
 	const struct rs_table_def *table;
-	const int *columns; /* indexes into table->columns; may be NULL */
+	const int *columns; /* indexes into table->columns; NULL when
+	                       n_columns is 0 (key columns only) */
 	int n_columns;
 	const struct rs_value *after; /* NULL: from the first row; else the
 	                                 n_pk key values of the last row read */
+	const struct rs_value *upto;  /* NULL: to the end; else stop after
+	                                 this key (inclusive), for chunks */
 	int limit;                    /* at most this many rows */
 };
 
@@ -92,6 +100,14 @@ struct rs_backend_ops {
 	                  void *arg, struct rs_err *err);
 	int (*exec)(struct rs_backend *backend, const char *sql,
 	            rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*upsert)(struct rs_backend *backend,
+	              const struct rs_table_def *table,
+	              const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+	              struct rs_err *err);
+	int (*delete_keys)(struct rs_backend *backend,
+	                   const struct rs_table_def *table,
+	                   const struct rs_rows *keys, rs_backend_cb cb,
+	                   void *arg, struct rs_err *err);
 	/* Start closing; call done(backend) from the last close callback
 	 * (possibly at once when nothing is open).  Called once, with no
 	 * operation running, also on a backend that never connected. */
@@ -150,6 +166,32 @@ int backend_read_batch(struct rs_backend *backend,
 /* Run SQL (one statement, no parameters, no result rows wanted). */
 int backend_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
                  void *arg, struct rs_err *err);
+
+/*
+ * Write ROWS into TABLE with an idempotent upsert on its primary key, all
+ * in one transaction: a row that exists is overwritten, one that does not
+ * is inserted, so repeating a batch after a crash converges.  ROWS holds
+ * every column of TABLE in the table's order, each value in the canonical
+ * form of backend/canonical.h for its column's kind (bytes as hex, booleans
+ * t/f, timestamps ISO-8601 …), which the engine turns into its own input
+ * form: rows read from one engine can be written to another.  Values are
+ * bound or escaped by the driver.  RS_EQUERY on failure (nothing written).
+ */
+int backend_upsert(struct rs_backend *backend, const struct rs_table_def *table,
+                   const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+                   struct rs_err *err);
+
+/* Delete from TABLE the rows whose primary keys are KEYS (n_pk canonical
+ * values per row, in key order), in one transaction.  Keys that match no
+ * row are ignored (repeating a batch converges).  RS_EQUERY on failure
+ * (nothing deleted). */
+int backend_delete_keys(struct rs_backend *backend,
+                        const struct rs_table_def *table,
+                        const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                        struct rs_err *err);
+
+/* The text form BACKEND's values arrive in, for canonical_value. */
+enum rs_canon_src backend_canon_src(const struct rs_backend *backend);
 
 /* Close the connection and free BACKEND; CB (may be NULL) is called once
  * everything is released, with BACKEND NULL (it is gone) and status 0.

@@ -311,6 +311,10 @@ canonical_kind_sqlite(const char *declared_type)
 		return RS_COL_OTHER;
 	if (kind_lookup(sqlite_kinds, ARRAY_LEN(sqlite_kinds), name, &kind))
 		return kind;
+	/* Exact decimals: "DECIMAL(30,0)" (NUMERIC affinity: SQLite keeps 15
+	 * digits) or "DECIMAL TEXT" (TEXT affinity: every digit kept). */
+	if (strstr(name, "decimal") != NULL || strstr(name, "numeric") != NULL)
+		return RS_COL_DECIMAL;
 	/* SQLite's affinity rules (datatype3.html §3.1), in their order. */
 	if (strstr(name, "int") != NULL)
 		return RS_COL_INTEGER;

@@ -11,9 +11,17 @@
  * Shard files must exist: a missing file is an unreachable shard, not an
  * empty one to be created.  Rows read are copied into one buffer per batch
  * before the statement is reset, so the values handed to the callback stay
- * valid for the whole call.  REAL values are written with 17 significant
- * digits (sqlite3_column_text would round to 15).
+ * valid for the whole call.  REAL values are read through
+ * canonical_double (sqlite3_column_text would round to 15 digits).
+ *
+ * Writes (upsert, delete) take canonical values (backend/canonical.h) and
+ * store them the way SQLite applications usually do: integers and reals as
+ * numbers, booleans as 0/1, bytes as BLOBs, timestamps as
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" text in UTC.  Each batch is one
+ * transaction (BEGIN IMMEDIATE … COMMIT, rolled back on any error).
  */
+#include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,8 @@ enum sqlite_op {
 	SQLITE_OP_DESCRIBE,
 	SQLITE_OP_READ,
 	SQLITE_OP_EXEC,
+	SQLITE_OP_UPSERT,
+	SQLITE_OP_DELETE,
 	SQLITE_OP_CLOSE,
 };
 
@@ -42,9 +52,11 @@ struct sqlite_engine {
 	} cb;
 	void *arg;
 	/* Operation inputs. */
-	char *sql;                             /* exec */
-	char *table_name;                      /* describe */
-	const struct rs_read_request *request; /* read */
+	char *sql;                              /* exec */
+	char *table_name;                       /* describe */
+	const struct rs_read_request *request;  /* read */
+	const struct rs_table_def *write_table; /* upsert, delete */
+	const struct rs_rows *write_rows;       /* upsert, delete */
 	/* Operation outputs. */
 	struct rs_table_def *table; /* describe */
 	char *arena;                /* read: the bytes of every value */
@@ -77,49 +89,80 @@ sqlite_fail(struct rs_backend *backend, int code, const char *what)
 	return code;
 }
 
-/* Append "name" with embedded quotes doubled to BUF at *LEN (BUF grows). */
-static int
-sqlite_quote(char **buf, size_t *len, size_t *cap, const char *name)
-{
-	size_t need = *len + 2 * strlen(name) + 3;
+/* A statement being built; FAILED once an allocation failed, so that a
+ * chain of appends needs one check at the end. */
+struct sql_text {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
 
-	if (need > *cap) {
-		size_t c = need * 2;
-		char *b = realloc(*buf, c);
-
-		if (b == NULL)
-			return RS_ENOMEM;
-		*buf = b;
-		*cap = c;
-	}
-	(*buf)[(*len)++] = '"';
-	for (const char *p = name; *p != '\0'; p++) {
-		if (*p == '"')
-			(*buf)[(*len)++] = '"';
-		(*buf)[(*len)++] = *p;
-	}
-	(*buf)[(*len)++] = '"';
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
-static int
-sqlite_append(char **buf, size_t *len, size_t *cap, const char *text)
+static void
+sql_add(struct sql_text *q, const char *text)
 {
 	size_t n = strlen(text);
 
-	if (*len + n + 1 > *cap) {
-		size_t c = (*len + n + 1) * 2;
-		char *b = realloc(*buf, c);
+	if (q->failed)
+		return;
+	if (q->len + n + 1 > q->cap) {
+		size_t cap = (q->len + n + 1) * 2;
+		char *b = realloc(q->buf, cap);
 
-		if (b == NULL)
-			return RS_ENOMEM;
-		*buf = b;
-		*cap = c;
+		if (b == NULL) {
+			q->failed = 1;
+			return;
+		}
+		q->buf = b;
+		q->cap = cap;
 	}
-	memcpy(*buf + *len, text, n + 1);
-	*len += n;
-	return 0;
+	memcpy(q->buf + q->len, text, n + 1);
+	q->len += n;
+}
+
+/* Append NAME as a quoted identifier: "a""b". */
+static void
+sql_ident(struct sql_text *q, const char *name)
+{
+	char piece[2] = {0, 0};
+
+	sql_add(q, "\"");
+	for (const char *p = name; *p != '\0'; p++) {
+		piece[0] = *p;
+		sql_add(q, *p == '"' ? "\"\"" : piece);
+	}
+	sql_add(q, "\"");
+}
+
+/* Append the quoted names of N columns of T (indexes COLS), with SEP
+ * between them and PREFIX before each ("excluded."). */
+static void
+sql_columns(struct sql_text *q, const struct rs_table_def *t, const int *cols,
+            int n, const char *sep)
+{
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			sql_add(q, sep);
+		sql_ident(q, t->columns[cols[i]].name);
+	}
+}
+
+/* Append N placeholders: "?, ?, ?". */
+static void
+sql_params(struct sql_text *q, int n)
+{
+	for (int i = 0; i < n; i++)
+		sql_add(q, i ? ", ?" : "?");
+}
+
+/* The statement, or NULL (and freed) when an allocation failed. */
+static char *
+sql_finish(struct sql_text *q)
+{
+	if (q->failed) {
+		free(q->buf);
+		return NULL;
+	}
+	return q->buf;
 }
 
 static void
@@ -228,15 +271,13 @@ sqlite_work_describe(struct rs_backend *backend)
 	{
 		/* An exact count: SQLite files are local and counting is a
 		 * scan of the smallest index. */
-		char *sql = NULL;
-		size_t len = 0, cap_sql = 0;
+		struct sql_text q = {0};
+		char *sql;
 
-		if (sqlite_append(&sql, &len, &cap_sql,
-		                  "SELECT count(*) FROM ") != 0 ||
-		    sqlite_quote(&sql, &len, &cap_sql, e->table_name) != 0) {
-			free(sql);
+		sql_add(&q, "SELECT count(*) FROM ");
+		sql_ident(&q, e->table_name);
+		if ((sql = sql_finish(&q)) == NULL)
 			goto nomem;
-		}
 		rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
 		free(sql);
 		if (rc != SQLITE_OK)
@@ -257,47 +298,42 @@ out:
 	backend_table_free(t);
 }
 
-/* SELECT pk…, cols… FROM t [WHERE (pk…) > (?…)] ORDER BY pk… LIMIT ? */
+/* SELECT pk…, cols… FROM t [WHERE (pk…) > (?…)] [AND (pk…) <= (?…)]
+ * ORDER BY pk… LIMIT ? */
 static char *
 sqlite_read_sql(const struct rs_read_request *r)
 {
 	const struct rs_table_def *t = r->table;
-	char *sql = NULL;
-	size_t len = 0, cap = 0;
-	int ok = sqlite_append(&sql, &len, &cap, "SELECT ") == 0;
+	struct sql_text q = {0};
+	const char *where = " WHERE (";
 
-	for (int i = 0; ok && i < t->n_pk + r->n_columns; i++) {
-		int col = i < t->n_pk ? t->pk[i] : r->columns[i - t->n_pk];
-
-		ok = (i == 0 || sqlite_append(&sql, &len, &cap, ", ") == 0) &&
-		     sqlite_quote(&sql, &len, &cap, t->columns[col].name) == 0;
+	sql_add(&q, "SELECT ");
+	sql_columns(&q, t, t->pk, t->n_pk, ", ");
+	if (r->n_columns > 0) {
+		sql_add(&q, ", ");
+		sql_columns(&q, t, r->columns, r->n_columns, ", ");
 	}
-	ok = ok && sqlite_append(&sql, &len, &cap, " FROM ") == 0 &&
-	     sqlite_quote(&sql, &len, &cap, t->name) == 0;
-	if (ok && r->after != NULL) {
-		ok = sqlite_append(&sql, &len, &cap, " WHERE (") == 0;
-		for (int i = 0; ok && i < t->n_pk; i++)
-			ok = (i == 0 ||
-			      sqlite_append(&sql, &len, &cap, ", ") == 0) &&
-			     sqlite_quote(&sql, &len, &cap,
-			                  t->columns[t->pk[i]].name) == 0;
-		ok = ok && sqlite_append(&sql, &len, &cap, ") > (") == 0;
-		for (int i = 0; ok && i < t->n_pk; i++)
-			ok = sqlite_append(&sql, &len, &cap, i ? ", ?" : "?") ==
-			     0;
-		ok = ok && sqlite_append(&sql, &len, &cap, ")") == 0;
+	sql_add(&q, " FROM ");
+	sql_ident(&q, t->name);
+	if (r->after != NULL) {
+		sql_add(&q, where);
+		sql_columns(&q, t, t->pk, t->n_pk, ", ");
+		sql_add(&q, ") > (");
+		sql_params(&q, t->n_pk);
+		sql_add(&q, ")");
+		where = " AND (";
 	}
-	ok = ok && sqlite_append(&sql, &len, &cap, " ORDER BY ") == 0;
-	for (int i = 0; ok && i < t->n_pk; i++)
-		ok = (i == 0 || sqlite_append(&sql, &len, &cap, ", ") == 0) &&
-		     sqlite_quote(&sql, &len, &cap,
-		                  t->columns[t->pk[i]].name) == 0;
-	ok = ok && sqlite_append(&sql, &len, &cap, " LIMIT ?") == 0;
-	if (!ok) {
-		free(sql);
-		return NULL;
+	if (r->upto != NULL) {
+		sql_add(&q, where);
+		sql_columns(&q, t, t->pk, t->n_pk, ", ");
+		sql_add(&q, ") <= (");
+		sql_params(&q, t->n_pk);
+		sql_add(&q, ")");
 	}
-	return sql;
+	sql_add(&q, " ORDER BY ");
+	sql_columns(&q, t, t->pk, t->n_pk, ", ");
+	sql_add(&q, " LIMIT ?");
+	return sql_finish(&q);
 }
 
 /* Bind a key value the way the column stores it, so that comparisons
@@ -352,9 +388,11 @@ sqlite_work_read(struct rs_backend *backend)
 	const struct rs_table_def *t = r->table;
 	char *sql = sqlite_read_sql(r);
 	sqlite3_stmt *stmt = NULL;
+	struct rs_canon_buf real;
 	size_t k = 0;
 	int rc;
 
+	canonical_buf_init(&real);
 	e->n_rows = 0;
 	e->n_cols = t->n_pk + r->n_columns;
 	e->arena_len = 0;
@@ -383,7 +421,6 @@ sqlite_work_read(struct rs_backend *backend)
 			e->values_cap = cap;
 		}
 		for (int c = 0; c < e->n_cols; c++, k++) {
-			char real[40];
 			const void *bytes = NULL;
 			int n = 0;
 
@@ -393,9 +430,13 @@ sqlite_work_read(struct rs_backend *backend)
 				e->lens[k] = 0;
 				continue;
 			case SQLITE_FLOAT:
-				n = snprintf(real, sizeof(real), "%.17g",
-				             sqlite3_column_double(stmt, c));
-				bytes = real;
+				canonical_buf_clear(&real);
+				if (canonical_double(
+					    sqlite3_column_double(stmt, c),
+					    &real, NULL) != 0)
+					goto nomem;
+				bytes = real.data;
+				n = (int)real.len;
 				break;
 			case SQLITE_BLOB:
 				bytes = sqlite3_column_blob(stmt, c);
@@ -416,14 +457,17 @@ sqlite_work_read(struct rs_backend *backend)
 	if (rc != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
 	return;
 nomem:
 	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
 	e->status = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
 	return;
 fail:
 	e->status = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
 	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
 }
 
 static void
@@ -433,6 +477,260 @@ sqlite_work_exec(struct rs_backend *backend)
 
 	if (sqlite3_exec(e->db, e->sql, NULL, NULL, NULL) != SQLITE_OK)
 		e->status = sqlite_fail(backend, RS_EQUERY, "statement failed");
+}
+
+/* Canonical timestamp / time text in SQLite's usual form: "T" becomes a
+ * space, a trailing "Z" goes (values are UTC) and so does a zero fraction.
+ * Writes at most SIZE bytes into BUF; returns the length. */
+static size_t
+sqlite_time_text(const struct rs_value *v, char *buf, size_t size)
+{
+	size_t n = v->len < size - 1 ? v->len : size - 1;
+
+	memcpy(buf, v->text, n);
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == 'Z')
+		buf[--n] = '\0';
+	if (n >= 7 && strcmp(buf + n - 7, ".000000") == 0)
+		buf[n -= 7] = '\0';
+	if (n > 10 && buf[10] == 'T')
+		buf[10] = ' ';
+	return n;
+}
+
+static int
+sqlite_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Bind canonical value V of column COL as SQLite stores it.  Returns 0, or
+ * RS_EVALUE / RS_ENOMEM with the engine's error filled. */
+static int
+sqlite_bind_canonical(struct rs_backend *backend, sqlite3_stmt *stmt, int index,
+                      const struct rs_column *col, const struct rs_value *v)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	char text[64];
+
+	if (v->text == NULL)
+		return sqlite3_bind_null(stmt, index) == SQLITE_OK ? 0
+		                                                   : RS_ENOMEM;
+	switch (col->kind) {
+	case RS_COL_INTEGER:
+	case RS_COL_FLOAT:
+		if (v->len < sizeof(text)) {
+			char *end;
+
+			memcpy(text, v->text, v->len);
+			text[v->len] = '\0';
+			if (col->kind == RS_COL_INTEGER) {
+				long long n = strtoll(text, &end, 10);
+
+				if (*end == '\0' && n != LLONG_MAX &&
+				    n != LLONG_MIN)
+					return sqlite3_bind_int64(stmt, index,
+					                          n);
+			} else {
+				double d = strcmp(text, "Infinity") == 0
+				                   ? HUGE_VAL
+				           : strcmp(text, "-Infinity") == 0
+				                   ? -HUGE_VAL
+				                   : strtod(text, &end);
+
+				if (strcmp(text, "NaN") != 0)
+					return sqlite3_bind_double(stmt, index,
+					                           d);
+			}
+		}
+		break; /* out of range: kept as text */
+	case RS_COL_BOOL:
+		if (v->len == 1 && (v->text[0] == 't' || v->text[0] == 'f'))
+			return sqlite3_bind_int(stmt, index, v->text[0] == 't');
+		return backend_fail(backend, &e->err, RS_EVALUE,
+		                    "column %s: '%.*s' is not a canonical "
+		                    "boolean (t or f)",
+		                    col->name, (int)(v->len > 16 ? 16 : v->len),
+		                    v->text);
+	case RS_COL_BYTES: {
+		unsigned char *bytes = malloc(v->len / 2 + 1);
+		int rc;
+
+		if (bytes == NULL)
+			return RS_ENOMEM;
+		for (size_t i = 0; i < v->len; i += 2) {
+			int hi = sqlite_hex_digit(v->text[i]);
+			int lo = i + 1 < v->len
+			                 ? sqlite_hex_digit(v->text[i + 1])
+			                 : -1;
+
+			if (hi < 0 || lo < 0) {
+				free(bytes);
+				return backend_fail(
+					backend, &e->err, RS_EVALUE,
+					"column %s: bytes must be given as "
+					"hex pairs",
+					col->name);
+			}
+			bytes[i / 2] = (unsigned char)(hi << 4 | lo);
+		}
+		rc = sqlite3_bind_blob(stmt, index, bytes, (int)(v->len / 2),
+		                       SQLITE_TRANSIENT);
+		free(bytes);
+		return rc == SQLITE_OK ? 0 : RS_ENOMEM;
+	}
+	case RS_COL_TIMESTAMP:
+	case RS_COL_TIMESTAMPTZ:
+	case RS_COL_TIME: {
+		size_t n = sqlite_time_text(v, text, sizeof(text));
+
+		return sqlite3_bind_text(stmt, index, text, (int)n,
+		                         SQLITE_TRANSIENT) == SQLITE_OK
+		               ? 0
+		               : RS_ENOMEM;
+	}
+	default:
+		break;
+	}
+	return sqlite3_bind_text(stmt, index, v->text, (int)v->len,
+	                         SQLITE_TRANSIENT) == SQLITE_OK
+	               ? 0
+	               : RS_ENOMEM;
+}
+
+/* INSERT INTO t (c…) VALUES (?…) ON CONFLICT (pk…) DO UPDATE SET c =
+ * excluded.c, … (DO NOTHING when every column is in the key). */
+static char *
+sqlite_upsert_sql(const struct rs_table_def *t)
+{
+	struct sql_text q = {0};
+	int first = 1;
+
+	sql_add(&q, "INSERT INTO ");
+	sql_ident(&q, t->name);
+	sql_add(&q, " (");
+	for (int i = 0; i < t->n_columns; i++) {
+		if (i > 0)
+			sql_add(&q, ", ");
+		sql_ident(&q, t->columns[i].name);
+	}
+	sql_add(&q, ") VALUES (");
+	sql_params(&q, t->n_columns);
+	sql_add(&q, ") ON CONFLICT (");
+	sql_columns(&q, t, t->pk, t->n_pk, ", ");
+	sql_add(&q, ") DO ");
+	for (int i = 0; i < t->n_columns; i++) {
+		int in_key = 0;
+
+		for (int k = 0; k < t->n_pk; k++)
+			in_key |= t->pk[k] == i;
+		if (in_key)
+			continue;
+		sql_add(&q, first ? "UPDATE SET " : ", ");
+		sql_ident(&q, t->columns[i].name);
+		sql_add(&q, " = excluded.");
+		sql_ident(&q, t->columns[i].name);
+		first = 0;
+	}
+	if (first)
+		sql_add(&q, "NOTHING");
+	return sql_finish(&q);
+}
+
+/* DELETE FROM t WHERE (pk…) = (?…) */
+static char *
+sqlite_delete_sql(const struct rs_table_def *t)
+{
+	struct sql_text q = {0};
+
+	sql_add(&q, "DELETE FROM ");
+	sql_ident(&q, t->name);
+	sql_add(&q, " WHERE (");
+	sql_columns(&q, t, t->pk, t->n_pk, ", ");
+	sql_add(&q, ") = (");
+	sql_params(&q, t->n_pk);
+	sql_add(&q, ")");
+	return sql_finish(&q);
+}
+
+/* Upsert or delete a batch in one transaction. */
+static void
+sqlite_work_write(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_table_def *t = e->write_table;
+	const struct rs_rows *rows = e->write_rows;
+	int upsert = e->op == SQLITE_OP_UPSERT;
+	char *sql = upsert ? sqlite_upsert_sql(t) : sqlite_delete_sql(t);
+	int width = upsert ? t->n_columns : t->n_pk;
+	sqlite3_stmt *stmt = NULL;
+	int rc;
+
+	if (sql == NULL) {
+		e->status = backend_fail(backend, &e->err, RS_ENOMEM,
+		                         "out of memory");
+		return;
+	}
+	if (rows->n_cols != width) {
+		e->status = backend_fail(backend, &e->err, RS_EINTERNAL,
+		                         "%s of %d values per row into %s, "
+		                         "which needs %d (a bug)",
+		                         upsert ? "upsert" : "delete",
+		                         rows->n_cols, t->name, width);
+		free(sql);
+		return;
+	}
+	rc = sqlite3_exec(e->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		free(sql);
+		e->status = sqlite_fail(backend, RS_EQUERY,
+		                        "cannot start a transaction");
+		return;
+	}
+	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		goto fail;
+	for (int r = 0; r < rows->n_rows; r++) {
+		const struct rs_value *row =
+			rows->values + (size_t)r * (size_t)rows->n_cols;
+
+		for (int c = 0; c < width; c++) {
+			const struct rs_column *col =
+				&t->columns[upsert ? c : t->pk[c]];
+			int brc = sqlite_bind_canonical(backend, stmt, c + 1,
+			                                col, &row[c]);
+
+			if (brc != 0) {
+				if (brc == RS_ENOMEM)
+					backend_fail(backend, &e->err,
+					             RS_ENOMEM,
+					             "out of memory");
+				e->status = brc;
+				goto rollback;
+			}
+		}
+		if (sqlite3_step(stmt) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(stmt);
+	}
+	sqlite3_finalize(stmt);
+	stmt = NULL;
+	if (sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	return;
+fail:
+	e->status = sqlite_fail(backend, RS_EQUERY,
+	                        upsert ? "upsert failed" : "delete failed");
+rollback:
+	sqlite3_finalize(stmt);
+	sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 static void
@@ -454,6 +752,10 @@ sqlite_work(uv_work_t *work)
 		break;
 	case SQLITE_OP_EXEC:
 		sqlite_work_exec(backend);
+		break;
+	case SQLITE_OP_UPSERT:
+	case SQLITE_OP_DELETE:
+		sqlite_work_write(backend);
 		break;
 	case SQLITE_OP_CLOSE:
 		sqlite3_close_v2(e->db);
@@ -497,6 +799,8 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 	switch (e->op) {
 	case SQLITE_OP_CONNECT:
 	case SQLITE_OP_EXEC:
+	case SQLITE_OP_UPSERT:
+	case SQLITE_OP_DELETE:
 		e->cb.done(backend, e->status, err, arg);
 		break;
 	case SQLITE_OP_DESCRIBE: {
@@ -657,6 +961,40 @@ sqlite_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
 	return sqlite_queue(backend, SQLITE_OP_EXEC, arg, err);
 }
 
+static int
+sqlite_write(struct rs_backend *backend, enum sqlite_op op,
+             const struct rs_table_def *table, const struct rs_rows *rows,
+             rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	e->write_table = table;
+	e->write_rows = rows;
+	e->cb.done = cb;
+	return sqlite_queue(backend, op, arg, err);
+}
+
+static int
+sqlite_upsert(struct rs_backend *backend, const struct rs_table_def *table,
+              const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	return sqlite_write(backend, SQLITE_OP_UPSERT, table, rows, cb, arg,
+	                    err);
+}
+
+static int
+sqlite_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
+                   const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                   struct rs_err *err)
+{
+	return sqlite_write(backend, SQLITE_OP_DELETE, table, keys, cb, arg,
+	                    err);
+}
+
 static void
 sqlite_close(struct rs_backend *backend,
              void (*done)(struct rs_backend *backend))
@@ -683,5 +1021,7 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.describe = sqlite_describe,
 	.read_batch = sqlite_read_batch,
 	.exec = sqlite_exec,
+	.upsert = sqlite_upsert,
+	.delete_keys = sqlite_delete_keys,
 	.close = sqlite_close,
 };

@@ -48,7 +48,8 @@ int rs_err_exit_code(int code);
 /* Whether a failure with SQLSTATE (may be NULL or "") or MariaDB errno /
  * SQLite result code SERVER_ERRNO is worth retrying: a lost connection
  * (class 08, MariaDB 2006/2013), a serialization failure or deadlock
- * (40001, 40P01, MariaDB 1205/1213), SQLITE_BUSY.  The one place where
+ * (40001, 40P01, MariaDB 1205/1213), a server shutting down or starting
+ * (57P01–57P03), SQLITE_BUSY.  The one place where
  * retryable and fatal errors are told apart. */
 int rs_err_retryable(const char *sqlstate, int server_errno);
 
