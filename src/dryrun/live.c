@@ -40,6 +40,8 @@ struct live_stream {
 	char *after_buf;
 	uint64_t rows;
 	int started, done;
+	int reading; /* a read_batch is in flight */
+	int closing; /* backend_close was called */
 };
 
 struct live {
@@ -56,9 +58,11 @@ struct live {
 	uv_timer_t progress;
 	int tty;
 	uint64_t rows, estimated; /* over all streams so far */
-	uint64_t started_ms;
-	const char **keys; /* per batch, reused */
+	uint64_t started_ns;      /* uv_hrtime() at the start */
+	const char **keys;        /* per batch, reused: point into key_buf */
 	size_t *lens;
+	char *key_buf; /* the keys of the batch being hashed */
+	size_t key_cap;
 };
 
 static void live_start_next(struct live *live);
@@ -90,6 +94,7 @@ live_stream_closed(struct rs_backend *backend, int status,
 static void
 live_stream_finish(struct live_stream *s)
 {
+	s->closing = 1;
 	backend_table_free(s->def);
 	s->def = NULL;
 	free(s->after);
@@ -136,6 +141,57 @@ live_stream_remember(struct live_stream *s, const struct rs_rows *rows)
 
 static void live_stream_read(struct live_stream *s);
 
+/* Copy the shard keys of ROWS into the loop's key buffer, so that the
+ * next batch can be asked for before these are hashed.  Returns 0, or
+ * RS_EKEY (a NULL shard key) / RS_ENOMEM with ERR filled. */
+static int
+live_copy_keys(struct live_stream *s, const struct rs_rows *rows,
+               struct rs_err *err)
+{
+	struct live *live = s->live;
+	size_t total = 0, at = 0;
+	int n_pk = s->def->n_pk;
+
+	for (int r = 0; r < rows->n_rows; r++) {
+		const struct rs_value *key =
+			&rows->values[(size_t)r * (size_t)rows->n_cols +
+		                      (size_t)n_pk];
+
+		if (key->text == NULL)
+			return backend_fail(
+				s->backend, err, RS_EKEY,
+				"table %s has a row whose shard key "
+				"%s is NULL; such a row has no owner",
+				s->physical, live->plan->tables[s->table].key);
+		total += key->len;
+	}
+	if (total > live->key_cap) {
+		char *bigger = realloc(live->key_buf, total);
+
+		if (bigger == NULL)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+		live->key_buf = bigger;
+		live->key_cap = total;
+	}
+	for (int r = 0; r < rows->n_rows; r++) {
+		const struct rs_value *key =
+			&rows->values[(size_t)r * (size_t)rows->n_cols +
+		                      (size_t)n_pk];
+
+		memcpy(live->key_buf + at, key->text, key->len);
+		live->lens[r] = key->len;
+		at += key->len;
+	}
+	at = 0;
+	for (int r = 0; r < rows->n_rows; r++) {
+		live->keys[r] = live->key_buf + at;
+		at += live->lens[r];
+	}
+	return 0;
+}
+
+/* A batch arrived: copy its keys, ask for the next batch at once (the
+ * server works on it while this one is hashed), then hash these. */
 static void
 live_stream_rows(struct rs_backend *backend, int status,
                  const struct rs_err *err, const struct rs_rows *rows,
@@ -144,45 +200,20 @@ live_stream_rows(struct rs_backend *backend, int status,
 	struct live_stream *s = arg;
 	struct live *live = s->live;
 	struct rs_err local = {0};
-	int n_pk = s->def->n_pk;
-	size_t bad = 0;
+	size_t bad = 0, n;
+	int more;
 
 	(void)backend;
-	if (status != 0) {
-		live_fail(live, err);
+	s->reading = 0;
+	if (status != 0 || live->failed) {
+		if (status != 0)
+			live_fail(live, err);
 		live_stream_finish(s);
 		return;
 	}
-	for (int r = 0; r < rows->n_rows; r++) {
-		const struct rs_value *key =
-			&rows->values[(size_t)r * (size_t)rows->n_cols +
-		                      (size_t)n_pk];
-
-		if (key->text == NULL) {
-			backend_fail(s->backend, &local, RS_EKEY,
-			             "table %s has a row whose shard key %s is "
-			             "NULL; such a row has no owner",
-			             s->physical,
-			             live->plan->tables[s->table].key);
-			live_fail(live, &local);
-			live_stream_finish(s);
-			return;
-		}
-		live->keys[r] = key->text;
-		live->lens[r] = key->len;
-	}
-	status =
-		dryrun_add_keys(live->dr, s->table, &s->where, live->keys,
-	                        live->lens, (size_t)rows->n_rows, &bad, &local);
-	if (status == RS_EKEY) {
-		char where[512];
-
-		snprintf(where, sizeof(where), "shard %s, table %s",
-		         live->plan->shards[s->shard].name, s->physical);
-		dryrun_key_error(live->plan, where, live->keys[bad],
-		                 live->lens[bad], &local);
-	}
-	if (status == 0 && rows->n_rows > 0)
+	n = (size_t)rows->n_rows;
+	status = live_copy_keys(s, rows, &local);
+	if (status == 0 && n > 0)
 		status = live_stream_remember(s, rows);
 	if (status != 0) {
 		if (local.code == 0)
@@ -191,13 +222,26 @@ live_stream_rows(struct rs_backend *backend, int status,
 		live_stream_finish(s);
 		return;
 	}
-	s->rows += (uint64_t)rows->n_rows;
-	live->rows += (uint64_t)rows->n_rows;
-	if (rows->n_rows < s->request.limit || live->failed) {
-		live_stream_finish(s);
-		return;
+	more = rows->n_rows == s->request.limit;
+	if (more)
+		live_stream_read(s); /* ROWS is not used after this */
+	status = dryrun_add_keys(live->dr, s->table, &s->where, live->keys,
+	                         live->lens, n, &bad, &local);
+	if (status == RS_EKEY) {
+		char where[512];
+
+		snprintf(where, sizeof(where), "shard %s, table %s",
+		         live->plan->shards[s->shard].name, s->physical);
+		dryrun_key_error(live->plan, where, live->keys[bad],
+		                 live->lens[bad], &local);
 	}
-	live_stream_read(s);
+	if (status != 0)
+		live_fail(live, &local);
+	s->rows += n;
+	live->rows += n;
+	/* A read in flight finishes the stream from its own callback. */
+	if (!s->reading && s->backend != NULL && !s->closing)
+		live_stream_finish(s);
 }
 
 static void
@@ -209,7 +253,9 @@ live_stream_read(struct live_stream *s)
 	                       &err) != 0) {
 		live_fail(s->live, &err);
 		live_stream_finish(s);
+		return;
 	}
+	s->reading = 1;
 }
 
 static void
@@ -311,7 +357,7 @@ static void
 live_progress(uv_timer_t *timer)
 {
 	struct live *live = timer->data;
-	uint64_t elapsed = uv_now(&live->loop) - live->started_ms;
+	uint64_t elapsed = (uv_hrtime() - live->started_ns) / 1000000;
 	double rate =
 		elapsed > 0 ? (double)live->rows * 1000.0 / (double)elapsed : 0;
 	char rows[32], total[32], speed[32], left[32] = "?";
@@ -416,7 +462,7 @@ dryrun_run_live(const struct rs_plan *plan,
 	}
 	uv_timer_init(&live.loop, &live.progress);
 	live.progress.data = &live;
-	live.started_ms = uv_now(&live.loop);
+	live.started_ns = uv_hrtime();
 	if (options->progress)
 		uv_timer_start(&live.progress, live_progress,
 		               live.tty ? 200 : 5000, live.tty ? 200 : 5000);
@@ -439,8 +485,7 @@ dryrun_run_live(const struct rs_plan *plan,
 		        "s\n",
 		        text_thousands(live.rows, rows, sizeof(rows)),
 		        live.n_streams,
-		        (double)(uv_now(&live.loop) - live.started_ms) /
-		                1000.0);
+		        (double)(uv_hrtime() - live.started_ns) / 1e9);
 	}
 	if (live.failed) {
 		rc = live.err.code != 0 ? live.err.code : RS_EINTERNAL;
@@ -452,6 +497,7 @@ dryrun_run_live(const struct rs_plan *plan,
 out:
 	free(live.keys);
 	free(live.lens);
+	free(live.key_buf);
 	free(live.streams);
 	dryrun_free(live.dr);
 	return rc;
