@@ -178,6 +178,78 @@ backend_delete_keys(struct rs_backend *backend,
 	                                           arg, err);
 }
 
+/* An optional operation the engine lacks. */
+static int
+backend_unsupported(const struct rs_backend *backend, const char *what,
+                    struct rs_err *err)
+{
+	return backend_fail(backend, err, RS_EUSAGE,
+	                    "%s is not supported on %s shards in this version",
+	                    what, backend->ops->engine);
+}
+
+int
+backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
+              void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->count == NULL)
+		rc = backend_unsupported(backend, "counting rows", err);
+	return rc != 0 ? rc : backend->ops->count(backend, table, cb, arg, err);
+}
+
+int
+backend_fence(struct rs_backend *backend, const char *table,
+              const char *message, int on, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->fence == NULL)
+		rc = backend_unsupported(backend, "the write fence", err);
+	return rc != 0 ? rc
+	               : backend->ops->fence(backend, table, message, on, cb,
+	                                     arg, err);
+}
+
+int
+backend_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
+               void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->fenced == NULL)
+		rc = backend_unsupported(backend, "the write fence", err);
+	return rc != 0 ? rc
+	               : backend->ops->fenced(backend, table, cb, arg, err);
+}
+
+int
+backend_replicate(struct rs_backend *primary, struct rs_backend *replica,
+                  rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(primary, err);
+
+	if (rc == 0 &&
+	    (primary->ops->replicate == NULL || primary->ops != replica->ops))
+		rc = backend_unsupported(primary, "replica catch-up", err);
+	return rc != 0 ? rc
+	               : primary->ops->replicate(primary, replica, cb, arg,
+	                                         err);
+}
+
+int
+backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+                struct rs_err *err)
+{
+	int rc = backend_enter(replica, err);
+
+	if (rc == 0 && replica->ops->promote == NULL)
+		rc = backend_unsupported(replica, "replica promotion", err);
+	return rc != 0 ? rc : replica->ops->promote(replica, cb, arg, err);
+}
+
 enum rs_canon_src
 backend_canon_src(const struct rs_backend *backend)
 {

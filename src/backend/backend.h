@@ -87,6 +87,9 @@ typedef void (*rs_describe_cb)(struct rs_backend *backend, int status,
 typedef void (*rs_rows_cb)(struct rs_backend *backend, int status,
                            const struct rs_err *err, const struct rs_rows *rows,
                            void *arg);
+typedef void (*rs_count_cb)(struct rs_backend *backend, int status,
+                            const struct rs_err *err, int64_t value,
+                            void *arg);
 
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
@@ -108,6 +111,19 @@ struct rs_backend_ops {
 	                   const struct rs_table_def *table,
 	                   const struct rs_rows *keys, rs_backend_cb cb,
 	                   void *arg, struct rs_err *err);
+	/* The operations below may be NULL for an engine that does not
+	 * support them yet; backend.c then fails with RS_EUSAGE. */
+	int (*count)(struct rs_backend *backend, const char *table,
+	             rs_count_cb cb, void *arg, struct rs_err *err);
+	int (*fence)(struct rs_backend *backend, const char *table,
+	             const char *message, int on, rs_backend_cb cb, void *arg,
+	             struct rs_err *err);
+	int (*fenced)(struct rs_backend *backend, const char *table,
+	              rs_count_cb cb, void *arg, struct rs_err *err);
+	int (*replicate)(struct rs_backend *primary, struct rs_backend *replica,
+	                 rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*promote)(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+	               struct rs_err *err);
 	/* Start closing; call done(backend) from the last close callback
 	 * (possibly at once when nothing is open).  Called once, with no
 	 * operation running, also on a backend that never connected. */
@@ -189,6 +205,39 @@ int backend_delete_keys(struct rs_backend *backend,
                         const struct rs_table_def *table,
                         const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                         struct rs_err *err);
+
+/* The exact number of rows in TABLE (value of the callback). */
+int backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
+                  void *arg, struct rs_err *err);
+
+/*
+ * The fence (DESIGN §7 rule 2): with ON, install triggers on TABLE that
+ * reject every insert, update and delete with MESSAGE ("writes paused by
+ * reshard: run orders-2x, step fence"); with ON = 0, remove them.  Both are
+ * idempotent and persistent: the triggers live in the database, survive a
+ * crash of reshard and are removed only by an explicit call.
+ */
+int backend_fence(struct rs_backend *backend, const char *table,
+                  const char *message, int on, rs_backend_cb cb, void *arg,
+                  struct rs_err *err);
+
+/* Whether TABLE carries reshard's fence right now (value 1 or 0). */
+int backend_fenced(struct rs_backend *backend, const char *table,
+                   rs_count_cb cb, void *arg, struct rs_err *err);
+
+/*
+ * Bring REPLICA up to date with PRIMARY (doubling's catch-up).  SQLite:
+ * REPLICA's file is made now as a copy of PRIMARY's with the online backup
+ * API (a consistent snapshot, fence triggers included), replacing whatever
+ * it held.  PostgreSQL and MariaDB: wait until the replica has replayed
+ * everything the primary wrote (not in this version).
+ */
+int backend_replicate(struct rs_backend *primary, struct rs_backend *replica,
+                      rs_backend_cb cb, void *arg, struct rs_err *err);
+
+/* Make REPLICA a primary that accepts writes (SQLite: nothing to do). */
+int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+                    struct rs_err *err);
 
 /* The text form BACKEND's values arrive in, for canonical_value. */
 enum rs_canon_src backend_canon_src(const struct rs_backend *backend);

@@ -32,11 +32,24 @@
  * override the URL's parameters for the same settings; they are where a
  * password comes from when the plan gives none.
  *
+ * Upsert and delete run as one transaction of several statements:
+ * START TRANSACTION, INSERT … ON DUPLICATE KEY UPDATE (or DELETE … WHERE
+ * key IN (…)) statements of about 1 MiB each, all built from the batch
+ * before anything is sent, then COMMIT.  A statement that fails is
+ * followed by ROLLBACK before the callback gets its error; a lost
+ * connection ends the operation at once (the server rolls back the
+ * session's open transaction).  A value that MariaDB cannot store (NaN,
+ * infinities, years outside 0000-9999, text not in its kind's canonical
+ * form) is refused with RS_EVALUE before anything is sent.  Queries have
+ * no deadline of their own: a peer that vanishes without closing the
+ * connection is noticed by the URL's read-timeout and write-timeout, or by
+ * TCP.
+ *
  * Values reach SQL only as literals escaped by mysql_real_escape_string
- * (or as validated numbers, or X'hex' for bytes); identifiers are quoted
- * with backticks, doubled inside names.  sql_mode is left as the server
- * has it: backticks work under every mode and the escaping follows
- * NO_BACKSLASH_ESCAPES.
+ * (or as validated numbers, 1/0 for booleans, X'hex' for bytes);
+ * identifiers are quoted with backticks, doubled inside names.  sql_mode
+ * is left as the server has it: backticks work under every mode and the
+ * escaping follows NO_BACKSLASH_ESCAPES.
  */
 #include <errmsg.h>
 #include <limits.h>
@@ -68,7 +81,26 @@ enum my_op {
 	MY_OP_DESCRIBE,
 	MY_OP_READ,
 	MY_OP_EXEC,
+	MY_OP_UPSERT, /* a transaction: START, INSERTs, COMMIT */
+	MY_OP_DELETE, /* a transaction: START, DELETEs, COMMIT */
 	MY_OP_CLOSE,
+};
+
+/* Where an upsert's or delete's transaction is. */
+enum my_txn {
+	MY_TXN_BEGIN,    /* START TRANSACTION sent */
+	MY_TXN_DML,      /* e->stmts[e->next_stmt - 1] sent */
+	MY_TXN_COMMIT,   /* COMMIT sent */
+	MY_TXN_ROLLBACK, /* ROLLBACK sent after a failure kept in e->err */
+};
+
+/* One statement of an upsert or delete, and the rows it carries (for
+ * messages: index of the first, count). */
+struct my_stmt {
+	char *sql;
+	size_t len;
+	int first_row;
+	int n_rows;
 };
 
 /* One statement sets the session up (backend_connect's contract): UTC for
@@ -76,6 +108,23 @@ enum my_op {
  * blocked write is retried rather than stalling a stream. */
 static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
 				   "SESSION innodb_lock_wait_timeout = 2";
+
+static const char my_begin_sql[] = "START TRANSACTION";
+static const char my_commit_sql[] = "COMMIT";
+static const char my_rollback_sql[] = "ROLLBACK";
+
+/* An upsert or delete statement grows to about this many bytes before the
+ * next one starts (a single larger row gets a statement of its own): far
+ * below max_allowed_packet (16 MiB by default in MariaDB 10.2+, 4 MiB in
+ * MySQL 5.7, 64 MiB in MySQL 8), and large enough that the round trips
+ * do not matter. */
+#define MY_STMT_BYTES (1024 * 1024)
+
+/* Keys per DELETE statement.  `(a, b) IN ((…), …)` and `a IN (…)` give the
+ * range optimizer one range per key on the primary key (checked with
+ * EXPLAIN DELETE on MariaDB 10.11); a few thousand keep it well inside
+ * range_optimizer_max_mem_size, past which it would scan the table. */
+#define MY_DELETE_KEYS 1000
 
 struct my_engine {
 	struct rs_backend *backend; /* the backend this state belongs to */
@@ -123,6 +172,13 @@ struct my_engine {
 	struct rs_table_def *table; /* describe: what the catalog said */
 	MYSQL_RES *rows_result;     /* read: kept until the callback returns */
 	int n_cols;                 /* read: values per row */
+	struct my_stmt *stmts;      /* upsert, delete: the statements */
+	int n_stmts;
+	int cap_stmts;
+	int next_stmt;    /* the next one to send */
+	int batch_rows;   /* rows or keys in the batch, for messages */
+	enum my_txn txn;  /* where the transaction is */
+	char detail[128]; /* appended to error messages, or "" */
 	void (*closed)(struct rs_backend *backend); /* close's done */
 };
 
@@ -310,6 +366,8 @@ my_errno_is_lost(unsigned int en)
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
 	case CR_SERVER_LOST_EXTENDED:
+	case CR_ERR_NET_READ:
+	case CR_ERR_NET_WRITE:
 	case ER_CONNECTION_KILLED:
 	case ER_SERVER_SHUTDOWN:
 		return 1;
@@ -335,8 +393,10 @@ my_error(struct my_engine *e, const char *what)
 
 	if (message == NULL || message[0] == '\0')
 		message = "unknown error";
-	if (e->table_name != NULL) {
-		snprintf(named, sizeof(named), "%s %s", what, e->table_name);
+	if (e->table_name != NULL || e->detail[0] != '\0') {
+		snprintf(named, sizeof(named), "%s%s%s%s", what,
+		         e->table_name != NULL ? " " : "",
+		         e->table_name != NULL ? e->table_name : "", e->detail);
 		what = named;
 	}
 	if (e->timed_out && e->op == MY_OP_CONNECT)
@@ -417,6 +477,19 @@ my_rows(struct my_engine *e, MYSQL_RES *res, struct rs_rows *rows,
 	return 0;
 }
 
+/* Free the statements of an upsert or delete. */
+static void
+my_free_stmts(struct my_engine *e)
+{
+	for (int i = 0; i < e->n_stmts; i++)
+		free(e->stmts[i].sql);
+	free(e->stmts);
+	e->stmts = NULL;
+	e->n_stmts = 0;
+	e->cap_stmts = 0;
+	e->next_stmt = 0;
+}
+
 /* End the running operation with STATUS (0, or a code whose message is in
  * e->err) and call its callback.  Everything the callback might disturb
  * is taken out of the engine first: the callback may start the next
@@ -452,6 +525,8 @@ my_finish(struct my_engine *e, int status)
 		backend_table_free(table);
 		table = NULL;
 	}
+	my_free_stmts(e);
+	e->detail[0] = '\0';
 	e->op = MY_OP_NONE;
 	e->table = NULL;
 	e->rows_result = NULL;
@@ -463,6 +538,8 @@ my_finish(struct my_engine *e, int status)
 	switch (op) {
 	case MY_OP_CONNECT:
 	case MY_OP_EXEC:
+	case MY_OP_UPSERT:
+	case MY_OP_DELETE:
 		done(backend, status, status != 0 ? &err : NULL, arg);
 		break;
 	case MY_OP_DESCRIBE:
@@ -498,6 +575,21 @@ my_what(const struct my_engine *e)
 		return "could not describe table";
 	case MY_OP_READ:
 		return "could not read table";
+	case MY_OP_UPSERT:
+	case MY_OP_DELETE:
+		switch (e->txn) {
+		case MY_TXN_BEGIN:
+			return "could not start a transaction for table";
+		case MY_TXN_COMMIT:
+			return e->op == MY_OP_UPSERT ? "could not commit the "
+			                               "upsert into table"
+			                             : "could not commit the "
+			                               "delete from table";
+		default:
+			return e->op == MY_OP_UPSERT
+			               ? "could not upsert into table"
+			               : "could not delete from table";
+		}
 	default:
 		return "statement failed";
 	}
@@ -797,12 +889,96 @@ my_send(struct my_engine *e, char *sql, size_t len, int owned)
 	my_start(e, MY_QUERYING);
 }
 
-/* The statement sent last has no more results: end the operation. */
+/* Whether the running operation is an upsert or delete transaction. */
+static int
+my_is_write(const struct my_engine *e)
+{
+	return e->op == MY_OP_UPSERT || e->op == MY_OP_DELETE;
+}
+
+/* A statement of an upsert's or delete's transaction succeeded: send the
+ * next one (START TRANSACTION, the statements in order, COMMIT), or end
+ * the operation after COMMIT, or after the ROLLBACK that followed a
+ * failure (whose code is e->status). */
+static void
+my_write_next(struct my_engine *e)
+{
+	switch (e->txn) {
+	case MY_TXN_BEGIN:
+	case MY_TXN_DML:
+		if (e->next_stmt < e->n_stmts) {
+			struct my_stmt *s = &e->stmts[e->next_stmt++];
+
+			e->txn = MY_TXN_DML;
+			my_send(e, s->sql, s->len, 0);
+			return;
+		}
+		e->txn = MY_TXN_COMMIT;
+		my_send(e, (char *)my_commit_sql, sizeof(my_commit_sql) - 1, 0);
+		return;
+	case MY_TXN_COMMIT:
+		my_finish(e, 0);
+		return;
+	case MY_TXN_ROLLBACK:
+		my_finish(e, e->status);
+		return;
+	}
+}
+
+/* The statement sent last has no more results: end the operation, or
+ * move its transaction on. */
 static void
 my_statement_done(struct my_engine *e)
 {
 	my_free_sql(e);
-	my_finish(e, e->status);
+	if (my_is_write(e))
+		my_write_next(e);
+	else
+		my_finish(e, e->status);
+}
+
+/* The statement sent last failed: fail the operation with the library's
+ * error.  In an upsert's or delete's transaction the error is kept and
+ * ROLLBACK sent first, so that nothing stays written and the connection is
+ * ready for the next operation; a lost connection ends at once (the
+ * server rolls back what the session left open), and so does a failed
+ * ROLLBACK, with the error that caused it. */
+static void
+my_query_failed(struct my_engine *e)
+{
+	int code;
+
+	my_free_sql(e);
+	if (!my_is_write(e)) {
+		my_fail(e, my_what(e));
+		return;
+	}
+	if (e->txn == MY_TXN_ROLLBACK) {
+		my_finish(e, e->status);
+		return;
+	}
+	if (e->txn == MY_TXN_DML && e->next_stmt > 0) {
+		const struct my_stmt *s = &e->stmts[e->next_stmt - 1];
+
+		snprintf(e->detail, sizeof(e->detail),
+		         " (%s %d to %d of %d, statement %d of %d)",
+		         e->op == MY_OP_UPSERT ? "rows" : "keys",
+		         s->first_row + 1, s->first_row + s->n_rows,
+		         e->batch_rows, e->next_stmt, e->n_stmts);
+	} else if (e->txn == MY_TXN_COMMIT && e->mysql != NULL &&
+	           my_errno_is_lost(mysql_errno(e->mysql))) {
+		snprintf(e->detail, sizeof(e->detail),
+		         " (whether it was committed is unknown: repeat the "
+		         "batch)");
+	}
+	code = my_error(e, my_what(e));
+	if (code == RS_ECONNECT) {
+		my_finish(e, code);
+		return;
+	}
+	e->status = code;
+	e->txn = MY_TXN_ROLLBACK;
+	my_send(e, (char *)my_rollback_sql, sizeof(my_rollback_sql) - 1, 0);
 }
 
 /* One result of the statement arrived (RES, or NULL for a statement
@@ -874,8 +1050,7 @@ my_complete(struct my_engine *e)
 		/* fallthrough */
 	case MY_QUERYING:
 		if (e->query_ret != 0) {
-			my_free_sql(e);
-			my_fail(e, my_what(e));
+			my_query_failed(e);
 			return;
 		}
 		if (mysql_field_count(e->mysql) > 0)
@@ -885,8 +1060,7 @@ my_complete(struct my_engine *e)
 		return;
 	case MY_STORING:
 		if (e->result == NULL) {
-			my_free_sql(e);
-			my_fail(e, my_what(e));
+			my_query_failed(e);
 			return;
 		}
 		my_take_result(e, e->result);
@@ -1269,18 +1443,20 @@ my_ready(struct rs_backend *backend, struct rs_err *err)
 	return e;
 }
 
-/* Start operation OP that sends SQL (ours now, whatever happens). */
+/* Start operation OP that sends SQL (ours now, whatever happens, when
+ * OWNED). */
 static void
-my_begin(struct my_engine *e, enum my_op op, char *sql, size_t len)
+my_begin(struct my_engine *e, enum my_op op, char *sql, size_t len, int owned)
 {
 	e->op = op;
 	e->status = 0;
+	e->detail[0] = '\0';
 	e->timed_out = 0;
 	e->uv_error = 0;
 	e->deadline_on = 0;
 	e->backend->busy = 1;
 	e->in_call = 1;
-	my_send(e, sql, len, 1);
+	my_send(e, sql, len, owned);
 	e->in_call = 0;
 }
 
@@ -1348,24 +1524,77 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 	}
 	e->cb.describe = cb;
 	e->arg = arg;
-	my_begin(e, MY_OP_DESCRIBE, b.data, b.len);
+	my_begin(e, MY_OP_DESCRIBE, b.data, b.len, 1);
 	return 0;
+}
+
+/* Append to B the condition that keeps T's rows after the key KEY
+ * (LOWER, exclusive) or up to it (inclusive), KEY being the n_pk values in
+ * the engine's text form:
+ *   after:  a >= A AND ((a > A) OR (a = A AND b > B))
+ *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
+ * The leading comparison on the first key column gives the optimizer a
+ * range on the key; with one key column it is the whole condition.
+ * Returns 0, or -1 (memory, or the driver refused a value). */
+static int
+my_buf_bound(struct my_buf *b, MYSQL *mysql, const struct rs_table_def *t,
+             const struct rs_value *key, int lower)
+{
+	struct my_buf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
+	const char *strict = lower ? " > " : " < ";
+	const char *last = lower ? " > " : " <= ";
+	int rc = -1;
+
+	if (lits == NULL)
+		return -1;
+	for (int i = 0; i < t->n_pk; i++)
+		if (my_buf_value(&lits[i], mysql, t->columns[t->pk[i]].kind,
+		                 &key[i]) != 0 ||
+		    lits[i].oom)
+			goto out;
+	if (t->n_pk > 1) {
+		my_buf_ident(b, t->columns[t->pk[0]].name);
+		my_buf_str(b, lower ? " >= " : " <= ");
+		my_buf_str(b, lits[0].data);
+		my_buf_str(b, " AND (");
+	}
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			my_buf_str(b, " OR ");
+		my_buf_str(b, "(");
+		for (int j = 0; j <= i; j++) {
+			if (j > 0)
+				my_buf_str(b, " AND ");
+			my_buf_ident(b, t->columns[t->pk[j]].name);
+			my_buf_str(b, j < i             ? " = "
+			              : i < t->n_pk - 1 ? strict
+			                                : last);
+			my_buf_str(b, lits[j].data);
+		}
+		my_buf_str(b, ")");
+	}
+	if (t->n_pk > 1)
+		my_buf_str(b, ")");
+	rc = b->oom ? -1 : 0;
+out:
+	for (int i = 0; i < t->n_pk; i++)
+		free(lits[i].data);
+	free(lits);
+	return rc;
 }
 
 /* Build the keyset query of REQUEST into B:
  *   SELECT pk…, cols… FROM `t`
- *   WHERE a >= A AND (a > A OR (a = A AND b > B) …)
+ *   WHERE <after AFTER> AND <up to UPTO>
  *   ORDER BY pk… LIMIT n
- * The leading a >= A gives the optimizer a range on the key.  Returns 0,
- * or -1 (memory, or the driver refused a value). */
+ * (see my_buf_bound; each condition only when its key is given).  Returns
+ * 0, or -1 (memory, or the driver refused a value). */
 static int
 my_read_sql(struct my_engine *e, const struct rs_read_request *request,
             struct my_buf *b)
 {
 	const struct rs_table_def *t = request->table;
-	struct my_buf *lits = NULL;
 	char limit[32];
-	int rc = -1;
 
 	my_buf_str(b, "SELECT ");
 	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
@@ -1379,37 +1608,14 @@ my_read_sql(struct my_engine *e, const struct rs_read_request *request,
 	my_buf_str(b, " FROM ");
 	my_buf_ident(b, t->name);
 	if (request->after != NULL) {
-		lits = calloc((size_t)t->n_pk, sizeof(*lits));
-		if (lits == NULL)
-			return -1;
-		for (int i = 0; i < t->n_pk; i++)
-			if (my_buf_value(&lits[i], e->mysql,
-			                 t->columns[t->pk[i]].kind,
-			                 &request->after[i]) != 0 ||
-			    lits[i].oom)
-				goto out;
 		my_buf_str(b, " WHERE ");
-		if (t->n_pk > 1) {
-			my_buf_ident(b, t->columns[t->pk[0]].name);
-			my_buf_str(b, " >= ");
-			my_buf_str(b, lits[0].data);
-			my_buf_str(b, " AND (");
-		}
-		for (int i = 0; i < t->n_pk; i++) {
-			if (i > 0)
-				my_buf_str(b, " OR ");
-			my_buf_str(b, "(");
-			for (int j = 0; j <= i; j++) {
-				if (j > 0)
-					my_buf_str(b, " AND ");
-				my_buf_ident(b, t->columns[t->pk[j]].name);
-				my_buf_str(b, j < i ? " = " : " > ");
-				my_buf_str(b, lits[j].data);
-			}
-			my_buf_str(b, ")");
-		}
-		if (t->n_pk > 1)
-			my_buf_str(b, ")");
+		if (my_buf_bound(b, e->mysql, t, request->after, 1) != 0)
+			return -1;
+	}
+	if (request->upto != NULL) {
+		my_buf_str(b, request->after != NULL ? " AND " : " WHERE ");
+		if (my_buf_bound(b, e->mysql, t, request->upto, 0) != 0)
+			return -1;
 	}
 	my_buf_str(b, " ORDER BY ");
 	for (int i = 0; i < t->n_pk; i++) {
@@ -1419,13 +1625,7 @@ my_read_sql(struct my_engine *e, const struct rs_read_request *request,
 	}
 	snprintf(limit, sizeof(limit), " LIMIT %d", request->limit);
 	my_buf_str(b, limit);
-	rc = b->oom ? -1 : 0;
-out:
-	if (lits != NULL)
-		for (int i = 0; i < t->n_pk; i++)
-			free(lits[i].data);
-	free(lits);
-	return rc;
+	return b->oom ? -1 : 0;
 }
 
 /* Read one batch in key order (see backend_read_batch).  Returns
@@ -1457,11 +1657,14 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 			                    "read request names column %d of "
 			                    "%d (a bug in the caller)",
 			                    col, t->n_columns);
-		if (i < t->n_pk && request->after != NULL &&
-		    request->after[i].text == NULL)
-			return backend_fail(backend, err, RS_EINTERNAL,
-			                    "read request resumes after a NULL "
-			                    "key (a bug in the caller)");
+		if (i < t->n_pk &&
+		    ((request->after != NULL &&
+		      request->after[i].text == NULL) ||
+		     (request->upto != NULL && request->upto[i].text == NULL)))
+			return backend_fail(
+				backend, err, RS_EINTERNAL,
+				"read request bounded by a NULL key "
+				"(a bug in the caller)");
 	}
 	if (my_read_sql(e, request, &b) != 0) {
 		free(b.data);
@@ -1477,7 +1680,7 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 	e->n_cols = t->n_pk + request->n_columns;
 	e->cb.rows = cb;
 	e->arg = arg;
-	my_begin(e, MY_OP_READ, b.data, b.len);
+	my_begin(e, MY_OP_READ, b.data, b.len, 1);
 	return 0;
 }
 
@@ -1498,8 +1701,573 @@ my_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	e->cb.done = cb;
 	e->arg = arg;
-	my_begin(e, MY_OP_EXEC, copy, strlen(copy));
+	my_begin(e, MY_OP_EXEC, copy, strlen(copy), 1);
 	return 0;
+}
+
+/* ---- upsert, delete ------------------------------------------------- */
+
+/* Whether the LEN bytes at P are all decimal digits (and LEN > 0). */
+static int
+my_digits(const char *p, size_t len)
+{
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether V is a plain decimal: -digits[.digits], and with EXPONENT also
+ * e[+-]digits after it. */
+static int
+my_is_decimal(const struct rs_value *v, int exponent)
+{
+	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
+	size_t start = i;
+
+	while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
+		i++;
+	if (i == start)
+		return 0;
+	if (i < v->len && v->text[i] == '.') {
+		start = ++i;
+		while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
+			i++;
+		if (i == start)
+			return 0;
+	}
+	if (exponent && i < v->len &&
+	    (v->text[i] == 'e' || v->text[i] == 'E')) {
+		i++;
+		if (i < v->len && (v->text[i] == '+' || v->text[i] == '-'))
+			i++;
+		start = i;
+		while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
+			i++;
+		if (i == start)
+			return 0;
+	}
+	return i == v->len;
+}
+
+/* Whether V is NaN or an infinity, as the canonical form spells them. */
+static int
+my_is_nonfinite(const struct rs_value *v)
+{
+	static const char *const names[] = {"NaN", "Infinity", "-Infinity"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (v->len == strlen(names[i]) &&
+		    memcmp(v->text, names[i], v->len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the LEN bytes at P are YYYY-MM-DD (a year MariaDB can store). */
+static int
+my_is_date(const char *p, size_t len)
+{
+	return len == 10 && my_digits(p, 4) && p[4] == '-' &&
+	       my_digits(p + 5, 2) && p[7] == '-' && my_digits(p + 8, 2);
+}
+
+/* Whether the LEN bytes at P are HH:MM:SS[.f…], or with DURATION (a
+ * MariaDB TIME, up to ±838 hours) [-]HH[H]:MM:SS[.f…]. */
+static int
+my_is_time(const char *p, size_t len, int duration)
+{
+	size_t i = duration && len > 0 && p[0] == '-' ? 1 : 0;
+	size_t h = i;
+
+	while (i < len && p[i] >= '0' && p[i] <= '9')
+		i++;
+	if (i - h < 2 || i - h > (duration ? 3u : 2u) || len - i < 6 ||
+	    p[i] != ':' || !my_digits(p + i + 1, 2) || p[i + 3] != ':' ||
+	    !my_digits(p + i + 4, 2))
+		return 0;
+	i += 6;
+	if (i == len)
+		return 1;
+	return p[i] == '.' && my_digits(p + i + 1, len - i - 1);
+}
+
+/* Append to B the value V of a column of KIND, given in the canonical form
+ * of backend/canonical.h, as MariaDB input:
+ *   NULL                    NULL
+ *   integer, decimal        as they are, once checked to be plain numbers
+ *                           (a decimal literal stays exact; a quoted
+ *                           number compared with a key would go through
+ *                           a double)
+ *   float                   the same with "e0" appended, which makes it a
+ *                           double literal read exactly (a long decimal
+ *                           literal would be rounded to 38 places first)
+ *   bool                    t/f as 1/0
+ *   bytes                   lowercase hex as X'…'
+ *   date, time              quoted as they are
+ *   timestamp, timestamptz  quoted, 'T' turned into ' ' and the 'Z'
+ *                           dropped (the session's time zone is UTC)
+ *   others                  quoted
+ * Quoted text is escaped by the driver.  Returns 0; -1 when memory runs
+ * out or the driver refuses the text; or 1 with *WHY saying why the value
+ * is not one MariaDB can take (NaN and infinities, years before 0 or
+ * after 9999, a value not in the kind's canonical form). */
+static int
+my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
+             const struct rs_value *v, const char **why)
+{
+	const char *p = v->text;
+	size_t len = v->len;
+	char stamp[64];
+
+	if (p == NULL) {
+		my_buf_str(b, "NULL");
+		return b->oom ? -1 : 0;
+	}
+	switch (kind) {
+	case RS_COL_INTEGER:
+		if (!my_is_integer(v)) {
+			*why = "is not an integer";
+			return 1;
+		}
+		my_buf_add(b, p, len);
+		return b->oom ? -1 : 0;
+	case RS_COL_DECIMAL:
+	case RS_COL_FLOAT:
+		if (my_is_nonfinite(v)) {
+			*why = "is not finite: MariaDB stores no NaN or "
+			       "infinity";
+			return 1;
+		}
+		if (!my_is_decimal(v, kind == RS_COL_FLOAT)) {
+			*why = kind == RS_COL_FLOAT ? "is not a number"
+			                            : "is not a plain decimal";
+			return 1;
+		}
+		my_buf_add(b, p, len);
+		if (kind == RS_COL_FLOAT && memchr(p, 'e', len) == NULL &&
+		    memchr(p, 'E', len) == NULL)
+			my_buf_str(b, "e0");
+		return b->oom ? -1 : 0;
+	case RS_COL_BOOL:
+		if (len != 1 || (p[0] != 't' && p[0] != 'f')) {
+			*why = "is not a boolean (t or f)";
+			return 1;
+		}
+		my_buf_str(b, p[0] == 't' ? "1" : "0");
+		return b->oom ? -1 : 0;
+	case RS_COL_BYTES:
+		if (len % 2 != 0 || len > SIZE_MAX - 4) {
+			*why = "is not hex (two digits a byte)";
+			return 1;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (!((p[i] >= '0' && p[i] <= '9') ||
+			      (p[i] >= 'a' && p[i] <= 'f') ||
+			      (p[i] >= 'A' && p[i] <= 'F'))) {
+				*why = "is not hex (two digits a byte)";
+				return 1;
+			}
+		my_buf_add(b, "X'", 2);
+		my_buf_add(b, p, len);
+		my_buf_add(b, "'", 1);
+		return b->oom ? -1 : 0;
+	case RS_COL_DATE:
+		if (!my_is_date(p, len)) {
+			*why = "is not a date MariaDB can store (YYYY-MM-DD, "
+			       "years 0000 to 9999)";
+			return 1;
+		}
+		break;
+	case RS_COL_TIME:
+		if (!my_is_time(p, len, 1)) {
+			*why = "is not a time ([-]HH:MM:SS[.ffffff])";
+			return 1;
+		}
+		break;
+	case RS_COL_TIMESTAMP:
+	case RS_COL_TIMESTAMPTZ:
+		if (kind == RS_COL_TIMESTAMPTZ) {
+			if (len == 0 || p[len - 1] != 'Z') {
+				*why = "is not a timestamp in UTC "
+				       "(YYYY-MM-DDTHH:MM:SS.ffffffZ, years "
+				       "0000 to 9999)";
+				return 1;
+			}
+			len--;
+		}
+		if (len < 11 || len >= sizeof(stamp) || !my_is_date(p, 10) ||
+		    (p[10] != 'T' && p[10] != ' ') ||
+		    !my_is_time(p + 11, len - 11, 0)) {
+			*why = kind == RS_COL_TIMESTAMPTZ
+			               ? "is not a timestamp in UTC "
+			                 "(YYYY-MM-DDTHH:MM:SS.ffffffZ, years "
+			                 "0000 to 9999)"
+			               : "is not a timestamp "
+			                 "(YYYY-MM-DDTHH:MM:SS.ffffff, years "
+			                 "0000 to 9999)";
+			return 1;
+		}
+		memcpy(stamp, p, len);
+		stamp[10] = ' ';
+		p = stamp;
+		break;
+	default: /* text, char, json, uuid, other */
+		break;
+	}
+	return my_buf_quoted(b, mysql, p, len) != 0 || b->oom ? -1 : 0;
+}
+
+/* Fill ERR for value V of row ROW (from 0) of a batch for TABLE, column
+ * COL, that my_buf_canon could not convert (RC 1, with WHY) or that ran
+ * out of memory (RC -1 with OOM set) or that the driver refused. */
+static int
+my_canon_fail(struct rs_backend *backend, struct rs_err *err, const char *what,
+              const struct rs_table_def *t, int row, int col,
+              const struct rs_value *v, int rc, const char *why, int oom)
+{
+	const struct rs_column *c = &t->columns[col];
+	int shown = v->len > 40 ? 40 : (int)v->len;
+
+	if (rc < 0 && oom)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	if (rc < 0)
+		why = "was refused by the MariaDB driver's escaping";
+	return backend_fail(backend, err, RS_EVALUE,
+	                    "%s table %s: row %d, column %s (%s, %s): value "
+	                    "'%.*s'%s %s",
+	                    what, t->name, row + 1, c->name, c->type,
+	                    canonical_kind_name(c->kind), shown, v->text,
+	                    v->len > 40 ? "…" : "", why);
+}
+
+/* Append the finished statement S (taken over, whatever happens) to the
+ * engine's list.  Returns 0 or -1 (memory; S freed). */
+static int
+my_push_stmt(struct my_engine *e, struct my_buf *s, int first_row, int n_rows)
+{
+	if (s->oom) {
+		free(s->data);
+		*s = (struct my_buf){NULL, 0, 0, 0};
+		return -1;
+	}
+	if (e->n_stmts == e->cap_stmts) {
+		int cap = e->cap_stmts > 0 ? e->cap_stmts * 2 : 4;
+		struct my_stmt *more =
+			realloc(e->stmts, (size_t)cap * sizeof(*more));
+
+		if (more == NULL) {
+			free(s->data);
+			*s = (struct my_buf){NULL, 0, 0, 0};
+			return -1;
+		}
+		e->stmts = more;
+		e->cap_stmts = cap;
+	}
+	e->stmts[e->n_stmts++] =
+		(struct my_stmt){s->data, s->len, first_row, n_rows};
+	*s = (struct my_buf){NULL, 0, 0, 0};
+	return 0;
+}
+
+/* Check that ROWS has N_COLS values a row.  Returns 0 or RS_EINTERNAL. */
+static int
+my_check_rows(struct rs_backend *backend, const struct rs_table_def *t,
+              const struct rs_rows *rows, int n_cols, const char *what,
+              struct rs_err *err)
+{
+	if (t == NULL || t->n_pk < 1 || t->n_columns < t->n_pk ||
+	    rows == NULL || rows->n_rows < 0 || rows->n_cols != n_cols ||
+	    (rows->n_rows > 0 && rows->values == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "malformed %s request (a bug in the "
+		                    "caller)",
+		                    what);
+	for (int i = 0; i < t->n_pk; i++)
+		if (t->pk[i] < 0 || t->pk[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "malformed %s request: key column "
+			                    "%d of %d (a bug in the caller)",
+			                    what, t->pk[i], t->n_columns);
+	return 0;
+}
+
+/* Build e->stmts for an upsert of ROWS into T:
+ *   INSERT INTO `t` (`a`, `b`, `c`) VALUES (…), (…)
+ *   ON DUPLICATE KEY UPDATE `c` = VALUES(`c`)
+ * each of about MY_STMT_BYTES.  A table whose columns are all in the key
+ * gets `ON DUPLICATE KEY UPDATE `a` = `a``, which changes nothing: INSERT
+ * IGNORE would also turn errors such as a NULL in a NOT NULL column into
+ * warnings and store something else.  Returns 0, or RS_EVALUE /
+ * RS_ENOMEM with ERR filled. */
+static int
+my_upsert_sql(struct my_engine *e, const struct rs_table_def *t,
+              const struct rs_rows *rows, struct rs_err *err)
+{
+	struct my_buf head = {NULL, 0, 0, 0};
+	struct my_buf tail = {NULL, 0, 0, 0};
+	struct my_buf stmt = {NULL, 0, 0, 0};
+	struct my_buf row = {NULL, 0, 0, 0};
+	int first = 0;
+	int n_updated = 0;
+	int oom = 0;
+	int rc = 0;
+
+	my_buf_str(&head, "INSERT INTO ");
+	my_buf_ident(&head, t->name);
+	my_buf_str(&head, " (");
+	my_buf_str(&tail, " ON DUPLICATE KEY UPDATE ");
+	for (int i = 0; i < t->n_columns; i++) {
+		int in_key = 0;
+
+		if (i > 0)
+			my_buf_str(&head, ", ");
+		my_buf_ident(&head, t->columns[i].name);
+		for (int k = 0; k < t->n_pk; k++)
+			in_key |= t->pk[k] == i;
+		if (in_key)
+			continue;
+		if (n_updated++ > 0)
+			my_buf_str(&tail, ", ");
+		my_buf_ident(&tail, t->columns[i].name);
+		my_buf_str(&tail, " = VALUES(");
+		my_buf_ident(&tail, t->columns[i].name);
+		my_buf_str(&tail, ")");
+	}
+	if (n_updated == 0) {
+		my_buf_ident(&tail, t->columns[t->pk[0]].name);
+		my_buf_str(&tail, " = ");
+		my_buf_ident(&tail, t->columns[t->pk[0]].name);
+	}
+	my_buf_str(&head, ") VALUES ");
+	oom = head.oom || tail.oom;
+	for (int r = 0; r < rows->n_rows && rc == 0 && !oom; r++) {
+		const struct rs_value *v =
+			&rows->values[(size_t)r * (size_t)rows->n_cols];
+
+		row.len = 0;
+		my_buf_add(&row, "(", 1);
+		for (int i = 0; i < t->n_columns; i++) {
+			const char *why = NULL;
+			int c;
+
+			if (i > 0)
+				my_buf_add(&row, ", ", 2);
+			c = my_buf_canon(&row, e->mysql, t->columns[i].kind,
+			                 &v[i], &why);
+			if (c != 0 || row.oom) {
+				rc = my_canon_fail(
+					e->backend, err, "upsert into", t, r, i,
+					&v[i], c != 0 ? c : -1, why, row.oom);
+				break;
+			}
+		}
+		if (rc != 0)
+			break;
+		my_buf_add(&row, ")", 1);
+		if (stmt.len > 0 &&
+		    stmt.len + 2 + row.len + tail.len > MY_STMT_BYTES) {
+			my_buf_add(&stmt, tail.data, tail.len);
+			if (my_push_stmt(e, &stmt, first, r - first) != 0)
+				oom = 1;
+		}
+		if (stmt.len == 0) {
+			first = r;
+			my_buf_add(&stmt, head.data, head.len);
+		} else {
+			my_buf_add(&stmt, ", ", 2);
+		}
+		my_buf_add(&stmt, row.data, row.len);
+		if (stmt.oom || row.oom)
+			oom = 1;
+	}
+	if (rc == 0 && !oom && stmt.len > 0) {
+		my_buf_add(&stmt, tail.data, tail.len);
+		if (my_push_stmt(e, &stmt, first, rows->n_rows - first) != 0)
+			oom = 1;
+	}
+	if (rc == 0 && oom)
+		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
+	free(head.data);
+	free(tail.data);
+	free(stmt.data);
+	free(row.data);
+	return rc;
+}
+
+/* Build e->stmts for deleting KEYS from T:
+ *   DELETE FROM `t` WHERE `a` IN (…, …)                 one key column
+ *   DELETE FROM `t` WHERE (`a`, `b`) IN ((…), (…))      several
+ * each of at most MY_DELETE_KEYS keys and about MY_STMT_BYTES.  Both forms
+ * are a range scan of the primary key on MariaDB 10.11 (EXPLAIN DELETE),
+ * for any number of keys.  Returns 0, or RS_EINTERNAL (a NULL key),
+ * RS_EVALUE, RS_ENOMEM with ERR filled. */
+static int
+my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
+              const struct rs_rows *keys, struct rs_err *err)
+{
+	struct my_buf head = {NULL, 0, 0, 0};
+	struct my_buf stmt = {NULL, 0, 0, 0};
+	struct my_buf row = {NULL, 0, 0, 0};
+	int first = 0;
+	int oom = 0;
+	int rc = 0;
+
+	my_buf_str(&head, "DELETE FROM ");
+	my_buf_ident(&head, t->name);
+	my_buf_str(&head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
+	for (int k = 0; k < t->n_pk; k++) {
+		if (k > 0)
+			my_buf_str(&head, ", ");
+		my_buf_ident(&head, t->columns[t->pk[k]].name);
+	}
+	my_buf_str(&head, t->n_pk > 1 ? ") IN (" : " IN (");
+	oom = head.oom;
+	for (int r = 0; r < keys->n_rows && rc == 0 && !oom; r++) {
+		const struct rs_value *v =
+			&keys->values[(size_t)r * (size_t)keys->n_cols];
+
+		row.len = 0;
+		if (t->n_pk > 1)
+			my_buf_add(&row, "(", 1);
+		for (int k = 0; k < t->n_pk; k++) {
+			const char *why = NULL;
+			int c;
+
+			if (v[k].text == NULL) {
+				rc = backend_fail(
+					e->backend, err, RS_EINTERNAL,
+					"delete from table %s: key %d "
+					"has a NULL in column %s (a "
+					"bug in the caller)",
+					t->name, r + 1,
+					t->columns[t->pk[k]].name);
+				break;
+			}
+			if (k > 0)
+				my_buf_add(&row, ", ", 2);
+			c = my_buf_canon(&row, e->mysql,
+			                 t->columns[t->pk[k]].kind, &v[k],
+			                 &why);
+			if (c != 0 || row.oom) {
+				rc = my_canon_fail(
+					e->backend, err, "delete from", t, r,
+					t->pk[k], &v[k], c != 0 ? c : -1, why,
+					row.oom);
+				break;
+			}
+		}
+		if (rc != 0)
+			break;
+		if (t->n_pk > 1)
+			my_buf_add(&row, ")", 1);
+		if (stmt.len > 0 &&
+		    (r - first >= MY_DELETE_KEYS ||
+		     stmt.len + 2 + row.len + 1 > MY_STMT_BYTES)) {
+			my_buf_add(&stmt, ")", 1);
+			if (my_push_stmt(e, &stmt, first, r - first) != 0)
+				oom = 1;
+		}
+		if (stmt.len == 0) {
+			first = r;
+			my_buf_add(&stmt, head.data, head.len);
+		} else {
+			my_buf_add(&stmt, ", ", 2);
+		}
+		my_buf_add(&stmt, row.data, row.len);
+		if (stmt.oom || row.oom)
+			oom = 1;
+	}
+	if (rc == 0 && !oom && stmt.len > 0) {
+		my_buf_add(&stmt, ")", 1);
+		if (my_push_stmt(e, &stmt, first, keys->n_rows - first) != 0)
+			oom = 1;
+	}
+	if (rc == 0 && oom)
+		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
+	free(head.data);
+	free(stmt.data);
+	free(row.data);
+	return rc;
+}
+
+/* Start the transaction of an upsert or delete whose statements are in
+ * e->stmts. */
+static int
+my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
+               rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	if ((e->table_name = strdup(table)) == NULL) {
+		my_free_stmts(e);
+		return backend_fail(e->backend, err, RS_ENOMEM,
+		                    "out of memory");
+	}
+	e->batch_rows = n;
+	e->next_stmt = 0;
+	e->txn = MY_TXN_BEGIN;
+	e->cb.done = cb;
+	e->arg = arg;
+	my_begin(e, op, (char *)my_begin_sql, sizeof(my_begin_sql) - 1, 0);
+	return 0;
+}
+
+/* Upsert ROWS (canonical values, every column in the table's order) into
+ * TABLE in one transaction (see backend_upsert): START TRANSACTION, the
+ * statements of my_upsert_sql, COMMIT; after a failed statement ROLLBACK.
+ * Returns RS_EINTERNAL (malformed request, not connected), RS_EVALUE (a
+ * value MariaDB cannot take, naming row and column) or RS_ENOMEM without
+ * calling back and without sending anything.  The callback gets RS_EQUERY
+ * when a statement fails (nothing written), RS_ECONNECT when the
+ * connection is lost (nothing written, unless it was lost during COMMIT,
+ * when the message says the outcome is unknown). */
+static int
+my_upsert(struct rs_backend *backend, const struct rs_table_def *table,
+          const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+          struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	int rc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	rc = my_check_rows(backend, table, rows,
+	                   table != NULL ? table->n_columns : 0, "upsert", err);
+	if (rc == 0)
+		rc = my_upsert_sql(e, table, rows, err);
+	if (rc != 0) {
+		my_free_stmts(e);
+		return rc;
+	}
+	return my_write_start(e, MY_OP_UPSERT, table->name, rows->n_rows, cb,
+	                      arg, err);
+}
+
+/* Delete the rows of TABLE whose keys are KEYS (canonical values, n_pk a
+ * row in key order) in one transaction (see backend_delete_keys), like
+ * my_upsert.  Returns RS_EINTERNAL (malformed request, a NULL key, not
+ * connected), RS_EVALUE or RS_ENOMEM without calling back; the callback
+ * gets RS_EQUERY or RS_ECONNECT as for my_upsert. */
+static int
+my_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
+               const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	int rc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	rc = my_check_rows(backend, table, keys,
+	                   table != NULL ? table->n_pk : 0, "delete", err);
+	if (rc == 0)
+		rc = my_delete_sql(e, table, keys, err);
+	if (rc != 0) {
+		my_free_stmts(e);
+		return rc;
+	}
+	return my_write_start(e, MY_OP_DELETE, table->name, keys->n_rows, cb,
+	                      arg, err);
 }
 
 /* ---- close ---------------------------------------------------------- */
@@ -1520,6 +2288,7 @@ my_close(struct rs_backend *backend, void (*done)(struct rs_backend *backend))
 	e->closed = done;
 	e->op = MY_OP_CLOSE;
 	my_free_sql(e);
+	my_free_stmts(e);
 	if (e->mysql == NULL) {
 		e->state = MY_CLOSED;
 		uv_timer_stop(&e->timer);
@@ -1546,5 +2315,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.describe = my_describe,
 	.read_batch = my_read_batch,
 	.exec = my_exec,
+	.upsert = my_upsert,
+	.delete_keys = my_delete_keys,
 	.close = my_close,
 };

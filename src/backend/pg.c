@@ -27,6 +27,15 @@
  *
  * A connection that fails or is lost is dropped at once (PQfinish) and the
  * backend stays usable only for connect (again) and close.
+ *
+ * Writes take canonical values (backend/canonical.h), which pg_buf_input
+ * turns into PostgreSQL input text.  An upsert is multi-row INSERT … ON
+ * CONFLICT DO UPDATE statements with untyped parameters, at most 65535 a
+ * statement; several run one after another inside BEGIN … COMMIT, with a
+ * ROLLBACK after a failure (a lost connection rolls back on the server).
+ * A delete of keys is one statement whatever their number: the keys travel
+ * as one JSON parameter that json_to_recordset reads with the key columns'
+ * types.
  */
 #include <arpa/inet.h>
 #include <libpq-fe.h>
@@ -38,10 +47,11 @@
 
 #include "backend/backend.h"
 
-#define PG_LOCK_TIMEOUT_MS 2000 /* how long a statement waits for a lock */
-#define PG_MAX_ADDRESSES   8    /* addresses of a host name handed to libpq */
-#define PG_MAX_POLL_ERRORS 8    /* poll errors in a row before giving up */
-#define PG_TEXT_OID        25   /* pg_type.oid of text */
+#define PG_LOCK_TIMEOUT_MS 2000  /* how long a statement waits for a lock */
+#define PG_MAX_ADDRESSES   8     /* addresses of a host name handed to libpq */
+#define PG_MAX_POLL_ERRORS 8     /* poll errors in a row before giving up */
+#define PG_TEXT_OID        25    /* pg_type.oid of text */
+#define PG_MAX_PARAMS      65535 /* bind parameters in one statement */
 
 enum pg_state {
 	PG_NEW,        /* never connected: only connect or close */
@@ -49,7 +59,7 @@ enum pg_state {
 	PG_CONNECTING, /* connect: between PQconnectPoll steps */
 	PG_SETUP,      /* connect: the session setup query runs */
 	PG_READY,      /* connected, no operation running */
-	PG_QUERY,      /* describe, read_batch or exec runs */
+	PG_QUERY,      /* describe, read_batch, exec, upsert or delete runs */
 	PG_FAILED,     /* the connection failed or was lost and is gone */
 	PG_CLOSING,    /* close started; freed from the last close callback */
 };
@@ -60,6 +70,8 @@ enum pg_op {
 	PG_OP_DESCRIBE,
 	PG_OP_READ,
 	PG_OP_EXEC,
+	PG_OP_UPSERT,
+	PG_OP_DELETE,
 };
 
 /* Where the poll handle is in its own life. */
@@ -92,7 +104,7 @@ struct pg_engine {
 	int flushing;     /* PQflush() returned 1: UV_WRITABLE stays on */
 	PGresult *result; /* the query's result so far (an error wins) */
 	union {
-		rs_backend_cb done; /* connect, exec */
+		rs_backend_cb done; /* connect, exec, upsert, delete */
 		rs_describe_cb describe;
 		rs_rows_cb rows;
 	} cb;
@@ -100,7 +112,8 @@ struct pg_engine {
 	char *table_name;       /* describe: the table asked for */
 	struct rs_value *cells; /* read: the values of the last batch */
 	size_t cells_cap;
-	struct rs_err err; /* the failure handed to a callback */
+	struct pg_write *write; /* upsert: the statements still to run */
+	struct rs_err err;      /* the failure handed to a callback */
 	void (*closed)(struct rs_backend *backend); /* close's DONE */
 };
 
@@ -110,6 +123,31 @@ struct pg_engine {
 struct pg_lookup {
 	uv_getaddrinfo_t req;
 	struct pg_engine *pg; /* NULL once abandoned */
+};
+
+/* Where an upsert is in its transaction. */
+enum pg_write_step {
+	PG_WRITE_BEGIN,    /* BEGIN runs */
+	PG_WRITE_INSERT,   /* an INSERT runs */
+	PG_WRITE_COMMIT,   /* COMMIT runs */
+	PG_WRITE_ROLLBACK, /* ROLLBACK runs after a failure */
+};
+
+/* An upsert in flight.  Its rows are split into INSERTs of at most
+ * PG_MAX_PARAMS parameters; more than one run inside BEGIN … COMMIT, one
+ * at a time.  The values are converted and copied when the upsert starts,
+ * so the caller's rows are not needed after that. */
+struct pg_write {
+	enum pg_write_step step;
+	int own_txn;           /* we sent BEGIN: COMMIT or ROLLBACK is ours */
+	int n_rows, n_cols;    /* the batch */
+	int rows_per_stmt;     /* rows of every INSERT but maybe the last */
+	int next_row;          /* the first row of the next INSERT */
+	char *sql_full;        /* the INSERT for rows_per_stmt rows */
+	char *sql_last;        /* for the last, shorter one; NULL if none */
+	char *text;            /* every value's input text, each with a NUL */
+	const char **params;   /* n_rows × n_cols: into TEXT, NULL for NULL */
+	struct rs_err failure; /* ROLLBACK: the failure to report */
 };
 
 /* A growable NUL-terminated string for building SQL. */
@@ -257,6 +295,22 @@ pg_fail_result(struct pg_engine *pg, int code, const char *what,
 	return code;
 }
 
+/* Free an upsert's state, if any. */
+static void
+pg_write_free(struct pg_engine *pg)
+{
+	struct pg_write *w = pg->write;
+
+	if (w == NULL)
+		return;
+	free(w->sql_full);
+	free(w->sql_last);
+	free(w->text);
+	free(w->params);
+	free(w);
+	pg->write = NULL;
+}
+
 /* ---- handles and their lives ---- */
 
 /* Free the engine once close has started and nothing is pending. */
@@ -275,6 +329,7 @@ pg_maybe_free(struct pg_engine *pg)
 	free(pg->hostaddr_list);
 	free(pg->table_name);
 	free(pg->cells);
+	pg_write_free(pg);
 	free(pg);
 	backend->engine = NULL;
 	closed(backend);
@@ -408,9 +463,12 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	if (pg->state != PG_FAILED)
 		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
 	backend->busy = 0;
+	pg_write_free(pg);
 	switch (op) {
 	case PG_OP_CONNECT:
 	case PG_OP_EXEC:
+	case PG_OP_UPSERT:
+	case PG_OP_DELETE:
 		pg->cb.done(backend, status, err, arg);
 		break;
 	case PG_OP_DESCRIBE:
@@ -523,12 +581,17 @@ pg_on_poll(uv_poll_t *handle, int status, int events)
 }
 
 /* The connect took too long: fail it with RS_ECONNECT (SQLSTATE 08001,
- * retryable) and drop the attempt. */
+ * retryable) and drop the attempt.  Also ends an upsert or delete of no
+ * rows, which has nothing to send (see pg_write_nothing). */
 static void
 pg_on_timer(uv_timer_t *timer)
 {
 	struct pg_engine *pg = timer->data;
 
+	if (pg->op == PG_OP_UPSERT || pg->op == PG_OP_DELETE) {
+		pg_op_finish(pg, 0, NULL, NULL);
+		return;
+	}
 	if (pg->op != PG_OP_CONNECT)
 		return;
 	backend_fail(pg->backend, &pg->err, RS_ECONNECT,
@@ -621,6 +684,8 @@ pg_result_ok(const PGresult *result)
 static void pg_connected(struct pg_engine *pg, PGresult *result);
 static void pg_described(struct pg_engine *pg, PGresult *result);
 static void pg_rows_read(struct pg_engine *pg, PGresult *result);
+static void pg_write_next(struct pg_engine *pg, PGresult *result);
+static void pg_write_failed(struct pg_engine *pg, int code);
 
 /* The query finished: hand its result to the operation. */
 static void
@@ -638,14 +703,18 @@ pg_query_done(struct pg_engine *pg)
 			pg->op == PG_OP_CONNECT ? "could not set up the session"
 			: pg->op == PG_OP_DESCRIBE
 				? "could not read the catalog"
-			: pg->op == PG_OP_READ ? "could not read rows"
-					       : "statement failed";
+			: pg->op == PG_OP_READ   ? "could not read rows"
+			: pg->op == PG_OP_UPSERT ? "could not write rows"
+			: pg->op == PG_OP_DELETE ? "could not delete rows"
+						 : "statement failed";
 		int code = pg->op == PG_OP_CONNECT ? RS_ECONNECT : RS_EQUERY;
 
 		code = pg_fail_result(pg, code, what, result);
 		PQclear(result);
-		if (pg->op == PG_OP_CONNECT ||
-		    PQstatus(pg->conn) == CONNECTION_BAD)
+		if (pg->op == PG_OP_UPSERT)
+			pg_write_failed(pg, code);
+		else if (pg->op == PG_OP_CONNECT ||
+		         PQstatus(pg->conn) == CONNECTION_BAD)
 			pg_op_fail(pg, code);
 		else /* the connection is fine and idle again */
 			pg_op_finish(pg, code, NULL, NULL);
@@ -662,8 +731,12 @@ pg_query_done(struct pg_engine *pg)
 		pg_rows_read(pg, result);
 		break;
 	case PG_OP_EXEC:
+	case PG_OP_DELETE:
 		PQclear(result);
 		pg_op_finish(pg, 0, NULL, NULL);
+		break;
+	case PG_OP_UPSERT:
+		pg_write_next(pg, result);
 		break;
 	case PG_OP_NONE:
 		PQclear(result);
@@ -1278,18 +1351,25 @@ pg_rows_read(struct pg_engine *pg, PGresult *result)
 	PQclear(result);
 }
 
-/* Read one batch in key order (see backend_read_batch).  Returns 0 and
- * calls CB later, or RS_ENOMEM / RS_EINTERNAL (not connected, bad request)
- * / RS_ECONNECT with ERR filled and CB never called. */
+/* Read one batch in key order (see backend_read_batch): the key columns
+ * and the columns asked for, of the rows whose key is above AFTER and at
+ * most UPTO (row comparisons, which follow the primary key's index).
+ * Returns 0 and calls CB later, or RS_ENOMEM / RS_EINTERNAL (not
+ * connected, bad request) / RS_ECONNECT with ERR filled and CB never
+ * called. */
 static int
 pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
               rs_rows_cb cb, void *arg, struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
 	const struct rs_table_def *t = request->table;
-	struct pg_buf sql = {0}, keys = {0}, after = {0};
+	const struct rs_value *bound[2] = {request->after, request->upto};
+	static const char *const compare[2] = {") > (", ") <= ("};
+	struct pg_buf sql = {0}, keys = {0}, values = {0};
 	const char **params = NULL;
 	char number[32];
+	size_t offset = 0;
+	int n_params = 0;
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -1319,57 +1399,565 @@ pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 	}
 	pg_buf_str(&sql, " FROM ");
 	pg_buf_ident(&sql, t->name);
-	if (request->after != NULL) {
-		pg_buf_str(&sql, " WHERE (");
+	for (int b = 0; b < 2; b++) {
+		if (bound[b] == NULL)
+			continue;
+		pg_buf_str(&sql, n_params == 0 ? " WHERE (" : " AND (");
 		pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
-		pg_buf_str(&sql, ") > (");
+		pg_buf_str(&sql, compare[b]);
 		for (int i = 0; i < t->n_pk; i++) {
+			const struct rs_value *v = &bound[b][i];
+
 			snprintf(number, sizeof(number), "%s$%d",
-			         i > 0 ? ", " : "", i + 1);
+			         i > 0 ? ", " : "", n_params + i + 1);
 			pg_buf_str(&sql, number);
+			/* The values need not end in NUL; libpq wants text
+			 * params that do.  Copy them one after another, each
+			 * with its NUL; the pointers are taken once the
+			 * buffer stops moving. */
+			if (v->text != NULL)
+				pg_buf_add(&values, v->text, v->len);
+			pg_buf_add(&values, "", 1);
 		}
 		pg_buf_str(&sql, ")");
-		/* The values need not end in NUL; libpq wants text params
-		 * that do.  Copy them one after another, each with its NUL;
-		 * the pointers are taken once the buffer stops moving. */
-		params = calloc((size_t)t->n_pk, sizeof(*params));
-		for (int i = 0; params != NULL && i < t->n_pk; i++) {
-			const struct rs_value *v = &request->after[i];
-
-			if (v->text != NULL)
-				pg_buf_add(&after, v->text, v->len);
-			pg_buf_add(&after, "", 1);
-		}
+		n_params += t->n_pk;
 	}
 	pg_buf_str(&sql, " ORDER BY ");
 	pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
 	snprintf(number, sizeof(number), " LIMIT %d", request->limit);
 	pg_buf_str(&sql, number);
-	if (sql.failed || keys.failed || after.failed ||
-	    (request->after != NULL && params == NULL)) {
+	if (n_params > 0)
+		params = calloc((size_t)n_params, sizeof(*params));
+	if (sql.failed || keys.failed || values.failed ||
+	    (n_params > 0 && params == NULL)) {
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (request->after != NULL) {
-		size_t offset = 0;
-
+	n_params = 0;
+	for (int b = 0; b < 2; b++) {
+		if (bound[b] == NULL)
+			continue;
 		for (int i = 0; i < t->n_pk; i++) {
-			const struct rs_value *v = &request->after[i];
+			const struct rs_value *v = &bound[b][i];
 
-			params[i] =
-				v->text != NULL ? after.text + offset : NULL;
+			params[n_params++] =
+				v->text != NULL ? values.text + offset : NULL;
 			offset += (v->text != NULL ? v->len : 0) + 1;
 		}
 	}
 	pg->cb.rows = cb;
 	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_READ, sql.text,
-	             request->after != NULL ? t->n_pk : 0, NULL, params, err);
+	rc = pg_send(pg, PG_OP_READ, sql.text, n_params, NULL, params, err);
 out:
 	free(params);
 	free(sql.text);
 	free(keys.text);
-	free(after.text);
+	free(values.text);
+	return rc;
+}
+
+/* ---- upsert and delete_keys ---- */
+
+/* Append to BUF the input text of a date, timestamp or timestamptz whose
+ * canonical TEXT (LEN bytes) has an astronomical year of 0 or less:
+ * PostgreSQL reads no negative years, so "-0043-03-15…" becomes
+ * "0044-03-15… BC" and "0000-…" "0001-… BC".  Returns 1 when done, 0
+ * (nothing appended) for any other value. */
+static int
+pg_buf_bc(struct pg_buf *buf, const char *text, size_t len)
+{
+	size_t start = len > 0 && text[0] == '-' ? 1 : 0, i = start;
+	long long year = 0;
+	char digits[32];
+
+	while (i < len && i - start < 12 && text[i] >= '0' && text[i] <= '9')
+		year = year * 10 + (text[i++] - '0');
+	if (i - start < 4 || i >= len || text[i] != '-' ||
+	    (start == 0 && year != 0))
+		return 0;
+	snprintf(digits, sizeof(digits), "%04lld", start == 1 ? year + 1 : 1);
+	pg_buf_str(buf, digits);
+	pg_buf_add(buf, text + i, len - i);
+	pg_buf_str(buf, " BC");
+	return 1;
+}
+
+/* Append to BUF (no NUL) what the input function of a column of KIND
+ * reads for the canonical TEXT (LEN bytes; see backend/canonical.h): the
+ * text itself, but "\x" and the hex for bytes and " BC" years for years
+ * before 1.  Every other canonical text is PostgreSQL input as it is:
+ * t/f, "Infinity" and "NaN", ISO dates and times with or without 'Z',
+ * "infinity", uuid, JSON. */
+static void
+pg_buf_input(struct pg_buf *buf, enum rs_col_kind kind, const char *text,
+             size_t len)
+{
+	switch (kind) {
+	case RS_COL_BYTES:
+		pg_buf_add(buf, "\\x", 2);
+		break;
+	case RS_COL_DATE:
+	case RS_COL_TIMESTAMP:
+	case RS_COL_TIMESTAMPTZ:
+		if (pg_buf_bc(buf, text, len))
+			return;
+		break;
+	default:
+		break;
+	}
+	pg_buf_add(buf, text, len);
+}
+
+/* Append TEXT (LEN bytes) to BUF as a JSON string: '"', '\' and control
+ * characters escaped, everything else as it is. */
+static void
+pg_buf_json(struct pg_buf *buf, const char *text, size_t len)
+{
+	size_t run = 0;
+	char escape[8];
+
+	pg_buf_add(buf, "\"", 1);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c != '"' && c != '\\' && c >= 0x20)
+			continue;
+		pg_buf_add(buf, text + run, i - run);
+		if (c == '"' || c == '\\')
+			snprintf(escape, sizeof(escape), "\\%c", c);
+		else
+			snprintf(escape, sizeof(escape), "\\u%04x", c);
+		pg_buf_str(buf, escape);
+		run = i + 1;
+	}
+	pg_buf_add(buf, text + run, len - run);
+	pg_buf_add(buf, "\"", 1);
+}
+
+/* Check a write request: TABLE with a valid primary key, ROWS of N_COLS
+ * values a row.  Returns 0 or RS_EINTERNAL (a bug in the caller) with ERR
+ * filled. */
+static int
+pg_check_rows(const struct rs_backend *backend, const struct rs_table_def *t,
+              const struct rs_rows *rows, int n_cols, struct rs_err *err)
+{
+	if (t == NULL || rows == NULL || t->n_columns <= 0 || t->n_pk <= 0 ||
+	    t->n_pk > t->n_columns || rows->n_rows < 0 ||
+	    rows->n_cols != n_cols ||
+	    (rows->n_rows > 0 && rows->values == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad rows for table %s (a bug in the "
+		                    "caller)",
+		                    t != NULL ? t->name : "(none)");
+	for (int i = 0; i < t->n_pk; i++)
+		if (t->pk[i] < 0 || t->pk[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "table %s: bad primary key column "
+			                    "%d (a bug in the caller)",
+			                    t->name, t->pk[i]);
+	return 0;
+}
+
+/* Check value V of COLUMN in row ROW (from 0) of a batch for TABLE:
+ * PostgreSQL stores no NUL byte in any type's text (bytes travel as hex).
+ * Returns 0, or RS_EQUERY with SQLSTATE 22021 as the server would, ERR
+ * filled. */
+static int
+pg_check_value(const struct rs_backend *backend, const struct rs_table_def *t,
+               int column, int row, const struct rs_value *v,
+               struct rs_err *err)
+{
+	if (v->text == NULL || memchr(v->text, '\0', v->len) == NULL)
+		return 0;
+	backend_fail(backend, err, RS_EQUERY,
+	             "table %s, row %d of the batch: column %s holds a NUL "
+	             "byte, which PostgreSQL cannot store in %s",
+	             t->name, row + 1, t->columns[column].name,
+	             t->columns[column].type);
+	pg_err_state(err, "22021");
+	return RS_EQUERY;
+}
+
+/* Run OP on no rows: nothing to send, but the callback must come from the
+ * loop, after this returns; the timer's does it (pg_on_timer). */
+static int
+pg_write_nothing(struct pg_engine *pg, enum pg_op op, rs_backend_cb cb,
+                 void *arg, struct rs_err *err)
+{
+	int rc = uv_timer_start(&pg->timer, pg_on_timer, 0, 0);
+
+	if (rc != 0)
+		return backend_fail(pg->backend, err, RS_EINTERNAL,
+		                    "cannot start a timer: %s",
+		                    uv_strerror(rc));
+	pg->cb.done = cb;
+	pg->arg = arg;
+	pg->op = op;
+	pg->state = PG_QUERY;
+	pg->backend->busy = 1;
+	return 0;
+}
+
+/* Whether column COLUMN of TABLE is in its primary key. */
+static int
+pg_in_key(const struct rs_table_def *t, int column)
+{
+	for (int i = 0; i < t->n_pk; i++)
+		if (t->pk[i] == column)
+			return 1;
+	return 0;
+}
+
+/* The upsert of N_ROWS rows of TABLE, every column in the table's order:
+ *
+ *   INSERT INTO "t" AS "target" ("c1", …) OVERRIDING SYSTEM VALUE
+ *   VALUES ($1, …), … ON CONFLICT ("k1", …)
+ *   DO UPDATE SET "c" = EXCLUDED."c", …
+ *
+ * or DO NOTHING when every column is in the key.  The parameters are
+ * untyped: INSERT gives each its column's type and converts it as an
+ * assignment, by the type's input function, so a value too long for a
+ * varchar(n) fails instead of being cut as a cast would.  The alias keeps
+ * EXCLUDED unambiguous for a table named "excluded"; OVERRIDING SYSTEM
+ * VALUE writes the given key into a GENERATED ALWAYS identity column.
+ * Returns the text, or NULL when out of memory. */
+static char *
+pg_upsert_sql(const struct rs_table_def *t, int n_rows)
+{
+	struct pg_buf sql = {0};
+	char number[24];
+	int n = 0, n_set = 0;
+
+	pg_buf_str(&sql, "INSERT INTO ");
+	pg_buf_ident(&sql, t->name);
+	pg_buf_str(&sql, " AS \"target\" (");
+	for (int c = 0; c < t->n_columns; c++) {
+		if (c > 0)
+			pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, t->columns[c].name);
+	}
+	pg_buf_str(&sql, ") OVERRIDING SYSTEM VALUE VALUES ");
+	for (int r = 0; r < n_rows; r++) {
+		pg_buf_str(&sql, r > 0 ? ", (" : "(");
+		for (int c = 0; c < t->n_columns; c++) {
+			snprintf(number, sizeof(number), "%s$%d",
+			         c > 0 ? ", " : "", ++n);
+			pg_buf_str(&sql, number);
+		}
+		pg_buf_str(&sql, ")");
+	}
+	pg_buf_str(&sql, " ON CONFLICT (");
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
+	}
+	pg_buf_str(&sql, ") DO ");
+	for (int c = 0; c < t->n_columns; c++) {
+		if (pg_in_key(t, c))
+			continue;
+		pg_buf_str(&sql, n_set++ > 0 ? ", " : "UPDATE SET ");
+		pg_buf_ident(&sql, t->columns[c].name);
+		pg_buf_str(&sql, " = EXCLUDED.");
+		pg_buf_ident(&sql, t->columns[c].name);
+	}
+	if (n_set == 0)
+		pg_buf_str(&sql, "NOTHING");
+	if (sql.failed) {
+		free(sql.text);
+		return NULL;
+	}
+	return sql.text;
+}
+
+/* Send the upsert's next INSERT.  Returns what pg_send returns. */
+static int
+pg_write_insert(struct pg_engine *pg, struct rs_err *err)
+{
+	struct pg_write *w = pg->write;
+	int n = w->n_rows - w->next_row, rc;
+
+	if (n > w->rows_per_stmt)
+		n = w->rows_per_stmt;
+	w->step = PG_WRITE_INSERT;
+	rc = pg_send(pg, PG_OP_UPSERT,
+	             n == w->rows_per_stmt ? w->sql_full : w->sql_last,
+	             n * w->n_cols, NULL,
+	             w->params + (size_t)w->next_row * (size_t)w->n_cols, err);
+	if (rc == 0)
+		w->next_row += n;
+	return rc;
+}
+
+/* A step of the upsert succeeded (RESULT, cleared here): send the next
+ * one, or end the upsert. */
+static void
+pg_write_next(struct pg_engine *pg, PGresult *result)
+{
+	struct pg_write *w = pg->write;
+	struct rs_err err;
+	int rc;
+
+	PQclear(result);
+	switch (w->step) {
+	case PG_WRITE_ROLLBACK:
+		pg->err = w->failure;
+		pg_op_finish(pg, pg->err.code, NULL, NULL);
+		return;
+	case PG_WRITE_COMMIT:
+		pg_op_finish(pg, 0, NULL, NULL);
+		return;
+	case PG_WRITE_BEGIN:
+	case PG_WRITE_INSERT:
+		break;
+	}
+	if (w->next_row < w->n_rows) {
+		rc = pg_write_insert(pg, &err);
+	} else if (w->own_txn) {
+		w->step = PG_WRITE_COMMIT;
+		rc = pg_send(pg, PG_OP_UPSERT, "COMMIT", 0, NULL, NULL, &err);
+	} else {
+		pg_op_finish(pg, 0, NULL, NULL);
+		return;
+	}
+	if (rc != 0) {
+		/* Not sent: drop the connection, which makes the server roll
+		 * the transaction back. */
+		pg->err = err;
+		pg_op_fail(pg, rc);
+	}
+}
+
+/* A step of the upsert failed with CODE, pg->err filled: roll our
+ * transaction back (or, if that cannot be done, drop the connection,
+ * which does it) and fail the upsert with the first failure. */
+static void
+pg_write_failed(struct pg_engine *pg, int code)
+{
+	struct pg_write *w = pg->write;
+	struct rs_err err;
+
+	if (w->step == PG_WRITE_ROLLBACK) {
+		pg->err = w->failure;
+		pg_op_fail(pg, w->failure.code);
+		return;
+	}
+	if (PQstatus(pg->conn) == CONNECTION_BAD) {
+		pg_op_fail(pg, code);
+		return;
+	}
+	/* A failed COMMIT ended the transaction; a failed statement outside
+	 * our own transaction leaves the caller's to the caller. */
+	if (!w->own_txn || PQtransactionStatus(pg->conn) == PQTRANS_IDLE) {
+		pg_op_finish(pg, code, NULL, NULL);
+		return;
+	}
+	w->failure = pg->err;
+	w->step = PG_WRITE_ROLLBACK;
+	if (pg_send(pg, PG_OP_UPSERT, "ROLLBACK", 0, NULL, NULL, &err) != 0) {
+		pg->err = w->failure;
+		pg_op_fail(pg, w->failure.code);
+	}
+}
+
+/* Upsert ROWS into TABLE (see backend_upsert).  The values are checked and
+ * converted to PostgreSQL input first; then the INSERTs run one after
+ * another, inside BEGIN … COMMIT when there are more than one (and no
+ * transaction is open already: then they run inside it).  Returns 0 and
+ * calls CB later (RS_EQUERY with the server's SQLSTATE when a statement
+ * fails, after the rollback; RS_ECONNECT when the connection is lost:
+ * the server rolls back), or RS_ENOMEM / RS_EINTERNAL / RS_ECONNECT /
+ * RS_EQUERY (a value PostgreSQL cannot hold) with ERR filled and CB never
+ * called. */
+static int
+pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
+          const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+          struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct pg_write *w = NULL;
+	struct pg_buf text = {0};
+	size_t n_values, offset = 0;
+	int n_stmts, remainder, rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	rc = pg_check_rows(backend, t, rows, t != NULL ? t->n_columns : 0, err);
+	if (rc != 0)
+		return rc;
+	if (rows->n_rows == 0)
+		return pg_write_nothing(pg, PG_OP_UPSERT, cb, arg, err);
+	n_values = (size_t)rows->n_rows * (size_t)rows->n_cols;
+	for (size_t i = 0; i < n_values; i++) {
+		const struct rs_value *v = &rows->values[i];
+		int column = (int)(i % (size_t)rows->n_cols);
+
+		rc = pg_check_value(backend, t, column,
+		                    (int)(i / (size_t)rows->n_cols), v, err);
+		if (rc != 0) {
+			free(text.text);
+			return rc;
+		}
+		if (v->text == NULL)
+			continue;
+		pg_buf_input(&text, t->columns[column].kind, v->text, v->len);
+		pg_buf_add(&text, "", 1);
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL || text.failed ||
+	    (w->params = calloc(n_values, sizeof(*w->params))) == NULL)
+		goto nomem;
+	w->text = text.text;
+	text.text = NULL;
+	for (size_t i = 0; i < n_values; i++) {
+		if (rows->values[i].text == NULL)
+			continue;
+		w->params[i] = w->text + offset;
+		offset += strlen(w->text + offset) + 1;
+	}
+	w->n_rows = rows->n_rows;
+	w->n_cols = rows->n_cols;
+	w->rows_per_stmt = PG_MAX_PARAMS / w->n_cols;
+	if (w->rows_per_stmt > w->n_rows)
+		w->rows_per_stmt = w->n_rows;
+	n_stmts = (w->n_rows + w->rows_per_stmt - 1) / w->rows_per_stmt;
+	remainder = w->n_rows % w->rows_per_stmt;
+	w->sql_full = pg_upsert_sql(t, w->rows_per_stmt);
+	if (w->sql_full == NULL ||
+	    (remainder > 0 &&
+	     (w->sql_last = pg_upsert_sql(t, remainder)) == NULL))
+		goto nomem;
+	w->own_txn =
+		n_stmts > 1 && PQtransactionStatus(pg->conn) == PQTRANS_IDLE;
+	pg->write = w;
+	pg->cb.done = cb;
+	pg->arg = arg;
+	if (w->own_txn) {
+		w->step = PG_WRITE_BEGIN;
+		rc = pg_send(pg, PG_OP_UPSERT, "BEGIN", 0, NULL, NULL, err);
+	} else {
+		rc = pg_write_insert(pg, err);
+	}
+	if (rc != 0)
+		pg_write_free(pg);
+	return rc;
+nomem:
+	free(text.text);
+	if (w != NULL) {
+		pg->write = w;
+		pg_write_free(pg);
+	}
+	return rs_err_set(err, RS_ENOMEM, "out of memory");
+}
+
+/* Delete the rows of TABLE whose keys are KEYS (see backend_delete_keys),
+ * with one statement, atomic on its own, whatever the number of keys:
+ *
+ *   DELETE FROM "t" WHERE ("k1", …) IN (SELECT "k"."k1", …
+ *     FROM pg_catalog.json_to_recordset($1::pg_catalog.json)
+ *       AS "k" ("k1" TYPE1, …))
+ *
+ * with $1 = [{"k1": "input text", …}, …].  A row IN-list of bound
+ * parameters would need one statement per 65535 parameters and fails
+ * with "stack depth limit exceeded" around 8000 composite keys; here the
+ * server reads each key with its column's input function and type
+ * modifier (format_type() of struct rs_column.type), exactly like an
+ * INSERT, and joins on the primary key's index.  Returns 0 and calls CB
+ * later (RS_EQUERY with the server's SQLSTATE, RS_ECONNECT), or RS_ENOMEM
+ * / RS_EINTERNAL / RS_ECONNECT / RS_EQUERY (a key PostgreSQL cannot hold)
+ * with ERR filled and CB never called. */
+static int
+pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
+               const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct pg_buf sql = {0}, json = {0}, input = {0};
+	const char *params[1];
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	rc = pg_check_rows(backend, t, keys, t != NULL ? t->n_pk : 0, err);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < t->n_pk; i++) {
+		const struct rs_column *column = &t->columns[t->pk[i]];
+
+		if (column->name == NULL || column->type == NULL ||
+		    column->type[0] == '\0')
+			return backend_fail(
+				backend, err, RS_EINTERNAL,
+				"table %s: key column %d has no "
+				"name or type (a bug in the caller)",
+				t->name, t->pk[i]);
+	}
+	if (keys->n_rows == 0)
+		return pg_write_nothing(pg, PG_OP_DELETE, cb, arg, err);
+	pg_buf_str(&json, "[");
+	for (int r = 0; r < keys->n_rows; r++) {
+		pg_buf_str(&json, r > 0 ? ",{" : "{");
+		for (int i = 0; i < t->n_pk; i++) {
+			const struct rs_column *column = &t->columns[t->pk[i]];
+			const struct rs_value *v =
+				&keys->values[(size_t)r * (size_t)t->n_pk + i];
+
+			rc = pg_check_value(backend, t, t->pk[i], r, v, err);
+			if (rc != 0)
+				goto out;
+			if (i > 0)
+				pg_buf_str(&json, ",");
+			pg_buf_json(&json, column->name, strlen(column->name));
+			pg_buf_str(&json, ":");
+			if (v->text == NULL) {
+				pg_buf_str(&json, "null");
+				continue;
+			}
+			input.len = 0;
+			pg_buf_input(&input, column->kind, v->text, v->len);
+			if (!input.failed)
+				pg_buf_json(&json, input.text, input.len);
+		}
+		pg_buf_str(&json, "}");
+	}
+	pg_buf_str(&json, "]");
+	pg_buf_str(&sql, "DELETE FROM ");
+	pg_buf_ident(&sql, t->name);
+	pg_buf_str(&sql, " WHERE (");
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
+	}
+	pg_buf_str(&sql, ") IN (SELECT ");
+	for (int i = 0; i < t->n_pk; i++) {
+		pg_buf_str(&sql, i > 0 ? ", \"k\"." : "\"k\".");
+		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
+	}
+	pg_buf_str(&sql, " FROM pg_catalog.json_to_recordset("
+	                 "$1::pg_catalog.json) AS \"k\" (");
+	for (int i = 0; i < t->n_pk; i++) {
+		const struct rs_column *column = &t->columns[t->pk[i]];
+
+		if (i > 0)
+			pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, column->name);
+		pg_buf_str(&sql, " ");
+		pg_buf_str(&sql, column->type);
+	}
+	pg_buf_str(&sql, "))");
+	if (sql.failed || json.failed || input.failed) {
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+		goto out;
+	}
+	params[0] = json.text;
+	pg->cb.done = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_DELETE, sql.text, 1, NULL, params, err);
+out:
+	free(sql.text);
+	free(json.text);
+	free(input.text);
 	return rc;
 }
 
@@ -1420,5 +2008,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.describe = pg_describe,
 	.read_batch = pg_read_batch,
 	.exec = pg_exec,
+	.upsert = pg_upsert,
+	.delete_keys = pg_delete_keys,
 	.close = pg_close,
 };

@@ -36,6 +36,10 @@ enum sqlite_op {
 	SQLITE_OP_EXEC,
 	SQLITE_OP_UPSERT,
 	SQLITE_OP_DELETE,
+	SQLITE_OP_COUNT,
+	SQLITE_OP_FENCE,
+	SQLITE_OP_FENCED,
+	SQLITE_OP_REPLICATE,
 	SQLITE_OP_CLOSE,
 };
 
@@ -49,6 +53,7 @@ struct sqlite_engine {
 		rs_backend_cb done; /* connect, exec */
 		rs_describe_cb describe;
 		rs_rows_cb rows;
+		rs_count_cb count;
 	} cb;
 	void *arg;
 	/* Operation inputs. */
@@ -57,6 +62,10 @@ struct sqlite_engine {
 	const struct rs_read_request *request;  /* read */
 	const struct rs_table_def *write_table; /* upsert, delete */
 	const struct rs_rows *write_rows;       /* upsert, delete */
+	char *message;      /* fence: the error writers get */
+	int fence_on;       /* fence: install (1) or remove (0) */
+	char *replica_path; /* replicate: the file to make */
+	int64_t value;      /* count, fenced: the answer */
 	/* Operation outputs. */
 	struct rs_table_def *table; /* describe */
 	char *arena;                /* read: the bytes of every value */
@@ -402,10 +411,17 @@ sqlite_work_read(struct rs_backend *backend)
 	free(sql);
 	if (rc != SQLITE_OK)
 		goto fail;
-	for (int i = 0; r->after != NULL && i < t->n_pk; i++)
-		sqlite_bind_key(stmt, i + 1, &t->columns[t->pk[i]],
-		                &r->after[i]);
-	sqlite3_bind_int(stmt, (r->after != NULL ? t->n_pk : 0) + 1, r->limit);
+	{
+		int index = 1;
+
+		for (int i = 0; r->after != NULL && i < t->n_pk; i++)
+			sqlite_bind_key(stmt, index++, &t->columns[t->pk[i]],
+			                &r->after[i]);
+		for (int i = 0; r->upto != NULL && i < t->n_pk; i++)
+			sqlite_bind_key(stmt, index++, &t->columns[t->pk[i]],
+			                &r->upto[i]);
+		sqlite3_bind_int(stmt, index, r->limit);
+	}
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (k + (size_t)e->n_cols > e->values_cap) {
 			size_t cap = (k + (size_t)e->n_cols) * 2;
@@ -734,6 +750,149 @@ rollback:
 }
 
 static void
+sqlite_work_count(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	struct sql_text q = {0};
+	sqlite3_stmt *stmt = NULL;
+	char *sql;
+
+	sql_add(&q, "SELECT count(*) FROM ");
+	sql_ident(&q, e->table_name);
+	if ((sql = sql_finish(&q)) == NULL) {
+		e->status = backend_fail(backend, &e->err, RS_ENOMEM,
+		                         "out of memory");
+		return;
+	}
+	if (sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL) != SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW)
+		e->status =
+			sqlite_fail(backend, RS_EQUERY, "counting rows failed");
+	else
+		e->value = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	free(sql);
+}
+
+/* The fence is three triggers per table, named reshard_fence_<op>_<table>:
+ * RAISE(ABORT) keeps the writer's transaction intact and gives it MESSAGE.
+ * Identifiers are quoted and the message escaped by sqlite3_mprintf (%w,
+ * %Q): DDL takes no bound parameters. */
+static const char *const sqlite_fence_ops[] = {"INSERT", "UPDATE", "DELETE"};
+
+static void
+sqlite_work_fence(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	int rc = sqlite3_exec(e->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
+		char *sql;
+
+		if (e->fence_on)
+			sql = sqlite3_mprintf(
+				"CREATE TRIGGER IF NOT EXISTS "
+				"\"reshard_fence_%w_%w\" BEFORE %s ON \"%w\" "
+				"BEGIN SELECT RAISE(ABORT, %Q); END",
+				sqlite_fence_ops[i], e->table_name,
+				sqlite_fence_ops[i], e->table_name, e->message);
+		else
+			sql = sqlite3_mprintf("DROP TRIGGER IF EXISTS "
+			                      "\"reshard_fence_%w_%w\"",
+			                      sqlite_fence_ops[i],
+			                      e->table_name);
+		if (sql == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		rc = sqlite3_exec(e->db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		e->status =
+			sqlite_fail(backend, RS_EQUERY,
+		                    e->fence_on ? "installing the fence failed"
+		                                : "removing the fence failed");
+		sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+}
+
+static void
+sqlite_work_fenced(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(
+		    e->db,
+		    "SELECT count(*) FROM sqlite_schema WHERE type = "
+		    "'trigger' AND tbl_name = ?1 AND name IN "
+		    "('reshard_fence_INSERT_' || ?1, "
+		    "'reshard_fence_UPDATE_' || ?1, "
+		    "'reshard_fence_DELETE_' || ?1)",
+		    -1, &stmt, NULL) != SQLITE_OK) {
+		e->status = sqlite_fail(backend, RS_EQUERY,
+		                        "reading the fence failed");
+		return;
+	}
+	sqlite3_bind_text(stmt, 1, e->table_name, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		e->value = sqlite3_column_int64(stmt, 0) == 3;
+	else
+		e->status = sqlite_fail(backend, RS_EQUERY,
+		                        "reading the fence failed");
+	sqlite3_finalize(stmt);
+}
+
+/* Copy the whole database into replica_path with the online backup API,
+ * 1,000 pages a step (a writer is fenced, but readers go on). */
+static void
+sqlite_work_replicate(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	sqlite3 *dest = NULL;
+	sqlite3_backup *backup;
+	int rc = sqlite3_open_v2(e->replica_path, &dest,
+	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	                                 SQLITE_OPEN_NOMUTEX,
+	                         NULL);
+
+	if (rc != SQLITE_OK) {
+		e->status = backend_fail(
+			backend, &e->err, RS_EQUERY,
+			"cannot create the replica %s: %s", e->replica_path,
+			dest ? sqlite3_errmsg(dest) : "out of memory");
+		sqlite3_close_v2(dest);
+		return;
+	}
+	sqlite3_busy_timeout(dest, 2000);
+	backup = sqlite3_backup_init(dest, "main", e->db, "main");
+	if (backup == NULL) {
+		e->status = backend_fail(backend, &e->err, RS_EQUERY,
+		                         "cannot copy to the replica %s: %s",
+		                         e->replica_path, sqlite3_errmsg(dest));
+		sqlite3_close_v2(dest);
+		return;
+	}
+	do {
+		rc = sqlite3_backup_step(backup, 1000);
+		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+			sqlite3_sleep(50);
+	} while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+	sqlite3_backup_finish(backup);
+	if (rc != SQLITE_DONE)
+		e->status = backend_fail(backend, &e->err, RS_EQUERY,
+		                         "copying to the replica %s failed: %s",
+		                         e->replica_path, sqlite3_errstr(rc));
+	if (sqlite3_close_v2(dest) != SQLITE_OK && e->status == 0)
+		e->status = backend_fail(backend, &e->err, RS_EIO,
+		                         "closing the replica %s failed",
+		                         e->replica_path);
+}
+
+static void
 sqlite_work(uv_work_t *work)
 {
 	struct rs_backend *backend = work->data;
@@ -757,6 +916,18 @@ sqlite_work(uv_work_t *work)
 	case SQLITE_OP_DELETE:
 		sqlite_work_write(backend);
 		break;
+	case SQLITE_OP_COUNT:
+		sqlite_work_count(backend);
+		break;
+	case SQLITE_OP_FENCE:
+		sqlite_work_fence(backend);
+		break;
+	case SQLITE_OP_FENCED:
+		sqlite_work_fenced(backend);
+		break;
+	case SQLITE_OP_REPLICATE:
+		sqlite_work_replicate(backend);
+		break;
 	case SQLITE_OP_CLOSE:
 		sqlite3_close_v2(e->db);
 		e->db = NULL;
@@ -767,6 +938,8 @@ sqlite_work(uv_work_t *work)
 static void
 sqlite_engine_free(struct sqlite_engine *e)
 {
+	free(e->message);
+	free(e->replica_path);
 	free(e->sql);
 	free(e->table_name);
 	free(e->arena);
@@ -795,13 +968,24 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 	e->sql = NULL;
 	free(e->table_name);
 	e->table_name = NULL;
+	free(e->message);
+	e->message = NULL;
+	free(e->replica_path);
+	e->replica_path = NULL;
 	backend->busy = 0;
 	switch (e->op) {
 	case SQLITE_OP_CONNECT:
 	case SQLITE_OP_EXEC:
 	case SQLITE_OP_UPSERT:
 	case SQLITE_OP_DELETE:
+	case SQLITE_OP_FENCE:
+	case SQLITE_OP_REPLICATE:
 		e->cb.done(backend, e->status, err, arg);
+		break;
+	case SQLITE_OP_COUNT:
+	case SQLITE_OP_FENCED:
+		e->cb.count(backend, e->status, err, e->status ? 0 : e->value,
+		            arg);
 		break;
 	case SQLITE_OP_DESCRIBE: {
 		struct rs_table_def *t = e->table;
@@ -995,6 +1179,122 @@ sqlite_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
 	                    err);
 }
 
+/* Start OP on TABLE (copied) with a value callback. */
+static int
+sqlite_table_op(struct rs_backend *backend, enum sqlite_op op,
+                const char *table, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	e->table_name = strdup(table);
+	if (e->table_name == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return sqlite_queue(backend, op, e->arg, err);
+}
+
+static int
+sqlite_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
+             void *arg, struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (e != NULL) {
+		e->cb.count = cb;
+		e->arg = arg;
+	}
+	return sqlite_table_op(backend, SQLITE_OP_COUNT, table, err);
+}
+
+static int
+sqlite_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
+              void *arg, struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (e != NULL) {
+		e->cb.count = cb;
+		e->arg = arg;
+	}
+	return sqlite_table_op(backend, SQLITE_OP_FENCED, table, err);
+}
+
+static int
+sqlite_fence(struct rs_backend *backend, const char *table, const char *message,
+             int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (e == NULL || e->db == NULL)
+		return sqlite_check_open(backend, err);
+	e->message = strdup(message != NULL ? message : "");
+	if (e->message == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	e->fence_on = on;
+	e->cb.done = cb;
+	e->arg = arg;
+	return sqlite_table_op(backend, SQLITE_OP_FENCE, table, err);
+}
+
+static int
+sqlite_replicate(struct rs_backend *primary, struct rs_backend *replica,
+                 rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(primary, err);
+	struct sqlite_engine *e = sqlite_engine(primary);
+
+	if (rc != 0)
+		return rc;
+	e->replica_path = strdup(replica->url.database);
+	if (e->replica_path == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	e->cb.done = cb;
+	return sqlite_queue(primary, SQLITE_OP_REPLICATE, arg, err);
+}
+
+static void
+sqlite_timer_free(uv_handle_t *handle)
+{
+	free(handle);
+}
+
+/* A SQLite replica is a file reshard made: it is writable already. */
+static void
+sqlite_promoted(uv_timer_t *timer)
+{
+	struct rs_backend *backend = timer->data;
+	rs_backend_cb cb = sqlite_engine(backend)->cb.done;
+	void *arg = sqlite_engine(backend)->arg;
+
+	uv_close((uv_handle_t *)timer, sqlite_timer_free);
+	backend->busy = 0;
+	cb(backend, 0, NULL, arg);
+}
+
+static int
+sqlite_promote(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine_get(backend, err);
+	uv_timer_t *timer;
+
+	if (e == NULL)
+		return RS_ENOMEM;
+	/* The callback must not run inside this call: defer it a turn. */
+	timer = malloc(sizeof(*timer));
+	if (timer == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	uv_timer_init(backend->loop, timer);
+	timer->data = backend;
+	e->cb.done = cb;
+	e->arg = arg;
+	backend->busy = 1;
+	uv_timer_start(timer, sqlite_promoted, 0, 0);
+	return 0;
+}
+
 static void
 sqlite_close(struct rs_backend *backend,
              void (*done)(struct rs_backend *backend))
@@ -1023,5 +1323,10 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.exec = sqlite_exec,
 	.upsert = sqlite_upsert,
 	.delete_keys = sqlite_delete_keys,
+	.count = sqlite_count,
+	.fence = sqlite_fence,
+	.fenced = sqlite_fenced,
+	.replicate = sqlite_replicate,
+	.promote = sqlite_promote,
 	.close = sqlite_close,
 };

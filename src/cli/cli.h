@@ -23,6 +23,9 @@ struct rs_command {
 
 extern const struct rs_command cli_dryrun_command;
 extern const struct rs_command cli_route_command;
+extern const struct rs_command cli_run_command;
+extern const struct rs_command cli_status_command;
+extern const struct rs_command cli_abort_command;
 
 /* Load the plan at PATH.  On an invalid plan, prints every mistake to
  * stderr as `PATH:LINE: message` and returns RS_EPLAN with ERR saying how

@@ -43,6 +43,9 @@ rs_err_exit_code(int code)
 int
 rs_err_retryable(const char *sqlstate, int server_errno)
 {
+	if (server_errno == 1153) /* packet too large: 08S01, but a retry
+	                             fails the same way */
+		return 0;
 	if (sqlstate != NULL && sqlstate[0] != '\0') {
 		/* Connection exceptions, serialization failures, deadlocks,
 		 * and a server shutting down or starting (57P01–57P03). */
@@ -59,6 +62,7 @@ rs_err_retryable(const char *sqlstate, int server_errno)
 	case 1213: /* ER_LOCK_DEADLOCK */
 	case 2006: /* CR_SERVER_GONE_ERROR */
 	case 2013: /* CR_SERVER_LOST */
+	case 1927: /* ER_CONNECTION_KILLED */
 	case 5:    /* SQLITE_BUSY */
 		return 1;
 	default:

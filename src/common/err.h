@@ -14,18 +14,19 @@
 
 enum rs_code {
 	RS_OK = 0,
-	RS_ENOMEM = -1,    /* out of memory: nothing was changed */
-	RS_EIO = -2,       /* a local file could not be read or written */
-	RS_EUSAGE = -3,    /* bad command line: see `reshard COMMAND --help` */
-	RS_EPLAN = -4,     /* the plan is invalid: every mistake was listed */
-	RS_EKEY = -5,      /* a key the plan's hash cannot take (identity) */
-	RS_EINTERNAL = -6, /* a bug: please report it with the message */
-	RS_EVERIFY = -7,   /* verification found differences */
-	RS_ECONNECT = -8,  /* a shard cannot be reached or the link was lost */
-	RS_EQUERY = -9,    /* a statement failed on a shard */
-	RS_ESCHEMA = -10,  /* a table is missing or has no primary key */
-	RS_EBUSY = -11,    /* the object is in use by another operation */
-	RS_EVALUE = -12,   /* a stored value is not in its type's text form */
+	RS_ENOMEM = -1,     /* out of memory: nothing was changed */
+	RS_EIO = -2,        /* a local file could not be read or written */
+	RS_EUSAGE = -3,     /* bad command line: see `reshard COMMAND --help` */
+	RS_EPLAN = -4,      /* the plan is invalid: every mistake was listed */
+	RS_EKEY = -5,       /* a key the plan's hash cannot take (identity) */
+	RS_EINTERNAL = -6,  /* a bug: please report it with the message */
+	RS_EVERIFY = -7,    /* verification found differences */
+	RS_ECONNECT = -8,   /* a shard cannot be reached or the link was lost */
+	RS_EQUERY = -9,     /* a statement failed on a shard */
+	RS_ESCHEMA = -10,   /* a table is missing or has no primary key */
+	RS_EBUSY = -11,     /* the object is in use by another operation */
+	RS_EVALUE = -12,    /* a stored value is not in its type's text form */
+	RS_ECANCELED = -13, /* stopped by a signal at a checkpoint: resume */
 };
 
 struct rs_err {

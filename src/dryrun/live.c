@@ -11,8 +11,7 @@
  *
  * The first failure stops new streams; running ones finish their current
  * call and close.  Progress (rows read of the catalogs' estimates, rate,
- * time left) is redrawn on a terminal and logged every few seconds
- * elsewhere.
+ * time left) goes through common/progress.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,7 @@
 #include <uv.h>
 
 #include "backend/backend.h"
-#include "common/text.h"
+#include "common/progress.h"
 #include "dryrun/dryrun.h"
 
 struct live;
@@ -55,11 +54,8 @@ struct live {
 	int running; /* streams started and not yet closed */
 	int failed;
 	struct rs_err err; /* the first failure */
-	uv_timer_t progress;
-	int tty;
-	uint64_t rows, estimated; /* over all streams so far */
-	uint64_t started_ns;      /* uv_hrtime() at the start */
-	const char **keys;        /* per batch, reused: point into key_buf */
+	struct rs_progress progress;
+	const char **keys; /* per batch, reused: point into key_buf */
 	size_t *lens;
 	char *key_buf; /* the keys of the batch being hashed */
 	size_t key_cap;
@@ -238,7 +234,7 @@ live_stream_rows(struct rs_backend *backend, int status,
 	if (status != 0)
 		live_fail(live, &local);
 	s->rows += n;
-	live->rows += n;
+	progress_add(&live->progress, n);
 	/* A read in flight finishes the stream from its own callback. */
 	if (!s->reading && s->backend != NULL && !s->closing)
 		live_stream_finish(s);
@@ -290,7 +286,7 @@ live_stream_described(struct rs_backend *backend, int status,
 		return;
 	}
 	if (def->estimated_rows > 0)
-		live->estimated += (uint64_t)def->estimated_rows;
+		progress_expect(&live->progress, (uint64_t)def->estimated_rows);
 	s->request.table = def;
 	s->request.columns = &s->key_column;
 	s->request.n_columns = 1;
@@ -349,45 +345,6 @@ live_start_next(struct live *live)
 			live_stream_finish(s);
 		}
 	}
-	if (live->running == 0)
-		uv_timer_stop(&live->progress);
-}
-
-static void
-live_progress(uv_timer_t *timer)
-{
-	struct live *live = timer->data;
-	uint64_t elapsed = (uv_hrtime() - live->started_ns) / 1000000;
-	double rate =
-		elapsed > 0 ? (double)live->rows * 1000.0 / (double)elapsed : 0;
-	char rows[32], total[32], speed[32], left[32] = "?";
-	double share = 0;
-
-	text_thousands(live->rows, rows, sizeof(rows));
-	text_thousands(live->estimated, total, sizeof(total));
-	text_thousands((uint64_t)rate, speed, sizeof(speed));
-	if (live->estimated > live->rows && rate > 0)
-		snprintf(left, sizeof(left), "%.0fs",
-		         (double)(live->estimated - live->rows) / rate);
-	if (live->estimated > 0)
-		share = 100.0 * (double)live->rows / (double)live->estimated;
-	if (share > 100)
-		share = 100;
-	if (live->tty) {
-		int width = 30, filled = (int)(share * width / 100);
-
-		fputs("\r\033[K[", stderr);
-		for (int i = 0; i < width; i++)
-			fputs(i < filled ? "\u2588" : " ", stderr);
-		fprintf(stderr, "] %s / ~%s rows  %s rows/s  %s left", rows,
-		        total, speed, left);
-	} else {
-		fprintf(stderr,
-		        "dry-run: %s of ~%s rows read (%.0f%%), %s rows/s, %s "
-		        "left\n",
-		        rows, total, share, speed, left);
-	}
-	fflush(stderr);
 }
 
 /* One stream per source shard × table (× slot table index). */
@@ -441,7 +398,6 @@ dryrun_run_live(const struct rs_plan *plan,
 
 	live.plan = plan;
 	live.options = options;
-	live.tty = isatty(STDERR_FILENO);
 	rc = dryrun_begin(plan, options, movers_out, &live.dr, err);
 	if (rc != 0)
 		return rc;
@@ -460,33 +416,16 @@ dryrun_run_live(const struct rs_plan *plan,
 		                uv_strerror(rc));
 		goto out;
 	}
-	uv_timer_init(&live.loop, &live.progress);
-	live.progress.data = &live;
-	live.started_ns = uv_hrtime();
-	if (options->progress)
-		uv_timer_start(&live.progress, live_progress,
-		               live.tty ? 200 : 5000, live.tty ? 200 : 5000);
+	live.progress.quiet = !options->progress;
+	progress_start(&live.progress, "dry-run", 0);
 	live_start_next(&live);
-	uv_run(&live.loop, UV_RUN_DEFAULT);
-	uv_close((uv_handle_t *)&live.progress, NULL);
 	uv_run(&live.loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&live.loop) != 0 && !live.failed) {
 		rs_err_set(&live.err, RS_EINTERNAL,
 		           "handles left open on the loop (a bug)");
 		live.failed = 1;
 	}
-	if (options->progress && live.tty)
-		fputs("\r\033[K", stderr);
-	if (options->progress) {
-		char rows[32];
-
-		fprintf(stderr,
-		        "dry-run: %s rows read from %d table streams in %.1f "
-		        "s\n",
-		        text_thousands(live.rows, rows, sizeof(rows)),
-		        live.n_streams,
-		        (double)(uv_hrtime() - live.started_ns) / 1e9);
-	}
+	progress_finish(&live.progress);
 	if (live.failed) {
 		rc = live.err.code != 0 ? live.err.code : RS_EINTERNAL;
 		if (err != NULL)

@@ -871,7 +871,11 @@ plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
 	*planp = NULL;
 	memset(diags, 0, sizeof(*diags));
 	plan = calloc(1, sizeof(*plan));
-	copy = strdup(path);
+	/* Relative paths in the plan are taken from its folder, made
+	 * absolute so that they do not depend on where reshard runs. */
+	copy = realpath(path, NULL);
+	if (copy == NULL && errno != ENOMEM)
+		copy = strdup(path);
 	if (plan == NULL || copy == NULL) {
 		free(plan);
 		free(copy);

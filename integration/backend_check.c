@@ -1,0 +1,1923 @@
+/*
+ * backend_check: the engines behind backend/backend.h checked against real
+ * servers, through the public interface only (backend_new, connect, exec,
+ * describe, read_batch, upsert, delete_keys, close and canonical_*), on one
+ * libuv loop.  Usage: backend_check URL_PG URL_MY SQLITE_DIR.
+ *
+ * Five groups of checks, each printed as "ok - …" or "not ok - …", then
+ * "N passed, M failed" (exit 1 when anything failed):
+ *
+ *   1. The same logical rows, inserted on PostgreSQL, MariaDB and SQLite
+ *      with each engine's own SQL, read back in small batches and put in
+ *      canonical form, give equal row hashes and chunk sums; changing one
+ *      value on one engine makes them differ.
+ *   2. Rows read from PostgreSQL and upserted (canonical values) into fresh
+ *      tables on every engine read back equal; upserting again changes
+ *      nothing, a changed row is overwritten, reads bounded by after and
+ *      upto return exactly their range, and delete_keys removes exactly
+ *      the keys given.
+ *   3. Names that need quoting (a table `a"b`, columns ``x`y`` and
+ *      `t; drop table z`) are written, read and deleted exactly, and the
+ *      sentinel table z survives on every engine.
+ *   4. Errors name the shard and its masked URL and never the password: a
+ *      closed port, a listener that never answers (connect timeout), a
+ *      wrong password, a missing table, a table without a primary key.
+ *   5. A connection killed by its server in the middle of a query fails
+ *      that query within two seconds, without crashing, and the server
+ *      takes new connections.
+ *
+ * Operations are started and then awaited by running the loop until their
+ * callback has run, each bounded by a timer, so that a hanging engine
+ * fails a check instead of hanging the program.  The loop must close
+ * cleanly at the end: every handle the engines opened was released.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "backend/backend.h"
+#include "backend/canonical.h"
+#include "backend/url.h"
+
+#define CHECK_OP_TIMEOUT_MS  30000 /* any one operation, before bailing out */
+#define CHECK_CONNECT_MS     5000  /* connect timeout of the working shards */
+#define CHECK_BATCH_ROWS     3     /* small batches: several per table */
+#define CHECK_MAX_ROWS       1000  /* more means a read that never ends */
+#define CHECK_SHORT_TIMEOUT  500   /* connect_timeout_ms against a mute port */
+#define CHECK_KILL_DEADLINE  2000  /* a killed query must fail this fast */
+#define CHECK_KILL_DELAY_MS  300   /* let the long query start first */
+#define CHECK_WRONG_PASSWORD "Wr0ng-pw-7f3a9c"
+#define CHECK_SQLITE_FILE    "backend_check.db"
+
+/* ---- results ---- */
+
+static uv_loop_t check_loop;
+static uv_timer_t wait_timer; /* bounds every wait_until */
+static int n_passed, n_failed;
+
+/* Print "ok - WHAT" or "not ok - WHAT" and count it.  Returns OK. */
+static int __attribute__((format(printf, 2, 3)))
+check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (ok)
+		n_passed++;
+	else
+		n_failed++;
+	return ok;
+}
+
+/* A diagnostic line under a check. */
+static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* Give up: an operation never called back, so nothing can be closed. */
+static void __attribute__((noreturn)) bail_out(const char *what)
+{
+	check(0, "%s: no callback within %d ms (bailing out)", what,
+	      CHECK_OP_TIMEOUT_MS);
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	exit(1);
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size);
+
+	if (p == NULL) {
+		fputs("backend_check: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static char *__attribute__((format(printf, 1, 2))) xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *text;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	text = xcalloc((size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(text, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return text;
+}
+
+/* TEMPLATE with its one "%s" replaced by VALUE: for SQL templates, which
+ * are not printf formats (no other '%' in them is read). */
+static char *
+sql_fill(const char *template, const char *value)
+{
+	const char *at = strstr(template, "%s");
+	size_t head = at != NULL ? (size_t)(at - template) : strlen(template);
+	const char *tail = at != NULL ? at + 2 : "";
+	char *text = xcalloc(head + strlen(value) + strlen(tail) + 1, 1);
+
+	memcpy(text, template, head);
+	strcpy(text + head, at != NULL ? value : "");
+	strcat(text, tail);
+	return text;
+}
+
+/* ---- owned copies of rows ---- */
+
+struct cell {
+	char *text; /* NULL: SQL NULL; else LEN bytes and a NUL */
+	size_t len;
+};
+
+/* Rows of N_COLS cells each, row-major, owned. */
+struct grid {
+	int n_cols;
+	int n_rows;
+	int cap_rows;
+	struct cell *cells;
+};
+
+static void
+grid_init(struct grid *grid, int n_cols)
+{
+	memset(grid, 0, sizeof(*grid));
+	grid->n_cols = n_cols;
+}
+
+static struct cell *
+grid_row(const struct grid *grid, int row)
+{
+	return &grid->cells[(size_t)row * (size_t)grid->n_cols];
+}
+
+/* Append a row of NULLs and return its cells. */
+static struct cell *
+grid_add_row(struct grid *grid)
+{
+	if (grid->n_rows == grid->cap_rows) {
+		int cap = grid->cap_rows > 0 ? grid->cap_rows * 2 : 8;
+		struct cell *more = realloc(grid->cells,
+		                            (size_t)cap * (size_t)grid->n_cols *
+		                                    sizeof(*more));
+
+		if (more == NULL) {
+			fputs("backend_check: out of memory\n", stderr);
+			exit(1);
+		}
+		grid->cells = more;
+		grid->cap_rows = cap;
+	}
+	memset(grid_row(grid, grid->n_rows), 0,
+	       (size_t)grid->n_cols * sizeof(struct cell));
+	return grid_row(grid, grid->n_rows++);
+}
+
+/* Copy TEXT (LEN bytes; NULL for SQL NULL) into CELL. */
+static void
+cell_set(struct cell *cell, const char *text, size_t len)
+{
+	free(cell->text);
+	cell->text = NULL;
+	cell->len = 0;
+	if (text == NULL)
+		return;
+	cell->text = xcalloc(len + 1, 1);
+	memcpy(cell->text, text, len);
+	cell->len = len;
+}
+
+static void
+grid_free(struct grid *grid)
+{
+	for (size_t i = 0; i < (size_t)grid->n_rows * (size_t)grid->n_cols; i++)
+		free(grid->cells[i].text);
+	free(grid->cells);
+	grid_init(grid, 0);
+}
+
+/* The values of rows FIRST .. FIRST+N-1 of GRID as rs_values pointing into
+ * it; free the array, not the texts. */
+static struct rs_value *
+grid_values(const struct grid *grid, int first, int n)
+{
+	struct rs_value *values =
+		xcalloc((size_t)n * (size_t)grid->n_cols, sizeof(*values));
+
+	for (int r = 0; r < n; r++) {
+		const struct cell *row = grid_row(grid, first + r);
+
+		for (int c = 0; c < grid->n_cols; c++) {
+			values[(size_t)r * grid->n_cols + c].text = row[c].text;
+			values[(size_t)r * grid->n_cols + c].len = row[c].len;
+		}
+	}
+	return values;
+}
+
+/* Append to OUT a printable form of CELL: NULL, or '…' with bytes outside
+ * printable ASCII as \xNN. */
+static void
+cell_print(char *out, size_t size, const struct cell *cell)
+{
+	size_t n = strlen(out);
+
+	if (cell->text == NULL) {
+		snprintf(out + n, size - n, "NULL");
+		return;
+	}
+	if (n + 1 < size)
+		out[n++] = '\'';
+	for (size_t i = 0; i < cell->len && n + 5 < size; i++) {
+		unsigned char c = (unsigned char)cell->text[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+	}
+	if (n + 1 < size)
+		out[n++] = '\'';
+	out[n] = '\0';
+}
+
+/* A row of GRID as "(v1, v2, …)" for diagnostics. */
+static void
+row_print(char *out, size_t size, const struct grid *grid, int row)
+{
+	snprintf(out, size, "(");
+	for (int c = 0; c < grid->n_cols; c++) {
+		if (c > 0)
+			strncat(out, ", ", size - strlen(out) - 1);
+		cell_print(out, size, &grid_row(grid, row)[c]);
+	}
+	strncat(out, ")", size - strlen(out) - 1);
+}
+
+/* ---- a table's rows as read, in canonical form, and their sums ---- */
+
+struct snapshot {
+	const struct rs_table_def *table; /* for the key positions */
+	struct grid raw;   /* as read: the key columns, then every column */
+	struct grid canon; /* canonical: every column, in the table's order */
+	uint64_t *hashes;  /* one per row of canon */
+	struct rs_chunk_sum sum;
+};
+
+static void
+snapshot_init(struct snapshot *snap, const struct rs_table_def *table)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->table = table;
+	grid_init(&snap->raw, table->n_pk + table->n_columns);
+	grid_init(&snap->canon, table->n_columns);
+}
+
+static void
+snapshot_free(struct snapshot *snap)
+{
+	grid_free(&snap->raw);
+	grid_free(&snap->canon);
+	free(snap->hashes);
+	snap->hashes = NULL;
+}
+
+/* Hash every row of snap->canon and sum them. */
+static void
+snapshot_hash(struct snapshot *snap)
+{
+	free(snap->hashes);
+	snap->hashes = xcalloc((size_t)snap->canon.n_rows, sizeof(uint64_t));
+	snap->sum.rows = 0;
+	snap->sum.sum = 0;
+	for (int r = 0; r < snap->canon.n_rows; r++) {
+		const struct cell *row = grid_row(&snap->canon, r);
+		struct rs_row_hasher hasher;
+
+		canonical_row_init(&hasher);
+		for (int c = 0; c < snap->canon.n_cols; c++)
+			canonical_row_add(&hasher, row[c].text, row[c].len);
+		snap->hashes[r] = canonical_row_finish(&hasher);
+		canonical_chunk_add(&snap->sum, snap->hashes[r]);
+	}
+}
+
+/* Fill snap->canon from snap->raw, values written by SRC, and hash the
+ * rows.  Returns 0, or -1 after a "not ok" line naming WHAT, the column
+ * and the value that is not in its kind's form. */
+static int
+snapshot_canonicalise(struct snapshot *snap, enum rs_canon_src src,
+                      const char *what)
+{
+	const struct rs_table_def *table = snap->table;
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
+	struct rs_err err;
+	int rc = 0;
+
+	for (int r = 0; r < snap->raw.n_rows && rc == 0; r++) {
+		const struct cell *raw = grid_row(&snap->raw, r);
+		struct cell *canon = grid_add_row(&snap->canon);
+
+		for (int c = 0; c < table->n_columns; c++) {
+			const struct cell *value = &raw[table->n_pk + c];
+
+			if (value->text == NULL)
+				continue;
+			canonical_buf_clear(&buf);
+			memset(&err, 0, sizeof(err));
+			if (canonical_value(table->columns[c].kind, src,
+			                    value->text, value->len, &buf,
+			                    &err) != 0) {
+				check(0, "%s: column %s in canonical form: %s",
+				      what, table->columns[c].name,
+				      err.message);
+				rc = -1;
+				break;
+			}
+			cell_set(&canon[c], buf.len > 0 ? buf.data : "",
+			         buf.len);
+		}
+	}
+	canonical_buf_free(&buf);
+	if (rc == 0)
+		snapshot_hash(snap);
+	return rc;
+}
+
+/* A snapshot of TABLE holding rows ROWS of SOURCE's canonical grid (all
+ * when ROWS is NULL; N of them otherwise), for expected contents. */
+static void
+snapshot_subset(struct snapshot *out, const struct snapshot *source,
+                const int *rows, int n)
+{
+	snapshot_init(out, source->table);
+	if (rows == NULL)
+		n = source->canon.n_rows;
+	for (int i = 0; i < n; i++) {
+		int r = rows != NULL ? rows[i] : i;
+		struct cell *to = grid_add_row(&out->canon);
+		const struct cell *from = grid_row(&source->canon, r);
+
+		for (int c = 0; c < out->canon.n_cols; c++)
+			cell_set(&to[c], from[c].text, from[c].len);
+	}
+	snapshot_hash(out);
+}
+
+/* One row's canonical key, for matching rows across engines. */
+struct row_ref {
+	char *key; /* the key columns' canonical texts, length-prefixed */
+	size_t key_len;
+	int row;
+};
+
+static int
+row_ref_cmp(const void *a, const void *b)
+{
+	const struct row_ref *x = a, *y = b;
+	size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+	int c = memcmp(x->key, y->key, n);
+
+	if (c != 0)
+		return c;
+	return x->key_len < y->key_len ? -1 : x->key_len > y->key_len;
+}
+
+/* SNAP's rows sorted by canonical key (free each key and the array). */
+static struct row_ref *
+snapshot_refs(const struct snapshot *snap)
+{
+	struct row_ref *refs =
+		xcalloc((size_t)snap->canon.n_rows, sizeof(*refs));
+
+	for (int r = 0; r < snap->canon.n_rows; r++) {
+		const struct cell *row = grid_row(&snap->canon, r);
+		size_t len = 0;
+
+		for (int k = 0; k < snap->table->n_pk; k++)
+			len += 1 + sizeof(size_t) + row[snap->table->pk[k]].len;
+		refs[r].key = xcalloc(len, 1);
+		refs[r].key_len = len;
+		refs[r].row = r;
+		len = 0;
+		for (int k = 0; k < snap->table->n_pk; k++) {
+			const struct cell *cell = &row[snap->table->pk[k]];
+			/* Big-endian length, so that memcmp orders by it. */
+			for (int b = (int)sizeof(size_t) - 1; b >= 0; b--)
+				refs[r].key[len++] =
+					(char)((cell->len >> (8 * b)) & 0xff);
+			refs[r].key[len++] = cell->text == NULL ? 'N' : 'V';
+			if (cell->len > 0)
+				memcpy(refs[r].key + len, cell->text,
+				       cell->len);
+			len += cell->len;
+		}
+	}
+	qsort(refs, (size_t)snap->canon.n_rows, sizeof(*refs), row_ref_cmp);
+	return refs;
+}
+
+static void
+refs_free(struct row_ref *refs, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(refs[i].key);
+	free(refs);
+}
+
+/* Check that GOT holds exactly WANT's rows: equal chunk sums (count and
+ * sum) and, row by row matched on the canonical key, equal row hashes.
+ * The first differences are printed.  Returns 1 when both checks pass. */
+static int
+compare_snapshots(const char *what, const struct snapshot *want,
+                  const struct snapshot *got)
+{
+	struct row_ref *a = snapshot_refs(want), *b = snapshot_refs(got);
+	int i = 0, j = 0, shown = 0, rows_ok = 1, sums_ok;
+	char line[2048];
+
+	sums_ok = canonical_chunk_equal(&want->sum, &got->sum);
+	check(sums_ok, "%s: chunk sums equal (%" PRIu64 " rows)", what,
+	      want->sum.rows);
+	if (!sums_ok)
+		diag("want %" PRIu64 " rows sum %016" PRIx64 ", got %" PRIu64
+		     " rows sum %016" PRIx64,
+		     want->sum.rows, want->sum.sum, got->sum.rows,
+		     got->sum.sum);
+	while (i < want->canon.n_rows || j < got->canon.n_rows) {
+		int c = i >= want->canon.n_rows  ? 1
+		        : j >= got->canon.n_rows ? -1
+		                                 : row_ref_cmp(&a[i], &b[j]);
+
+		if (c == 0 && want->hashes[a[i].row] == got->hashes[b[j].row]) {
+			i++;
+			j++;
+			continue;
+		}
+		rows_ok = 0;
+		if (shown++ < 4) {
+			if (c <= 0) {
+				row_print(line, sizeof(line), &want->canon,
+				          a[i].row);
+				diag("want %s", line);
+			}
+			if (c >= 0) {
+				row_print(line, sizeof(line), &got->canon,
+				          b[j].row);
+				diag("got  %s", line);
+			}
+		}
+		i += c <= 0;
+		j += c >= 0;
+	}
+	check(rows_ok, "%s: per-row hashes equal", what);
+	refs_free(a, want->canon.n_rows);
+	refs_free(b, got->canon.n_rows);
+	return sums_ok && rows_ok;
+}
+
+/* ---- awaiting operations ---- */
+
+/* One operation's outcome, filled by its callback. */
+struct call {
+	int done;
+	int status;
+	struct rs_err err;
+	struct rs_table_def *table; /* describe */
+	struct grid *rows;          /* read: batches are appended here */
+	int batch_rows;             /* read: rows in the last batch */
+	uint64_t ended_ms;          /* uv_now when the callback ran */
+};
+
+static void
+call_end(struct call *call, int status, const struct rs_err *err)
+{
+	call->done = 1;
+	call->status = status;
+	call->ended_ms = uv_now(&check_loop);
+	if (status != 0 && err != NULL)
+		call->err = *err;
+	else if (status != 0)
+		snprintf(call->err.message, sizeof(call->err.message),
+		         "(failed with code %d and no error record)", status);
+}
+
+static void
+on_done(struct rs_backend *backend, int status, const struct rs_err *err,
+        void *arg)
+{
+	(void)backend;
+	call_end(arg, status, err);
+}
+
+static void
+on_described(struct rs_backend *backend, int status, const struct rs_err *err,
+             struct rs_table_def *table, void *arg)
+{
+	struct call *call = arg;
+
+	(void)backend;
+	call->table = table;
+	call_end(call, status, err);
+}
+
+/* Copy a batch: the values are borrowed for the call only. */
+static void
+on_rows(struct rs_backend *backend, int status, const struct rs_err *err,
+        const struct rs_rows *rows, void *arg)
+{
+	struct call *call = arg;
+
+	(void)backend;
+	call->batch_rows = 0;
+	if (status == 0 && rows->n_rows > 0 &&
+	    rows->n_cols != call->rows->n_cols) {
+		call_end(call, RS_EINTERNAL, NULL);
+		snprintf(call->err.message, sizeof(call->err.message),
+		         "batch has %d columns, %d expected", rows->n_cols,
+		         call->rows->n_cols);
+		return;
+	}
+	if (status == 0) {
+		for (int r = 0; r < rows->n_rows; r++) {
+			struct cell *row = grid_add_row(call->rows);
+
+			for (int c = 0; c < rows->n_cols; c++) {
+				const struct rs_value *v =
+					&rows->values[(size_t)r * rows->n_cols +
+				                      c];
+				cell_set(&row[c], v->text, v->len);
+			}
+		}
+		call->batch_rows = rows->n_rows;
+	}
+	call_end(call, status, err);
+}
+
+static void
+on_wait_timer(uv_timer_t *timer)
+{
+	*(int *)timer->data = 1;
+}
+
+/* Run the loop until *FLAG is set or TIMEOUT_MS pass.  Returns whether
+ * the flag was set. */
+static int
+wait_until(const int *flag, uint64_t timeout_ms)
+{
+	int expired = 0;
+
+	wait_timer.data = &expired;
+	uv_timer_start(&wait_timer, on_wait_timer, timeout_ms, 0);
+	while (!*flag && !expired)
+		uv_run(&check_loop, UV_RUN_ONCE);
+	uv_timer_stop(&wait_timer);
+	return *flag;
+}
+
+/* Finish an operation started with return code RC: when it started, wait
+ * for its callback (bailing out after CHECK_OP_TIMEOUT_MS).  Returns its
+ * status; call->err holds the failure either way. */
+static int
+await(struct call *call, int rc, const char *what)
+{
+	if (rc != 0) {
+		call->done = 1;
+		call->status = rc;
+		return rc;
+	}
+	if (!wait_until(&call->done, CHECK_OP_TIMEOUT_MS))
+		bail_out(what);
+	return call->status;
+}
+
+/* ---- synchronous wrappers ---- */
+
+/* Make a backend for SHARD at URL and connect it.  Returns the connect
+ * status with ERR filled; *BACKEND is set whenever backend_new worked
+ * (close it even after a failed connect), else NULL. */
+static int
+open_backend(const char *shard, const char *url, int timeout_ms,
+             struct rs_backend **backend, struct rs_err *err)
+{
+	struct rs_backend_config config = {
+		.shard = shard,
+		.url = url,
+		.connect_timeout_ms = timeout_ms,
+	};
+	struct call call = {0};
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	rc = backend_new(&check_loop, &config, backend, err);
+	if (rc != 0)
+		return rc;
+	rc = await(&call, backend_connect(*backend, on_done, &call, &call.err),
+	           shard);
+	*err = call.err;
+	return rc;
+}
+
+/* Close BACKEND (may be NULL) and wait until it is released. */
+static void
+close_backend(struct rs_backend *backend)
+{
+	struct call call = {0};
+
+	if (backend == NULL)
+		return;
+	backend_close(backend, on_done, &call);
+	if (!wait_until(&call.done, CHECK_OP_TIMEOUT_MS))
+		bail_out("close");
+}
+
+/* Run SQL on BACKEND.  Returns its status, the failure in ERR (may be
+ * NULL). */
+static int
+run_sql(struct rs_backend *backend, const char *sql, struct rs_err *err)
+{
+	struct call call = {0};
+	int rc = await(&call,
+	               backend_exec(backend, sql, on_done, &call, &call.err),
+	               "exec");
+
+	if (err != NULL)
+		*err = call.err;
+	return rc;
+}
+
+/* Run setup SQL: silent when it works, a "not ok" line when not.
+ * Returns 0 or -1. */
+static int
+setup_sql(struct rs_backend *backend, const char *sql)
+{
+	struct rs_err err;
+
+	if (run_sql(backend, sql, &err) == 0)
+		return 0;
+	check(0, "%s: %.60s…: %s", backend->shard, sql, err.message);
+	return -1;
+}
+
+/* Describe TABLE.  Returns the status; *DEF owned by the caller. */
+static int
+describe(struct rs_backend *backend, const char *table,
+         struct rs_table_def **def, struct rs_err *err)
+{
+	struct call call = {0};
+	int rc = await(&call,
+	               backend_describe(backend, table, on_described, &call,
+	                                &call.err),
+	               "describe");
+
+	*def = call.table;
+	if (err != NULL)
+		*err = call.err;
+	return rc;
+}
+
+/* Upsert ROWS of canonical values (every column in TABLE's order).  An
+ * engine without upsert yet fails without being called. */
+static int
+upsert(struct rs_backend *backend, const struct rs_table_def *table,
+       const struct rs_rows *rows, struct rs_err *err)
+{
+	struct call call = {0};
+
+	memset(err, 0, sizeof(*err));
+	if (backend->ops->upsert == NULL) {
+		snprintf(err->message, sizeof(err->message),
+		         "%s: upsert not implemented", backend->ops->engine);
+		return RS_EINTERNAL;
+	}
+	await(&call,
+	      backend_upsert(backend, table, rows, on_done, &call, &call.err),
+	      "upsert");
+	*err = call.err;
+	return call.status;
+}
+
+/* Delete the rows with keys KEYS (canonical, key order) from TABLE. */
+static int
+delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
+            const struct rs_rows *keys, struct rs_err *err)
+{
+	struct call call = {0};
+
+	memset(err, 0, sizeof(*err));
+	if (backend->ops->delete_keys == NULL) {
+		snprintf(err->message, sizeof(err->message),
+		         "%s: delete_keys not implemented",
+		         backend->ops->engine);
+		return RS_EINTERNAL;
+	}
+	await(&call,
+	      backend_delete_keys(backend, table, keys, on_done, &call,
+	                          &call.err),
+	      "delete_keys");
+	*err = call.err;
+	return call.status;
+}
+
+/* Read TABLE's rows (the key, then every column) after AFTER (NULL: from
+ * the first) up to UPTO (NULL: to the end), in batches of LIMIT rows,
+ * each batch continuing after the last key read, until an empty batch.
+ * Appends to SNAP->raw and canonicalises.  Returns 0, or -1 after a "not
+ * ok" line naming WHAT. */
+static int
+read_rows(struct rs_backend *backend, const struct rs_value *after,
+          const struct rs_value *upto, int limit, struct snapshot *snap,
+          const char *what)
+{
+	const struct rs_table_def *table = snap->table;
+	int *columns = xcalloc((size_t)table->n_columns, sizeof(int));
+	struct rs_value *last = xcalloc((size_t)table->n_pk, sizeof(*last));
+	int rc = 0;
+
+	for (int c = 0; c < table->n_columns; c++)
+		columns[c] = c;
+	for (;;) {
+		struct rs_read_request request = {
+			.table = table,
+			.columns = columns,
+			.n_columns = table->n_columns,
+			.after = after,
+			.upto = upto,
+			.limit = limit,
+		};
+		struct call call = {.rows = &snap->raw};
+
+		if (await(&call,
+		          backend_read_batch(backend, &request, on_rows, &call,
+		                             &call.err),
+		          what) != 0) {
+			check(0, "%s: read_batch: %s", what, call.err.message);
+			rc = -1;
+			break;
+		}
+		if (call.batch_rows == 0)
+			break;
+		if (call.batch_rows > limit ||
+		    snap->raw.n_rows > CHECK_MAX_ROWS) {
+			check(0,
+			      "%s: read_batch returned %d rows for a limit "
+			      "of %d (%d in all)",
+			      what, call.batch_rows, limit, snap->raw.n_rows);
+			rc = -1;
+			break;
+		}
+		/* Continue after the last key read, in the engine's form. */
+		for (int k = 0; k < table->n_pk; k++) {
+			const struct cell *cell =
+				&grid_row(&snap->raw, snap->raw.n_rows - 1)[k];
+
+			last[k].text = cell->text;
+			last[k].len = cell->len;
+		}
+		after = last;
+	}
+	free(columns);
+	free(last);
+	if (rc == 0)
+		rc = snapshot_canonicalise(snap, backend_canon_src(backend),
+		                           what);
+	return rc;
+}
+
+/* Describe TABLE on BACKEND and read all of it into SNAP (which keeps
+ * *DEF).  Returns 0, or -1 after a "not ok" line. */
+static int
+read_table(struct rs_backend *backend, const char *table,
+           struct rs_table_def **def, struct snapshot *snap)
+{
+	struct rs_err err;
+	char *what = xprintf("%s: %s", backend->shard, table);
+	int rc = 0;
+
+	if (describe(backend, table, def, &err) != 0) {
+		check(0, "%s: describe: %s", what, err.message);
+		rc = -1;
+	} else {
+		snapshot_init(snap, *def);
+		rc = read_rows(backend, NULL, NULL, CHECK_BATCH_ROWS, snap,
+		               what);
+	}
+	free(what);
+	return rc;
+}
+
+/* Upsert all of ROWS (canonical, TABLE's columns) in batches of
+ * BATCH_ROWS.  Returns 0 or the first failure (ERR filled). */
+static int
+upsert_grid(struct rs_backend *backend, const struct rs_table_def *table,
+            const struct grid *rows, int batch_rows, struct rs_err *err)
+{
+	memset(err, 0, sizeof(*err));
+	for (int first = 0; first < rows->n_rows; first += batch_rows) {
+		int n = rows->n_rows - first < batch_rows ? rows->n_rows - first
+		                                          : batch_rows;
+		struct rs_value *values = grid_values(rows, first, n);
+		struct rs_rows batch = {n, rows->n_cols, values};
+		int rc = upsert(backend, table, &batch, err);
+
+		free(values);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The canonical keys of rows ROWS (N of them) of SNAP, in key order. */
+static void
+snapshot_keys(const struct snapshot *snap, const int *rows, int n,
+              struct grid *keys)
+{
+	grid_init(keys, snap->table->n_pk);
+	for (int i = 0; i < n; i++) {
+		struct cell *key = grid_add_row(keys);
+		const struct cell *row = grid_row(&snap->canon, rows[i]);
+
+		for (int k = 0; k < snap->table->n_pk; k++)
+			cell_set(&key[k], row[snap->table->pk[k]].text,
+			         row[snap->table->pk[k]].len);
+	}
+}
+
+/* ---- the engines and their SQL ---- */
+
+enum { ENG_PG, ENG_MY, ENG_LITE, N_ENGINES };
+
+/* What one engine's users would write for the checks' tables. */
+struct dialect {
+	const char *types_ddl;  /* CREATE TABLE %s: the typed table */
+	const char *types_rows; /* INSERT INTO %s: the same 8 rows */
+	const char *drop;       /* DROP TABLE IF EXISTS %s (a quoted name) */
+	const char *quoted_ddl; /* the table a"b with awkward columns */
+	const char *quoted_name;
+	const char *nopk_ddl;  /* a table without a primary key */
+	const char *pid_sql;   /* INSERT INTO rs_check_pids (who, pid) */
+	const char *sleep_sql; /* a five-second query */
+	const char *kill_sql;  /* %s: the pid; ends that connection */
+};
+
+/*
+ * The same 8 logical rows on every engine, each written as that engine's
+ * users write it: PostgreSQL timestamptz with offsets, MariaDB TIMESTAMP
+ * in the session's UTC, SQLite ISO-8601 text with or without an offset;
+ * PostgreSQL E'' escapes, MariaDB backslash escapes, SQLite char().
+ * Values cover NULL against '' (text and bytes), unicode with emoji and a
+ * combining accent, 30-digit decimals, -0, the ends of MariaDB TIMESTAMP
+ * and int, an empty key, and bytes holding a quote, a backslash and NUL.
+ */
+static const struct dialect dialects[N_ENGINES] = {
+	[ENG_PG] =
+		{
+			.types_ddl =
+				"CREATE TABLE %s (k text NOT NULL, n integer "
+                                "NOT NULL, "
+				"note text, uni text, amount numeric(30,10), "
+				"ratio double precision, score real, "
+				"at_local timestamp, at_utc timestamptz, flag "
+                                "boolean, "
+				"payload bytea, PRIMARY KEY (k, n))",
+			.types_rows =
+				"INSERT INTO %s (k, n, note, uni, amount, "
+                                "ratio, score, "
+				"at_local, at_utc, flag, payload) VALUES "
+				"('alpha', 1, NULL, 'plain ascii', "
+				"12345678901234567890.1234567890, 0.1, 0.1, "
+				"'2024-02-29 13:45:10.123456', "
+				"'2024-02-29 19:15:10.123456+05:30', true, "
+				"'\\x00ff10'), "
+				"('alpha', 2, '', 'h\u00e9llo w\u00f6rld "
+                                "\u2014 \u00f1', "
+				"-99999999999999999999.9999999999, -1.5e-7, "
+                                "3.25, "
+				"'1999-12-31 23:59:59', '1999-12-31 "
+                                "19:00:00-05', "
+				"false, ''), "
+				"('beta', -7, 'it''s \"quoted\" \\ "
+                                "back\\slash', "
+				"'emoji \U0001F980\U0001F389 and "
+                                "\u65e5\u672c\u8a9e', "
+				"0.0000000001, 1e20, -2.5e-5, '2038-01-19 "
+                                "03:14:07.5', "
+				"'2038-01-19 03:14:07.5+00', true, "
+                                "'\\x275c00'), "
+				"('beta', 0, E'line1\\nline2\\ttab', "
+				"'\u03a9mega \u2211', 0, 3.141592653589793, 0, "
+				"'1970-01-01 00:00:00', '1970-01-01 "
+                                "00:00:01+00', "
+				"false, NULL), "
+				"('gamma', 2147483647, 'NULL', NULL, 1.5, "
+                                "'-0', NULL, "
+				"NULL, NULL, NULL, '\\xdeadbeef'), "
+				"('gamma', -2147483648, 'trailing space ', "
+				"'combining e\u0301', -0.5, 2.5, 1e10, "
+				"'2000-02-29 12:00:00.000001', "
+				"'2000-02-29 23:59:59.999999-12', true, "
+                                "'\\x00'), "
+				"('', 0, 'empty key', '', 100, 100, 100, "
+				"'2024-06-30 23:59:59.999999', "
+				"'2024-07-01 01:59:59.999999+02', true, "
+                                "'\\xff'), "
+				"('zeta', 42, NULL, NULL, NULL, NULL, NULL, "
+                                "NULL, NULL, "
+				"NULL, NULL)",
+			.drop = "DROP TABLE IF EXISTS %s",
+			.quoted_ddl =
+				"CREATE TABLE \"a\"\"b\" (\"x`y\" text PRIMARY "
+				"KEY, \"t; drop table z\" text)",
+			.quoted_name = "\"a\"\"b\"",
+			.nopk_ddl = "CREATE TABLE rs_check_nopk (id integer, "
+                                    "note text)",
+			.pid_sql = "INSERT INTO rs_check_pids (who, pid) "
+				   "VALUES ('pg', pg_backend_pid())",
+			.sleep_sql = "SELECT pg_sleep(5)",
+			.kill_sql = "SELECT pg_terminate_backend(%s)",
+		},
+	[ENG_MY] =
+		{
+			.types_ddl =
+				"CREATE TABLE %s (k varchar(64) NOT NULL, n "
+                                "int NOT "
+				"NULL, note text, uni varchar(200), "
+				"amount decimal(30,10), ratio double, score "
+                                "float, "
+				"at_local datetime(6), "
+				"at_utc timestamp(6) NULL DEFAULT NULL, "
+				"flag tinyint(1), payload longblob, "
+				"PRIMARY KEY (k, n)) DEFAULT CHARSET=utf8mb4",
+			.types_rows =
+				"INSERT INTO %s (k, n, note, uni, amount, "
+                                "ratio, score, "
+				"at_local, at_utc, flag, payload) VALUES "
+				"('alpha', 1, NULL, 'plain ascii', "
+				"12345678901234567890.1234567890, 0.1, 0.1, "
+				"'2024-02-29 13:45:10.123456', "
+				"'2024-02-29 13:45:10.123456', TRUE, "
+                                "X'00FF10'), "
+				"('alpha', 2, '', 'h\u00e9llo w\u00f6rld "
+                                "\u2014 \u00f1', "
+				"-99999999999999999999.9999999999, -1.5e-7, "
+                                "3.25, "
+				"'1999-12-31 23:59:59', '2000-01-01 00:00:00', "
+                                "FALSE, "
+				"X''), "
+				"('beta', -7, 'it\\'s \"quoted\" \\\\ "
+                                "back\\\\slash', "
+				"'emoji \U0001F980\U0001F389 and "
+                                "\u65e5\u672c\u8a9e', "
+				"0.0000000001, 1e20, -2.5e-5, '2038-01-19 "
+                                "03:14:07.5', "
+				"'2038-01-19 03:14:07.5', TRUE, X'275C00'), "
+				"('beta', 0, 'line1\\nline2\\ttab', "
+				"'\u03a9mega \u2211', 0, 3.141592653589793, 0, "
+				"'1970-01-01 00:00:00', '1970-01-01 00:00:01', "
+                                "FALSE, "
+				"NULL), "
+				"('gamma', 2147483647, 'NULL', NULL, 1.5, "
+                                "-0e0, NULL, "
+				"NULL, NULL, NULL, X'DEADBEEF'), "
+				"('gamma', -2147483648, 'trailing space ', "
+				"'combining e\u0301', -0.5, 2.5, 1e10, "
+				"'2000-02-29 12:00:00.000001', "
+				"'2000-03-01 11:59:59.999999', TRUE, X'00'), "
+				"('', 0, 'empty key', '', 100, 100, 100, "
+				"'2024-06-30 23:59:59.999999', "
+				"'2024-06-30 23:59:59.999999', TRUE, X'FF'), "
+				"('zeta', 42, NULL, NULL, NULL, NULL, NULL, "
+                                "NULL, NULL, "
+				"NULL, NULL)",
+			.drop = "DROP TABLE IF EXISTS %s",
+			.quoted_ddl =
+				"CREATE TABLE `a\"b` (`x``y` varchar(100) "
+				"PRIMARY KEY, `t; drop table z` text) "
+				"DEFAULT CHARSET=utf8mb4",
+			.quoted_name = "`a\"b`",
+			.nopk_ddl = "CREATE TABLE rs_check_nopk (id int, note "
+                                    "text)",
+			.pid_sql = "INSERT INTO rs_check_pids (who, pid) "
+				   "VALUES ('my', CONNECTION_ID())",
+			.sleep_sql = "SELECT SLEEP(5)",
+			.kill_sql = "KILL %s",
+		},
+	[ENG_LITE] =
+		{
+			.types_ddl =
+				"CREATE TABLE %s (k TEXT NOT NULL, n INTEGER "
+                                "NOT NULL, "
+				"note TEXT, uni TEXT, amount DECIMAL TEXT, "
+				"ratio DOUBLE, score FLOAT, at_local "
+                                "TIMESTAMP, "
+				"at_utc TIMESTAMPTZ, flag BOOLEAN, payload "
+                                "BLOB, "
+				"PRIMARY KEY (k, n))",
+			.types_rows =
+				"INSERT INTO %s (k, n, note, uni, amount, "
+                                "ratio, score, "
+				"at_local, at_utc, flag, payload) VALUES "
+				"('alpha', 1, NULL, 'plain ascii', "
+				"'12345678901234567890.1234567890', 0.1, 0.1, "
+				"'2024-02-29 13:45:10.123456', "
+				"'2024-02-29T19:15:10.123456+05:30', 1, "
+                                "X'00ff10'), "
+				"('alpha', 2, '', 'h\u00e9llo w\u00f6rld "
+                                "\u2014 \u00f1', "
+				"'-99999999999999999999.9999999999', -1.5e-7, "
+                                "3.25, "
+				"'1999-12-31 23:59:59', "
+                                "'2000-01-01T00:00:00Z', 0, "
+				"X''), "
+				"('beta', -7, 'it''s \"quoted\" \\ "
+                                "back\\slash', "
+				"'emoji \U0001F980\U0001F389 and "
+                                "\u65e5\u672c\u8a9e', "
+				"'0.0000000001', 1e20, -2.5e-5, "
+				"'2038-01-19 03:14:07.5', "
+                                "'2038-01-19T03:14:07.5Z', "
+				"TRUE, X'275c00'), "
+				"('beta', 0, 'line1' || char(10) || 'line2' || "
+                                "char(9) "
+				"|| 'tab', '\u03a9mega \u2211', '0', "
+                                "3.141592653589793, "
+				"0, '1970-01-01 00:00:00', "
+				"'1970-01-01 00:00:01+00:00', FALSE, NULL), "
+				"('gamma', 2147483647, 'NULL', NULL, '1.5', "
+                                "-0.0, NULL, "
+				"NULL, NULL, NULL, X'deadbeef'), "
+				"('gamma', -2147483648, 'trailing space ', "
+				"'combining e\u0301', '-0.5', 2.5, 1e10, "
+				"'2000-02-29 12:00:00.000001', "
+				"'2000-02-29T23:59:59.999999-12:00', 1, "
+                                "X'00'), "
+				"('', 0, 'empty key', '', '100', 100, 100, "
+				"'2024-06-30 23:59:59.999999', "
+				"'2024-06-30 23:59:59.999999', 1, X'ff'), "
+				"('zeta', 42, NULL, NULL, NULL, NULL, NULL, "
+                                "NULL, NULL, "
+				"NULL, NULL)",
+			.drop = "DROP TABLE IF EXISTS %s",
+			.quoted_ddl =
+				"CREATE TABLE \"a\"\"b\" (\"x`y\" TEXT PRIMARY "
+				"KEY, \"t; drop table z\" TEXT)",
+			.quoted_name = "\"a\"\"b\"",
+			.nopk_ddl = "CREATE TABLE rs_check_nopk (id INTEGER, "
+                                    "note TEXT)",
+		},
+};
+
+/* The kinds rs_check_types must be described with, on every engine. */
+static const enum rs_col_kind types_kinds[] = {
+	RS_COL_TEXT,        RS_COL_INTEGER, RS_COL_TEXT,  RS_COL_TEXT,
+	RS_COL_DECIMAL,     RS_COL_FLOAT,   RS_COL_FLOAT, RS_COL_TIMESTAMP,
+	RS_COL_TIMESTAMPTZ, RS_COL_BOOL,    RS_COL_BYTES,
+};
+#define N_TYPES_COLUMNS ((int)(sizeof(types_kinds) / sizeof(types_kinds[0])))
+
+struct engine {
+	const char *shard; /* "pg", "my", "lite" */
+	const char *url;
+	const struct dialect *sql;
+	struct rs_backend *backend; /* NULL when it did not connect */
+	struct rs_table_def *types; /* rs_check_types */
+	struct snapshot types_rows; /* its rows as read */
+	struct rs_table_def *copy;  /* rs_check_copy */
+	struct rs_table_def *quoted, *sentinel; /* a"b and z */
+};
+
+/* Drop and create a table: DROP_NAME quoted for DROP, DDL complete. */
+static int
+fresh_table(struct engine *engine, const char *drop_name, const char *ddl)
+{
+	char *drop = sql_fill(engine->sql->drop, drop_name);
+	int rc = setup_sql(engine->backend, drop);
+
+	free(drop);
+	return rc != 0 ? rc : setup_sql(engine->backend, ddl);
+}
+
+/* Whether TABLE has the columns of rs_check_types with their kinds and
+ * the key (k, n). */
+static int
+types_described(const struct rs_table_def *table)
+{
+	if (table->n_columns != N_TYPES_COLUMNS || table->n_pk != 2 ||
+	    table->pk[0] != 0 || table->pk[1] != 1)
+		return 0;
+	for (int c = 0; c < N_TYPES_COLUMNS; c++)
+		if (table->columns[c].kind != types_kinds[c]) {
+			diag("column %s (%s) is %s, %s expected",
+			     table->columns[c].name, table->columns[c].type,
+			     canonical_kind_name(table->columns[c].kind),
+			     canonical_kind_name(types_kinds[c]));
+			return 0;
+		}
+	return 1;
+}
+
+/* ---- 1. the same rows on three engines ---- */
+
+/* Read rs_check_types from ENGINE again into a fresh snapshot. */
+static int
+reread_types(struct engine *engine, struct snapshot *snap)
+{
+	char *what = xprintf("%s: rs_check_types", engine->shard);
+	int rc;
+
+	snapshot_init(snap, engine->types);
+	rc = read_rows(engine->backend, NULL, NULL, CHECK_BATCH_ROWS, snap,
+	               what);
+	free(what);
+	return rc;
+}
+
+/* Change one value on one engine: the sums must differ (the comparison can
+ * fail), in exactly one row; then restore it and the sums agree again. */
+static void
+check_one_change(struct engine *pg, struct engine *engine, const char *change,
+                 const char *restore, const char *what)
+{
+	struct snapshot changed, restored;
+	struct row_ref *a, *b;
+	int differing = 0;
+
+	if (setup_sql(engine->backend, change) != 0)
+		return;
+	if (reread_types(engine, &changed) == 0) {
+		check(!canonical_chunk_equal(&pg->types_rows.sum, &changed.sum),
+		      "%s: %s changes the chunk sum", engine->shard, what);
+		a = snapshot_refs(&pg->types_rows);
+		b = snapshot_refs(&changed);
+		for (int i = 0; i < changed.canon.n_rows &&
+		                i < pg->types_rows.canon.n_rows;
+		     i++)
+			differing += pg->types_rows.hashes[a[i].row] !=
+			             changed.hashes[b[i].row];
+		check(differing == 1 && changed.canon.n_rows ==
+		                                pg->types_rows.canon.n_rows,
+		      "%s: %s changes exactly one row hash (%d)", engine->shard,
+		      what, differing);
+		refs_free(a, pg->types_rows.canon.n_rows);
+		refs_free(b, changed.canon.n_rows);
+	}
+	snapshot_free(&changed);
+	if (setup_sql(engine->backend, restore) != 0)
+		return;
+	if (reread_types(engine, &restored) == 0)
+		check(canonical_chunk_equal(&pg->types_rows.sum, &restored.sum),
+		      "%s: restored, the chunk sums agree again",
+		      engine->shard);
+	snapshot_free(&restored);
+}
+
+static void
+check_same_rows(struct engine *engines)
+{
+	struct engine *pg = &engines[ENG_PG];
+	int ready = 1;
+
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct engine *e = &engines[i];
+		char *ddl = sql_fill(e->sql->types_ddl, "rs_check_types");
+		char *rows = sql_fill(e->sql->types_rows, "rs_check_types");
+		struct rs_err err;
+
+		if (fresh_table(e, "rs_check_types", ddl) != 0 ||
+		    !check(run_sql(e->backend, rows, &err) == 0,
+		           "%s: 8 rows inserted with the engine's own SQL%s%s",
+		           e->shard, err.message[0] ? ": " : "", err.message) ||
+		    read_table(e->backend, "rs_check_types", &e->types,
+		               &e->types_rows) != 0) {
+			ready = 0;
+		} else {
+			check(types_described(e->types),
+			      "%s: rs_check_types described with the expected "
+			      "kinds and key (k, n)",
+			      e->shard);
+			check(e->types_rows.raw.n_rows == 8,
+			      "%s: 8 rows read back in batches of %d (%d)",
+			      e->shard, CHECK_BATCH_ROWS,
+			      e->types_rows.raw.n_rows);
+		}
+		free(ddl);
+		free(rows);
+	}
+	if (!ready)
+		return;
+	compare_snapshots("PostgreSQL = MariaDB", &pg->types_rows,
+	                  &engines[ENG_MY].types_rows);
+	compare_snapshots("PostgreSQL = SQLite", &pg->types_rows,
+	                  &engines[ENG_LITE].types_rows);
+	/* A check that cannot fail is a defect: show that these can. */
+	check_one_change(pg, &engines[ENG_MY],
+	                 "UPDATE rs_check_types SET note = NULL "
+	                 "WHERE k = 'alpha' AND n = 2",
+	                 "UPDATE rs_check_types SET note = '' "
+	                 "WHERE k = 'alpha' AND n = 2",
+	                 "'' made NULL");
+	check_one_change(pg, &engines[ENG_LITE],
+	                 "UPDATE rs_check_types SET at_utc = "
+	                 "'2000-01-01T00:00:00.000001Z' "
+	                 "WHERE k = 'alpha' AND n = 2",
+	                 "UPDATE rs_check_types SET at_utc = "
+	                 "'2000-01-01T00:00:00Z' WHERE k = 'alpha' AND n = 2",
+	                 "a timestamptz one microsecond later");
+	check_one_change(pg, &engines[ENG_PG],
+	                 "UPDATE rs_check_types SET payload = '\\x00ff11' "
+	                 "WHERE k = 'alpha' AND n = 1",
+	                 "UPDATE rs_check_types SET payload = '\\x00ff10' "
+	                 "WHERE k = 'alpha' AND n = 1",
+	                 "one byte of a bytea changed");
+}
+
+/* ---- 2. copying through the write path ---- */
+
+/* Whether SNAP's raw keys are exactly rows FIRST..LAST of ALL's. */
+static int
+same_keys(const struct snapshot *snap, const struct snapshot *all, int first,
+          int last)
+{
+	int n_pk = snap->table->n_pk;
+
+	if (snap->raw.n_rows != last - first + 1)
+		return 0;
+	for (int r = 0; r < snap->raw.n_rows; r++)
+		for (int k = 0; k < n_pk; k++) {
+			const struct cell *a = &grid_row(&snap->raw, r)[k];
+			const struct cell *b =
+				&grid_row(&all->raw, first + r)[k];
+
+			if ((a->text == NULL) != (b->text == NULL) ||
+			    a->len != b->len ||
+			    (a->len > 0 &&
+			     memcmp(a->text, b->text, a->len) != 0))
+				return 0;
+		}
+	return 1;
+}
+
+/* The key of row ROW of SNAP as read, for after/upto. */
+static void
+raw_key(const struct snapshot *snap, int row, struct rs_value *key)
+{
+	for (int k = 0; k < snap->table->n_pk; k++) {
+		key[k].text = grid_row(&snap->raw, row)[k].text;
+		key[k].len = grid_row(&snap->raw, row)[k].len;
+	}
+}
+
+/* Bounded reads on a table of 8 rows ALL (as read in key order): after
+ * and upto together, upto alone, a range of one row, an empty range, and
+ * a range paged in batches smaller than itself. */
+static void
+check_ranges(struct engine *engine, const struct snapshot *all)
+{
+	struct rs_value after[2], upto[2];
+	const struct {
+		int after, upto, limit; /* -1: no bound */
+		int first, last;        /* rows expected */
+		const char *what;
+	} cases[] = {
+		{0, 6, 100, 1, 6, "after row 1 up to row 7"},
+		{-1, 2, 100, 0, 2, "up to row 3 only"},
+		{3, -1, 100, 4, 7, "after row 4 only"},
+		{2, 3, 100, 3, 3, "a range of one row"},
+		{4, 4, 100, 5, 4, "an empty range (after = upto)"},
+		{1, 6, 2, 2, 6, "after row 2 up to row 7 in batches of 2"},
+	};
+	char *what;
+
+	if (all->raw.n_rows != 8)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct snapshot range;
+
+		if (cases[i].after >= 0)
+			raw_key(all, cases[i].after, after);
+		if (cases[i].upto >= 0)
+			raw_key(all, cases[i].upto, upto);
+		what = xprintf("%s: rs_check_copy read %s", engine->shard,
+		               cases[i].what);
+		snapshot_init(&range, all->table);
+		if (read_rows(engine->backend,
+		              cases[i].after >= 0 ? after : NULL,
+		              cases[i].upto >= 0 ? upto : NULL, cases[i].limit,
+		              &range, what) == 0)
+			check(same_keys(&range, all, cases[i].first,
+			                cases[i].last),
+			      "%s: exactly rows %d to %d (%d rows)", what,
+			      cases[i].first + 1, cases[i].last + 1,
+			      range.raw.n_rows);
+		snapshot_free(&range);
+		free(what);
+	}
+}
+
+/* Read rs_check_copy on ENGINE and compare it with WANT. */
+static void
+check_copy_rows(struct engine *engine, const struct snapshot *want,
+                const char *step, struct snapshot *got)
+{
+	char *what = xprintf("%s: rs_check_copy %s", engine->shard, step);
+
+	snapshot_init(got, engine->copy);
+	if (read_rows(engine->backend, NULL, NULL, CHECK_BATCH_ROWS, got,
+	              what) == 0)
+		compare_snapshots(what, want, got);
+	free(what);
+}
+
+static void
+check_copy(struct engine *engines)
+{
+	const struct snapshot *source = &engines[ENG_PG].types_rows;
+	int deleted[4] = {0, 2, 4, 6}, kept[4] = {1, 3, 5, 7};
+	struct snapshot want_kept;
+	struct grid keys;
+
+	if (source->canon.n_rows != 8) {
+		check(0, "copy: no rows read from PostgreSQL to copy");
+		return;
+	}
+	snapshot_subset(&want_kept, source, kept, 4);
+	snapshot_keys(source, deleted, 4, &keys);
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct engine *e = &engines[i];
+		char *ddl = sql_fill(e->sql->types_ddl, "rs_check_copy");
+		struct snapshot got;
+		struct rs_err err;
+		struct rs_value *key_values;
+		struct rs_rows key_rows;
+		int rc;
+
+		rc = fresh_table(e, "rs_check_copy", ddl);
+		free(ddl);
+		if (rc != 0 || describe(e->backend, "rs_check_copy", &e->copy,
+		                        &err) != 0) {
+			check(0, "%s: rs_check_copy created and described%s%s",
+			      e->shard, rc != 0 ? "" : ": ",
+			      rc != 0 ? "" : err.message);
+			continue;
+		}
+		/* Batches of 3: three transactions, the last one short. */
+		if (!check(upsert_grid(e->backend, e->copy, &source->canon, 3,
+		                       &err) == 0,
+		           "%s: upsert of PostgreSQL's 8 canonical rows%s%s",
+		           e->shard, err.message[0] ? ": " : "", err.message))
+			continue;
+		check_copy_rows(e, source, "after upsert", &got);
+		snapshot_free(&got);
+
+		/* The same batch again converges: nothing changes. */
+		check(upsert_grid(e->backend, e->copy, &source->canon, 8,
+		                  &err) == 0,
+		      "%s: upsert of the same 8 rows again%s%s", e->shard,
+		      err.message[0] ? ": " : "", err.message);
+		check_copy_rows(e, source, "after a repeated upsert", &got);
+		check_ranges(e, &got);
+		snapshot_free(&got);
+
+		/* A row that exists is overwritten, not kept. */
+		{
+			struct snapshot changed;
+			struct grid one;
+			struct cell *row;
+
+			snapshot_subset(&changed, source, NULL, 0);
+			grid_init(&one, source->canon.n_cols);
+			row = grid_add_row(&one);
+			for (int c = 0; c < one.n_cols; c++)
+				cell_set(&row[c],
+				         grid_row(&source->canon, 1)[c].text,
+				         grid_row(&source->canon, 1)[c].len);
+			cell_set(&row[2], "overwritten", 11); /* note */
+			cell_set(&grid_row(&changed.canon, 1)[2], "overwritten",
+			         11);
+			snapshot_hash(&changed);
+			if (check(upsert_grid(e->backend, e->copy, &one, 1,
+			                      &err) == 0,
+			          "%s: upsert of one changed row%s%s", e->shard,
+			          err.message[0] ? ": " : "", err.message)) {
+				check_copy_rows(e, &changed,
+				                "with one row overwritten",
+				                &got);
+				snapshot_free(&got);
+			}
+			grid_free(&one);
+			snapshot_free(&changed);
+			upsert_grid(e->backend, e->copy, &source->canon, 8,
+			            &err);
+		}
+
+		/* Delete every other key, twice: the second finds none. */
+		key_values = grid_values(&keys, 0, keys.n_rows);
+		key_rows =
+			(struct rs_rows){keys.n_rows, keys.n_cols, key_values};
+		for (int round = 0; round < 2; round++) {
+			check(delete_keys(e->backend, e->copy, &key_rows,
+			                  &err) == 0,
+			      "%s: delete_keys of 4 of the 8 keys%s%s%s",
+			      e->shard, round > 0 ? " again" : "",
+			      err.message[0] ? ": " : "", err.message);
+			check_copy_rows(e, &want_kept,
+			                round == 0 ? "after delete_keys"
+			                           : "after a repeated "
+			                             "delete_keys",
+			                &got);
+			snapshot_free(&got);
+		}
+		free(key_values);
+	}
+	grid_free(&keys);
+	snapshot_free(&want_kept);
+}
+
+/* ---- 3. identifiers that need quoting ---- */
+
+/* Canonical rows for a"b: keys and values that break naive quoting. */
+static void
+quoted_rows(struct grid *rows)
+{
+	static const char *const values[][2] = {
+		{"it's", "'); DROP TABLE z; --"},
+		{"back\\slash\\", "x\\'; DROP TABLE z; -- \""},
+		{"semi; drop table z", NULL},
+		{"dq\"`bt`", ""},
+		{"\u30e6\u30cb\U0001F980", "\n"},
+	};
+
+	grid_init(rows, 2);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		struct cell *row = grid_add_row(rows);
+
+		cell_set(&row[0], values[i][0], strlen(values[i][0]));
+		if (values[i][1] != NULL)
+			cell_set(&row[1], values[i][1], strlen(values[i][1]));
+	}
+}
+
+static void
+check_quoting(struct engine *engines)
+{
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct engine *e = &engines[i];
+		struct snapshot want, got, rest, sentinel = {0};
+		struct grid rows, key;
+		struct rs_value *values;
+		struct rs_rows one_key;
+		struct rs_err err;
+		int keep[4] = {1, 2, 3, 4};
+		char *what;
+
+		if (fresh_table(e, "z",
+		                "CREATE TABLE z (id integer PRIMARY KEY, "
+		                "note varchar(20))") != 0 ||
+		    setup_sql(e->backend,
+		              "INSERT INTO z VALUES (1, 'sentinel')") != 0 ||
+		    fresh_table(e, e->sql->quoted_name, e->sql->quoted_ddl) !=
+		            0)
+			continue;
+		if (!check(describe(e->backend, "a\"b", &e->quoted, &err) == 0,
+		           "%s: describe a\"b%s%s", e->shard,
+		           err.message[0] ? ": " : "", err.message))
+			continue;
+		check(e->quoted->n_columns == 2 &&
+		              strcmp(e->quoted->columns[0].name, "x`y") == 0 &&
+		              strcmp(e->quoted->columns[1].name,
+		                     "t; drop table z") == 0 &&
+		              e->quoted->n_pk == 1 && e->quoted->pk[0] == 0,
+		      "%s: a\"b has columns x`y (key) and 't; drop table z'",
+		      e->shard);
+		quoted_rows(&rows);
+		snapshot_init(&want, e->quoted);
+		for (int r = 0; r < rows.n_rows; r++) {
+			struct cell *to = grid_add_row(&want.canon);
+
+			for (int c = 0; c < 2; c++)
+				cell_set(&to[c], grid_row(&rows, r)[c].text,
+				         grid_row(&rows, r)[c].len);
+		}
+		snapshot_hash(&want);
+		if (check(upsert_grid(e->backend, e->quoted, &rows, 5, &err) ==
+		                  0,
+		          "%s: upsert of 5 rows into a\"b%s%s", e->shard,
+		          err.message[0] ? ": " : "", err.message)) {
+			what = xprintf("%s: a\"b read back", e->shard);
+			snapshot_init(&got, e->quoted);
+			if (read_rows(e->backend, NULL, NULL, 2, &got, what) ==
+			    0)
+				compare_snapshots(what, &want, &got);
+			snapshot_free(&got);
+			free(what);
+
+			grid_init(&key, 1);
+			cell_set(&grid_add_row(&key)[0], "it's", 4);
+			values = grid_values(&key, 0, 1);
+			one_key = (struct rs_rows){1, 1, values};
+			check(delete_keys(e->backend, e->quoted, &one_key,
+			                  &err) == 0,
+			      "%s: delete_keys of key it's from a\"b%s%s",
+			      e->shard, err.message[0] ? ": " : "",
+			      err.message);
+			free(values);
+			grid_free(&key);
+			what = xprintf("%s: a\"b after delete_keys", e->shard);
+			snapshot_subset(&rest, &want, keep, 4);
+			snapshot_init(&got, e->quoted);
+			if (read_rows(e->backend, NULL, NULL, 2, &got, what) ==
+			    0)
+				compare_snapshots(what, &rest, &got);
+			snapshot_free(&got);
+			snapshot_free(&rest);
+			free(what);
+		}
+		snapshot_free(&want);
+		grid_free(&rows);
+
+		/* Nothing else was touched: z is there with its row. */
+		if (read_table(e->backend, "z", &e->sentinel, &sentinel) == 0) {
+			const struct cell *note =
+				sentinel.canon.n_rows == 1
+					? &grid_row(&sentinel.canon, 0)[1]
+					: NULL;
+
+			check(note != NULL && note->text != NULL &&
+			              strcmp(note->text, "sentinel") == 0,
+			      "%s: table z still holds its one row (%d rows)",
+			      e->shard, sentinel.canon.n_rows);
+		}
+		snapshot_free(&sentinel);
+	}
+}
+
+/* ---- 4. errors ---- */
+
+/* A TCP listener on 127.0.0.1 that never accepts: connections complete
+ * in the kernel, and then nothing is ever said.  Returns the socket and
+ * *PORT, or -1. */
+static int
+mute_listener(int *port)
+{
+	struct sockaddr_in addr = {0};
+	socklen_t len = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+	    listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(addr.sin_port);
+	return fd;
+}
+
+/* Check a failure: CODE, the shard named with the masked URL MASKED, and
+ * no PASSWORD (may be NULL) in the message.  NEEDLE (may be NULL) must
+ * appear in the message. */
+static void
+check_failure(const char *what, int status, int code, const struct rs_err *err,
+              const char *shard, const char *masked, const char *password,
+              const char *needle)
+{
+	char *prefix = xprintf("shard %s (%s)", shard, masked);
+
+	check(status == code && err->code == code, "%s: code %d (got %d)", what,
+	      code, status);
+	check(strstr(err->message, prefix) != NULL, "%s: message names %s",
+	      what, prefix);
+	if (password != NULL)
+		check(strstr(err->message, password) == NULL,
+		      "%s: password not in the message", what);
+	if (needle != NULL)
+		check(strstr(err->message, needle) != NULL,
+		      "%s: message says \"%s\"", what, needle);
+	diag("%s", err->message);
+	free(prefix);
+}
+
+/* Connect to URL (built from FMT) and check that it fails as expected. */
+static void
+check_connect_failure(const char *shard, const char *url, const char *masked,
+                      int timeout_ms, const char *password, const char *needle,
+                      const char *what)
+{
+	struct rs_backend *backend = NULL;
+	struct rs_err err;
+	uint64_t started = uv_hrtime();
+	int rc = open_backend(shard, url, timeout_ms, &backend, &err);
+	uint64_t elapsed_ms = (uv_hrtime() - started) / 1000000;
+
+	check_failure(what, rc, RS_ECONNECT, &err, shard, masked, password,
+	              needle);
+	if (timeout_ms < CHECK_CONNECT_MS)
+		check(elapsed_ms + 50 >= (uint64_t)timeout_ms &&
+		              elapsed_ms <= (uint64_t)timeout_ms + 500,
+		      "%s: gave up after %" PRIu64 " ms (timeout %d ms)", what,
+		      elapsed_ms, timeout_ms);
+	close_backend(backend);
+}
+
+/* "scheme://user:PASSWORD@HOST:PORT/db" for URL's user and database. */
+static char *
+url_with(const struct rs_url *url, const char *password, const char *host,
+         int port)
+{
+	return xprintf("%s://%s:%s@%s:%d/%s", url_engine_name(url->engine),
+	               url->user != NULL ? url->user : "", password, host, port,
+	               url->database != NULL ? url->database : "");
+}
+
+static void
+check_errors(struct engine *engines, const char *sqlite_dir)
+{
+	int port = 0, listener = mute_listener(&port);
+
+	check(listener >= 0, "a mute TCP listener on 127.0.0.1:%d", port);
+	for (int i = ENG_PG; i <= ENG_MY; i++) {
+		const char *name = i == ENG_PG ? "PostgreSQL" : "MariaDB";
+		struct rs_url url;
+		struct rs_err err;
+		char *bad, *masked, *shard, *what;
+
+		if (url_parse(engines[i].url, NULL, &url, &err) != 0) {
+			check(0, "%s URL parses: %s", name, err.message);
+			continue;
+		}
+		/* A closed port: refused at once. */
+		bad = url_with(&url, CHECK_WRONG_PASSWORD, "127.0.0.1", 1);
+		masked = url_with(&url, "****", "127.0.0.1", 1);
+		shard = xprintf("%s-closed", engines[i].shard);
+		what = xprintf("%s: connect to a closed port", name);
+		check_connect_failure(shard, bad, masked, CHECK_CONNECT_MS,
+		                      CHECK_WRONG_PASSWORD, NULL, what);
+		free(bad), free(masked), free(shard), free(what);
+
+		/* A listener that never answers: the timeout ends it. */
+		if (listener >= 0) {
+			bad = url_with(&url, CHECK_WRONG_PASSWORD, "127.0.0.1",
+			               port);
+			masked = url_with(&url, "****", "127.0.0.1", port);
+			shard = xprintf("%s-mute", engines[i].shard);
+			what = xprintf("%s: connect to a mute listener", name);
+			check_connect_failure(
+				shard, bad, masked, CHECK_SHORT_TIMEOUT,
+				CHECK_WRONG_PASSWORD, "within", what);
+			free(bad), free(masked), free(shard), free(what);
+		}
+
+		/* The real server, the wrong password. */
+		bad = url_with(&url, CHECK_WRONG_PASSWORD, url.host, url.port);
+		masked = url_with(&url, "****", url.host, url.port);
+		shard = xprintf("%s-badpw", engines[i].shard);
+		what = xprintf("%s: connect with a wrong password", name);
+		check_connect_failure(shard, bad, masked, CHECK_CONNECT_MS,
+		                      CHECK_WRONG_PASSWORD, NULL, what);
+		free(bad), free(masked), free(shard), free(what);
+		url_clear(&url);
+	}
+	if (listener >= 0)
+		close(listener);
+
+	/* SQLite: a missing file is an unreachable shard. */
+	{
+		char *missing =
+			xprintf("sqlite://%s/missing/none.db", sqlite_dir);
+
+		check_connect_failure("lite-missing", missing, missing,
+		                      CHECK_CONNECT_MS, NULL, NULL,
+		                      "SQLite: connect to a missing file");
+		free(missing);
+	}
+
+	/* Schema errors, on every engine. */
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct engine *e = &engines[i];
+		struct rs_table_def *def = NULL;
+		struct rs_err err;
+		char *what;
+		int rc;
+
+		what = xprintf("%s: describe a missing table", e->shard);
+		setup_sql(e->backend, "DROP TABLE IF EXISTS rs_check_missing");
+		rc = describe(e->backend, "rs_check_missing", &def, &err);
+		check_failure(what, rc, RS_ESCHEMA, &err, e->shard,
+		              e->backend->url.masked, NULL, "rs_check_missing");
+		backend_table_free(def);
+		free(what);
+
+		what = xprintf("%s: describe a table without primary key",
+		               e->shard);
+		if (fresh_table(e, "rs_check_nopk", e->sql->nopk_ddl) == 0) {
+			def = NULL;
+			rc = describe(e->backend, "rs_check_nopk", &def, &err);
+			check_failure(what, rc, RS_ESCHEMA, &err, e->shard,
+			              e->backend->url.masked, NULL,
+			              "rs_check_nopk");
+			backend_table_free(def);
+		}
+		free(what);
+	}
+}
+
+/* ---- 5. a connection killed mid-query ---- */
+
+static void
+check_kill(struct engine *engine)
+{
+	const char *name = engine->shard;
+	struct rs_backend *victim = NULL, *killer = NULL, *after = NULL;
+	struct rs_table_def *pids = NULL;
+	struct snapshot snap = {0};
+	struct call query = {0}, kill = {0}, again = {0};
+	struct rs_err err;
+	char *victim_shard = xprintf("%s-victim", name);
+	char *killer_shard = xprintf("%s-killer", name);
+	char *kill_sql = NULL;
+	const char *pid = NULL;
+	uint64_t kill_started;
+	int never = 0, rc;
+
+	if (!check(open_backend(victim_shard, engine->url, CHECK_CONNECT_MS,
+	                        &victim, &err) == 0 &&
+	                   open_backend(killer_shard, engine->url,
+	                                CHECK_CONNECT_MS, &killer, &err) == 0,
+	           "%s: two connections for the kill%s%s", name,
+	           err.message[0] ? ": " : "", err.message))
+		goto out;
+	/* The victim writes down its own server process/connection id. */
+	if (setup_sql(killer, "DROP TABLE IF EXISTS rs_check_pids") != 0 ||
+	    setup_sql(killer, "CREATE TABLE rs_check_pids (who varchar(8) "
+	                      "PRIMARY KEY, pid bigint)") != 0 ||
+	    setup_sql(victim, engine->sql->pid_sql) != 0 ||
+	    read_table(killer, "rs_check_pids", &pids, &snap) != 0)
+		goto out;
+	if (!check(snap.canon.n_rows == 1 &&
+	                   grid_row(&snap.canon, 0)[1].text != NULL,
+	           "%s: the victim's id read back", name))
+		goto out;
+	pid = grid_row(&snap.canon, 0)[1].text;
+	kill_sql = sql_fill(engine->sql->kill_sql, pid);
+
+	/* Start the long query, let it reach the server, then kill. */
+	rc = backend_exec(victim, engine->sql->sleep_sql, on_done, &query,
+	                  &query.err);
+	if (!check(rc == 0, "%s: %s started", name, engine->sql->sleep_sql)) {
+		query.done = 1;
+		goto out;
+	}
+	wait_until(&never, CHECK_KILL_DELAY_MS);
+	kill_started = uv_now(&check_loop);
+	rc = backend_exec(killer, kill_sql, on_done, &kill, &kill.err);
+	if (rc != 0) {
+		kill.done = 1;
+		kill.status = rc;
+	}
+	/* The watchdog: the killed query must end within the deadline. */
+	wait_until(&query.done, CHECK_KILL_DEADLINE);
+	check(query.done, "%s: the killed query ended within %d ms", name,
+	      CHECK_KILL_DEADLINE);
+	if (query.done) {
+		check(query.status == RS_ECONNECT || query.status == RS_EQUERY,
+		      "%s: the killed query failed with RS_ECONNECT or "
+		      "RS_EQUERY (%d after %" PRIu64 " ms)",
+		      name, query.status, query.ended_ms - kill_started);
+		check(strstr(query.err.message, victim_shard) != NULL,
+		      "%s: the failure names shard %s", name, victim_shard);
+		diag("%s", query.err.message);
+	} else if (!wait_until(&query.done, CHECK_OP_TIMEOUT_MS)) {
+		bail_out("the killed query");
+	}
+	if (!wait_until(&kill.done, CHECK_OP_TIMEOUT_MS))
+		bail_out(kill_sql);
+	check(kill.status == 0, "%s: %s ran%s%s", name, kill_sql,
+	      kill.status != 0 ? ": " : "", kill.err.message);
+
+	/* The lost connection stays lost, cleanly. */
+	rc = await(
+		&again,
+		backend_exec(victim, "SELECT 1", on_done, &again, &again.err),
+		"exec after the kill");
+	check(rc != 0, "%s: exec on the killed connection fails (%d)", name,
+	      rc);
+
+	/* And the server takes new connections. */
+	rc = open_backend(name, engine->url, CHECK_CONNECT_MS, &after, &err);
+	if (rc == 0)
+		rc = run_sql(after, "SELECT 1", &err);
+	check(rc == 0, "%s: a new connection works after the kill%s%s", name,
+	      rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+out:
+	if (killer != NULL && pids != NULL)
+		setup_sql(killer, "DROP TABLE IF EXISTS rs_check_pids");
+	close_backend(after);
+	close_backend(killer);
+	close_backend(victim);
+	if (pids != NULL)
+		snapshot_free(&snap);
+	backend_table_free(pids);
+	free(kill_sql);
+	free(victim_shard);
+	free(killer_shard);
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	struct engine engines[N_ENGINES] = {
+		[ENG_PG] = {.shard = "pg"},
+		[ENG_MY] = {.shard = "my"},
+		[ENG_LITE] = {.shard = "lite"},
+	};
+	char *sqlite_path, *sqlite_url;
+	FILE *file;
+	int all_connected = 1, rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s URL_PG URL_MY SQLITE_DIR\n",
+		        argv[0]);
+		return 2;
+	}
+	/* SQLite shards must exist: an empty file is an empty database. */
+	sqlite_path = xprintf("%s/%s", argv[3], CHECK_SQLITE_FILE);
+	sqlite_url = xprintf("sqlite://%s", sqlite_path);
+	file = fopen(sqlite_path, "w");
+	if (file == NULL) {
+		fprintf(stderr, "backend_check: cannot create %s\n",
+		        sqlite_path);
+		return 2;
+	}
+	fclose(file);
+	engines[ENG_PG].url = argv[1];
+	engines[ENG_MY].url = argv[2];
+	engines[ENG_LITE].url = sqlite_url;
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct rs_err err;
+
+		engines[i].sql = &dialects[i];
+		rc = open_backend(engines[i].shard, engines[i].url,
+		                  CHECK_CONNECT_MS, &engines[i].backend, &err);
+		if (!check(rc == 0, "%s: connect%s%s", engines[i].shard,
+		           rc != 0 ? ": " : "", rc != 0 ? err.message : ""))
+			all_connected = 0;
+	}
+	if (all_connected) {
+		check_same_rows(engines);
+		check_copy(engines);
+		check_quoting(engines);
+		check_errors(engines, argv[3]);
+		check_kill(&engines[ENG_PG]);
+		check_kill(&engines[ENG_MY]);
+	}
+
+	for (int i = 0; i < N_ENGINES; i++) {
+		close_backend(engines[i].backend);
+		snapshot_free(&engines[i].types_rows);
+		backend_table_free(engines[i].types);
+		backend_table_free(engines[i].copy);
+		backend_table_free(engines[i].quoted);
+		backend_table_free(engines[i].sentinel);
+	}
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly%s%s", rc != 0 ? ": " : "",
+	      rc != 0 ? uv_strerror(rc) : "");
+	free(sqlite_path);
+	free(sqlite_url);
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}

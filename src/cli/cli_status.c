@@ -1,0 +1,92 @@
+/*
+ * `reshard status PLAN [--format text|json]` and `reshard abort PLAN`
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/engine.h"
+
+static int
+cli_status(int argc, char **argv, struct rs_err *err)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct rs_plan *plan = NULL;
+	int c, rc, json = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return rs_err_set(err, RS_EUSAGE,
+				                  "status: --format %s is not "
+				                  "known; use text or json",
+				                  optarg);
+			break;
+		case 'h':
+			cli_print_help(&cli_status_command, stdout);
+			return 0;
+		default:
+			return cli_bad_option(&cli_status_command, argc, argv,
+			                      err);
+		}
+	}
+	if (optind != argc - 1)
+		return rs_err_set(err, RS_EUSAGE,
+		                  "status needs exactly one plan file; see "
+		                  "`reshard status --help`");
+	rc = cli_load_plan(argv[optind], &plan, err);
+	if (rc == 0)
+		rc = engine_status(plan, json, stdout, err);
+	plan_free(plan);
+	return rc;
+}
+
+static int
+cli_abort(int argc, char **argv, struct rs_err *err)
+{
+	struct rs_plan *plan = NULL;
+	int rc;
+
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		cli_print_help(&cli_abort_command, stdout);
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return rs_err_set(err, RS_EUSAGE,
+		                  "abort needs exactly one plan file; see "
+		                  "`reshard abort --help`");
+	rc = cli_load_plan(argv[1], &plan, err);
+	if (rc == 0)
+		rc = engine_abort(plan, err);
+	plan_free(plan);
+	return rc;
+}
+
+const struct rs_command cli_status_command = {
+	.name = "status",
+	.usage = "PLAN [--format text|json]",
+	.summary = "Show every step of the plan's run with its state, timings "
+		   "and rows, whether\na process runs it now, whether writes "
+		   "are fenced right now, the epoch.",
+	.help = "  --format FORMAT  text (default) or json\n",
+	.run = cli_status,
+};
+
+const struct rs_command cli_abort_command = {
+	.name = "abort",
+	.usage = "PLAN",
+	.summary = "Before publish: release the fences, remove what the run "
+		   "made, set the\njournal aside. After publish it refuses: "
+		   "the run can only go forward.",
+	.help = "",
+	.run = cli_abort,
+};

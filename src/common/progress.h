@@ -1,0 +1,34 @@
+/*
+ * Progress of a long operation on standard error: on a terminal a bar
+ * redrawn a few times a second (rows, rate, time left), elsewhere one line
+ * every few seconds, and a closing line either way.  Callers report work
+ * with progress_add; nothing runs in the background.
+ */
+#ifndef RS_PROGRESS_H
+#define RS_PROGRESS_H
+
+#include <stdint.h>
+
+struct rs_progress {
+	char label[48];      /* "verify", "dry-run" … */
+	uint64_t done;       /* rows so far */
+	uint64_t total;      /* expected rows, 0 when unknown */
+	uint64_t started_ns; /* uv_hrtime() at progress_start */
+	uint64_t printed_ns; /* when the last bar or line was drawn */
+	int tty;             /* standard error is a terminal */
+	int quiet;           /* draw nothing (tests, --summary pipes) */
+};
+
+/* Start counting rows of LABEL, TOTAL expected (0: unknown). */
+void progress_start(struct rs_progress *p, const char *label, uint64_t total);
+
+/* Raise the expected total by N (when it is learnt piece by piece). */
+void progress_expect(struct rs_progress *p, uint64_t n);
+
+/* Count N more rows; redraw if it is time. */
+void progress_add(struct rs_progress *p, uint64_t n);
+
+/* Clear the bar and print "LABEL: N rows in S s (R rows/s)". */
+void progress_finish(struct rs_progress *p);
+
+#endif

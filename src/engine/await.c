@@ -1,0 +1,320 @@
+/*
+ * One backend operation at a time, awaited: the callback records the
+ * outcome in a struct waiter on the caller's stack, and the caller runs
+ * the loop one turn at a time until it is there.
+ */
+#include "engine/await.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct waiter {
+	int done;
+	int status;
+	struct rs_err err;
+	int64_t value;
+	struct rs_table_def *def;
+	struct rs_rowbuf *rows;
+};
+
+static int
+waiter_wait(uv_loop_t *loop, struct waiter *w, int started, struct rs_err *err)
+{
+	if (started != 0)
+		return started; /* ERR is filled; no callback will come */
+	while (!w->done)
+		uv_run(loop, UV_RUN_ONCE);
+	if (w->status != 0 && err != NULL)
+		*err = w->err;
+	return w->status;
+}
+
+static void
+waiter_note(struct waiter *w, int status, const struct rs_err *err)
+{
+	w->done = 1;
+	w->status = status;
+	if (status != 0) {
+		if (err != NULL)
+			w->err = *err;
+		else
+			rs_err_set(&w->err, status, "operation failed");
+	}
+}
+
+static void
+on_done(struct rs_backend *backend, int status, const struct rs_err *err,
+        void *arg)
+{
+	(void)backend;
+	waiter_note(arg, status, err);
+}
+
+static void
+on_count(struct rs_backend *backend, int status, const struct rs_err *err,
+         int64_t value, void *arg)
+{
+	struct waiter *w = arg;
+
+	(void)backend;
+	w->value = value;
+	waiter_note(w, status, err);
+}
+
+static void
+on_describe(struct rs_backend *backend, int status, const struct rs_err *err,
+            struct rs_table_def *def, void *arg)
+{
+	struct waiter *w = arg;
+
+	(void)backend;
+	w->def = def;
+	waiter_note(w, status, err);
+}
+
+void
+rowbuf_free(struct rs_rowbuf *buf)
+{
+	free(buf->values);
+	free(buf->bytes);
+	memset(buf, 0, sizeof(*buf));
+}
+
+/* Copy ROWS into BUF.  Returns 0 or RS_ENOMEM. */
+static int
+rowbuf_copy(struct rs_rowbuf *buf, const struct rs_rows *rows)
+{
+	size_t n = (size_t)rows->n_rows * (size_t)rows->n_cols, bytes = 0;
+	size_t at = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += rows->values[i].len + 1;
+	if (n > buf->cap_values) {
+		struct rs_value *v = realloc(buf->values, n * sizeof(*v));
+
+		if (v == NULL)
+			return RS_ENOMEM;
+		buf->values = v;
+		buf->cap_values = n;
+	}
+	if (bytes > buf->cap_bytes) {
+		char *b = realloc(buf->bytes, bytes);
+
+		if (b == NULL)
+			return RS_ENOMEM;
+		buf->bytes = b;
+		buf->cap_bytes = bytes;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rs_value *v = &rows->values[i];
+
+		if (v->text == NULL) {
+			buf->values[i].text = NULL;
+			buf->values[i].len = 0;
+			continue;
+		}
+		memcpy(buf->bytes + at, v->text, v->len);
+		buf->bytes[at + v->len] = '\0';
+		buf->values[i].text = buf->bytes + at;
+		buf->values[i].len = v->len;
+		at += v->len + 1;
+	}
+	buf->n_rows = rows->n_rows;
+	buf->n_cols = rows->n_cols;
+	return 0;
+}
+
+static void
+on_rows(struct rs_backend *backend, int status, const struct rs_err *err,
+        const struct rs_rows *rows, void *arg)
+{
+	struct waiter *w = arg;
+	struct rs_err local = {0};
+
+	if (status == 0 && rowbuf_copy(w->rows, rows) != 0) {
+		status = backend_fail(backend, &local, RS_ENOMEM,
+		                      "out of memory for a batch of rows");
+		err = &local;
+	}
+	waiter_note(w, status, err);
+}
+
+int
+await_connect(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(loop, &w, backend_connect(backend, on_done, &w, err),
+	                   err);
+}
+
+int
+await_describe(uv_loop_t *loop, struct rs_backend *backend, const char *table,
+               struct rs_table_def **def, struct rs_err *err)
+{
+	struct waiter w = {0};
+	int rc = waiter_wait(
+		loop, &w,
+		backend_describe(backend, table, on_describe, &w, err), err);
+
+	*def = rc == 0 ? w.def : NULL;
+	return rc;
+}
+
+int
+await_read(uv_loop_t *loop, struct rs_backend *backend,
+           const struct rs_read_request *request, struct rs_rowbuf *out,
+           struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	w.rows = out;
+	return waiter_wait(
+		loop, &w,
+		backend_read_batch(backend, request, on_rows, &w, err), err);
+}
+
+int
+await_upsert(uv_loop_t *loop, struct rs_backend *backend,
+             const struct rs_table_def *table, const struct rs_rows *rows,
+             struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(
+		loop, &w,
+		backend_upsert(backend, table, rows, on_done, &w, err), err);
+}
+
+int
+await_delete(uv_loop_t *loop, struct rs_backend *backend,
+             const struct rs_table_def *table, const struct rs_rows *keys,
+             struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(
+		loop, &w,
+		backend_delete_keys(backend, table, keys, on_done, &w, err),
+		err);
+}
+
+int
+await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
+           struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(loop, &w,
+	                   backend_exec(backend, sql, on_done, &w, err), err);
+}
+
+int
+await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
+            int64_t *count, struct rs_err *err)
+{
+	struct waiter w = {0};
+	int rc = waiter_wait(loop, &w,
+	                     backend_count(backend, table, on_count, &w, err),
+	                     err);
+
+	*count = w.value;
+	return rc;
+}
+
+int
+await_fence(uv_loop_t *loop, struct rs_backend *backend, const char *table,
+            const char *message, int on, struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(
+		loop, &w,
+		backend_fence(backend, table, message, on, on_done, &w, err),
+		err);
+}
+
+int
+await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
+             int *fenced, struct rs_err *err)
+{
+	struct waiter w = {0};
+	int rc = waiter_wait(loop, &w,
+	                     backend_fenced(backend, table, on_count, &w, err),
+	                     err);
+
+	*fenced = w.value != 0;
+	return rc;
+}
+
+int
+await_replicate(uv_loop_t *loop, struct rs_backend *primary,
+                struct rs_backend *replica, struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(
+		loop, &w, backend_replicate(primary, replica, on_done, &w, err),
+		err);
+}
+
+int
+await_promote(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
+{
+	struct waiter w = {0};
+
+	return waiter_wait(loop, &w, backend_promote(backend, on_done, &w, err),
+	                   err);
+}
+
+static void
+on_closed(struct rs_backend *backend, int status, const struct rs_err *err,
+          void *arg)
+{
+	(void)backend;
+	(void)status;
+	(void)err;
+	*(int *)arg = 1;
+}
+
+void
+await_close(uv_loop_t *loop, struct rs_backend *backend)
+{
+	int closed = 0;
+
+	if (backend == NULL)
+		return;
+	backend_close(backend, on_closed, &closed);
+	while (!closed)
+		uv_run(loop, UV_RUN_ONCE);
+}
+
+static void
+on_timer(uv_timer_t *timer)
+{
+	*(int *)timer->data = 1;
+}
+
+static void
+on_timer_closed(uv_handle_t *handle)
+{
+	*(int *)handle->data = 2;
+}
+
+void
+await_sleep(uv_loop_t *loop, uint64_t ms)
+{
+	uv_timer_t timer;
+	int state = 0;
+
+	if (ms == 0)
+		return;
+	uv_timer_init(loop, &timer);
+	timer.data = &state;
+	uv_timer_start(&timer, on_timer, ms, 0);
+	while (state == 0)
+		uv_run(loop, UV_RUN_ONCE);
+	uv_close((uv_handle_t *)&timer, on_timer_closed);
+	while (state != 2)
+		uv_run(loop, UV_RUN_ONCE);
+}

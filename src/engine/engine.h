@@ -1,0 +1,127 @@
+/*
+ * The step executor (DESIGN §6, §8): runs a strategy's steps in order on one
+ * libuv loop, recording each in the journal before and after, so that a run
+ * killed at any instant continues where it stopped.
+ *
+ * A step is a plain function that reads top to bottom: it calls the await_…
+ * wrappers (await.h), which start one asynchronous backend operation and
+ * run the loop until it completes, so signals, timers and progress keep
+ * being served while a step waits.  Step functions are never called from
+ * inside a libuv callback (uv_run is not reentrant).
+ *
+ * Steps must be idempotent: each checks what is already done (journal
+ * chunks, triggers present, files made) and converges when run again.
+ */
+#ifndef RS_ENGINE_H
+#define RS_ENGINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "backend/backend.h"
+#include "common/err.h"
+#include "common/progress.h"
+#include "journal/journal.h"
+#include "plan/plan.h"
+
+struct rs_run;
+
+struct rs_step_def {
+	const char *name;    /* as in DESIGN §6 and the journal */
+	const char *summary; /* one line, for status */
+	int irreversible;    /* ask for confirmation on a terminal */
+	/* Do the step.  Returns 0 or a negative RS_E… code with ERR filled;
+	 * RS_ECANCELED when the run was asked to stop at a checkpoint. */
+	int (*run)(struct rs_run *run, struct rs_err *err);
+};
+
+struct rs_strategy_def {
+	const char *name;
+	const struct rs_step_def *const *steps;
+	int n_steps;
+};
+
+struct rs_run_options {
+	const char *until; /* stop after this step (NULL: run to the end) */
+	int yes;           /* do not ask before irreversible steps */
+};
+
+/* One run of a plan, shared by the executor and the steps. */
+struct rs_run {
+	const struct rs_plan *plan;
+	const struct rs_strategy_def *strategy;
+	const struct rs_run_options *options;
+	struct rs_journal *journal;
+	uv_loop_t loop;
+	uv_signal_t sigint, sigterm;
+	int stop_requested; /* SIGINT/SIGTERM: stop at a checkpoint */
+	const struct rs_step_def *step; /* the step running now */
+	struct rs_backend **shards;     /* per shard: the control connection,
+	                                   NULL until engine_shard connects it */
+	struct rs_progress progress;    /* of the running step */
+	char fence_message[256];        /* what fenced writers are told */
+};
+
+/*
+ * Run STRATEGY for PLAN: open (or resume) the journal, run every step not
+ * yet done, in order, until the end or OPTIONS->until.  Returns 0 when the
+ * run (or the part asked for) is done; RS_ECANCELED when stopped by a
+ * signal (the journal says where; run again to resume); RS_EBUSY when
+ * another process holds the journal; RS_EPLAN for a changed plan;
+ * RS_EVERIFY when verification found differences; else the failing step's
+ * error.  Every failure is in the journal too.
+ */
+int engine_run(const struct rs_plan *plan,
+               const struct rs_strategy_def *strategy,
+               const struct rs_run_options *options, struct rs_err *err);
+
+/* The strategy a plan asks for, or NULL when this version cannot run it
+ * (split: not built yet). */
+const struct rs_strategy_def *engine_strategy(const struct rs_plan *plan);
+
+/* The connected control backend of shard SHARD, connecting it on first
+ * use.  Returns NULL with ERR filled when it cannot connect. */
+struct rs_backend *engine_shard(struct rs_run *run, int shard,
+                                struct rs_err *err);
+
+/*
+ * Abort PLAN's run before publish (DESIGN §6): release the fences on the
+ * sources and replicas, delete what the run made (SQLite replica files),
+ * and set the journal aside so that a new run starts from the beginning.
+ * After publish (or while publish may have happened) it refuses with
+ * RS_EUSAGE: the old routing is gone and the run can only go forward.
+ */
+int engine_abort(const struct rs_plan *plan, struct rs_err *err);
+
+/* Print the state of PLAN's run (steps, fence right now, epoch) as text
+ * or one JSON object.  RS_EIO when the plan has no journal yet. */
+int engine_status(const struct rs_plan *plan, int json, FILE *out,
+                  struct rs_err *err);
+
+/* Close shard SHARD's control connection (so a file can be replaced). */
+void engine_shard_close(struct rs_run *run, int shard);
+
+/* 0, or RS_ECANCELED with ERR filled when a signal asked the run to stop:
+ * steps call it between chunks. */
+int engine_checkpoint(struct rs_run *run, struct rs_err *err);
+
+/*
+ * Fault points, for tests only: when RESHARD_FAULT names this point, the
+ * process exits at once with status 99, as if killed, without closing
+ * anything.  Points are "after-step:NAME", "before-step:NAME" and
+ * "after-chunk:STEP:N" (after the Nth chunk, counted from 1, that the step
+ * finished in this process).  See docs/testing.md.
+ */
+void engine_fault(const char *point);
+void engine_fault_chunk(const char *step, int64_t n);
+
+/* The physical name of logical table TABLE, table index INDEX, under MAP
+ * into BUF (slot maps: orders_3). */
+void engine_physical(const struct rs_map *map, const char *table, int index,
+                     char *buf, size_t size);
+
+/* How many physical tables a logical table has per shard under MAP. */
+int engine_tables_per_shard(const struct rs_map *map);
+
+#endif

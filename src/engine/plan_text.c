@@ -1,0 +1,133 @@
+/*
+ * The plan's canonical text, for the journal's fingerprint.
+ */
+#include "engine/plan_text.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/url.h"
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+
+static void text_line(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+text_line(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (t->len + (size_t)n + 2 > t->cap) {
+		size_t cap = (t->len + (size_t)n + 2) * 2;
+		char *b = realloc(t->buf, cap);
+
+		if (b == NULL) {
+			t->failed = 1;
+			return;
+		}
+		t->buf = b;
+		t->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+	t->buf[t->len++] = '\n';
+	t->buf[t->len] = '\0';
+}
+
+static void
+text_map(struct text *t, const char *which, const struct rs_plan *plan,
+         const struct rs_map_def *def)
+{
+	text_line(t, "%s.map = %s", which, map_kind_name(def->kind));
+	for (int i = 0; i < def->n_nodes; i++)
+		text_line(t, "%s.nodes[%d] = %s", which, i,
+		          plan->shards[def->nodes[i]].name);
+	if (def->kind == RS_MAP_SLOTS)
+		text_line(t,
+		          "%s.databases = %d; tables_per_db = %d; "
+		          "table_format = %s",
+		          which, def->databases, def->tables_per_db,
+		          def->table_format ? def->table_format
+		                            : RS_TABLE_FORMAT_DEFAULT);
+	if (def->kind == RS_MAP_RING)
+		text_line(t, "%s.vnodes = %d", which, def->vnodes);
+	for (int i = 0; i < def->n_ranges; i++)
+		text_line(t, "%s.ranges[%d] = end 0x%016llx node %s", which, i,
+		          (unsigned long long)def->ranges[i].end,
+		          plan->shards[def->ranges[i].shard].name);
+}
+
+char *
+engine_plan_text(const struct rs_plan *plan)
+{
+	struct text t = {0};
+
+	text_line(&t, "version = %d", plan->version);
+	text_line(&t, "name = %s", plan->name);
+	text_line(&t, "hash = %s", hash_name(plan->hash));
+	text_line(&t, "strategy = %s", plan_strategy_name(plan->strategy));
+	for (int i = 0; i < plan->n_tables; i++)
+		text_line(&t, "tables[%d] = %s key %s", i, plan->tables[i].name,
+		          plan->tables[i].key);
+	for (int i = 0; i < plan->n_shards; i++) {
+		const struct rs_plan_shard *s = &plan->shards[i];
+		char *masked = url_mask_text(s->url);
+
+		text_line(&t, "shards[%d] = %s url %s replica %s", i, s->name,
+		          masked != NULL ? masked : "?",
+		          s->replica >= 0 ? plan->shards[s->replica].name
+		                          : "-");
+		free(masked);
+	}
+	text_map(&t, "from", plan, &plan->from_def);
+	text_map(&t, "to", plan, &plan->to_def);
+	text_line(&t, "publish.file = %s", plan->publish_file);
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	return t.buf;
+}
+
+void
+engine_plan_fingerprint(const char *text, char hex[65])
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+
+	EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL);
+	for (unsigned int i = 0; i < len && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+}
+
+int
+engine_open_journal(const struct rs_plan *plan, struct rs_journal **journal,
+                    struct rs_err *err)
+{
+	char *text = engine_plan_text(plan);
+	char hex[65];
+	int rc;
+
+	if (text == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	engine_plan_fingerprint(text, hex);
+	rc = journal_open(plan->journal, hex, text, journal, err);
+	free(text);
+	return rc;
+}

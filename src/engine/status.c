@@ -1,0 +1,224 @@
+/*
+ * `reshard status`: the state of a plan's run from its journal — every
+ * step with its state, timings and rows, whether a process is running it
+ * now, the published epoch — and whether writes are fenced right now,
+ * asked of the shards themselves (the journal can only say what was
+ * intended).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/text.h"
+#include "engine/await.h"
+#include "engine/engine.h"
+#include "shardmap/stats.h"
+
+static const char *const state_names[] = {"pending", "running", "done",
+                                          "failed"};
+
+static void
+status_time(int64_t ms, char *buf, size_t size)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* Ask the source shards (and replicas) whether their tables are fenced:
+ * 1 yes (all or some, named in WHICH), 0 no, -1 unknown (a shard did not
+ * answer; WHICH says which). */
+static int
+status_fenced(const struct rs_plan *plan, char *which, size_t size)
+{
+	struct rs_run run = {0};
+	int shards[2048], n, n_from, fenced = 0, unknown = 0;
+	size_t at = 0;
+
+	which[0] = '\0';
+	run.plan = plan;
+	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
+	if (run.shards == NULL)
+		return -1;
+	uv_loop_init(&run.loop);
+	n = n_from = stats_map_shards(plan->from, shards, 1024);
+	for (int i = 0, k = n; i < k; i++)
+		if (plan->strategy == RS_STRATEGY_DOUBLING &&
+		    plan->shards[shards[i]].replica >= 0)
+			shards[n++] = plan->shards[shards[i]].replica;
+	for (int i = 0; i < n; i++) {
+		struct rs_err err = {0};
+		struct rs_backend *b = engine_shard(&run, shards[i], &err);
+		int any = 0;
+		char physical[256];
+
+		if (b == NULL) {
+			/* A replica reshard has not made yet is not fenced. */
+			if (i >= n_from)
+				continue;
+			unknown = 1;
+			at += (size_t)snprintf(which + at, size - at, "%s%s?",
+			                       at ? ", " : "",
+			                       plan->shards[shards[i]].name);
+			continue;
+		}
+		for (int t = 0; t < plan->n_tables && !any; t++)
+			for (int s = 0; s < engine_tables_per_shard(plan->from);
+			     s++) {
+				int on = 0;
+
+				engine_physical(plan->from,
+				                plan->tables[t].name, s,
+				                physical, sizeof(physical));
+				if (await_fenced(&run.loop, b, physical, &on,
+				                 &err) == 0 &&
+				    on)
+					any = 1;
+			}
+		if (any && at < size) {
+			fenced = 1;
+			at += (size_t)snprintf(which + at, size - at, "%s%s",
+			                       at ? ", " : "",
+			                       plan->shards[shards[i]].name);
+		}
+	}
+	for (int i = 0; i < plan->n_shards; i++)
+		await_close(&run.loop, run.shards[i]);
+	uv_run(&run.loop, UV_RUN_DEFAULT);
+	uv_loop_close(&run.loop);
+	free(run.shards);
+	return fenced ? 1 : unknown ? -1 : 0;
+}
+
+int
+engine_status(const struct rs_plan *plan, int json, FILE *out,
+              struct rs_err *err)
+{
+	const struct rs_strategy_def *strategy = engine_strategy(plan);
+	struct rs_journal *journal = NULL;
+	struct rs_step_record rec;
+	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
+	char started[32], finished[32], rows[32];
+	int running, fenced, rc;
+	json_t *root = NULL, *steps = NULL;
+
+	rc = journal_open_readonly(plan->journal, &journal, err);
+	if (rc != 0)
+		return rc;
+	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
+	journal_fact_get(journal, "fenced_since", since, sizeof(since));
+	journal_fact_get(journal, "epoch", epoch, sizeof(epoch));
+	fenced = status_fenced(plan, which, sizeof(which));
+
+	if (json) {
+		root = json_object();
+		steps = json_array();
+		json_object_set_new(root, "plan", json_string(plan->name));
+		json_object_set_new(
+			root, "strategy",
+			json_string(plan_strategy_name(plan->strategy)));
+		json_object_set_new(root, "journal",
+		                    json_string(plan->journal));
+		json_object_set_new(root, "running",
+		                    running ? json_string(holder)
+		                            : json_null());
+		json_object_set_new(root, "fenced",
+		                    fenced < 0 ? json_null()
+		                               : json_boolean(fenced));
+		json_object_set_new(root, "fenced_shards", json_string(which));
+		json_object_set_new(
+			root, "fenced_since",
+			since[0] ? json_integer(strtoll(since, NULL, 10))
+				 : json_null());
+		json_object_set_new(
+			root, "epoch",
+			epoch[0] ? json_integer(strtoll(epoch, NULL, 10))
+				 : json_null());
+	} else {
+		fprintf(out, "plan %s (%s), journal %s\n", plan->name,
+		        plan_strategy_name(plan->strategy), plan->journal);
+		fprintf(out, "run:     %s\n",
+		        running ? holder : "no process is running it now");
+		if (fenced > 0) {
+			time_t t = (time_t)strtoll(since, NULL, 10);
+			struct tm tm;
+			char when[32] = "?";
+
+			if (since[0]) {
+				gmtime_r(&t, &tm);
+				strftime(when, sizeof(when),
+				         "%Y-%m-%d %H:%M:%S UTC", &tm);
+			}
+			fprintf(out, "writes:  FENCED since %s on %s\n", when,
+			        which);
+		} else {
+			fprintf(out, "writes:  %s\n",
+			        fenced == 0
+			                ? "open (no fence on any source table)"
+			                : "unknown: no answer from a shard");
+		}
+		fprintf(out, "routing: %s%s\n",
+		        epoch[0] ? "epoch " : "not published yet",
+		        epoch[0] ? epoch : "");
+		fprintf(out, "steps:\n");
+	}
+	for (int i = 0; strategy != NULL && i < strategy->n_steps; i++) {
+		const char *name = strategy->steps[i]->name;
+
+		if (journal_step_get(journal, name, &rec, err) != 0)
+			break;
+		if (json) {
+			json_array_append_new(
+				steps,
+				json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:I, "
+			                  "s:s}",
+			                  "name", name, "state",
+			                  state_names[rec.state], "attempts",
+			                  rec.attempts, "started_at",
+			                  (json_int_t)rec.started_at,
+			                  "finished_at",
+			                  (json_int_t)rec.finished_at, "rows",
+			                  (json_int_t)rec.rows, "chunks",
+			                  (json_int_t)rec.chunks_done, "error",
+			                  rec.error));
+			continue;
+		}
+		status_time(rec.started_at, started, sizeof(started));
+		status_time(rec.finished_at, finished, sizeof(finished));
+		fprintf(out, "  %-12s %-8s", name, state_names[rec.state]);
+		if (rec.state != RS_STEP_PENDING)
+			fprintf(out,
+			        " %s -> %s, %d attempt%s, %s rows, %lld chunks",
+			        started, finished, rec.attempts,
+			        rec.attempts == 1 ? "" : "s",
+			        text_thousands((uint64_t)rec.rows, rows,
+			                       sizeof(rows)),
+			        (long long)rec.chunks_done);
+		fputc('\n', out);
+		if (rec.error[0])
+			fprintf(out, "               error: %s\n", rec.error);
+	}
+	if (json) {
+		json_object_set_new(root, "steps", steps);
+		json_dumpf(root, out, JSON_PRESERVE_ORDER);
+		fputc('\n', out);
+		json_decref(root);
+	} else {
+		char *events = journal_events_tail(journal, 5);
+
+		if (events != NULL) {
+			fprintf(out, "recent events:\n%s", events);
+			free(events);
+		}
+	}
+	journal_close(journal, NULL);
+	return rc;
+}

@@ -1,0 +1,313 @@
+/*
+ * Chunked, checkpointed walks over one physical table; see walk.h.
+ */
+#include "engine/walk.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/canonical.h"
+
+/* An owned copy of a primary key. */
+struct key_copy {
+	struct rs_value values[16];
+	char *bytes;
+	int n;
+};
+
+static void
+key_copy_clear(struct key_copy *k)
+{
+	free(k->bytes);
+	memset(k, 0, sizeof(*k));
+}
+
+static int
+key_copy_set(struct key_copy *k, const struct rs_value *values, int n)
+{
+	size_t total = 0, at = 0;
+	char *bytes;
+
+	for (int i = 0; i < n; i++)
+		total += values[i].len + 1;
+	bytes = malloc(total > 0 ? total : 1);
+	if (bytes == NULL)
+		return RS_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		memcpy(bytes + at, values[i].text, values[i].len);
+		bytes[at + values[i].len] = '\0';
+		k->values[i].text = bytes + at;
+		k->values[i].len = values[i].len;
+		at += values[i].len + 1;
+	}
+	free(k->bytes);
+	k->bytes = bytes;
+	k->n = n;
+	return 0;
+}
+
+/* The key as a JSON array of strings, for the journal (malloc'd). */
+static char *
+key_json(const struct rs_value *values, int n)
+{
+	json_t *array = json_array();
+	char *text;
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			array, json_stringn(values[i].text, values[i].len));
+	text = json_dumps(array, JSON_COMPACT);
+	json_decref(array);
+	return text;
+}
+
+/* Back from the journal's JSON array.  Returns 0 or RS_EIO. */
+static int
+key_from_json(struct key_copy *k, const char *text, int n_pk,
+              struct rs_err *err)
+{
+	json_error_t jerr;
+	json_t *array = json_loads(text, 0, &jerr);
+	struct rs_value values[16];
+	int rc = 0;
+
+	if (array == NULL || (int)json_array_size(array) != n_pk) {
+		json_decref(array);
+		return rs_err_set(err, RS_EIO,
+		                  "the journal holds a chunk key that does not "
+		                  "fit the table's primary key: %s",
+		                  text);
+	}
+	for (int i = 0; i < n_pk; i++) {
+		json_t *v = json_array_get(array, (size_t)i);
+
+		values[i].text = json_string_value(v);
+		values[i].len = json_string_length(v);
+	}
+	if (key_copy_set(k, values, n_pk) != 0)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	json_decref(array);
+	return rc;
+}
+
+int
+walk_same_key(const struct rs_value *a, const struct rs_value *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].len != b[i].len ||
+		    memcmp(a[i].text, b[i].text, a[i].len) != 0)
+			return 0;
+	return 1;
+}
+
+int
+walk_owner(const struct rs_walk *walk, const struct rs_map *map,
+           const struct rs_value *key, struct rs_owner *owner,
+           struct rs_err *err)
+{
+	uint64_t point;
+
+	if (key->text == NULL)
+		return backend_fail(
+			walk->backend, err, RS_EKEY,
+			"table %s has a row whose shard key is NULL; "
+			"such a row has no owner",
+			walk->physical);
+	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) != 0)
+		return backend_fail(
+			walk->backend, err, RS_EKEY,
+			"table %s: key '%.*s' cannot be hashed with %s",
+			walk->physical, (int)(key->len > 100 ? 100 : key->len),
+			key->text, hash_name(walk->run->plan->hash));
+	*owner = map_owner(map, point);
+	return 0;
+}
+
+int
+walk_row_hash(const struct rs_backend *backend, const struct rs_table_def *def,
+              const struct rs_value *row, uint64_t *hash, struct rs_err *err)
+{
+	struct rs_row_hasher hasher;
+	struct rs_canon_buf scratch;
+	int rc = 0;
+
+	canonical_buf_init(&scratch);
+	canonical_row_init(&hasher);
+	for (int c = 0; c < def->n_columns && rc == 0; c++)
+		rc = canonical_row_value(&hasher, def->columns[c].kind,
+		                         backend_canon_src(backend),
+		                         row[c].text, row[c].len, &scratch,
+		                         err);
+	canonical_buf_free(&scratch);
+	*hash = canonical_row_finish(&hasher);
+	return rc;
+}
+
+int
+walk_read_range(struct rs_run *run, struct rs_backend *backend,
+                const struct rs_table_def *def, const struct rs_value *after,
+                const struct rs_value *upto, struct rs_rowbuf *out,
+                struct rs_err *err)
+{
+	int *columns = malloc(sizeof(int) * (size_t)def->n_columns);
+	struct rs_read_request req = {
+		.table = def,
+		.columns = columns,
+		.n_columns = def->n_columns,
+		.after = after,
+		.upto = upto,
+		.limit = run->plan->options.batch_rows * 4 + 16,
+	};
+	int rc;
+
+	if (columns == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; i < def->n_columns; i++)
+		columns[i] = i;
+	/* A range holds about one batch; a bigger one is read in one go
+	 * with a limit raised until everything fits. */
+	for (;;) {
+		rc = await_read(&run->loop, backend, &req, out, err);
+		if (rc != 0 || out->n_rows < req.limit)
+			break;
+		req.limit *= 4;
+	}
+	free(columns);
+	return rc;
+}
+
+int
+walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
+           struct rs_err *err)
+{
+	struct rs_run *run = walk->run;
+	const char *shard = run->plan->shards[walk->shard].name;
+	const char *key_name = run->plan->tables[walk->table].key;
+	struct rs_chunk_record last = {0};
+	struct key_copy after = {0};
+	struct rs_rowbuf rows = {0};
+	struct rs_read_request req = {0};
+	int *columns = NULL;
+	int64_t number = 0, done_here = 0;
+	int rc;
+
+	if (seen != NULL)
+		*seen = 0;
+	rc = await_describe(&run->loop, walk->backend, walk->physical,
+	                    &walk->def, err);
+	if (rc != 0)
+		return rc;
+	walk->key_column = -1;
+	for (int i = 0; i < walk->def->n_columns; i++)
+		if (strcmp(walk->def->columns[i].name, key_name) == 0)
+			walk->key_column = i;
+	if (walk->key_column < 0) {
+		rc = backend_fail(walk->backend, err, RS_ESCHEMA,
+		                  "table %s has no column %s, the plan's shard "
+		                  "key",
+		                  walk->physical, key_name);
+		goto out;
+	}
+	if (walk->def->n_pk > 16) {
+		rc = backend_fail(walk->backend, err, RS_ESCHEMA,
+		                  "table %s has a primary key of %d columns; "
+		                  "reshard takes at most 16",
+		                  walk->physical, walk->def->n_pk);
+		goto out;
+	}
+	if (walk->all_columns) {
+		columns = malloc(sizeof(int) * (size_t)walk->def->n_columns);
+		if (columns == NULL) {
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (int i = 0; i < walk->def->n_columns; i++)
+			columns[i] = i;
+		req.n_columns = walk->def->n_columns;
+		walk->key_at = walk->def->n_pk + walk->key_column;
+	} else {
+		columns = malloc(sizeof(int));
+		if (columns == NULL) {
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+			goto out;
+		}
+		columns[0] = walk->key_column;
+		req.n_columns = 1;
+		walk->key_at = walk->def->n_pk;
+	}
+	req.table = walk->def;
+	req.columns = columns;
+	req.limit = run->plan->options.batch_rows;
+
+	/* Resume after the last chunk done. */
+	rc = walk->restart
+	             ? 0
+	             : journal_chunk_last_done(run->journal, walk->step, shard,
+	                                       walk->physical, &last, err);
+	if (rc < 0)
+		goto out;
+	if (rc == 1) {
+		number = last.number + 1;
+		rc = last.upto_key != NULL
+		             ? key_from_json(&after, last.upto_key,
+		                             walk->def->n_pk, err)
+		             : 0;
+		journal_chunk_free(&last);
+		if (rc != 0)
+			goto out;
+	}
+	rc = 0;
+	for (;;) {
+		struct rs_chunk_record rec = {0};
+		const struct rs_value *upto;
+		int64_t affected = 0;
+		uint64_t checksum = 0;
+
+		req.after = after.n > 0 ? after.values : NULL;
+		rc = await_read(&run->loop, walk->backend, &req, &rows, err);
+		if (rc != 0 || rows.n_rows == 0)
+			break;
+		upto = rowbuf_row(&rows, rows.n_rows - 1);
+		snprintf(rec.step, sizeof(rec.step), "%s", walk->step);
+		snprintf(rec.shard, sizeof(rec.shard), "%s", shard);
+		snprintf(rec.table, sizeof(rec.table), "%s", walk->physical);
+		rec.number = number;
+		rec.after_key = req.after != NULL
+		                        ? key_json(req.after, walk->def->n_pk)
+		                        : NULL;
+		rec.upto_key = key_json(upto, walk->def->n_pk);
+		rec.rows = rows.n_rows;
+		rc = journal_chunk_begin(run->journal, &rec, err);
+		if (rc == 0)
+			rc = fn(walk, &rows, req.after, upto, &affected,
+			        &checksum, err);
+		if (rc == 0) {
+			rec.state = RS_CHUNK_DONE;
+			rec.affected = affected;
+			rec.checksum = checksum;
+			rc = journal_chunk_done(run->journal, &rec, err);
+		}
+		free(rec.after_key);
+		free(rec.upto_key);
+		if (rc == 0 && key_copy_set(&after, upto, walk->def->n_pk) != 0)
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+		if (rc != 0)
+			break;
+		if (seen != NULL)
+			*seen += rows.n_rows;
+		progress_add(&run->progress, (uint64_t)rows.n_rows);
+		number++;
+		engine_fault_chunk(walk->step, ++done_here);
+		rc = engine_checkpoint(run, err);
+		if (rc != 0 || rows.n_rows < req.limit)
+			break;
+	}
+out:
+	free(columns);
+	rowbuf_free(&rows);
+	key_copy_clear(&after);
+	backend_table_free(walk->def);
+	walk->def = NULL;
+	return rc;
+}

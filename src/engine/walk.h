@@ -1,0 +1,73 @@
+/*
+ * Walking a physical table in primary-key chunks, with journal checkpoints.
+ *
+ * walk_table reads TABLE on one shard in chunks of options.batch_rows rows,
+ * in key order.  For each chunk it records the intent in the journal
+ * (chunk STARTED, with its key range), calls the step's chunk function
+ * (which does the side effect: compare, delete …), then records the result
+ * (chunk DONE, rows, checksum, rows affected).  Run again after a crash, it
+ * resumes after the last chunk the journal records as done for (step,
+ * shard, table): finished chunks are never repeated, a chunk that was
+ * cut short is done again (chunk functions are idempotent).
+ */
+#ifndef RS_WALK_H
+#define RS_WALK_H
+
+#include "engine/await.h"
+#include "engine/engine.h"
+
+struct rs_walk {
+	struct rs_run *run;
+	const char *step;           /* journal step name */
+	int shard;                  /* the shard walked */
+	int table;                  /* logical table (plan->tables index) */
+	int slot;                   /* table index on the shard (slot maps) */
+	char physical[256];         /* the physical table name */
+	struct rs_backend *backend; /* the shard's control connection */
+	struct rs_table_def *def;   /* described by walk_table */
+	int key_column;             /* index of the shard key in def */
+	int all_columns;            /* read every column (else pk + key) */
+	int restart;                /* ignore earlier chunks: walk it all */
+	int key_at;                 /* index of the shard key in a row read */
+	void *arg;                  /* the step's own */
+};
+
+/* Work on one chunk: ROWS in key order (pk columns, then the key or every
+ * column), the range (AFTER, UPTO] (AFTER NULL at the table's start).
+ * Set *AFFECTED to the rows changed and *CHECKSUM to any checksum worth
+ * keeping.  Returns 0 or an error (the walk stops; the chunk stays
+ * STARTED in the journal). */
+typedef int (*rs_chunk_fn)(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                           const struct rs_value *after,
+                           const struct rs_value *upto, int64_t *affected,
+                           uint64_t *checksum, struct rs_err *err);
+
+/* Describe and walk WALK's table (see above).  *ROWS (may be NULL) gets
+ * the rows the walk saw in this process.  Returns 0 or the first error. */
+int walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *rows,
+               struct rs_err *err);
+
+/* The owner of a row under MAP from its shard key value (engine text
+ * form).  Returns 0 or RS_EKEY with ERR naming the key. */
+int walk_owner(const struct rs_walk *walk, const struct rs_map *map,
+               const struct rs_value *key, struct rs_owner *owner,
+               struct rs_err *err);
+
+/* Read every row of DEF on BACKEND in the key range (AFTER, UPTO], all
+ * columns, into OUT (in key order).  For confirming and comparing a chunk
+ * on another shard. */
+int walk_read_range(struct rs_run *run, struct rs_backend *backend,
+                    const struct rs_table_def *def,
+                    const struct rs_value *after, const struct rs_value *upto,
+                    struct rs_rowbuf *out, struct rs_err *err);
+
+/* The canonical row hash of ROW (all columns of DEF, engine text form of
+ * BACKEND).  Returns 0 or RS_EVALUE. */
+int walk_row_hash(const struct rs_backend *backend,
+                  const struct rs_table_def *def, const struct rs_value *row,
+                  uint64_t *hash, struct rs_err *err);
+
+/* Whether two primary keys (N values each) are equal. */
+int walk_same_key(const struct rs_value *a, const struct rs_value *b, int n);
+
+#endif

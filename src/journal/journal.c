@@ -1,0 +1,1538 @@
+/*
+ * The journal behind journal.h: one SQLite file per plan, written through
+ * the plain synchronous C API (WAL mode, synchronous=FULL), so that a
+ * function that records something returns only once it is durable.
+ *
+ * Schema (PRAGMA user_version = JOURNAL_SCHEMA_VERSION, also kept in the
+ * setup row for people reading the file):
+ *   setup   one row pinning the run's identity: fingerprint and plan text
+ *           (pgcopydb's catalog setup table);
+ *   runs    one row per process that opened the journal to work on it;
+ *   steps   one row per step ever begun, in the order of first_begun;
+ *   chunks  checkpoints: intent ("started") before the side effect, result
+ *           ("done") after it (Vitess copy_state);
+ *   facts   small named values that outlive a process;
+ *   events  the log for people.
+ * Every write is a single statement in autocommit mode (or one explicit
+ * transaction when the schema is created), so it is committed before the
+ * function returns.  Every value is bound, never pasted into SQL.
+ *
+ * The run lock is flock(2) on JOURNAL.lock, taken without waiting.  The
+ * holder writes "pid=… host=… started_at=…" into the lock file so that a
+ * refused process, and status, can say who holds it; the lock itself, not
+ * the file's content, is the truth (the kernel drops it when the holder
+ * dies), so the file is never removed and stale content is harmless.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal/journal.h"
+
+#define JOURNAL_STR_(x) #x
+#define JOURNAL_STR(x)  JOURNAL_STR_(x)
+
+/* How long a statement waits for another connection (a reader's
+ * checkpoint, status) before it fails with SQLITE_BUSY. */
+#define JOURNAL_BUSY_TIMEOUT_MS 5000
+
+/* A refused flock is retried this often, this far apart, before the
+ * journal is reported busy: journal_lock_holder takes the lock shared for
+ * an instant, which must not make a starting run fail. */
+#define JOURNAL_LOCK_TRIES    5
+#define JOURNAL_LOCK_PAUSE_MS 10
+
+/* At most this many differing plan lines are named in a refusal, each cut
+ * to this many bytes so that the advice after them fits in the message. */
+#define JOURNAL_DIFF_LINES    3
+#define JOURNAL_DIFF_LINE_MAX 90
+
+struct rs_journal {
+	sqlite3 *db;
+	char *path;     /* the journal file, for messages */
+	int lock_fd;    /* flock'd JOURNAL.lock, -1 when read-only */
+	int readonly;   /* opened by journal_open_readonly */
+	int64_t run_id; /* this process's row in runs, 0 when read-only */
+};
+
+static const char journal_schema[] =
+	"CREATE TABLE setup ("
+	" id INTEGER PRIMARY KEY CHECK (id = 1),"
+	" schema_version INTEGER NOT NULL,"
+	" fingerprint TEXT NOT NULL,"
+	" plan_text TEXT NOT NULL,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE TABLE runs ("
+	" id INTEGER PRIMARY KEY,"
+	" pid INTEGER NOT NULL,"
+	" host TEXT NOT NULL,"
+	" started_at INTEGER NOT NULL,"
+	" ended_at INTEGER,"
+	" outcome TEXT);"
+	"CREATE TABLE steps ("
+	" name TEXT PRIMARY KEY,"
+	" state TEXT NOT NULL"
+	"  CHECK (state IN ('pending', 'running', 'done', 'failed')),"
+	" attempts INTEGER NOT NULL,"
+	" started_at INTEGER,"
+	" finished_at INTEGER,"
+	" rows INTEGER NOT NULL DEFAULT 0,"
+	" error TEXT NOT NULL DEFAULT '',"
+	" first_begun INTEGER NOT NULL UNIQUE);"
+	"CREATE TABLE chunks ("
+	" step TEXT NOT NULL REFERENCES steps (name),"
+	" shard TEXT NOT NULL,"
+	" table_name TEXT NOT NULL,"
+	" number INTEGER NOT NULL,"
+	" after_key TEXT,"
+	" upto_key TEXT,"
+	" state TEXT NOT NULL CHECK (state IN ('started', 'done')),"
+	" rows INTEGER NOT NULL,"
+	" checksum INTEGER NOT NULL," /* the uint64's bits as int64 */
+	" affected INTEGER NOT NULL,"
+	" PRIMARY KEY (step, shard, table_name, number)) WITHOUT ROWID;"
+	"CREATE TABLE facts ("
+	" name TEXT PRIMARY KEY,"
+	" value TEXT NOT NULL);"
+	"CREATE TABLE events ("
+	" id INTEGER PRIMARY KEY,"
+	" at INTEGER NOT NULL,"
+	" level TEXT NOT NULL,"
+	" message TEXT NOT NULL);"
+	"PRAGMA user_version = " JOURNAL_STR(JOURNAL_SCHEMA_VERSION) ";";
+
+static const char *const journal_step_states[] = {
+	[RS_STEP_PENDING] = "pending",
+	[RS_STEP_RUNNING] = "running",
+	[RS_STEP_DONE] = "done",
+	[RS_STEP_FAILED] = "failed",
+};
+
+/* The current time in Unix milliseconds. */
+static int64_t
+journal_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Format MS (Unix milliseconds) as "2026-12-02 10:04:32" in UTC into BUF;
+ * a time gmtime cannot represent gives "?". */
+static void
+journal_format_time(int64_t ms, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, size, "?");
+}
+
+/* Record in ERR that the SQLite call described by WHAT (and SUBJECT, may be
+ * NULL) failed with RC; returns the code: RS_ENOMEM when SQLite ran out of
+ * memory, RS_EINTERNAL for a chunk of a step never begun (the one foreign
+ * key), else RS_EIO, with SQLite's message, the journal's path and whether
+ * a retry may help (SQLITE_BUSY). */
+static int
+journal_fail(struct rs_journal *journal, int rc, const char *what,
+             const char *subject, struct rs_err *err)
+{
+	int code = RS_EIO;
+
+	if ((rc & 0xff) == SQLITE_NOMEM)
+		code = RS_ENOMEM;
+	else if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "journal %s: cannot %s%s%s: its step was "
+		                  "never begun (a bug: please report it)",
+		                  journal->path, what, subject ? " " : "",
+		                  subject ? subject : "");
+	rs_err_set(err, code, "journal %s: cannot %s%s%s: %s", journal->path,
+	           what, subject ? " " : "", subject ? subject : "",
+	           sqlite3_errmsg(journal->db));
+	if (err != NULL) {
+		err->server_errno = rc & 0xff;
+		err->retryable = rs_err_retryable(NULL, rc & 0xff);
+	}
+	return code;
+}
+
+/* Prepare SQL on JOURNAL into *STMT; on error *STMT is NULL and the code
+ * of journal_fail is returned. */
+static int
+journal_prepare(struct rs_journal *journal, const char *sql,
+                sqlite3_stmt **stmt, struct rs_err *err)
+{
+	int rc = sqlite3_prepare_v2(journal->db, sql, -1, stmt, NULL);
+
+	if (rc != SQLITE_OK) {
+		*stmt = NULL;
+		return journal_fail(journal,
+		                    sqlite3_extended_errcode(journal->db),
+		                    "prepare", sql, err);
+	}
+	return 0;
+}
+
+/* As journal_prepare, for a statement that writes: a read-only journal
+ * refuses it with RS_EINTERNAL (writing through status is a bug). */
+static int
+journal_prepare_write(struct rs_journal *journal, const char *sql,
+                      sqlite3_stmt **stmt, struct rs_err *err)
+{
+	*stmt = NULL;
+	if (journal->readonly)
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "journal %s was opened read-only and cannot "
+		                  "be written (a bug: please report it)",
+		                  journal->path);
+	return journal_prepare(journal, sql, stmt, err);
+}
+
+/* Bind TEXT (NULL binds SQL NULL) unless an earlier bind failed: RC is the
+ * earlier result, and the first failure is what comes back. */
+static int
+journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	if (text == NULL)
+		return sqlite3_bind_null(stmt, index);
+	return sqlite3_bind_text(stmt, index, text, -1, SQLITE_STATIC);
+}
+
+/* As journal_bind_text, for an integer. */
+static int
+journal_bind_int64(sqlite3_stmt *stmt, int index, int64_t value, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	return sqlite3_bind_int64(stmt, index, value);
+}
+
+/* Finalize STMT after its last SQLite call returned RC (a bind failure or
+ * the last sqlite3_step); SQLITE_OK, SQLITE_ROW and SQLITE_DONE mean
+ * success.  On error the code of journal_fail (WHAT and SUBJECT describe
+ * the statement). */
+static int
+journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
+             const char *what, const char *subject, struct rs_err *err)
+{
+	int code = 0;
+
+	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		code = journal_fail(journal, rc, what, subject, err);
+	sqlite3_finalize(stmt);
+	return code;
+}
+
+/* Run STMT, a statement returning no rows, to completion and finalize it;
+ * BIND_RC is the outcome of binding its parameters.  On error the code of
+ * journal_fail is returned and nothing was changed. */
+static int
+journal_finish(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
+               const char *what, const char *subject, struct rs_err *err)
+{
+	int rc = bind_rc != SQLITE_OK ? bind_rc : sqlite3_step(stmt);
+
+	return journal_done(journal, stmt, rc, what, subject, err);
+}
+
+/* Run SQL (constant text, no values) with sqlite3_exec; on error the code
+ * of journal_fail. */
+static int
+journal_exec(struct rs_journal *journal, const char *sql, const char *what,
+             struct rs_err *err)
+{
+	if (sqlite3_exec(journal->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return journal_fail(journal,
+		                    sqlite3_extended_errcode(journal->db), what,
+		                    NULL, err);
+	return 0;
+}
+
+/* Read one integer from SQL (a PRAGMA or a SELECT with one column) into
+ * *VALUE (0 when it returns no row); on error the code of journal_fail. */
+static int
+journal_query_int(struct rs_journal *journal, const char *sql, int64_t *value,
+                  struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare(journal, sql, &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	*value = 0;
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		*value = sqlite3_column_int64(stmt, 0);
+	return journal_done(journal, stmt, rc, "read", sql, err);
+}
+
+/* A copy of column COL of STMT's current row (NULL stays NULL); on failure
+ * to allocate sets *FAILED. */
+static char *
+journal_column_dup(sqlite3_stmt *stmt, int col, int *failed)
+{
+	const unsigned char *text = sqlite3_column_text(stmt, col);
+	char *copy;
+
+	if (text == NULL)
+		return NULL;
+	copy = strdup((const char *)text);
+	if (copy == NULL)
+		*failed = 1;
+	return copy;
+}
+
+/* Copy column COL of STMT's current row into BUF (SIZE bytes), cut if
+ * longer; NULL gives "". */
+static void
+journal_column_copy(sqlite3_stmt *stmt, int col, char *buf, size_t size)
+{
+	const unsigned char *text = sqlite3_column_text(stmt, col);
+
+	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
+}
+
+/* JOURNAL's lock file path (malloc'd), or NULL when out of memory. */
+static char *
+journal_lock_path(const char *path)
+{
+	size_t n = strlen(path);
+	char *lock = malloc(n + sizeof(".lock"));
+
+	if (lock != NULL) {
+		memcpy(lock, path, n);
+		memcpy(lock + n, ".lock", sizeof(".lock"));
+	}
+	return lock;
+}
+
+/* Describe the holder recorded in the lock file FD into OUT, as "pid 123 on
+ * host db-admin since 2026-12-02 10:04:32 UTC"; returns 1, or 0 with "another
+ * process" when the holder has not recorded itself yet (it writes right
+ * after it takes the lock) or the file cannot be read. */
+static int
+journal_read_holder(int fd, char *out, size_t size)
+{
+	char text[512], host[256], since[32];
+	long pid;
+	int64_t started_at;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+
+	if (n > 0) {
+		text[n] = '\0';
+		if (sscanf(text, "pid=%ld host=%255s started_at=%" SCNd64, &pid,
+		           host, &started_at) == 3) {
+			journal_format_time(started_at, since, sizeof(since));
+			snprintf(out, size, "pid %ld on host %s since %s UTC",
+			         pid, host, since);
+			return 1;
+		}
+	}
+	snprintf(out, size, "another process");
+	return 0;
+}
+
+/* Take the run lock on PATH.lock without waiting and record this process in
+ * it; *FD is the locked descriptor (close-on-exec, so hook commands do not
+ * inherit the lock).  RS_EBUSY naming the holder when another open file
+ * holds the lock (another process, or this one through another
+ * journal_open), RS_EIO when the lock file cannot be opened or written,
+ * RS_ENOMEM. */
+static int
+journal_lock(const char *path, int64_t started_at, int *fd, struct rs_err *err)
+{
+	char *lock_path = journal_lock_path(path);
+	char host[256], line[512], holder[512], since[32];
+	int tries = 0, len;
+
+	*fd = -1;
+	if (lock_path == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	int lfd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0) {
+		rs_err_set(err, RS_EIO,
+		           "cannot open the journal lock file %s: %s",
+		           lock_path, strerror(errno));
+		free(lock_path);
+		return RS_EIO;
+	}
+	while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK || ++tries >= JOURNAL_LOCK_TRIES) {
+			int busy = errno == EWOULDBLOCK;
+
+			if (busy) {
+				journal_read_holder(lfd, holder,
+				                    sizeof(holder));
+				rs_err_set(err, RS_EBUSY,
+				           "journal %s is in use by %s; wait "
+				           "for it "
+				           "to finish or stop it",
+				           path, holder);
+			} else {
+				rs_err_set(err, RS_EIO, "cannot lock %s: %s",
+				           lock_path, strerror(errno));
+			}
+			close(lfd);
+			free(lock_path);
+			return busy ? RS_EBUSY : RS_EIO;
+		}
+		nanosleep(
+			&(struct timespec){0, JOURNAL_LOCK_PAUSE_MS * 1000000L},
+			NULL);
+	}
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	journal_format_time(started_at, since, sizeof(since));
+	len = snprintf(line, sizeof(line),
+	               "pid=%ld host=%s started_at=%" PRId64 " (%s UTC)\n",
+	               (long)getpid(), host, started_at, since);
+	if (len < 0 || (size_t)len >= sizeof(line))
+		len = (int)strlen(line);
+	if (ftruncate(lfd, 0) != 0 ||
+	    pwrite(lfd, line, (size_t)len, 0) != len || fsync(lfd) != 0) {
+		rs_err_set(err, RS_EIO,
+		           "cannot write the journal lock file %s: %s",
+		           lock_path, strerror(errno));
+		close(lfd);
+		free(lock_path);
+		return RS_EIO;
+	}
+	free(lock_path);
+	*fd = lfd;
+	return 0;
+}
+
+int
+journal_lock_holder(const char *path, char *holder, size_t size)
+{
+	char *lock_path = journal_lock_path(path);
+	int fd, held = 0;
+
+	if (size > 0)
+		holder[0] = '\0';
+	if (lock_path == NULL)
+		return 0;
+	fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+	free(lock_path);
+	if (fd < 0)
+		return 0; /* no lock file: never run, so nobody holds it */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+	} else if (errno == EWOULDBLOCK) {
+		journal_read_holder(fd, holder, size);
+		held = 1;
+	}
+	close(fd);
+	return held;
+}
+
+/* Free JOURNAL's memory and handles without recording anything (the lock,
+ * if any, is released). */
+static void
+journal_free(struct rs_journal *journal)
+{
+	if (journal == NULL)
+		return;
+	sqlite3_close(journal->db);
+	if (journal->lock_fd >= 0)
+		close(journal->lock_fd);
+	free(journal->path);
+	free(journal);
+}
+
+/* Open a journal handle for PATH with FLAGS (sqlite3_open_v2) and the
+ * connection settings every use needs into *JOURNAL; on error *JOURNAL is
+ * NULL and RS_ENOMEM or RS_EIO (naming the path) is returned. */
+static int
+journal_connect(const char *path, int flags, struct rs_journal **journal,
+                struct rs_err *err)
+{
+	struct rs_journal *j = calloc(1, sizeof(*j));
+	int rc;
+
+	*journal = NULL;
+	if (j == NULL || (j->path = strdup(path)) == NULL) {
+		free(j);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	j->lock_fd = -1;
+	rc = sqlite3_open_v2(path, &j->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		rc = j->db == NULL
+		             ? rs_err_set(err, RS_ENOMEM, "out of memory")
+		             : journal_fail(j, sqlite3_extended_errcode(j->db),
+		                            "open", NULL, err);
+		journal_free(j);
+		return rc;
+	}
+	sqlite3_extended_result_codes(j->db, 1);
+	sqlite3_busy_timeout(j->db, JOURNAL_BUSY_TIMEOUT_MS);
+	*journal = j;
+	return 0;
+}
+
+/* Check that JOURNAL has this build's schema; RS_EIO naming the version
+ * found when it has another one, or when the file is not a journal
+ * (CREATED_EMPTY, when not NULL, is set instead for a file with no tables
+ * at all, which journal_open turns into a new journal). */
+static int
+journal_check_schema(struct rs_journal *journal, int *created_empty,
+                     struct rs_err *err)
+{
+	int64_t version, tables = 0;
+	int rc = journal_query_int(journal, "PRAGMA user_version", &version,
+	                           err);
+
+	if (rc == 0 && version == 0)
+		rc = journal_query_int(journal,
+		                       "SELECT count(*) FROM sqlite_master",
+		                       &tables, err);
+	if (rc != 0)
+		return rc;
+	if (version == 0 && tables == 0 && created_empty != NULL) {
+		*created_empty = 1;
+		return 0;
+	}
+	if (version == 0)
+		return rs_err_set(err, RS_EIO, "%s is not a reshard journal%s",
+		                  journal->path,
+		                  tables == 0 ? " (it is empty)" : "");
+	if (version != JOURNAL_SCHEMA_VERSION)
+		return rs_err_set(
+			err, RS_EIO,
+			"journal %s has schema version %" PRId64
+			", this reshard reads version %d; use the reshard "
+			"release that wrote it to finish or abort its run",
+			journal->path, version, JOURNAL_SCHEMA_VERSION);
+	return 0;
+}
+
+/* Create the schema in the empty JOURNAL and pin FINGERPRINT and PLAN_TEXT,
+ * in one transaction; on error nothing was created and the code of
+ * journal_fail is returned. */
+static int
+journal_create(struct rs_journal *journal, const char *fingerprint,
+               const char *plan_text, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_exec(journal, "BEGIN IMMEDIATE", "begin", err);
+
+	if (rc == 0)
+		rc = journal_exec(journal, journal_schema, "create the schema",
+		                  err);
+	if (rc == 0)
+		rc = journal_prepare(journal,
+		                     "INSERT INTO setup (id, schema_version, "
+		                     "fingerprint, plan_text, created_at) "
+		                     "VALUES (1, ?1, ?2, ?3, ?4)",
+		                     &stmt, err);
+	if (rc == 0) {
+		int brc = journal_bind_int64(stmt, 1, JOURNAL_SCHEMA_VERSION,
+		                             SQLITE_OK);
+		brc = journal_bind_text(stmt, 2, fingerprint, brc);
+		brc = journal_bind_text(stmt, 3, plan_text ? plan_text : "",
+		                        brc);
+		brc = journal_bind_int64(stmt, 4, journal_now_ms(), brc);
+		rc = journal_finish(journal, stmt, brc, "record the plan", NULL,
+		                    err);
+	}
+	if (rc == 0)
+		rc = journal_exec(journal, "COMMIT", "commit the new journal",
+		                  err);
+	if (rc != 0)
+		sqlite3_exec(journal->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* The lines of a plan text, split in place in a copy; empty lines are
+ * skipped. */
+struct journal_lines {
+	char *copy;
+	char **line;
+	size_t n;
+};
+
+/* Split TEXT (NULL is empty) into LINES; RS_ENOMEM on failure, with LINES
+ * empty. */
+static int
+journal_split_lines(const char *text, struct journal_lines *lines)
+{
+	size_t max = 1;
+	char *p, *next;
+
+	lines->n = 0;
+	lines->line = NULL;
+	lines->copy = strdup(text != NULL ? text : "");
+	for (p = lines->copy; p != NULL && *p != '\0'; p++)
+		max += *p == '\n';
+	if (lines->copy != NULL)
+		lines->line = malloc(max * sizeof(*lines->line));
+	if (lines->line == NULL) {
+		free(lines->copy);
+		lines->copy = NULL;
+		return RS_ENOMEM;
+	}
+	for (p = lines->copy; p != NULL; p = next) {
+		size_t len;
+
+		next = strchr(p, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		len = strlen(p);
+		if (len > 0 && p[len - 1] == '\r')
+			p[--len] = '\0';
+		if (len > 0)
+			lines->line[lines->n++] = p;
+	}
+	return 0;
+}
+
+static void
+journal_lines_free(struct journal_lines *lines)
+{
+	free(lines->line);
+	free(lines->copy);
+}
+
+/* Whether LINES holds LINE exactly. */
+static int
+journal_lines_have(const struct journal_lines *lines, const char *line)
+{
+	for (size_t i = 0; i < lines->n; i++)
+		if (strcmp(lines->line[i], line) == 0)
+			return 1;
+	return 0;
+}
+
+/* The length of LINE's setting name: up to the '=' of "setting = value",
+ * without the spaces before it, or the whole line when it has no '='. */
+static size_t
+journal_line_key(const char *line)
+{
+	const char *eq = strchr(line, '=');
+	size_t len = eq != NULL ? (size_t)(eq - line) : strlen(line);
+
+	while (len > 0 && line[len - 1] == ' ')
+		len--;
+	return len;
+}
+
+/* Append one difference (WAS or NOW may be NULL: the line is absent) to
+ * OUT. */
+static void
+journal_diff_add(char *out, size_t size, const char *was, const char *now)
+{
+	size_t used = strlen(out);
+
+	snprintf(out + used, size - used, "%swas: %s%.*s%s, now: %s%.*s%s",
+	         used > 0 ? "; " : "", was ? "\"" : "", JOURNAL_DIFF_LINE_MAX,
+	         was ? was : "(not set)", was ? "\"" : "", now ? "\"" : "",
+	         JOURNAL_DIFF_LINE_MAX, now ? now : "(not set)",
+	         now ? "\"" : "");
+}
+
+/* Describe into OUT how plan text NEW differs from OLD, setting by setting
+ * (a changed value pairs the old and new line of the same setting), naming
+ * at most JOURNAL_DIFF_LINES differences and counting the rest.  RS_ENOMEM
+ * on failure. */
+static int
+journal_plan_diff(const char *old, const char *new, char *out, size_t size)
+{
+	struct journal_lines was, now;
+	size_t shown = 0, more = 0, i, j;
+	char *paired;
+
+	out[0] = '\0';
+	if (journal_split_lines(old, &was) != 0)
+		return RS_ENOMEM;
+	if (journal_split_lines(new, &now) != 0) {
+		journal_lines_free(&was);
+		return RS_ENOMEM;
+	}
+	paired = calloc(now.n + 1, 1);
+	if (paired == NULL) {
+		journal_lines_free(&was);
+		journal_lines_free(&now);
+		return RS_ENOMEM;
+	}
+	for (i = 0; i < was.n; i++) {
+		const char *match = NULL;
+		size_t key = journal_line_key(was.line[i]);
+
+		if (journal_lines_have(&now, was.line[i]))
+			continue;
+		for (j = 0; j < now.n && match == NULL; j++) {
+			if (!paired[j] &&
+			    journal_line_key(now.line[j]) == key &&
+			    strncmp(now.line[j], was.line[i], key) == 0 &&
+			    !journal_lines_have(&was, now.line[j])) {
+				paired[j] = 1;
+				match = now.line[j];
+			}
+		}
+		if (shown < JOURNAL_DIFF_LINES) {
+			journal_diff_add(out, size, was.line[i], match);
+			shown++;
+		} else {
+			more++;
+		}
+	}
+	for (j = 0; j < now.n; j++) {
+		if (paired[j] || journal_lines_have(&was, now.line[j]))
+			continue;
+		if (shown < JOURNAL_DIFF_LINES) {
+			journal_diff_add(out, size, NULL, now.line[j]);
+			shown++;
+		} else {
+			more++;
+		}
+	}
+	if (more > 0) {
+		size_t used = strlen(out);
+
+		snprintf(out + used, size - used, "; and %zu more", more);
+	}
+	free(paired);
+	journal_lines_free(&was);
+	journal_lines_free(&now);
+	return 0;
+}
+
+/* Compare the pinned plan with FINGERPRINT; RS_EPLAN naming the differing
+ * lines and how to go on when they differ, RS_EIO when the setup row
+ * cannot be read, RS_ENOMEM. */
+static int
+journal_check_plan(struct rs_journal *journal, const char *fingerprint,
+                   const char *plan_text, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	char diff[768];
+	int rc = journal_prepare(journal,
+	                         "SELECT fingerprint, plan_text FROM setup "
+	                         "WHERE id = 1",
+	                         &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			rc = rs_err_set(
+				err, RS_EIO,
+				"journal %s is damaged: it has no setup "
+				"row pinning its plan",
+				journal->path);
+		else
+			rc = journal_fail(journal,
+			                  sqlite3_extended_errcode(journal->db),
+			                  "read", "the pinned plan", err);
+		sqlite3_finalize(stmt);
+		return rc;
+	}
+	const char *pinned = (const char *)sqlite3_column_text(stmt, 0);
+	if (pinned != NULL && strcmp(pinned, fingerprint) == 0) {
+		sqlite3_finalize(stmt);
+		return 0;
+	}
+	rc = journal_plan_diff((const char *)sqlite3_column_text(stmt, 1),
+	                       plan_text, diff, sizeof(diff));
+	sqlite3_finalize(stmt);
+	if (rc != 0)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return rs_err_set(err, RS_EPLAN,
+	                  "journal %s was started with another plan: %s; "
+	                  "restore the plan that started this run, or move the "
+	                  "journal %s aside to start a new run",
+	                  journal->path,
+	                  diff[0] != '\0' ? diff
+	                                  : "no setting shown differs, so a "
+	                                    "secret or a setting left out of "
+	                                    "the plan text changed",
+	                  journal->path);
+}
+
+/* Record this process as a new run; on error the code of journal_fail. */
+static int
+journal_add_run(struct rs_journal *journal, int64_t started_at,
+                struct rs_err *err)
+{
+	char host[256];
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare(journal,
+	                         "INSERT INTO runs (pid, host, started_at) "
+	                         "VALUES (?1, ?2, ?3)",
+	                         &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	rc = journal_bind_int64(stmt, 1, (int64_t)getpid(), SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, host, rc);
+	rc = journal_bind_int64(stmt, 3, started_at, rc);
+	rc = journal_finish(journal, stmt, rc, "record", "the new run", err);
+	if (rc == 0)
+		journal->run_id = sqlite3_last_insert_rowid(journal->db);
+	return rc;
+}
+
+int
+journal_open(const char *path, const char *fingerprint, const char *plan_text,
+             struct rs_journal **journal, struct rs_err *err)
+{
+	int64_t started_at = journal_now_ms(), on;
+	int lock_fd, created_empty = 0, rc;
+	struct rs_journal *j;
+	sqlite3_stmt *stmt;
+
+	*journal = NULL;
+	if (fingerprint == NULL || fingerprint[0] == '\0')
+		return rs_err_set(
+			err, RS_EINTERNAL,
+			"journal %s opened without a plan fingerprint "
+			"(a bug: please report it)",
+			path);
+	rc = journal_lock(path, started_at, &lock_fd, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	                     &j, err);
+	if (rc != 0) {
+		close(lock_fd);
+		return rc;
+	}
+	j->lock_fd = lock_fd;
+
+	/* journal_mode answers with the mode it got: a file system without
+	 * shared memory keeps "delete", which rule 3 does not allow. */
+	rc = journal_prepare(j, "PRAGMA journal_mode = WAL", &stmt, err);
+	if (rc == 0) {
+		const unsigned char *mode = NULL;
+
+		if (sqlite3_step(stmt) == SQLITE_ROW)
+			mode = sqlite3_column_text(stmt, 0);
+		if (mode == NULL || strcmp((const char *)mode, "wal") != 0)
+			rc = mode == NULL
+			             ? journal_fail(
+					       j,
+					       sqlite3_extended_errcode(j->db),
+					       "switch to WAL mode", NULL, err)
+			             : rs_err_set(
+					       err, RS_EIO,
+					       "journal %s cannot use WAL mode "
+					       "(it stays in %s mode); put it "
+					       "on "
+					       "a local file system",
+					       path, (const char *)mode);
+		sqlite3_finalize(stmt);
+	}
+	if (rc == 0)
+		rc = journal_exec(j,
+		                  "PRAGMA synchronous = FULL;"
+		                  "PRAGMA foreign_keys = ON",
+		                  "configure", err);
+	if (rc == 0)
+		rc = journal_query_int(j, "PRAGMA foreign_keys", &on, err);
+	if (rc == 0 && on != 1)
+		rc = rs_err_set(
+			err, RS_EIO,
+			"journal %s: this SQLite cannot enforce foreign "
+			"keys",
+			path);
+	if (rc == 0)
+		rc = journal_check_schema(j, &created_empty, err);
+	if (rc == 0 && created_empty)
+		rc = journal_create(j, fingerprint, plan_text, err);
+	if (rc == 0 && !created_empty)
+		rc = journal_check_plan(j, fingerprint, plan_text, err);
+	if (rc == 0)
+		rc = journal_add_run(j, started_at, err);
+	if (rc != 0) {
+		journal_free(j);
+		return rc;
+	}
+	*journal = j;
+	return 0;
+}
+
+int
+journal_open_readonly(const char *path, struct rs_journal **journal,
+                      struct rs_err *err)
+{
+	struct rs_journal *j;
+	struct stat st;
+	int rc;
+
+	*journal = NULL;
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return rs_err_set(
+				err, RS_EIO,
+				"no journal at %s: this plan has not been "
+				"run yet",
+				path);
+		return rs_err_set(err, RS_EIO, "cannot read the journal %s: %s",
+		                  path, strerror(errno));
+	}
+	rc = journal_connect(path, SQLITE_OPEN_READONLY, &j, err);
+	if (rc != 0)
+		return rc;
+	j->readonly = 1;
+	rc = journal_check_schema(j, NULL, err);
+	if (rc != 0) {
+		journal_free(j);
+		return rc;
+	}
+	*journal = j;
+	return 0;
+}
+
+void
+journal_close(struct rs_journal *journal, const char *outcome)
+{
+	sqlite3_stmt *stmt;
+
+	if (journal == NULL)
+		return;
+	/* Best effort: a run that cannot record its end looks interrupted,
+	 * which is what it is to whoever reads the journal next. */
+	if (!journal->readonly && journal->run_id != 0 &&
+	    journal_prepare(journal,
+	                    "UPDATE runs SET ended_at = ?1, outcome = ?2 "
+	                    "WHERE id = ?3",
+	                    &stmt, NULL) == 0) {
+		int rc = journal_bind_int64(stmt, 1, journal_now_ms(),
+		                            SQLITE_OK);
+		rc = journal_bind_text(stmt, 2, outcome, rc);
+		rc = journal_bind_int64(stmt, 3, journal->run_id, rc);
+		journal_finish(journal, stmt, rc, "record",
+		               "the end of the run", NULL);
+	}
+	/* The database is closed (and checkpointed) before the lock is
+	 * released, so the next holder finds it quiet. */
+	journal_free(journal);
+}
+
+/* Check that NAME fits a step record's name; RS_EINTERNAL otherwise (step
+ * names are the program's own). */
+static int
+journal_check_step_name(const char *name, struct rs_err *err)
+{
+	size_t len = strnlen(name, sizeof(((struct rs_step_record *)0)->name));
+
+	if (len == 0 || len >= sizeof(((struct rs_step_record *)0)->name))
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "step name \"%.40s\" is empty or too long (a "
+		                  "bug: please report it)",
+		                  name);
+	return 0;
+}
+
+/* The columns of a step record, in the order journal_step_fill reads them;
+ * the steps table is s. */
+#define JOURNAL_STEP_COLUMNS                                                   \
+	"s.name, s.state, s.attempts, s.started_at, s.finished_at, s.rows, "   \
+	"(SELECT count(*) FROM chunks c WHERE c.step = s.name AND "            \
+	"c.state = 'done'), s.error"
+
+/* Fill REC from STMT's current row (JOURNAL_STEP_COLUMNS). */
+static void
+journal_step_fill(sqlite3_stmt *stmt, struct rs_step_record *rec)
+{
+	const unsigned char *state = sqlite3_column_text(stmt, 1);
+
+	memset(rec, 0, sizeof(*rec));
+	journal_column_copy(stmt, 0, rec->name, sizeof(rec->name));
+	rec->state = RS_STEP_PENDING;
+	for (size_t i = 0;
+	     state != NULL &&
+	     i < sizeof(journal_step_states) / sizeof(*journal_step_states);
+	     i++)
+		if (strcmp((const char *)state, journal_step_states[i]) == 0)
+			rec->state = (enum rs_step_state)i;
+	rec->attempts = sqlite3_column_int(stmt, 2);
+	rec->started_at = sqlite3_column_int64(stmt, 3);
+	rec->finished_at = sqlite3_column_int64(stmt, 4);
+	rec->rows = sqlite3_column_int64(stmt, 5);
+	rec->chunks_done = sqlite3_column_int64(stmt, 6);
+	journal_column_copy(stmt, 7, rec->error, sizeof(rec->error));
+}
+
+int
+journal_step_get(struct rs_journal *journal, const char *name,
+                 struct rs_step_record *rec, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->name, sizeof(rec->name), "%s", name);
+	rec->state = RS_STEP_PENDING;
+	rc = journal_prepare(journal,
+	                     "SELECT " JOURNAL_STEP_COLUMNS " FROM steps s "
+	                     "WHERE s.name = ?1",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		journal_step_fill(stmt, rec);
+	return journal_done(journal, stmt, rc, "read step", name, err);
+}
+
+int
+journal_step_begin(struct rs_journal *journal, const char *name,
+                   struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_check_step_name(name, err);
+
+	/* A new attempt keeps the last attempt's error (status shows why the
+	 * step is being tried again) and rows; it has not finished. */
+	if (rc == 0)
+		rc = journal_prepare_write(
+			journal,
+			"INSERT INTO steps (name, state, attempts, started_at, "
+			"first_begun) VALUES (?1, 'running', 1, ?2, "
+			"(SELECT coalesce(max(first_begun), 0) + 1 FROM "
+			"steps)) "
+			"ON CONFLICT (name) DO UPDATE SET state = 'running', "
+			"attempts = attempts + 1, started_at = "
+			"excluded.started_at, "
+			"finished_at = NULL",
+			&stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	rc = journal_bind_int64(stmt, 2, journal_now_ms(), rc);
+	return journal_finish(journal, stmt, rc, "record the start of step",
+	                      name, err);
+}
+
+/* Set the end of step NAME to STATE with ROWS (negative: keep them) and
+ * ERROR; RS_EINTERNAL when the step was never begun, else as
+ * journal_finish. */
+static int
+journal_step_end(struct rs_journal *journal, const char *name,
+                 const char *state, int64_t rows, const char *error,
+                 struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(
+		journal,
+		"UPDATE steps SET state = ?2, finished_at = ?3, "
+		"rows = CASE WHEN ?4 < 0 THEN rows ELSE ?4 END, error = ?5 "
+		"WHERE name = ?1",
+		&stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, state, rc);
+	rc = journal_bind_int64(stmt, 3, journal_now_ms(), rc);
+	rc = journal_bind_int64(stmt, 4, rows, rc);
+	rc = journal_bind_text(stmt, 5, error, rc);
+	rc = journal_finish(journal, stmt, rc, "record the end of step", name,
+	                    err);
+	if (rc == 0 && sqlite3_changes(journal->db) == 0)
+		rc = rs_err_set(err, RS_EINTERNAL,
+		                "journal %s: step %s ended but was never begun "
+		                "(a bug: please report it)",
+		                journal->path, name);
+	return rc;
+}
+
+int
+journal_step_done(struct rs_journal *journal, const char *name, int64_t rows,
+                  struct rs_err *err)
+{
+	/* A finished step has no error left to show. */
+	return journal_step_end(journal, name, "done", rows < 0 ? 0 : rows, "",
+	                        err);
+}
+
+int
+journal_step_failed(struct rs_journal *journal, const char *name,
+                    const char *message, struct rs_err *err)
+{
+	return journal_step_end(journal, name, "failed", -1,
+	                        message != NULL ? message : "", err);
+}
+
+int
+journal_steps(struct rs_journal *journal, struct rs_step_record **recs, int *n,
+              struct rs_err *err)
+{
+	struct rs_step_record *all = NULL;
+	int64_t count;
+	sqlite3_stmt *stmt;
+	int rc, i = 0;
+
+	*recs = NULL;
+	*n = 0;
+	/* One read transaction, so the count and the rows agree even if
+	 * status reads while a run writes. */
+	rc = journal_exec(journal, "BEGIN", "begin", err);
+	if (rc != 0)
+		return rc;
+	rc = journal_query_int(journal, "SELECT count(*) FROM steps", &count,
+	                       err);
+	if (rc == 0 && count > 0 &&
+	    (all = calloc((size_t)count, sizeof(*all))) == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = journal_prepare(journal,
+		                     "SELECT " JOURNAL_STEP_COLUMNS
+		                     " FROM steps s "
+		                     "ORDER BY s.first_begun",
+		                     &stmt, err);
+	if (rc == 0) {
+		int src;
+
+		while ((src = sqlite3_step(stmt)) == SQLITE_ROW && i < count)
+			journal_step_fill(stmt, &all[i++]);
+		rc = journal_done(journal, stmt, src, "read", "the steps", err);
+	}
+	sqlite3_exec(journal->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != 0) {
+		free(all);
+		return rc;
+	}
+	*recs = all;
+	*n = i;
+	return 0;
+}
+
+/* Check that REC's identity strings are terminated within their fields
+ * and the step name is valid; RS_EINTERNAL otherwise. */
+static int
+journal_check_chunk(const struct rs_chunk_record *rec, struct rs_err *err)
+{
+	if (strnlen(rec->shard, sizeof(rec->shard)) == sizeof(rec->shard) ||
+	    strnlen(rec->table, sizeof(rec->table)) == sizeof(rec->table) ||
+	    strnlen(rec->step, sizeof(rec->step)) == sizeof(rec->step))
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "chunk record with an unterminated name (a "
+		                  "bug: please report it)");
+	return journal_check_step_name(rec->step, err);
+}
+
+/* The checksum's bits as SQLite's int64, and back: SQLite has no unsigned
+ * integers, and the conversion must not depend on the implementation. */
+static int64_t
+journal_checksum_to_db(uint64_t checksum)
+{
+	int64_t bits;
+
+	memcpy(&bits, &checksum, sizeof(bits));
+	return bits;
+}
+
+static uint64_t
+journal_checksum_from_db(int64_t bits)
+{
+	uint64_t checksum;
+
+	memcpy(&checksum, &bits, sizeof(checksum));
+	return checksum;
+}
+
+/* "step/shard/table#number" for messages into BUF. */
+static const char *
+journal_chunk_name(const struct rs_chunk_record *rec, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s/%s#%" PRId64, rec->step, rec->shard,
+	         rec->table, rec->number);
+	return buf;
+}
+
+int
+journal_chunk_begin(struct rs_journal *journal,
+                    const struct rs_chunk_record *rec, struct rs_err *err)
+{
+	char name[400];
+	sqlite3_stmt *stmt;
+	int rc = journal_check_chunk(rec, err);
+
+	/* Beginning a chunk again (a resumed step redoing a chunk whose
+	 * outcome is unknown) records the new intent over the old one. */
+	if (rc == 0)
+		rc = journal_prepare_write(
+			journal,
+			"INSERT INTO chunks (step, shard, table_name, number, "
+			"after_key, upto_key, state, rows, checksum, affected) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'started', ?7, ?8, "
+			"?9) "
+			"ON CONFLICT (step, shard, table_name, number) DO "
+			"UPDATE "
+			"SET after_key = excluded.after_key, "
+			"upto_key = excluded.upto_key, state = 'started', "
+			"rows = excluded.rows, checksum = excluded.checksum, "
+			"affected = excluded.affected",
+			&stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, rec->step, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, rec->shard, rc);
+	rc = journal_bind_text(stmt, 3, rec->table, rc);
+	rc = journal_bind_int64(stmt, 4, rec->number, rc);
+	rc = journal_bind_text(stmt, 5, rec->after_key, rc);
+	rc = journal_bind_text(stmt, 6, rec->upto_key, rc);
+	rc = journal_bind_int64(stmt, 7, rec->rows, rc);
+	rc = journal_bind_int64(stmt, 8, journal_checksum_to_db(rec->checksum),
+	                        rc);
+	rc = journal_bind_int64(stmt, 9, rec->affected, rc);
+	return journal_finish(journal, stmt, rc, "record the start of chunk",
+	                      journal_chunk_name(rec, name, sizeof(name)), err);
+}
+
+int
+journal_chunk_done(struct rs_journal *journal,
+                   const struct rs_chunk_record *rec, struct rs_err *err)
+{
+	char name[400];
+	sqlite3_stmt *stmt;
+	int rc = journal_check_chunk(rec, err);
+
+	/* The range's end may only be known once the side effect ran (the
+	 * last key read), so a non-NULL UPTO replaces the one begun with. */
+	if (rc == 0)
+		rc = journal_prepare_write(
+			journal,
+			"UPDATE chunks SET state = 'done', "
+			"upto_key = coalesce(?5, upto_key), rows = ?6, "
+			"checksum = ?7, affected = ?8 WHERE step = ?1 AND "
+			"shard = ?2 AND table_name = ?3 AND number = ?4",
+			&stmt, err);
+	if (rc != 0)
+		return rc;
+	journal_chunk_name(rec, name, sizeof(name));
+	rc = journal_bind_text(stmt, 1, rec->step, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, rec->shard, rc);
+	rc = journal_bind_text(stmt, 3, rec->table, rc);
+	rc = journal_bind_int64(stmt, 4, rec->number, rc);
+	rc = journal_bind_text(stmt, 5, rec->upto_key, rc);
+	rc = journal_bind_int64(stmt, 6, rec->rows, rc);
+	rc = journal_bind_int64(stmt, 7, journal_checksum_to_db(rec->checksum),
+	                        rc);
+	rc = journal_bind_int64(stmt, 8, rec->affected, rc);
+	rc = journal_finish(journal, stmt, rc, "record the end of chunk", name,
+	                    err);
+	if (rc == 0 && sqlite3_changes(journal->db) == 0)
+		rc = rs_err_set(
+			err, RS_EINTERNAL,
+			"journal %s: chunk %s done but never begun: its "
+			"intent was not recorded before the side effect "
+			"(a bug: please report it)",
+			journal->path, name);
+	return rc;
+}
+
+/* Fill REC from STMT's current row: step, shard, table_name, number,
+ * after_key, upto_key, state, rows, checksum, affected.  RS_ENOMEM when a
+ * key cannot be copied (REC's keys are then NULL). */
+static int
+journal_chunk_fill(sqlite3_stmt *stmt, struct rs_chunk_record *rec,
+                   struct rs_err *err)
+{
+	const unsigned char *state = sqlite3_column_text(stmt, 6);
+	int failed = 0;
+
+	journal_column_copy(stmt, 0, rec->step, sizeof(rec->step));
+	journal_column_copy(stmt, 1, rec->shard, sizeof(rec->shard));
+	journal_column_copy(stmt, 2, rec->table, sizeof(rec->table));
+	rec->number = sqlite3_column_int64(stmt, 3);
+	rec->after_key = journal_column_dup(stmt, 4, &failed);
+	rec->upto_key = journal_column_dup(stmt, 5, &failed);
+	rec->state = state != NULL && strcmp((const char *)state, "done") == 0
+	                     ? RS_CHUNK_DONE
+	                     : RS_CHUNK_STARTED;
+	rec->rows = sqlite3_column_int64(stmt, 7);
+	rec->checksum = journal_checksum_from_db(sqlite3_column_int64(stmt, 8));
+	rec->affected = sqlite3_column_int64(stmt, 9);
+	if (failed) {
+		journal_chunk_free(rec);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Run STMT, a chunk query with bound parameters, and fill REC from its
+ * first row: returns 1 when there was one, 0 when none, else the code of
+ * journal_fail or RS_ENOMEM; STMT is finalized. */
+static int
+journal_chunk_query(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
+                    struct rs_chunk_record *rec, const char *subject,
+                    struct rs_err *err)
+{
+	int rc = bind_rc != SQLITE_OK ? bind_rc : sqlite3_step(stmt);
+	int found = rc == SQLITE_ROW, fill_rc = 0;
+
+	if (found)
+		fill_rc = journal_chunk_fill(stmt, rec, err);
+	rc = journal_done(journal, stmt, rc, "read chunk", subject, err);
+	if (fill_rc != 0 || rc != 0) {
+		journal_chunk_free(rec);
+		return fill_rc != 0 ? fill_rc : rc;
+	}
+	return found;
+}
+
+#define JOURNAL_CHUNK_COLUMNS                                                  \
+	"step, shard, table_name, number, after_key, upto_key, state, rows, "  \
+	"checksum, affected"
+
+int
+journal_chunk_get(struct rs_journal *journal, const char *step,
+                  const char *shard, const char *table, int64_t number,
+                  struct rs_chunk_record *rec, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->state = (enum rs_chunk_state) - 1;
+	rc = journal_prepare(journal,
+	                     "SELECT " JOURNAL_CHUNK_COLUMNS " FROM chunks "
+	                     "WHERE step = ?1 AND shard = ?2 AND "
+	                     "table_name = ?3 AND number = ?4",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, shard, rc);
+	rc = journal_bind_text(stmt, 3, table, rc);
+	rc = journal_bind_int64(stmt, 4, number, rc);
+	rc = journal_chunk_query(journal, stmt, rc, rec, table, err);
+	if (rc <= 0) {
+		memset(rec, 0, sizeof(*rec));
+		rec->state = (enum rs_chunk_state) - 1;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+int
+journal_chunk_last_done(struct rs_journal *journal, const char *step,
+                        const char *shard, const char *table,
+                        struct rs_chunk_record *rec, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	rc = journal_prepare(journal,
+	                     "SELECT " JOURNAL_CHUNK_COLUMNS " FROM chunks "
+	                     "WHERE step = ?1 AND shard = ?2 AND "
+	                     "table_name = ?3 AND state = 'done' "
+	                     "ORDER BY number DESC LIMIT 1",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, shard, rc);
+	rc = journal_bind_text(stmt, 3, table, rc);
+	return journal_chunk_query(journal, stmt, rc, rec, table, err);
+}
+
+void
+journal_chunk_free(struct rs_chunk_record *rec)
+{
+	if (rec == NULL)
+		return;
+	free(rec->after_key);
+	free(rec->upto_key);
+	rec->after_key = NULL;
+	rec->upto_key = NULL;
+}
+
+int
+journal_fact_set(struct rs_journal *journal, const char *name,
+                 const char *value, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(journal,
+	                               "INSERT INTO facts (name, value) "
+	                               "VALUES (?1, ?2) ON CONFLICT (name) "
+	                               "DO UPDATE SET value = excluded.value",
+	                               &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, value != NULL ? value : "", rc);
+	return journal_finish(journal, stmt, rc, "record fact", name, err);
+}
+
+int
+journal_fact_get(struct rs_journal *journal, const char *name, char *value,
+                 size_t size)
+{
+	sqlite3_stmt *stmt;
+	int rc, found = 0;
+
+	if (size > 0)
+		value[0] = '\0';
+	if (journal_prepare(journal, "SELECT value FROM facts WHERE name = ?1",
+	                    &stmt, NULL) != 0)
+		return RS_EIO;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *text = sqlite3_column_text(stmt, 0);
+		size_t len = (size_t)sqlite3_column_bytes(stmt, 0);
+
+		/* A cut value would be a wrong value (an epoch, a count). */
+		if (text == NULL || len >= size)
+			found = RS_EINTERNAL;
+		else {
+			memcpy(value, text, len + 1);
+			found = 1;
+		}
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return (rc & 0xff) == SQLITE_NOMEM ? RS_ENOMEM : RS_EIO;
+	return found;
+}
+
+int
+journal_fact_delete(struct rs_journal *journal, const char *name,
+                    struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(
+		journal, "DELETE FROM facts WHERE name = ?1", &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	return journal_finish(journal, stmt, rc, "delete fact", name, err);
+}
+
+void
+journal_event(struct rs_journal *journal, const char *level, const char *fmt,
+              ...)
+{
+	sqlite3_stmt *stmt;
+	va_list ap;
+	char *message;
+	int len, rc;
+
+	if (journal == NULL || journal->readonly)
+		return;
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (message = malloc((size_t)len + 1)) == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(message, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	/* One event, one line of the tail. */
+	for (char *p = message; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	if (journal_prepare(journal,
+	                    "INSERT INTO events (at, level, message) "
+	                    "VALUES (?1, ?2, ?3)",
+	                    &stmt, NULL) == 0) {
+		rc = journal_bind_int64(stmt, 1, journal_now_ms(), SQLITE_OK);
+		rc = journal_bind_text(stmt, 2, level != NULL ? level : "info",
+		                       rc);
+		rc = journal_bind_text(stmt, 3, message, rc);
+		journal_finish(journal, stmt, rc, "record", "an event", NULL);
+	}
+	free(message);
+}
+
+char *
+journal_events_tail(struct rs_journal *journal, int n)
+{
+	sqlite3_stmt *stmt;
+	char *out = NULL, when[32];
+	size_t len = 0, cap = 256;
+	int rc;
+
+	if (journal == NULL || n < 0 ||
+	    journal_prepare(journal,
+	                    "SELECT at, level, message FROM (SELECT id, at, "
+	                    "level, message FROM events ORDER BY id DESC "
+	                    "LIMIT ?1) ORDER BY id",
+	                    &stmt, NULL) != 0)
+		return NULL;
+	rc = journal_bind_int64(stmt, 1, n, SQLITE_OK);
+	if (rc == SQLITE_OK && (out = malloc(cap)) != NULL)
+		out[0] = '\0';
+	while (out != NULL && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *level = sqlite3_column_text(stmt, 1);
+		const unsigned char *message = sqlite3_column_text(stmt, 2);
+		size_t need;
+
+		journal_format_time(sqlite3_column_int64(stmt, 0), when,
+		                    sizeof(when));
+		need = strlen(when) + 1 +
+		       (level != NULL ? strlen((const char *)level) : 0) + 1 +
+		       (message != NULL ? strlen((const char *)message) : 0) +
+		       2;
+		if (len + need > cap) {
+			char *grown;
+
+			while (len + need > cap)
+				cap *= 2;
+			grown = realloc(out, cap);
+			if (grown == NULL) {
+				free(out);
+				out = NULL;
+				break;
+			}
+			out = grown;
+		}
+		len += (size_t)snprintf(
+			out + len, cap - len, "%s %s %s\n", when,
+			level != NULL ? (const char *)level : "",
+			message != NULL ? (const char *)message : "");
+	}
+	sqlite3_finalize(stmt);
+	if (out != NULL && rc != SQLITE_DONE) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+char *
+journal_plan_text(struct rs_journal *journal)
+{
+	sqlite3_stmt *stmt;
+	char *text = NULL;
+	int failed = 0; /* out of memory gives NULL, as the header says */
+
+	if (journal == NULL ||
+	    journal_prepare(journal, "SELECT plan_text FROM setup WHERE id = 1",
+	                    &stmt, NULL) != 0)
+		return NULL;
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		text = journal_column_dup(stmt, 0, &failed);
+	sqlite3_finalize(stmt);
+	return text;
+}

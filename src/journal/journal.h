@@ -1,0 +1,160 @@
+/*
+ * The journal (DESIGN §7 rules 3–5): one SQLite file per plan in which
+ * reshard records its runs, the state of every step, chunk checkpoints and
+ * an event log, so that a run killed at any instant continues where it
+ * stopped.
+ *
+ * The journal is written before and after every side effect.  Its writes
+ * are synchronous on purpose: a side effect must not start until its intent
+ * is durable, so the caller waits for the journal either way (WAL mode,
+ * synchronous=FULL; a write costs one fsync).  Nothing here talks to a
+ * shard.
+ *
+ * One run per journal at a time: journal_open takes an exclusive lock
+ * (flock on JOURNAL.lock, released by the kernel if the process dies) and
+ * refuses a second process with a message naming the holder's pid, host
+ * and start time.  The plan's fingerprint is pinned in the journal when it
+ * is created; opening with a different plan is refused, naming what
+ * changed.
+ *
+ * Every function returns 0 or a negative RS_E… code with ERR filled
+ * (RS_EIO for a journal that cannot be read or written, RS_EBUSY for a
+ * journal held by another process, RS_EPLAN for a changed plan).
+ */
+#ifndef RS_JOURNAL_H
+#define RS_JOURNAL_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define JOURNAL_SCHEMA_VERSION 1
+
+struct rs_journal; /* an open journal; journal_close frees it */
+
+enum rs_step_state {
+	RS_STEP_PENDING, /* never started */
+	RS_STEP_RUNNING, /* started, not finished: a crash may have cut it */
+	RS_STEP_DONE,
+	RS_STEP_FAILED, /* finished with an error; run resumes it */
+};
+
+struct rs_step_record {
+	char name[32];           /* "preflight", "fence", … */
+	enum rs_step_state state;
+	int attempts;            /* how many times it was started */
+	int64_t started_at;      /* Unix ms of the last start, 0 if never */
+	int64_t finished_at;     /* Unix ms of the end, 0 if not ended */
+	int64_t rows;            /* rows the step handled (copied, purged …) */
+	int64_t chunks_done;     /* chunk checkpoints recorded for it */
+	char error[512];         /* last error message, "" if none */
+};
+
+enum rs_chunk_state {
+	RS_CHUNK_STARTED, /* intent recorded, side effect may have happened */
+	RS_CHUNK_DONE,    /* side effect finished and recorded */
+};
+
+/* One checkpoint: a primary-key range (AFTER, UPTO] of one physical table
+ * on one shard, processed by one step. */
+struct rs_chunk_record {
+	char step[32];
+	char shard[64];
+	char table[256];       /* physical table name */
+	int64_t number;        /* 0, 1, 2 … in key order */
+	char *after_key;       /* JSON array of the key values, or NULL: the
+	                          table's start (malloc'd; journal_chunk_free) */
+	char *upto_key;        /* JSON array, inclusive end of the range */
+	enum rs_chunk_state state;
+	int64_t rows;          /* rows in the range */
+	uint64_t checksum;     /* chunk checksum sum (DESIGN §9), 0 if none */
+	int64_t affected;      /* rows changed by the step in this chunk */
+};
+
+/*
+ * Open (creating if needed) the journal at PATH for the plan whose
+ * fingerprint (hex SHA-256) is FINGERPRINT and whose canonical text, with
+ * secrets removed, is PLAN_TEXT (one setting per line).  A new journal pins
+ * both; an existing one must have the same fingerprint, else RS_EPLAN with
+ * a message naming the lines that differ (at most a few) and how to go on
+ * (restore the plan, or start over with a new journal).  A journal of
+ * another schema version is refused (RS_EIO).  Takes the run lock: RS_EBUSY
+ * naming the process that holds it.  Records a new run (this process, now).
+ */
+int journal_open(const char *path, const char *fingerprint,
+                 const char *plan_text, struct rs_journal **journal,
+                 struct rs_err *err);
+
+/* Open an existing journal to read it (status): no lock, no new run, no
+ * fingerprint check.  RS_EIO when PATH does not exist. */
+int journal_open_readonly(const char *path, struct rs_journal **journal,
+                          struct rs_err *err);
+
+/* Record the end of this run (OUTCOME: "done", "failed", "interrupted",
+ * "aborted"), release the lock, close.  NULL does nothing. */
+void journal_close(struct rs_journal *journal, const char *outcome);
+
+/* Who holds the run lock right now, for status: fills HOLDER ("pid 123 on
+ * host db-admin since 2026-12-02 10:04:32 UTC") and returns 1, or returns 0
+ * when no process holds it. */
+int journal_lock_holder(const char *path, char *holder, size_t size);
+
+/* Steps.  journal_step_get fills REC for NAME (state PENDING with zeros if
+ * the step never started). */
+int journal_step_get(struct rs_journal *journal, const char *name,
+                     struct rs_step_record *rec, struct rs_err *err);
+int journal_step_begin(struct rs_journal *journal, const char *name,
+                       struct rs_err *err);
+int journal_step_done(struct rs_journal *journal, const char *name,
+                      int64_t rows, struct rs_err *err);
+int journal_step_failed(struct rs_journal *journal, const char *name,
+                        const char *message, struct rs_err *err);
+/* Every step ever recorded, in the order they were first begun.  *RECS is
+ * malloc'd (free it); *N is its length. */
+int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,
+                  int *n, struct rs_err *err);
+
+/* Chunk checkpoints.  journal_chunk_begin records the intent (state
+ * STARTED) before the side effect, journal_chunk_done the result after it
+ * (same identity: step, shard, table, number).  journal_chunk_get returns 0
+ * and fills REC when the chunk is recorded, RS_OK with REC->state = -1
+ * when it is not. */
+int journal_chunk_begin(struct rs_journal *journal,
+                        const struct rs_chunk_record *rec,
+                        struct rs_err *err);
+int journal_chunk_done(struct rs_journal *journal,
+                       const struct rs_chunk_record *rec, struct rs_err *err);
+int journal_chunk_get(struct rs_journal *journal, const char *step,
+                      const char *shard, const char *table, int64_t number,
+                      struct rs_chunk_record *rec, struct rs_err *err);
+/* The last DONE chunk of (STEP, SHARD, TABLE), to resume after it: fills
+ * REC and returns 1, or returns 0 when none is done. */
+int journal_chunk_last_done(struct rs_journal *journal, const char *step,
+                            const char *shard, const char *table,
+                            struct rs_chunk_record *rec, struct rs_err *err);
+void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
+
+/* Run facts: small named values that outlive a process (the row count
+ * before the run, the published epoch, when the fence went up …).
+ * journal_fact_get returns 1 and copies the value into VALUE, or 0 when
+ * it is not set. */
+int journal_fact_set(struct rs_journal *journal, const char *name,
+                     const char *value, struct rs_err *err);
+int journal_fact_get(struct rs_journal *journal, const char *name,
+                     char *value, size_t size);
+int journal_fact_delete(struct rs_journal *journal, const char *name,
+                        struct rs_err *err);
+
+/* Append to the event log (LEVEL "info", "warn", "error"); best effort:
+ * failures are ignored (the event log is for people, not for resume). */
+void journal_event(struct rs_journal *journal, const char *level,
+                   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The last N events, newest last, as "TIME LEVEL message" lines in a
+ * malloc'd string (free it), or NULL. */
+char *journal_events_tail(struct rs_journal *journal, int n);
+
+/* The plan text pinned in the journal (malloc'd, free it), or NULL. */
+char *journal_plan_text(struct rs_journal *journal);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * What several steps share: the shards of a map, the physical tables of a
+ * shard, and setting or removing the fence on a shard's tables.
+ */
+#include "steps/steps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/await.h"
+#include "engine/walk.h"
+#include "shardmap/stats.h"
+
+int
+steps_map_shards(const struct rs_map *map, int *out)
+{
+	return stats_map_shards(map, out, 1024);
+}
+
+int
+steps_in_map(const struct rs_map *map, int shard)
+{
+	int shards[1024];
+	int n = steps_map_shards(map, shards);
+
+	for (int i = 0; i < n; i++)
+		if (shards[i] == shard)
+			return 1;
+	return 0;
+}
+
+int
+steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
+                 int (*fn)(struct rs_run *run, int shard, int table, int slot,
+                           const char *physical, void *arg, struct rs_err *err),
+                 void *arg, struct rs_err *err)
+{
+	int slots = engine_tables_per_shard(map);
+	char physical[256];
+
+	for (int t = 0; t < run->plan->n_tables; t++)
+		for (int slot = 0; slot < slots; slot++) {
+			int rc;
+
+			engine_physical(map, run->plan->tables[t].name, slot,
+			                physical, sizeof(physical));
+			rc = fn(run, shard, t, slot, physical, arg, err);
+			if (rc != 0)
+				return rc;
+		}
+	return 0;
+}
+
+static int
+fence_table(struct rs_run *run, int shard, int table, int slot,
+            const char *physical, void *arg, struct rs_err *err)
+{
+	struct rs_backend *backend = engine_shard(run, shard, err);
+	int on = *(int *)arg;
+
+	(void)table;
+	(void)slot;
+	if (backend == NULL)
+		return err != NULL ? err->code : RS_ECONNECT;
+	return await_fence(&run->loop, backend, physical, run->fence_message,
+	                   on, err);
+}
+
+int
+steps_fence_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+{
+	int rc = steps_each_table(run, run->plan->from, shard, fence_table, &on,
+	                          err);
+
+	if (rc == 0)
+		fprintf(stderr, "  %s: writes %s\n",
+		        run->plan->shards[shard].name,
+		        on ? "fenced" : "open again");
+	return rc;
+}
+
+static uint64_t
+keyset_hash(const struct rs_value *key, int n_pk)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < n_pk; i++) {
+		for (size_t k = 0; k < key[i].len; k++)
+			h = (h ^ (unsigned char)key[i].text[k]) *
+			    0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL; /* column boundary */
+	}
+	return h;
+}
+
+int
+steps_keyset_init(struct steps_keyset *set, const struct rs_rowbuf *rows,
+                  int n_pk)
+{
+	set->rows = rows;
+	set->n_pk = n_pk;
+	set->cap = 16;
+	while (set->cap < 2 * (size_t)rows->n_rows)
+		set->cap *= 2;
+	set->slots = calloc(set->cap, sizeof(int));
+	if (set->slots == NULL)
+		return RS_ENOMEM;
+	for (int r = 0; r < rows->n_rows; r++) {
+		size_t i =
+			keyset_hash(rowbuf_row(rows, r), n_pk) & (set->cap - 1);
+
+		while (set->slots[i] != 0)
+			i = (i + 1) & (set->cap - 1);
+		set->slots[i] = r + 1;
+	}
+	return 0;
+}
+
+void
+steps_keyset_free(struct steps_keyset *set)
+{
+	free(set->slots);
+	set->slots = NULL;
+}
+
+int
+steps_keyset_find(const struct steps_keyset *set, const struct rs_value *key)
+{
+	size_t i = keyset_hash(key, set->n_pk) & (set->cap - 1);
+
+	for (; set->slots[i] != 0; i = (i + 1) & (set->cap - 1)) {
+		int r = set->slots[i] - 1;
+
+		if (walk_same_key(rowbuf_row(set->rows, r), key, set->n_pk))
+			return r;
+	}
+	return -1;
+}

@@ -1,0 +1,62 @@
+/*
+ * The steps of DESIGN §6, one file each.  A step is a struct rs_step_def
+ * (engine.h) whose run function reads top to bottom, waiting for each
+ * backend operation with the await_… wrappers, and converges when run
+ * again after a crash.  Strategies (src/strategy/) only list them.
+ */
+#ifndef RS_STEPS_H
+#define RS_STEPS_H
+
+#include "engine/await.h"
+#include "engine/engine.h"
+
+extern const struct rs_step_def step_preflight;
+extern const struct rs_step_def step_fence;
+extern const struct rs_step_def step_catch_up;
+extern const struct rs_step_def step_promote;
+extern const struct rs_step_def step_verify;
+extern const struct rs_step_def step_publish;
+extern const struct rs_step_def step_unfence;
+extern const struct rs_step_def step_purge;
+extern const struct rs_step_def step_final_check;
+
+/* Shared by the steps (steps.c). */
+
+/* The shards of MAP (each once), into OUT (at most 1024); returns how
+ * many. */
+int steps_map_shards(const struct rs_map *map, int *out);
+
+/* Whether SHARD is a node of MAP. */
+int steps_in_map(const struct rs_map *map, int shard);
+
+/* Call FN for every physical table of every logical table on SHARD under
+ * MAP; stops at the first non-zero return and returns it. */
+int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
+                     int (*fn)(struct rs_run *run, int shard, int table,
+                               int slot, const char *physical, void *arg,
+                               struct rs_err *err),
+                     void *arg, struct rs_err *err);
+
+/* Set or remove the fence on every source table of SHARD (and say so). */
+int steps_fence_shard(struct rs_run *run, int shard, int on,
+                      struct rs_err *err);
+
+/* A set of primary keys (rows of a struct rs_rowbuf), to find a row of one
+ * shard among the rows of another by key. */
+struct steps_keyset {
+	const struct rs_rowbuf *rows; /* borrowed */
+	int n_pk;
+	int *slots; /* row index + 1, 0 when empty; cap is a power of two */
+	size_t cap;
+};
+
+/* Index ROWS (whose first N_PK values are the key).  Returns 0 or
+ * RS_ENOMEM. */
+int steps_keyset_init(struct steps_keyset *set, const struct rs_rowbuf *rows,
+                      int n_pk);
+void steps_keyset_free(struct steps_keyset *set);
+/* The index in ROWS of the row whose key is KEY, or -1. */
+int steps_keyset_find(const struct steps_keyset *set,
+                      const struct rs_value *key);
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * The doubling strategy (DESIGN §6): N shards become 2N by promoting a
+ * replica of each; then each side deletes the half it no longer owns.
+ */
+#include "steps/steps.h"
+
+static const struct rs_step_def *const doubling_steps[] = {
+	&step_preflight, &step_fence,  &step_catch_up,
+	&step_promote,   &step_verify, &step_publish,
+	&step_unfence,   &step_purge,  &step_final_check,
+};
+
+const struct rs_strategy_def strategy_doubling = {
+	.name = "doubling",
+	.steps = doubling_steps,
+	.n_steps = sizeof(doubling_steps) / sizeof(*doubling_steps),
+};
