@@ -1,27 +1,19 @@
 #!/usr/bin/env bash
-# The README's first command: install what is needed, build reshard, and show
-# what it does on a real plan — here a dry-run of plans/demo-ring.cfg (four
-# SQLite shards growing to five on a consistent-hash ring) over 200,000
-# customer keys.  No server is needed and nothing is written but /tmp files.
+# The README's first command: install what is needed, build reshard, and run
+# a real migration on SQLite shards — `reshard demo` makes two shards of
+# 300,000 orders, writes a plan that doubles them to four, shows the
+# dry-run, runs every step (fence, replica made with SQLite's online backup,
+# promote, verify, publish, unfence, purge, final check) and the status.
+# No server is needed; everything is written under one folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 integration/install-deps.sh
 integration/build.sh release
 
-work=${RESHARD_DEMO_DIR:-/tmp/reshard-quickstart}
-mkdir -p "$work"
-# 200,000 customer keys, one of them hot (5,000 rows), as a key file.
-awk 'BEGIN { srand(42); for (i = 0; i < 195000; i++) printf "customer-%d\n", int(rand() * 1e7);
-             for (i = 0; i < 5000; i++) print "customer-1001" }' >"$work/keys.txt"
-
-echo "== reshard dry-run plans/demo-ring.cfg --keys $work/keys.txt --summary --top 3"
-build/reshard dry-run plans/demo-ring.cfg --keys "$work/keys.txt" --summary --top 3
+demo=${RESHARD_DEMO_DIR:-/tmp/reshard-demo}
+rm -rf "$demo"
+build/reshard demo "$demo"
 echo
-echo "== the first movers (key, from, to):"
-build/reshard dry-run plans/demo-ring.cfg --keys "$work/keys.txt" >"$work/movers.tsv" 2>/dev/null
-head -5 "$work/movers.tsv"
-echo "... $(wc -l <"$work/movers.tsv") movers in all, in $work/movers.tsv"
-echo
-echo "== reshard route plans/demo-ring.cfg customer-1001 customer-42"
-build/reshard route plans/demo-ring.cfg customer-1001 customer-42
+echo "The shards, the plan (demo.cfg), the journal and routing.cfg are in $demo."
+echo "Try: build/reshard dry-run $demo/demo.cfg --keys - <<< customer-1001"

@@ -13,11 +13,8 @@
 #include "common/text.h"
 
 static const struct rs_command *const commands[] = {
-	&cli_dryrun_command,
-	&cli_route_command,
-	&cli_run_command,
-	&cli_status_command,
-	&cli_abort_command,
+	&cli_dryrun_command, &cli_route_command, &cli_run_command,
+	&cli_status_command, &cli_abort_command, &cli_demo_command,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(*commands))

@@ -26,6 +26,7 @@ extern const struct rs_command cli_route_command;
 extern const struct rs_command cli_run_command;
 extern const struct rs_command cli_status_command;
 extern const struct rs_command cli_abort_command;
+extern const struct rs_command cli_demo_command;
 
 /* Load the plan at PATH.  On an invalid plan, prints every mistake to
  * stderr as `PATH:LINE: message` and returns RS_EPLAN with ERR saying how
