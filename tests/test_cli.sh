@@ -92,5 +92,13 @@ expect_exit 0 "route negative key" "$bin" route "$data/ranges-ids.cfg" -- 7000 2
 check "route by value" grep -qx $'7000\tb\tb\tstays\t0x0000000000001b58' "$tmp/out"
 expect_exit 1 "route bad key" "$bin" route "$data/ranges-ids.cfg" -- -5
 
+# The demo: a whole doubling on SQLite shards, then status.
+expect_exit 0 "demo" "$bin" demo "$tmp/demo" --rows 3000
+check "demo: every row on its owner" grep -q 'every row on its owner; 3,000 rows now, 3,000 before' "$tmp/err"
+check "demo: status shows steps done" grep -q '^  final-check  done' "$tmp/out"
+check "demo: writes open at the end" grep -q '^writes:  open' "$tmp/out"
+check "demo: routing published" grep -q '^epoch = 1L;' "$tmp/demo/routing.cfg"
+expect_exit 2 "demo twice in one folder" "$bin" demo "$tmp/demo"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -20,8 +20,9 @@
 #include "engine/await.h"
 #include "engine/engine.h"
 
-#define DEMO_TABLES 4 /* slot tables per shard */
-#define DEMO_BATCH  5000
+#define DEMO_TABLES   4 /* slot tables per shard */
+#define DEMO_BATCH    5000
+#define DEMO_ROW_TEXT 128 /* bytes of text per row */
 
 static const char demo_plan[] =
 	"# A planned doubling: two SQLite shards become four by promoting a\n"
@@ -53,7 +54,7 @@ static const char demo_plan[] =
 struct demo_table {
 	struct rs_table_def *def;
 	struct rs_value *values; /* DEMO_BATCH × 4 */
-	char *text;              /* DEMO_BATCH × 64 */
+	char *text;              /* DEMO_BATCH × DEMO_ROW_TEXT */
 	int n;
 };
 
@@ -86,19 +87,20 @@ demo_add(struct demo *d, long id, const char *customer, long cents, int day,
 	uint64_t point = hash_sha256_64(customer, strlen(customer));
 	struct rs_owner owner = map_owner(d->plan->from, point);
 	struct demo_table *t = &d->tables[owner.shard][owner.table];
-	char *text = t->text + (size_t)t->n * 64;
+	char *text = t->text + (size_t)t->n * DEMO_ROW_TEXT;
 	struct rs_value *v = t->values + (size_t)t->n * 4;
-	int a, b, c;
+	int a, b, c, e;
 
-	a = snprintf(text, 16, "%ld", id);
-	b = snprintf(text + 16, 24, "%s", customer);
-	c = snprintf(text + 40, 12, "%ld.%02ld", cents / 100, cents % 100);
+	/* Four fields of 32 bytes: id, customer, amount, date. */
+	a = snprintf(text, 32, "%ld", id);
+	b = snprintf(text + 32, 32, "%s", customer);
+	c = snprintf(text + 64, 32, "%ld.%02ld", cents / 100, cents % 100);
+	e = snprintf(text + 96, 32, "2026-%02d-%02d", 1 + day / 28 % 12,
+	             1 + day % 28);
 	v[0] = (struct rs_value){text, (size_t)a};
-	v[1] = (struct rs_value){text + 16, (size_t)b};
-	v[2] = (struct rs_value){text + 40, (size_t)c};
-	snprintf(text + 52, 12, "2026-%02d-%02d", 1 + day / 28 % 12,
-	         1 + day % 28);
-	v[3] = (struct rs_value){text + 52, 10};
+	v[1] = (struct rs_value){text + 32, (size_t)b};
+	v[2] = (struct rs_value){text + 64, (size_t)c};
+	v[3] = (struct rs_value){text + 96, (size_t)e};
 	if (++t->n == DEMO_BATCH)
 		return demo_flush(d, owner.shard, owner.table, err);
 	return 0;
@@ -144,7 +146,7 @@ demo_make_shards(struct demo *d, int rows, struct rs_err *err)
 				                    physical, &t->def, err);
 			t->values = malloc(sizeof(struct rs_value) *
 			                   DEMO_BATCH * 4);
-			t->text = malloc((size_t)DEMO_BATCH * 64);
+			t->text = malloc((size_t)DEMO_BATCH * DEMO_ROW_TEXT);
 			if (rc == 0 && (t->values == NULL || t->text == NULL))
 				rc = rs_err_set(err, RS_ENOMEM,
 				                "out of memory");
