@@ -1,7 +1,9 @@
 /*
  * One backend operation at a time, awaited: the callback records the
- * outcome in a struct waiter on the caller's stack, and the caller runs
- * the loop one turn at a time until it is there.
+ * outcome in a struct waiter on the caller's stack and stops the loop, and
+ * the caller runs the loop until the outcome is there.  (Running it with
+ * UV_RUN_ONCE instead can block in the poll phase for an unrelated event
+ * when an engine completes through a zero-delay timer.)
  */
 #include "engine/await.h"
 
@@ -9,6 +11,7 @@
 #include <string.h>
 
 struct waiter {
+	uv_loop_t *loop;
 	int done;
 	int status;
 	struct rs_err err;
@@ -23,7 +26,7 @@ waiter_wait(uv_loop_t *loop, struct waiter *w, int started, struct rs_err *err)
 	if (started != 0)
 		return started; /* ERR is filled; no callback will come */
 	while (!w->done)
-		uv_run(loop, UV_RUN_ONCE);
+		uv_run(loop, UV_RUN_DEFAULT);
 	if (w->status != 0 && err != NULL)
 		*err = w->err;
 	return w->status;
@@ -33,6 +36,7 @@ static void
 waiter_note(struct waiter *w, int status, const struct rs_err *err)
 {
 	w->done = 1;
+	uv_stop(w->loop);
 	w->status = status;
 	if (status != 0) {
 		if (err != NULL)
@@ -142,7 +146,7 @@ on_rows(struct rs_backend *backend, int status, const struct rs_err *err,
 int
 await_connect(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w, backend_connect(backend, on_done, &w, err),
 	                   err);
@@ -152,7 +156,7 @@ int
 await_describe(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                struct rs_table_def **def, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 	int rc = waiter_wait(
 		loop, &w,
 		backend_describe(backend, table, on_describe, &w, err), err);
@@ -166,7 +170,7 @@ await_read(uv_loop_t *loop, struct rs_backend *backend,
            const struct rs_read_request *request, struct rs_rowbuf *out,
            struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	w.rows = out;
 	return waiter_wait(
@@ -179,7 +183,7 @@ await_upsert(uv_loop_t *loop, struct rs_backend *backend,
              const struct rs_table_def *table, const struct rs_rows *rows,
              struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -191,7 +195,7 @@ await_delete(uv_loop_t *loop, struct rs_backend *backend,
              const struct rs_table_def *table, const struct rs_rows *keys,
              struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -203,7 +207,7 @@ int
 await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
            struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w,
 	                   backend_exec(backend, sql, on_done, &w, err), err);
@@ -213,7 +217,7 @@ int
 await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
             int64_t *count, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 	int rc = waiter_wait(loop, &w,
 	                     backend_count(backend, table, on_count, &w, err),
 	                     err);
@@ -226,7 +230,7 @@ int
 await_fence(uv_loop_t *loop, struct rs_backend *backend, const char *table,
             const char *message, int on, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -238,7 +242,7 @@ int
 await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
              int *fenced, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 	int rc = waiter_wait(loop, &w,
 	                     backend_fenced(backend, table, on_count, &w, err),
 	                     err);
@@ -251,7 +255,7 @@ int
 await_replicate(uv_loop_t *loop, struct rs_backend *primary,
                 struct rs_backend *replica, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w, backend_replicate(primary, replica, on_done, &w, err),
@@ -261,44 +265,61 @@ await_replicate(uv_loop_t *loop, struct rs_backend *primary,
 int
 await_promote(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
 {
-	struct waiter w = {0};
+	struct waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w, backend_promote(backend, on_done, &w, err),
 	                   err);
 }
 
+struct closing {
+	uv_loop_t *loop;
+	int closed;
+};
+
 static void
 on_closed(struct rs_backend *backend, int status, const struct rs_err *err,
           void *arg)
 {
+	struct closing *c = arg;
+
 	(void)backend;
 	(void)status;
 	(void)err;
-	*(int *)arg = 1;
+	c->closed = 1;
+	uv_stop(c->loop);
+}
+
+/* Run LOOP until *FLAG reaches VALUE (set by a callback that stops it). */
+static void
+await_flag(uv_loop_t *loop, const int *flag, int value)
+{
+	while (*flag != value)
+		uv_run(loop, UV_RUN_DEFAULT);
 }
 
 void
 await_close(uv_loop_t *loop, struct rs_backend *backend)
 {
-	int closed = 0;
+	struct closing c = {loop, 0};
 
 	if (backend == NULL)
 		return;
-	backend_close(backend, on_closed, &closed);
-	while (!closed)
-		uv_run(loop, UV_RUN_ONCE);
+	backend_close(backend, on_closed, &c);
+	await_flag(loop, &c.closed, 1);
 }
 
 static void
 on_timer(uv_timer_t *timer)
 {
 	*(int *)timer->data = 1;
+	uv_stop(timer->loop);
 }
 
 static void
 on_timer_closed(uv_handle_t *handle)
 {
 	*(int *)handle->data = 2;
+	uv_stop(handle->loop);
 }
 
 void
@@ -312,9 +333,7 @@ await_sleep(uv_loop_t *loop, uint64_t ms)
 	uv_timer_init(loop, &timer);
 	timer.data = &state;
 	uv_timer_start(&timer, on_timer, ms, 0);
-	while (state == 0)
-		uv_run(loop, UV_RUN_ONCE);
+	await_flag(loop, &state, 1);
 	uv_close((uv_handle_t *)&timer, on_timer_closed);
-	while (state != 2)
-		uv_run(loop, UV_RUN_ONCE);
+	await_flag(loop, &state, 2);
 }

@@ -52,6 +52,9 @@
 #define JOURNAL_LOCK_TRIES    5
 #define JOURNAL_LOCK_PAUSE_MS 10
 
+/* The size of a step name in the records, terminator included. */
+#define JOURNAL_STEP_NAME_SIZE sizeof(((struct rs_step_record *)0)->name)
+
 /* At most this many differing plan lines are named in a refusal, each cut
  * to this many bytes so that the advice after them fits in the message. */
 #define JOURNAL_DIFF_LINES    3
@@ -329,12 +332,14 @@ journal_lock_path(const char *path)
 static int
 journal_read_holder(int fd, char *out, size_t size)
 {
-	char text[512], host[256], since[32];
+	char text[512];
 	long pid;
 	int64_t started_at;
 	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
 
 	if (n > 0) {
+		char host[256], since[32];
+
 		text[n] = '\0';
 		if (sscanf(text, "pid=%ld host=%255s started_at=%" SCNd64, &pid,
 		           host, &started_at) == 3) {
@@ -358,7 +363,7 @@ static int
 journal_lock(const char *path, int64_t started_at, int *fd, struct rs_err *err)
 {
 	char *lock_path = journal_lock_path(path);
-	char host[256], line[512], holder[512], since[32];
+	char host[256], line[512], since[32];
 	int tries = 0, len;
 
 	*fd = -1;
@@ -379,13 +384,15 @@ journal_lock(const char *path, int64_t started_at, int *fd, struct rs_err *err)
 			int busy = errno == EWOULDBLOCK;
 
 			if (busy) {
+				char holder[512];
+
 				journal_read_holder(lfd, holder,
 				                    sizeof(holder));
-				rs_err_set(err, RS_EBUSY,
-				           "journal %s is in use by %s; wait "
-				           "for it "
-				           "to finish or stop it",
-				           path, holder);
+				rs_err_set(
+					err, RS_EBUSY,
+					"journal %s is in use by %s; wait for "
+					"it to finish or stop it",
+					path, holder);
 			} else {
 				rs_err_set(err, RS_EIO, "cannot lock %s: %s",
 				           lock_path, strerror(errno));
@@ -421,6 +428,8 @@ journal_lock(const char *path, int64_t started_at, int *fd, struct rs_err *err)
 	return 0;
 }
 
+/* Errors (no lock file, an unreadable one) count as "nobody holds it": status
+ * must not fail for want of a lock file. */
 int
 journal_lock_holder(const char *path, char *holder, size_t size)
 {
@@ -796,6 +805,7 @@ journal_add_run(struct rs_journal *journal, int64_t started_at,
 	return rc;
 }
 
+/* On error nothing is left open or locked, and *JOURNAL is NULL. */
 int
 journal_open(const char *path, const char *fingerprint, const char *plan_text,
              struct rs_journal **journal, struct rs_err *err)
@@ -875,6 +885,8 @@ journal_open(const char *path, const char *fingerprint, const char *plan_text,
 	return 0;
 }
 
+/* On error (missing file, not a journal, another schema version) *JOURNAL
+ * is NULL. */
 int
 journal_open_readonly(const char *path, struct rs_journal **journal,
                       struct rs_err *err)
@@ -907,6 +919,8 @@ journal_open_readonly(const char *path, struct rs_journal **journal,
 	return 0;
 }
 
+/* Recording the outcome is best effort: a run that cannot record its end
+ * looks interrupted, which is what it is to whoever reads next. */
 void
 journal_close(struct rs_journal *journal, const char *outcome)
 {
@@ -914,8 +928,6 @@ journal_close(struct rs_journal *journal, const char *outcome)
 
 	if (journal == NULL)
 		return;
-	/* Best effort: a run that cannot record its end looks interrupted,
-	 * which is what it is to whoever reads the journal next. */
 	if (!journal->readonly && journal->run_id != 0 &&
 	    journal_prepare(journal,
 	                    "UPDATE runs SET ended_at = ?1, outcome = ?2 "
@@ -938,9 +950,9 @@ journal_close(struct rs_journal *journal, const char *outcome)
 static int
 journal_check_step_name(const char *name, struct rs_err *err)
 {
-	size_t len = strnlen(name, sizeof(((struct rs_step_record *)0)->name));
+	size_t len = strnlen(name, JOURNAL_STEP_NAME_SIZE);
 
-	if (len == 0 || len >= sizeof(((struct rs_step_record *)0)->name))
+	if (len == 0 || len >= JOURNAL_STEP_NAME_SIZE)
 		return rs_err_set(err, RS_EINTERNAL,
 		                  "step name \"%.40s\" is empty or too long (a "
 		                  "bug: please report it)",
@@ -959,16 +971,13 @@ journal_check_step_name(const char *name, struct rs_err *err)
 static void
 journal_step_fill(sqlite3_stmt *stmt, struct rs_step_record *rec)
 {
-	const unsigned char *state = sqlite3_column_text(stmt, 1);
+	const char *state = (const char *)sqlite3_column_text(stmt, 1);
 
 	memset(rec, 0, sizeof(*rec));
 	journal_column_copy(stmt, 0, rec->name, sizeof(rec->name));
 	rec->state = RS_STEP_PENDING;
-	for (size_t i = 0;
-	     state != NULL &&
-	     i < sizeof(journal_step_states) / sizeof(*journal_step_states);
-	     i++)
-		if (strcmp((const char *)state, journal_step_states[i]) == 0)
+	for (int i = RS_STEP_PENDING; state != NULL && i <= RS_STEP_FAILED; i++)
+		if (strcmp(state, journal_step_states[i]) == 0)
 			rec->state = (enum rs_step_state)i;
 	rec->attempts = sqlite3_column_int(stmt, 2);
 	rec->started_at = sqlite3_column_int64(stmt, 3);
@@ -978,6 +987,8 @@ journal_step_fill(sqlite3_stmt *stmt, struct rs_step_record *rec)
 	journal_column_copy(stmt, 7, rec->error, sizeof(rec->error));
 }
 
+/* On error REC is the PENDING record of NAME and the code of journal_fail
+ * is returned. */
 int
 journal_step_get(struct rs_journal *journal, const char *name,
                  struct rs_step_record *rec, struct rs_err *err)
@@ -1000,6 +1011,8 @@ journal_step_get(struct rs_journal *journal, const char *name,
 	return journal_done(journal, stmt, rc, "read step", name, err);
 }
 
+/* RS_EINTERNAL for a name that does not fit a record, else on error the
+ * code of journal_fail and nothing was recorded. */
 int
 journal_step_begin(struct rs_journal *journal, const char *name,
                    struct rs_err *err)
@@ -1062,6 +1075,7 @@ journal_step_end(struct rs_journal *journal, const char *name,
 	return rc;
 }
 
+/* RS_EINTERNAL for a step never begun; else as journal_step_end. */
 int
 journal_step_done(struct rs_journal *journal, const char *name, int64_t rows,
                   struct rs_err *err)
@@ -1071,6 +1085,7 @@ journal_step_done(struct rs_journal *journal, const char *name, int64_t rows,
 	                        err);
 }
 
+/* As journal_step_done; rows handled so far are kept. */
 int
 journal_step_failed(struct rs_journal *journal, const char *name,
                     const char *message, struct rs_err *err)
@@ -1079,6 +1094,8 @@ journal_step_failed(struct rs_journal *journal, const char *name,
 	                        message != NULL ? message : "", err);
 }
 
+/* On error *RECS is NULL and *N is 0; no step at all gives the same with
+ * 0 returned. */
 int
 journal_steps(struct rs_journal *journal, struct rs_step_record **recs, int *n,
               struct rs_err *err)
@@ -1166,6 +1183,8 @@ journal_chunk_name(const struct rs_chunk_record *rec, char *buf, size_t size)
 	return buf;
 }
 
+/* RS_EINTERNAL for a chunk of a step never begun (foreign key), else on
+ * error the code of journal_fail and nothing was recorded. */
 int
 journal_chunk_begin(struct rs_journal *journal,
                     const struct rs_chunk_record *rec, struct rs_err *err)
@@ -1206,6 +1225,8 @@ journal_chunk_begin(struct rs_journal *journal,
 	                      journal_chunk_name(rec, name, sizeof(name)), err);
 }
 
+/* RS_EINTERNAL for a chunk whose intent was never recorded, else on error
+ * the code of journal_fail and the chunk stays STARTED. */
 int
 journal_chunk_done(struct rs_journal *journal,
                    const struct rs_chunk_record *rec, struct rs_err *err)
@@ -1293,6 +1314,7 @@ journal_chunk_query(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
 	rc = journal_done(journal, stmt, rc, "read chunk", subject, err);
 	if (fill_rc != 0 || rc != 0) {
 		journal_chunk_free(rec);
+		memset(rec, 0, sizeof(*rec));
 		return fill_rc != 0 ? fill_rc : rc;
 	}
 	return found;
@@ -1302,6 +1324,7 @@ journal_chunk_query(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
 	"step, shard, table_name, number, after_key, upto_key, state, rows, "  \
 	"checksum, affected"
 
+/* On error REC is as for a chunk not recorded (state -1, keys NULL). */
 int
 journal_chunk_get(struct rs_journal *journal, const char *step,
                   const char *shard, const char *table, int64_t number,
@@ -1331,6 +1354,7 @@ journal_chunk_get(struct rs_journal *journal, const char *step,
 	return rc < 0 ? rc : 0;
 }
 
+/* On error REC is zeroed (keys NULL) and a negative code returned. */
 int
 journal_chunk_last_done(struct rs_journal *journal, const char *step,
                         const char *shard, const char *table,
@@ -1365,6 +1389,7 @@ journal_chunk_free(struct rs_chunk_record *rec)
 	rec->upto_key = NULL;
 }
 
+/* On error the code of journal_fail and the old value (if any) stays. */
 int
 journal_fact_set(struct rs_journal *journal, const char *name,
                  const char *value, struct rs_err *err)
@@ -1383,6 +1408,9 @@ journal_fact_set(struct rs_journal *journal, const char *name,
 	return journal_finish(journal, stmt, rc, "record fact", name, err);
 }
 
+/* This function has no error record: RS_EIO (RS_ENOMEM) when the journal
+ * cannot be read, RS_EINTERNAL when the value does not fit in SIZE bytes
+ * (a cut epoch or count would be a wrong one); VALUE is "" then. */
 int
 journal_fact_get(struct rs_journal *journal, const char *name, char *value,
                  size_t size)
@@ -1415,6 +1443,8 @@ journal_fact_get(struct rs_journal *journal, const char *name, char *value,
 	return found;
 }
 
+/* Deleting a fact that is not set succeeds; on error the code of
+ * journal_fail and the fact stays. */
 int
 journal_fact_delete(struct rs_journal *journal, const char *name,
                     struct rs_err *err)
@@ -1429,6 +1459,8 @@ journal_fact_delete(struct rs_journal *journal, const char *name,
 	return journal_finish(journal, stmt, rc, "delete fact", name, err);
 }
 
+/* Failures (read-only journal, disk, memory) are ignored, as the header
+ * says. */
 void
 journal_event(struct rs_journal *journal, const char *level, const char *fmt,
               ...)
@@ -1436,7 +1468,7 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 	sqlite3_stmt *stmt;
 	va_list ap;
 	char *message;
-	int len, rc;
+	int len;
 
 	if (journal == NULL || journal->readonly)
 		return;
@@ -1456,7 +1488,9 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 	                    "INSERT INTO events (at, level, message) "
 	                    "VALUES (?1, ?2, ?3)",
 	                    &stmt, NULL) == 0) {
-		rc = journal_bind_int64(stmt, 1, journal_now_ms(), SQLITE_OK);
+		int rc = journal_bind_int64(stmt, 1, journal_now_ms(),
+		                            SQLITE_OK);
+
 		rc = journal_bind_text(stmt, 2, level != NULL ? level : "info",
 		                       rc);
 		rc = journal_bind_text(stmt, 3, message, rc);
@@ -1465,6 +1499,7 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 	free(message);
 }
 
+/* NULL on any error; "" when there is no event yet. */
 char *
 journal_events_tail(struct rs_journal *journal, int n)
 {
@@ -1520,6 +1555,7 @@ journal_events_tail(struct rs_journal *journal, int n)
 	return out;
 }
 
+/* NULL on any error (a journal that cannot be read, out of memory). */
 char *
 journal_plan_text(struct rs_journal *journal)
 {

@@ -134,6 +134,7 @@ hook_exited(uv_process_t *process, int64_t status, int term_signal)
 	h->term_signal = term_signal;
 	uv_close((uv_handle_t *)process, NULL);
 	h->done = 1;
+	uv_stop(process->loop);
 }
 
 /* Run the hook command with RESHARD_EPOCH set; wait for it. */
@@ -169,7 +170,7 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 		return rs_err_set(err, RS_EIO, "cannot run the hook %s: %s",
 		                  plan->publish_command, uv_strerror(rc));
 	while (!h.done)
-		uv_run(&run->loop, UV_RUN_ONCE);
+		uv_run(&run->loop, UV_RUN_DEFAULT);
 	uv_run(&run->loop, UV_RUN_NOWAIT); /* the close callback */
 	if (h.status != 0 || h.term_signal != 0)
 		return rs_err_set(
