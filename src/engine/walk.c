@@ -147,14 +147,14 @@ walk_row_hash(const struct rs_backend *backend, const struct rs_table_def *def,
 int
 walk_read_range(struct rs_run *run, struct rs_backend *backend,
                 const struct rs_table_def *def, const struct rs_value *after,
-                const struct rs_value *upto, struct rs_rowbuf *out,
-                struct rs_err *err)
+                const struct rs_value *upto, int keys_only,
+                struct rs_rowbuf *out, struct rs_err *err)
 {
-	int *columns = malloc(sizeof(int) * (size_t)def->n_columns);
+	int *columns = malloc(sizeof(int) * (size_t)(def->n_columns + 1));
 	struct rs_read_request req = {
 		.table = def,
-		.columns = columns,
-		.n_columns = def->n_columns,
+		.columns = keys_only ? NULL : columns,
+		.n_columns = keys_only ? 0 : def->n_columns,
 		.after = after,
 		.upto = upto,
 		.limit = run->plan->options.batch_rows * 4 + 16,

@@ -53,13 +53,13 @@ int walk_owner(const struct rs_walk *walk, const struct rs_map *map,
                const struct rs_value *key, struct rs_owner *owner,
                struct rs_err *err);
 
-/* Read every row of DEF on BACKEND in the key range (AFTER, UPTO], all
- * columns, into OUT (in key order).  For confirming and comparing a chunk
- * on another shard. */
+/* Read every row of DEF on BACKEND in the key range (AFTER, UPTO] into OUT
+ * (in key order): the key columns, then every column unless KEYS_ONLY.
+ * For confirming (keys) and comparing (all) a chunk on another shard. */
 int walk_read_range(struct rs_run *run, struct rs_backend *backend,
                     const struct rs_table_def *def,
                     const struct rs_value *after, const struct rs_value *upto,
-                    struct rs_rowbuf *out, struct rs_err *err);
+                    int keys_only, struct rs_rowbuf *out, struct rs_err *err);
 
 /* The canonical row hash of ROW (all columns of DEF, engine text form of
  * BACKEND).  Returns 0 or RS_EVALUE. */

@@ -42,7 +42,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	                physical, sizeof(physical));
 	rc = await_describe(&run->loop, target, physical, &def, err);
 	if (rc == 0)
-		rc = walk_read_range(run, target, def, after, upto, &there,
+		rc = walk_read_range(run, target, def, after, upto, 0, &there,
 		                     err);
 	if (rc == 0 && steps_keyset_init(&set, &there, def->n_pk) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
