@@ -55,43 +55,22 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 }
 
 static int
-final_table(struct rs_run *run, int shard, int table, int slot,
-            const char *physical, void *arg, struct rs_err *err)
-{
-	struct rs_walk walk = {
-		.run = run,
-		.step = "final-check",
-		.shard = shard,
-		.table = table,
-		.slot = slot,
-		.restart = 1, /* counts start over in a resumed check */
-		.arg = arg,
-	};
-
-	snprintf(walk.physical, sizeof(walk.physical), "%s", physical);
-	walk.backend = engine_shard(run, shard, err);
-	if (walk.backend == NULL)
-		return err->code;
-	return walk_table(&walk, final_chunk, NULL, err);
-}
-
-static int
 final_run(struct rs_run *run, struct rs_err *err)
 {
 	struct final_count count = {0, 0};
-	int shards[1024];
-	int n = steps_map_shards(run->plan->to, shards);
+	const struct steps_walk_spec spec = {
+		.step = "final-check",
+		.map = run->plan->to,
+		.chunk = final_chunk,
+		.restart = 1, /* counts start over in a resumed check */
+		.arg = &count,
+	};
 	char before[32] = "", a[32], b[32];
 	int64_t rows_before;
+	int rc = steps_walk_all(run, &spec, err);
 
-	progress_start(&run->progress, "final-check", 0);
-	for (int i = 0; i < n; i++) {
-		int rc = steps_each_table(run, run->plan->to, shards[i],
-		                          final_table, &count, err);
-		if (rc != 0)
-			return rc;
-	}
-	progress_finish(&run->progress);
+	if (rc != 0)
+		return rc;
 	if (count.misplaced > 0)
 		return rs_err_set(
 			err, RS_EVERIFY,

@@ -20,14 +20,19 @@
 #include "engine/walk.h"
 #include "steps/steps.h"
 
+/* The chunk's key range, for confirming it on the new owners. */
+struct purge_range {
+	const struct rs_value *after, *upto;
+};
+
 /* Confirm that every row of ROWS owned by OWNER exists there.  Returns 0,
  * RS_EVERIFY naming the first missing keys, or another error. */
 static int
 purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
-              const struct rs_owner *owners, struct rs_owner owner,
-              const struct rs_value *after, const struct rs_value *upto,
+              const struct rs_owner *owners, struct rs_owner owner, void *ctx,
               struct rs_err *err)
 {
+	const struct purge_range *range = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
@@ -43,8 +48,8 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	                physical, sizeof(physical));
 	rc = await_describe(&run->loop, target, physical, &def, err);
 	if (rc == 0)
-		rc = walk_read_range(run, target, def, after, upto, 1, &there,
-		                     err);
+		rc = walk_read_range(run, target, def, range->after,
+		                     range->upto, 1, &there, err);
 	if (rc == 0 && steps_keyset_init(&set, &there, def->n_pk) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
@@ -121,32 +126,21 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 {
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
-	struct rs_owner *owners =
-		malloc(sizeof(*owners) * (size_t)(rows->n_rows + 1));
+	struct purge_range range = {after, upto};
 	struct rs_rowbuf keys = {0};
+	struct rs_owner *owners;
 	struct rs_canon_buf text;
-	int rc = 0;
+	int rc;
 
 	(void)checksum;
+	*affected = 0;
+	rc = steps_owners(walk, rows, &owners, err);
+	if (rc != 0)
+		return rc;
 	canonical_buf_init(&text);
-	if (owners == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int r = 0; r < rows->n_rows && rc == 0; r++)
-		rc = walk_owner(walk, plan->to,
-		                &rowbuf_row(rows, r)[walk->key_at], &owners[r],
-		                err);
 	/* Every new owner confirms its rows before anything is deleted. */
-	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
-		int seen = owners[r].shard == walk->shard &&
-		           owners[r].table == walk->slot;
-
-		for (int q = 0; q < r && !seen; q++)
-			seen = owners[q].shard == owners[r].shard &&
-			       owners[q].table == owners[r].table;
-		if (!seen)
-			rc = purge_confirm(walk, rows, owners, owners[r], after,
-			                   upto, err);
-	}
+	rc = steps_each_new_owner(walk, rows, owners, purge_confirm, &range,
+	                          err);
 	if (rc == 0)
 		rc = purge_keys(walk, rows, owners, &keys, &text, err);
 	if (rc == 0 && keys.n_rows > 0) {
@@ -168,40 +162,15 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 }
 
 static int
-purge_table(struct rs_run *run, int shard, int table, int slot,
-            const char *physical, void *arg, struct rs_err *err)
-{
-	struct rs_walk walk = {
-		.run = run,
-		.step = "purge",
-		.shard = shard,
-		.table = table,
-		.slot = slot,
-	};
-
-	(void)arg;
-	snprintf(walk.physical, sizeof(walk.physical), "%s", physical);
-	walk.backend = engine_shard(run, shard, err);
-	if (walk.backend == NULL)
-		return err->code;
-	return walk_table(&walk, purge_chunk, NULL, err);
-}
-
-static int
 purge_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[1024];
-	int n = steps_map_shards(run->plan->to, shards);
+	const struct steps_walk_spec spec = {
+		.step = "purge",
+		.map = run->plan->to,
+		.chunk = purge_chunk,
+	};
 
-	progress_start(&run->progress, "purge", 0);
-	for (int i = 0; i < n; i++) {
-		int rc = steps_each_table(run, run->plan->to, shards[i],
-		                          purge_table, NULL, err);
-		if (rc != 0)
-			return rc;
-	}
-	progress_finish(&run->progress);
-	return 0;
+	return steps_walk_all(run, &spec, err);
 }
 
 const struct rs_step_def step_purge = {

@@ -136,3 +136,91 @@ steps_keyset_find(const struct steps_keyset *set, const struct rs_value *key)
 	}
 	return -1;
 }
+
+static int
+walk_one_table(struct rs_run *run, int shard, int table, int slot,
+               const char *physical, void *arg, struct rs_err *err)
+{
+	const struct steps_walk_spec *spec = arg;
+	struct rs_walk walk = {
+		.run = run,
+		.step = spec->step,
+		.shard = shard,
+		.table = table,
+		.slot = slot,
+		.all_columns = spec->all_columns,
+		.restart = spec->restart,
+		.arg = spec->arg,
+	};
+
+	snprintf(walk.physical, sizeof(walk.physical), "%s", physical);
+	walk.backend = engine_shard(run, shard, err);
+	if (walk.backend == NULL)
+		return err->code;
+	return walk_table(&walk, spec->chunk, NULL, err);
+}
+
+int
+steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
+               struct rs_err *err)
+{
+	int shards[1024];
+	int n = steps_map_shards(spec->map, shards);
+
+	progress_start(&run->progress, spec->step, 0);
+	for (int i = 0; i < n; i++) {
+		int rc = steps_each_table(run, spec->map, shards[i],
+		                          walk_one_table, (void *)spec, err);
+		if (rc != 0)
+			return rc;
+	}
+	progress_finish(&run->progress);
+	return 0;
+}
+
+int
+steps_owners(struct rs_walk *walk, const struct rs_rowbuf *rows,
+             struct rs_owner **owners, struct rs_err *err)
+{
+	int rc = 0;
+
+	*owners = malloc(sizeof(**owners) * (size_t)(rows->n_rows + 1));
+	if (*owners == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int r = 0; r < rows->n_rows && rc == 0; r++)
+		rc = walk_owner(walk, walk->run->plan->to,
+		                &rowbuf_row(rows, r)[walk->key_at],
+		                &(*owners)[r], err);
+	if (rc != 0) {
+		free(*owners);
+		*owners = NULL;
+	}
+	return rc;
+}
+
+int
+steps_each_new_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                     const struct rs_owner *owners,
+                     int (*fn)(struct rs_walk *walk,
+                               const struct rs_rowbuf *rows,
+                               const struct rs_owner *owners,
+                               struct rs_owner owner, void *ctx,
+                               struct rs_err *err),
+                     void *ctx, struct rs_err *err)
+{
+	for (int r = 0; r < rows->n_rows; r++) {
+		int seen = owners[r].shard == walk->shard &&
+		           owners[r].table == walk->slot;
+		int rc;
+
+		for (int q = 0; q < r && !seen; q++)
+			seen = owners[q].shard == owners[r].shard &&
+			       owners[q].table == owners[r].table;
+		if (seen)
+			continue;
+		rc = fn(walk, rows, owners, owners[r], ctx, err);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}

@@ -9,6 +9,7 @@
 
 #include "engine/await.h"
 #include "engine/engine.h"
+#include "engine/walk.h"
 
 extern const struct rs_step_def step_preflight;
 extern const struct rs_step_def step_fence;
@@ -58,5 +59,36 @@ void steps_keyset_free(struct steps_keyset *set);
 /* The index in ROWS of the row whose key is KEY, or -1. */
 int steps_keyset_find(const struct steps_keyset *set,
                       const struct rs_value *key);
+
+/* A chunked walk over every physical table of every shard of a map. */
+struct steps_walk_spec {
+	const char *step;         /* journal step name and progress label */
+	const struct rs_map *map; /* whose shards and tables are walked */
+	rs_chunk_fn chunk;        /* the step's work on one chunk */
+	int all_columns;          /* read every column (else pk + key) */
+	int restart;              /* ignore earlier chunks */
+	void *arg;                /* handed to CHUNK as walk->arg */
+};
+
+/* Walk every table of every shard of SPEC->map with SPEC->chunk, drawing
+ * progress.  Returns 0 or the first error. */
+int steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
+                   struct rs_err *err);
+
+/* The owners under `to` of the rows of a chunk (by their shard key):
+ * *OWNERS is malloc'd (free it).  Returns 0 or RS_EKEY / RS_ENOMEM. */
+int steps_owners(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                 struct rs_owner **owners, struct rs_err *err);
+
+/* Call FN once for each distinct owner in OWNERS that is not where the
+ * walk reads (the rows' new owners), with CTX.  Stops at the first error. */
+int steps_each_new_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                         const struct rs_owner *owners,
+                         int (*fn)(struct rs_walk *walk,
+                                   const struct rs_rowbuf *rows,
+                                   const struct rs_owner *owners,
+                                   struct rs_owner owner, void *ctx,
+                                   struct rs_err *err),
+                         void *ctx, struct rs_err *err);
 
 #endif

@@ -20,13 +20,20 @@
 
 #define SHOW_KEYS 20
 
-/* Compare the movers of ROWS that go to shard OWNER (table index SLOT). */
+/* What one chunk's comparison gathers. */
+struct verify_chunk {
+	const struct rs_value *after, *upto; /* the chunk's key range */
+	struct rs_chunk_sum sum;             /* of the movers, source side */
+	int differ;                          /* movers missing or different */
+};
+
+/* Compare the movers of ROWS that go to OWNER with their copy there. */
 static int
 verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
-             const struct rs_owner *owners, struct rs_owner owner,
-             const struct rs_value *after, const struct rs_value *upto,
-             struct rs_chunk_sum *sum, int *differ, struct rs_err *err)
+             const struct rs_owner *owners, struct rs_owner owner, void *ctx,
+             struct rs_err *err)
 {
+	struct verify_chunk *vc = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
@@ -42,8 +49,8 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	                physical, sizeof(physical));
 	rc = await_describe(&run->loop, target, physical, &def, err);
 	if (rc == 0)
-		rc = walk_read_range(run, target, def, after, upto, 0, &there,
-		                     err);
+		rc = walk_read_range(run, target, def, vc->after, vc->upto, 0,
+		                     &there, err);
 	if (rc == 0 && steps_keyset_init(&set, &there, def->n_pk) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
@@ -58,7 +65,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		                   err);
 		if (rc != 0)
 			break;
-		canonical_chunk_add(sum, mine);
+		canonical_chunk_add(&vc->sum, mine);
 		at = steps_keyset_find(&set, row);
 		if (at >= 0) {
 			rc = walk_row_hash(target, def,
@@ -67,7 +74,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			if (rc != 0 || theirs == mine)
 				continue;
 		}
-		if (++*differ <= SHOW_KEYS)
+		if (++vc->differ <= SHOW_KEYS)
 			fprintf(stderr, "  %s key %.*s: %s on %s\n",
 			        walk->physical, (int)row[0].len, row[0].text,
 			        at < 0 ? "missing" : "differs",
@@ -84,81 +91,39 @@ verify_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
              const struct rs_value *after, const struct rs_value *upto,
              int64_t *affected, uint64_t *checksum, struct rs_err *err)
 {
-	const struct rs_plan *plan = walk->run->plan;
-	struct rs_owner *owners =
-		malloc(sizeof(*owners) * (size_t)(rows->n_rows + 1));
-	struct rs_chunk_sum sum = {0, 0};
-	int differ = 0, rc = 0;
+	struct verify_chunk vc = {after, upto, {0, 0}, 0};
+	struct rs_owner *owners;
+	int rc = steps_owners(walk, rows, &owners, err);
 
-	if (owners == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int r = 0; r < rows->n_rows && rc == 0; r++)
-		rc = walk_owner(walk, plan->to,
-		                &rowbuf_row(rows, r)[walk->key_at], &owners[r],
-		                err);
-	/* Each distinct new owner once. */
-	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
-		int seen = owners[r].shard == walk->shard &&
-		           owners[r].table == walk->slot;
-
-		for (int q = 0; q < r && !seen; q++)
-			seen = owners[q].shard == owners[r].shard &&
-			       owners[q].table == owners[r].table;
-		if (!seen)
-			rc = verify_owner(walk, rows, owners, owners[r], after,
-			                  upto, &sum, &differ, err);
-	}
+	if (rc != 0)
+		return rc;
+	rc = steps_each_new_owner(walk, rows, owners, verify_owner, &vc, err);
 	free(owners);
 	if (rc != 0)
 		return rc;
-	if (differ > 0)
+	if (vc.differ > 0)
 		return backend_fail(
 			walk->backend, err, RS_EVERIFY,
 			"table %s: %d moving rows differ from their "
 			"copy on the new owner (keys above); nothing "
 			"was purged",
-			walk->physical, differ);
-	*affected = (int64_t)sum.rows;
-	*checksum = sum.sum;
+			walk->physical, vc.differ);
+	*affected = (int64_t)vc.sum.rows;
+	*checksum = vc.sum.sum;
 	return 0;
-}
-
-static int
-verify_table(struct rs_run *run, int shard, int table, int slot,
-             const char *physical, void *arg, struct rs_err *err)
-{
-	struct rs_walk walk = {
-		.run = run,
-		.step = "verify",
-		.shard = shard,
-		.table = table,
-		.slot = slot,
-		.all_columns = 1,
-	};
-
-	(void)arg;
-	snprintf(walk.physical, sizeof(walk.physical), "%s", physical);
-	walk.backend = engine_shard(run, shard, err);
-	if (walk.backend == NULL)
-		return err->code;
-	return walk_table(&walk, verify_chunk, NULL, err);
 }
 
 static int
 verify_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[1024];
-	int n = steps_map_shards(run->plan->from, shards);
+	const struct steps_walk_spec spec = {
+		.step = "verify",
+		.map = run->plan->from,
+		.chunk = verify_chunk,
+		.all_columns = 1,
+	};
 
-	progress_start(&run->progress, "verify", 0);
-	for (int i = 0; i < n; i++) {
-		int rc = steps_each_table(run, run->plan->from, shards[i],
-		                          verify_table, NULL, err);
-		if (rc != 0)
-			return rc;
-	}
-	progress_finish(&run->progress);
-	return 0;
+	return steps_walk_all(run, &spec, err);
 }
 
 const struct rs_step_def step_verify = {
