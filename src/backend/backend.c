@@ -250,6 +250,51 @@ backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	return rc != 0 ? rc : replica->ops->promote(replica, cb, arg, err);
 }
 
+int
+backend_can_scan(const struct rs_backend *backend)
+{
+	return backend->ops->scan_begin != NULL &&
+	       backend->ops->scan_next != NULL &&
+	       backend->ops->scan_end != NULL;
+}
+
+int
+backend_scan_begin(struct rs_backend *backend, const struct rs_table_def *table,
+                   const int *columns, int n_columns, rs_backend_cb cb,
+                   void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_can_scan(backend))
+		rc = backend_unsupported(backend, "the snapshot scan", err);
+	return rc != 0 ? rc
+	               : backend->ops->scan_begin(backend, table, columns,
+	                                          n_columns, cb, arg, err);
+}
+
+int
+backend_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb,
+                  void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_can_scan(backend))
+		rc = backend_unsupported(backend, "the snapshot scan", err);
+	return rc != 0 ? rc
+	               : backend->ops->scan_next(backend, limit, cb, arg, err);
+}
+
+int
+backend_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_can_scan(backend))
+		rc = backend_unsupported(backend, "the snapshot scan", err);
+	return rc != 0 ? rc : backend->ops->scan_end(backend, cb, arg, err);
+}
+
 enum rs_canon_src
 backend_canon_src(const struct rs_backend *backend)
 {

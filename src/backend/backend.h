@@ -88,8 +88,7 @@ typedef void (*rs_rows_cb)(struct rs_backend *backend, int status,
                            const struct rs_err *err, const struct rs_rows *rows,
                            void *arg);
 typedef void (*rs_count_cb)(struct rs_backend *backend, int status,
-                            const struct rs_err *err, int64_t value,
-                            void *arg);
+                            const struct rs_err *err, int64_t value, void *arg);
 
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
@@ -124,6 +123,16 @@ struct rs_backend_ops {
 	                 rs_backend_cb cb, void *arg, struct rs_err *err);
 	int (*promote)(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	               struct rs_err *err);
+	/* The unordered snapshot scan (backend_scan_begin …): all three or
+	 * none. */
+	int (*scan_begin)(struct rs_backend *backend,
+	                  const struct rs_table_def *table, const int *columns,
+	                  int n_columns, rs_backend_cb cb, void *arg,
+	                  struct rs_err *err);
+	int (*scan_next)(struct rs_backend *backend, int limit, rs_rows_cb cb,
+	                 void *arg, struct rs_err *err);
+	int (*scan_end)(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+	                struct rs_err *err);
 	/* Start closing; call done(backend) from the last close callback
 	 * (possibly at once when nothing is open).  Called once, with no
 	 * operation running, also on a backend that never connected. */
@@ -238,6 +247,39 @@ int backend_replicate(struct rs_backend *primary, struct rs_backend *replica,
 /* Make REPLICA a primary that accepts writes (SQLite: nothing to do). */
 int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
+
+/*
+ * The unordered snapshot scan: every row of a table, in no particular
+ * order, without the primary key (for the live dry-run, which needs
+ * neither key order nor resumability).  Cheaper than read_batch where the
+ * engine supports it: a sequential scan, no key columns shipped.
+ *
+ * backend_scan_begin starts reading COLUMNS (N_COLUMNS >= 1 indexes into
+ * TABLE->columns) of every row of TABLE as one consistent snapshot
+ * (PostgreSQL: a REPEATABLE READ READ ONLY transaction holding a cursor).
+ * TABLE must outlive the scan.  Then backend_scan_next, one at a time,
+ * hands the next batch of at most LIMIT rows, each holding only COLUMNS in
+ * their order (no key columns); a batch may be shorter than LIMIT before
+ * the end, and an empty batch is the end.  backend_scan_end finishes the
+ * scan, also early (before the empty batch), and the backend is then ready
+ * for other operations.  Between scan_begin and scan_end only scan_next,
+ * scan_end and backend_close may be called.  A failed scan_begin or
+ * scan_next has already ended the scan (its transaction rolled back; a
+ * lost connection is RS_ECONNECT): scan_end is then not needed, and is
+ * harmless.  RS_EUSAGE when the engine lacks the scan (backend_can_scan
+ * tells beforehand); RS_EQUERY when a statement fails.
+ */
+int backend_scan_begin(struct rs_backend *backend,
+                       const struct rs_table_def *table, const int *columns,
+                       int n_columns, rs_backend_cb cb, void *arg,
+                       struct rs_err *err);
+int backend_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb,
+                      void *arg, struct rs_err *err);
+int backend_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+                     struct rs_err *err);
+
+/* Whether BACKEND's engine has the snapshot scan (1) or not (0). */
+int backend_can_scan(const struct rs_backend *backend);
 
 /* The text form BACKEND's values arrive in, for canonical_value. */
 enum rs_canon_src backend_canon_src(const struct rs_backend *backend);

@@ -72,6 +72,9 @@ enum pg_op {
 	PG_OP_EXEC,
 	PG_OP_UPSERT,
 	PG_OP_DELETE,
+	PG_OP_SCAN_BEGIN, /* BEGIN …; DECLARE reshard_scan … */
+	PG_OP_SCAN_NEXT,  /* FETCH FORWARD n FROM reshard_scan */
+	PG_OP_SCAN_END,   /* CLOSE reshard_scan; COMMIT */
 };
 
 /* Where the poll handle is in its own life. */
@@ -114,6 +117,9 @@ struct pg_engine {
 	size_t cells_cap;
 	struct pg_write *write; /* upsert: the statements still to run */
 	struct rs_err err;      /* the failure handed to a callback */
+	int scanning;           /* the scan's transaction and cursor are open */
+	int scan_rollback;      /* a scan op failed: its ROLLBACK runs */
+	struct rs_err scan_failure; /* what to report after that ROLLBACK */
 	void (*closed)(struct rs_backend *backend); /* close's DONE */
 };
 
@@ -414,6 +420,7 @@ pg_drop(struct pg_engine *pg)
 		pg->conn = NULL;
 	}
 	pg->flushing = 0;
+	pg->scanning = 0; /* the server rolls the scan back */
 }
 
 /* Release what only connecting needs. */
@@ -469,12 +476,15 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	case PG_OP_EXEC:
 	case PG_OP_UPSERT:
 	case PG_OP_DELETE:
+	case PG_OP_SCAN_BEGIN:
+	case PG_OP_SCAN_END:
 		pg->cb.done(backend, status, err, arg);
 		break;
 	case PG_OP_DESCRIBE:
 		pg->cb.describe(backend, status, err, table, arg);
 		break;
 	case PG_OP_READ:
+	case PG_OP_SCAN_NEXT:
 		pg->cb.rows(backend, status, err, rows, arg);
 		break;
 	case PG_OP_NONE:
@@ -588,7 +598,8 @@ pg_on_timer(uv_timer_t *timer)
 {
 	struct pg_engine *pg = timer->data;
 
-	if (pg->op == PG_OP_UPSERT || pg->op == PG_OP_DELETE) {
+	if (pg->op == PG_OP_UPSERT || pg->op == PG_OP_DELETE ||
+	    pg->op == PG_OP_SCAN_END) {
 		pg_op_finish(pg, 0, NULL, NULL);
 		return;
 	}
@@ -686,6 +697,8 @@ static void pg_described(struct pg_engine *pg, PGresult *result);
 static void pg_rows_read(struct pg_engine *pg, PGresult *result);
 static void pg_write_next(struct pg_engine *pg, PGresult *result);
 static void pg_write_failed(struct pg_engine *pg, int code);
+static void pg_scan_step(struct pg_engine *pg, PGresult *result);
+static void pg_scan_failed(struct pg_engine *pg, int code);
 
 /* The query finished: hand its result to the operation. */
 static void
@@ -703,16 +716,22 @@ pg_query_done(struct pg_engine *pg)
 			pg->op == PG_OP_CONNECT ? "could not set up the session"
 			: pg->op == PG_OP_DESCRIBE
 				? "could not read the catalog"
-			: pg->op == PG_OP_READ   ? "could not read rows"
-			: pg->op == PG_OP_UPSERT ? "could not write rows"
-			: pg->op == PG_OP_DELETE ? "could not delete rows"
-						 : "statement failed";
+			: pg->op == PG_OP_READ || pg->op == PG_OP_SCAN_BEGIN ||
+					pg->op == PG_OP_SCAN_NEXT
+				? "could not read rows"
+			: pg->op == PG_OP_SCAN_END ? "could not end the scan"
+			: pg->op == PG_OP_UPSERT   ? "could not write rows"
+			: pg->op == PG_OP_DELETE   ? "could not delete rows"
+						   : "statement failed";
 		int code = pg->op == PG_OP_CONNECT ? RS_ECONNECT : RS_EQUERY;
 
 		code = pg_fail_result(pg, code, what, result);
 		PQclear(result);
 		if (pg->op == PG_OP_UPSERT)
 			pg_write_failed(pg, code);
+		else if (pg->op == PG_OP_SCAN_BEGIN ||
+		         pg->op == PG_OP_SCAN_NEXT || pg->op == PG_OP_SCAN_END)
+			pg_scan_failed(pg, code);
 		else if (pg->op == PG_OP_CONNECT ||
 		         PQstatus(pg->conn) == CONNECTION_BAD)
 			pg_op_fail(pg, code);
@@ -737,6 +756,11 @@ pg_query_done(struct pg_engine *pg)
 		break;
 	case PG_OP_UPSERT:
 		pg_write_next(pg, result);
+		break;
+	case PG_OP_SCAN_BEGIN:
+	case PG_OP_SCAN_NEXT:
+	case PG_OP_SCAN_END:
+		pg_scan_step(pg, result);
 		break;
 	case PG_OP_NONE:
 		PQclear(result);
@@ -780,7 +804,8 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 	char line[640];
 	int sent, flushed = 0, rc = 0, code;
 
-	if (op == PG_OP_EXEC || op == PG_OP_CONNECT)
+	if (op == PG_OP_EXEC || op == PG_OP_CONNECT || op == PG_OP_SCAN_BEGIN ||
+	    op == PG_OP_SCAN_NEXT || op == PG_OP_SCAN_END)
 		sent = PQsendQuery(pg->conn, sql);
 	else
 		sent = PQsendQueryParams(pg->conn, sql, n, types, params, NULL,
@@ -1961,6 +1986,167 @@ out:
 	return rc;
 }
 
+/* ---- the snapshot scan ---- */
+
+/*
+ * One cursor in a REPEATABLE READ READ ONLY transaction: a sequential scan
+ * (no ORDER BY, no key columns) fetched in batches.  Each step is a simple
+ * query, text results.  A step that fails with the connection still up
+ * rolls the transaction back (pg->scan_rollback) before its callback
+ * reports the first failure; a lost connection is dropped (RS_ECONNECT)
+ * and the server rolls back.
+ */
+
+/* A scan step succeeded (RESULT, cleared here or by pg_rows_read). */
+static void
+pg_scan_step(struct pg_engine *pg, PGresult *result)
+{
+	if (pg->scan_rollback) { /* the ROLLBACK after a failure is done */
+		PQclear(result);
+		pg->scanning = 0;
+		pg->err = pg->scan_failure;
+		pg_op_finish(pg, pg->err.code, NULL, NULL);
+		return;
+	}
+	switch (pg->op) {
+	case PG_OP_SCAN_BEGIN:
+		PQclear(result);
+		pg->scanning = 1;
+		pg_op_finish(pg, 0, NULL, NULL);
+		break;
+	case PG_OP_SCAN_NEXT:
+		pg_rows_read(pg, result);
+		break;
+	default: /* PG_OP_SCAN_END */
+		PQclear(result);
+		pg->scanning = 0;
+		pg_op_finish(pg, 0, NULL, NULL);
+		break;
+	}
+}
+
+/* A scan step failed with CODE, pg->err filled: roll the transaction back
+ * (or drop the connection, which does it) and fail the step with the
+ * first failure. */
+static void
+pg_scan_failed(struct pg_engine *pg, int code)
+{
+	struct rs_err err;
+
+	if (pg->scan_rollback) {
+		pg->err = pg->scan_failure;
+		pg_op_fail(pg, pg->scan_failure.code);
+		return;
+	}
+	if (PQstatus(pg->conn) == CONNECTION_BAD) {
+		pg_op_fail(pg, code);
+		return;
+	}
+	if (PQtransactionStatus(pg->conn) == PQTRANS_IDLE) {
+		pg->scanning = 0;
+		pg_op_finish(pg, code, NULL, NULL);
+		return;
+	}
+	pg->scan_failure = pg->err;
+	pg->scan_rollback = 1;
+	if (pg_send(pg, pg->op, "ROLLBACK", 0, NULL, NULL, &err) != 0) {
+		pg->err = pg->scan_failure;
+		pg_op_fail(pg, pg->scan_failure.code);
+	}
+}
+
+/* Start the scan (see backend_scan_begin).  Returns 0 and calls CB later,
+ * or RS_EINTERNAL (not connected, a scan already open, bad columns) /
+ * RS_ENOMEM / RS_ECONNECT with ERR filled and CB never called. */
+static int
+pg_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
+              const int *columns, int n_columns, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct pg_buf sql = {0};
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	if (pg->scanning)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "a scan is already open on this connection "
+		                    "(a bug in the caller)");
+	if (t == NULL || n_columns <= 0 || columns == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad scan request (a bug in the caller)");
+	for (int i = 0; i < n_columns; i++)
+		if (columns[i] < 0 || columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "bad scan request: no column %d in "
+			                    "table %s (a bug in the caller)",
+			                    columns[i], t->name);
+	pg_buf_str(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+	                 "DECLARE reshard_scan NO SCROLL CURSOR FOR SELECT ");
+	for (int i = 0; i < n_columns; i++) {
+		if (i > 0)
+			pg_buf_str(&sql, ", ");
+		pg_buf_ident(&sql, t->columns[columns[i]].name);
+	}
+	pg_buf_str(&sql, " FROM ");
+	pg_buf_ident(&sql, t->name);
+	if (sql.failed) {
+		free(sql.text);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	pg->cb.done = cb;
+	pg->arg = arg;
+	pg->scan_rollback = 0;
+	rc = pg_send(pg, PG_OP_SCAN_BEGIN, sql.text, 0, NULL, NULL, err);
+	free(sql.text);
+	return rc;
+}
+
+/* The next batch of the scan (see backend_scan_next). */
+static int
+pg_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb, void *arg,
+             struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	char sql[64];
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	if (!pg->scanning || limit <= 0)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "no scan open, or a bad batch size (a bug "
+		                    "in the caller)");
+	snprintf(sql, sizeof(sql), "FETCH FORWARD %d FROM reshard_scan", limit);
+	pg->cb.rows = cb;
+	pg->arg = arg;
+	pg->scan_rollback = 0;
+	return pg_send(pg, PG_OP_SCAN_NEXT, sql, 0, NULL, NULL, err);
+}
+
+/* End the scan (see backend_scan_end): CLOSE and COMMIT, or nothing when
+ * no scan is open (it failed, or never began). */
+static int
+pg_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	int rc;
+
+	if (pg != NULL && !pg->scanning &&
+	    (pg->state == PG_READY || pg->state == PG_FAILED))
+		return pg_write_nothing(pg, PG_OP_SCAN_END, cb, arg, err);
+	rc = pg_check_ready(backend, err);
+	if (rc != 0)
+		return rc;
+	pg->cb.done = cb;
+	pg->arg = arg;
+	pg->scan_rollback = 0;
+	return pg_send(pg, PG_OP_SCAN_END, "CLOSE reshard_scan; COMMIT", 0,
+	               NULL, NULL, err);
+}
+
 /* ---- exec and close ---- */
 
 /* Run SQL as one simple query (see backend_exec).  Returns 0 and calls CB
@@ -2010,5 +2196,8 @@ const struct rs_backend_ops backend_pg_ops = {
 	.exec = pg_exec,
 	.upsert = pg_upsert,
 	.delete_keys = pg_delete_keys,
+	.scan_begin = pg_scan_begin,
+	.scan_next = pg_scan_next,
+	.scan_end = pg_scan_end,
 	.close = pg_close,
 };

@@ -4,10 +4,14 @@
  * One stream per (source shard, table, slot table index), each with its own
  * connection, at most options.parallel running at a time on one libuv loop.
  * A stream connects, describes its table (finding the primary key and the
- * shard key column), then reads the primary key and the shard key in
- * batches of options.batch_rows in key order, feeding each batch to the
- * dry-run before asking for the next: memory stays bounded by
- * batch_rows × parallel whatever the table sizes.  Nothing is written.
+ * shard key column), then reads the shard key in batches of
+ * options.batch_rows, asking for the next batch before hashing the current
+ * one: memory stays bounded by batch_rows × parallel whatever the table
+ * sizes.  Nothing is written.  Where the engine has the unordered snapshot
+ * scan (backend_can_scan: PostgreSQL) only the shard key column is read,
+ * in no particular order (a sequential scan in one snapshot); elsewhere
+ * the primary key and the shard key are read in key order with keyset
+ * pagination (read_batch).
  *
  * The first failure stops new streams; running ones finish their current
  * call and close.  Progress (rows read of the catalogs' estimates, rate,
@@ -39,8 +43,10 @@ struct live_stream {
 	char *after_buf;
 	uint64_t rows;
 	int started, done;
-	int reading; /* a read_batch is in flight */
-	int closing; /* backend_close was called */
+	int scan;     /* reading with scan_next, not read_batch */
+	int scanning; /* the scan began and has not ended or failed */
+	int reading;  /* a read_batch or scan_next is in flight */
+	int closing;  /* backend_close was called */
 };
 
 struct live {
@@ -137,6 +143,34 @@ live_stream_remember(struct live_stream *s, const struct rs_rows *rows)
 
 static void live_stream_read(struct live_stream *s);
 
+static void
+live_stream_scan_ended(struct rs_backend *backend, int status,
+                       const struct rs_err *err, void *arg)
+{
+	struct live_stream *s = arg;
+
+	(void)backend;
+	if (status != 0)
+		live_fail(s->live, err);
+	live_stream_finish(s);
+}
+
+/* The stream read its last batch: end the scan (if any), then close. */
+static void
+live_stream_end(struct live_stream *s)
+{
+	struct rs_err err = {0};
+
+	if (s->scanning && !s->live->failed) {
+		s->scanning = 0;
+		if (backend_scan_end(s->backend, live_stream_scan_ended, s,
+		                     &err) == 0)
+			return;
+		live_fail(s->live, &err);
+	}
+	live_stream_finish(s);
+}
+
 /* Copy the shard keys of ROWS into the loop's key buffer, so that the
  * next batch can be asked for before these are hashed.  Returns 0, or
  * RS_EKEY (a NULL shard key) / RS_ENOMEM with ERR filled. */
@@ -146,7 +180,7 @@ live_copy_keys(struct live_stream *s, const struct rs_rows *rows,
 {
 	struct live *live = s->live;
 	size_t total = 0, at = 0;
-	int n_pk = s->def->n_pk;
+	int n_pk = s->scan ? 0 : s->def->n_pk; /* the key's column in ROWS */
 
 	for (int r = 0; r < rows->n_rows; r++) {
 		const struct rs_value *key =
@@ -202,14 +236,16 @@ live_stream_rows(struct rs_backend *backend, int status,
 	(void)backend;
 	s->reading = 0;
 	if (status != 0 || live->failed) {
-		if (status != 0)
+		if (status != 0) {
 			live_fail(live, err);
+			s->scanning = 0; /* a failed scan_next ended it */
+		}
 		live_stream_finish(s);
 		return;
 	}
 	n = (size_t)rows->n_rows;
 	status = live_copy_keys(s, rows, &local);
-	if (status == 0 && n > 0)
+	if (status == 0 && n > 0 && !s->scan)
 		status = live_stream_remember(s, rows);
 	if (status != 0) {
 		if (local.code == 0)
@@ -218,7 +254,8 @@ live_stream_rows(struct rs_backend *backend, int status,
 		live_stream_finish(s);
 		return;
 	}
-	more = rows->n_rows == s->request.limit;
+	/* A scan batch may be short before the end; only empty ends it. */
+	more = s->scan ? n > 0 : rows->n_rows == s->request.limit;
 	if (more)
 		live_stream_read(s); /* ROWS is not used after this */
 	status = dryrun_add_keys(live->dr, s->table, &s->where, live->keys,
@@ -237,7 +274,7 @@ live_stream_rows(struct rs_backend *backend, int status,
 	progress_add(&live->progress, n);
 	/* A read in flight finishes the stream from its own callback. */
 	if (!s->reading && s->backend != NULL && !s->closing)
-		live_stream_finish(s);
+		live_stream_end(s);
 }
 
 static void
@@ -245,13 +282,35 @@ live_stream_read(struct live_stream *s)
 {
 	struct rs_err err = {0};
 
-	if (backend_read_batch(s->backend, &s->request, live_stream_rows, s,
-	                       &err) != 0) {
+	int rc = s->scan ? backend_scan_next(s->backend, s->request.limit,
+	                                     live_stream_rows, s, &err)
+	                 : backend_read_batch(s->backend, &s->request,
+	                                      live_stream_rows, s, &err);
+
+	if (rc != 0) {
 		live_fail(s->live, &err);
 		live_stream_finish(s);
 		return;
 	}
 	s->reading = 1;
+}
+
+/* The snapshot scan began: read its first batch. */
+static void
+live_stream_scan_begun(struct rs_backend *backend, int status,
+                       const struct rs_err *err, void *arg)
+{
+	struct live_stream *s = arg;
+
+	(void)backend;
+	if (status != 0 || s->live->failed) {
+		if (status != 0)
+			live_fail(s->live, err);
+		live_stream_finish(s);
+		return;
+	}
+	s->scanning = 1;
+	live_stream_read(s);
 }
 
 static void
@@ -292,6 +351,16 @@ live_stream_described(struct rs_backend *backend, int status,
 	s->request.n_columns = 1;
 	s->request.after = NULL;
 	s->request.limit = live->plan->options.batch_rows;
+	if (backend_can_scan(backend)) {
+		s->scan = 1;
+		if (backend_scan_begin(backend, def, &s->key_column, 1,
+		                       live_stream_scan_begun, s,
+		                       &local) != 0) {
+			live_fail(live, &local);
+			live_stream_finish(s);
+		}
+		return;
+	}
 	live_stream_read(s);
 }
 

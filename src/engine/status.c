@@ -114,8 +114,11 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 	if (rc != 0)
 		return rc;
 	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
-	journal_fact_get(journal, "fenced_since", since, sizeof(since));
-	journal_fact_get(journal, "epoch", epoch, sizeof(epoch));
+	if (journal_fact_get(journal, "fenced_since", since, sizeof(since)) !=
+	    1)
+		since[0] = '\0';
+	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
+		epoch[0] = '\0';
 	fenced = status_fenced(plan, which, sizeof(which));
 
 	if (json) {

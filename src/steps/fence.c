@@ -18,8 +18,8 @@ fence_run(struct rs_run *run, struct rs_err *err)
 	int rc;
 
 	/* The intent first: status says "fenced" from here on. */
-	if (!journal_fact_get(run->journal, "fenced_since", since,
-	                      sizeof(since))) {
+	if (journal_fact_get(run->journal, "fenced_since", since,
+	                     sizeof(since)) != 1) {
 		snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
 		rc = journal_fact_set(run->journal, "fenced_since", now, err);
 		if (rc != 0)

@@ -77,7 +77,11 @@ final_run(struct rs_run *run, struct rs_err *err)
 			"%lld rows sit on shards that do not own them "
 			"(keys above)",
 			(long long)count.misplaced);
-	journal_fact_get(run->journal, "rows_before", before, sizeof(before));
+	if (journal_fact_get(run->journal, "rows_before", before,
+	                     sizeof(before)) != 1)
+		return rs_err_set(
+			err, RS_EINTERNAL,
+			"the journal has no row count from preflight");
 	rows_before = strtoll(before, NULL, 10);
 	text_thousands((uint64_t)count.rows, a, sizeof(a));
 	text_thousands((uint64_t)rows_before, b, sizeof(b));

@@ -191,7 +191,13 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	long long epoch;
 	int rc;
 
-	if (journal_fact_get(run->journal, "epoch", value, sizeof(value))) {
+	rc = journal_fact_get(run->journal, "epoch", value, sizeof(value));
+	if (rc < 0)
+		return rs_err_set(err, rc,
+		                  "cannot read the epoch from the "
+		                  "journal %s",
+		                  plan->journal);
+	if (rc == 1) {
 		epoch = strtoll(value, NULL, 10);
 	} else {
 		epoch = publish_previous_epoch(plan->publish_file) + 1;
