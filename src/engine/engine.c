@@ -180,6 +180,7 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	        rec.state == RS_STEP_PENDING ? "" : " (it was interrupted)");
 	run->step = step;
 	run->progress.done = 0;
+	run->step_chunks = 0;
 	rc = step->run(run, err);
 	if (rc != 0) {
 		struct rs_err ignored;

@@ -60,7 +60,9 @@ struct rs_run {
 	struct rs_backend **shards;     /* per shard: the control connection,
 	                                   NULL until engine_shard connects it */
 	struct rs_progress progress;    /* of the running step */
-	char fence_message[256];        /* what fenced writers are told */
+	int64_t step_chunks;     /* chunks the running step finished in this
+	                            process, for the after-chunk fault points */
+	char fence_message[256]; /* what fenced writers are told */
 };
 
 /*

@@ -189,7 +189,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	struct rs_rowbuf rows = {0};
 	struct rs_read_request req = {0};
 	int *columns = NULL;
-	int64_t number = 0, done_here = 0;
+	int64_t number = 0;
 	int rc;
 
 	if (seen != NULL)
@@ -298,7 +298,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			*seen += rows.n_rows;
 		progress_add(&run->progress, (uint64_t)rows.n_rows);
 		number++;
-		engine_fault_chunk(walk->step, ++done_here);
+		engine_fault_chunk(walk->step, ++run->step_chunks);
 		rc = engine_checkpoint(run, err);
 		if (rc != 0 || rows.n_rows < req.limit)
 			break;

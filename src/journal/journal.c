@@ -963,7 +963,9 @@ journal_check_step_name(const char *name, struct rs_err *err)
 /* The columns of a step record, in the order journal_step_fill reads them;
  * the steps table is s. */
 #define JOURNAL_STEP_COLUMNS                                                   \
-	"s.name, s.state, s.attempts, s.started_at, s.finished_at, s.rows, "   \
+	"s.name, s.state, s.attempts, s.started_at, s.finished_at, "           \
+	"COALESCE((SELECT sum(c.rows) FROM chunks c WHERE c.step = s.name "   \
+	"AND c.state = 'done'), s.rows), "                                     \
 	"(SELECT count(*) FROM chunks c WHERE c.step = s.name AND "            \
 	"c.state = 'done'), s.error"
 

@@ -45,7 +45,9 @@ struct rs_step_record {
 	int attempts;            /* how many times it was started */
 	int64_t started_at;      /* Unix ms of the last start, 0 if never */
 	int64_t finished_at;     /* Unix ms of the end, 0 if not ended */
-	int64_t rows;            /* rows the step handled (copied, purged …) */
+	int64_t rows;            /* rows the step handled: for a chunked
+	                            step, the rows of its done chunks over
+	                            every attempt */
 	int64_t chunks_done;     /* chunk checkpoints recorded for it */
 	char error[512];         /* last error message, "" if none */
 };
