@@ -1,8 +1,7 @@
 /*
  * Keys from a key file or standard input, one per line, into the dry-run.
  *
- * A regular file is mapped, anything else (a pipe) read in 1 MiB blocks;
- * either is split into lines 16 bytes at a time
+ * The file is read in 1 MiB blocks and split into lines 16 bytes at a time
  * with SSE2 (keys are short: a memchr call per line cost 7% of a dry-run);
  * keys are handed to the dry-run in batches that point into the block, so
  * nothing is copied.  Reading is a small share of a dry-run's time
@@ -15,8 +14,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dryrun/dryrun.h"
@@ -181,55 +178,6 @@ out:
 	return rc;
 }
 
-/* A regular file is mapped rather than read: the keys are used where the
- * page cache holds them, with no copy (a fifth of a dry-run's time went
- * to read()'s copy).  Returns 0, or 1 when FD cannot be mapped (a pipe,
- * an empty file) and must be read, or an error. */
-static int
-keyfile_map(struct rs_dryrun *dr, const struct rs_plan *plan, const char *path,
-            int table, int fd, struct rs_err *err)
-{
-	struct keyfile kf = {dr, plan, path, table, {.n = 0}, 0};
-	struct stat st;
-	const char *map, *rest = NULL;
-	char last[4096];
-	int rc;
-
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return 1;
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-	           MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (map == MAP_FAILED)
-		return 1;
-	madvise((void *)map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	rc = keyfile_lines(&kf, map, map + st.st_size, &rest, err);
-	if (rc == 0 && rest < map + st.st_size) {
-		/* The last line has no newline: give it one. */
-		size_t len = (size_t)(map + st.st_size - rest);
-
-		if (len + 1 > sizeof(last)) {
-			rc = rs_err_set(
-				err, RS_EUSAGE,
-				"%s: the last line is over %zu bytes; end "
-				"the file with a newline",
-				path, sizeof(last) - 1);
-		} else {
-			memcpy(last, rest, len);
-			last[len] = '\n';
-			if (kf.batch.n > 0)
-				rc = keyfile_flush(dr, plan, path, table,
-				                   &kf.batch, err);
-			if (rc == 0)
-				rc = keyfile_lines(&kf, last, last + len + 1,
-				                   &rest, err);
-		}
-	}
-	if (rc == 0 && kf.batch.n > 0)
-		rc = keyfile_flush(dr, plan, path, table, &kf.batch, err);
-	munmap((void *)map, (size_t)st.st_size);
-	return rc;
-}
-
 int
 dryrun_run_keyfile(const struct rs_plan *plan,
                    const struct rs_dryrun_options *options, FILE *movers_out,
@@ -257,9 +205,7 @@ dryrun_run_keyfile(const struct rs_plan *plan,
 		}
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
-	rc = keyfile_map(dr, plan, path, table, fd, err);
-	if (rc == 1)
-		rc = keyfile_read(dr, plan, path, table, fd, err);
+	rc = keyfile_read(dr, plan, path, table, fd, err);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc == 0)
