@@ -206,6 +206,25 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 			                       sizeof(rows)),
 			        (long long)rec.chunks_done);
 		fputc('\n', out);
+		if (rec.state == RS_STEP_RUNNING ||
+		    rec.state == RS_STEP_FAILED) {
+			struct rs_chunk_record chunk;
+
+			if (journal_chunk_latest(journal, name, &chunk, NULL) ==
+			    1) {
+				fprintf(out,
+				        "               last chunk: %s.%s "
+				        "#%lld, "
+				        "keys up to %s, %s\n",
+				        chunk.shard, chunk.table,
+				        (long long)chunk.number,
+				        chunk.upto_key ? chunk.upto_key : "-",
+				        chunk.state == RS_CHUNK_DONE
+				                ? "done"
+				                : "started, not finished");
+				journal_chunk_free(&chunk);
+			}
+		}
 		if (rec.error[0])
 			fprintf(out, "               error: %s\n", rec.error);
 	}

@@ -103,6 +103,7 @@ static const char journal_schema[] =
 	" rows INTEGER NOT NULL,"
 	" checksum INTEGER NOT NULL," /* the uint64's bits as int64 */
 	" affected INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL DEFAULT 0," /* order of the last write */
 	" PRIMARY KEY (step, shard, table_name, number)) WITHOUT ROWID;"
 	"CREATE TABLE facts ("
 	" name TEXT PRIMARY KEY,"
@@ -964,7 +965,7 @@ journal_check_step_name(const char *name, struct rs_err *err)
  * the steps table is s. */
 #define JOURNAL_STEP_COLUMNS                                                   \
 	"s.name, s.state, s.attempts, s.started_at, s.finished_at, "           \
-	"COALESCE((SELECT sum(c.rows) FROM chunks c WHERE c.step = s.name "   \
+	"COALESCE((SELECT sum(c.rows) FROM chunks c WHERE c.step = s.name "    \
 	"AND c.state = 'done'), s.rows), "                                     \
 	"(SELECT count(*) FROM chunks c WHERE c.step = s.name AND "            \
 	"c.state = 'done'), s.error"
@@ -1201,15 +1202,16 @@ journal_chunk_begin(struct rs_journal *journal,
 		rc = journal_prepare_write(
 			journal,
 			"INSERT INTO chunks (step, shard, table_name, number, "
-			"after_key, upto_key, state, rows, checksum, affected) "
+			"after_key, upto_key, state, rows, checksum, affected, "
+			"seq) "
 			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'started', ?7, ?8, "
-			"?9) "
+			"?9, (SELECT coalesce(max(seq), 0) + 1 FROM chunks)) "
 			"ON CONFLICT (step, shard, table_name, number) DO "
 			"UPDATE "
 			"SET after_key = excluded.after_key, "
 			"upto_key = excluded.upto_key, state = 'started', "
 			"rows = excluded.rows, checksum = excluded.checksum, "
-			"affected = excluded.affected",
+			"affected = excluded.affected, seq = excluded.seq",
 			&stmt, err);
 	if (rc != 0)
 		return rc;
@@ -1244,7 +1246,9 @@ journal_chunk_done(struct rs_journal *journal,
 			journal,
 			"UPDATE chunks SET state = 'done', "
 			"upto_key = coalesce(?5, upto_key), rows = ?6, "
-			"checksum = ?7, affected = ?8 WHERE step = ?1 AND "
+			"checksum = ?7, affected = ?8, seq = (SELECT "
+			"coalesce(max(seq), 0) + 1 FROM chunks) WHERE step = "
+		        "?1 AND "
 			"shard = ?2 AND table_name = ?3 AND number = ?4",
 			&stmt, err);
 	if (rc != 0)
@@ -1378,6 +1382,24 @@ journal_chunk_last_done(struct rs_journal *journal, const char *step,
 	rc = journal_bind_text(stmt, 2, shard, rc);
 	rc = journal_bind_text(stmt, 3, table, rc);
 	return journal_chunk_query(journal, stmt, rc, rec, table, err);
+}
+
+int
+journal_chunk_latest(struct rs_journal *journal, const char *step,
+                     struct rs_chunk_record *rec, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	rc = journal_prepare(journal,
+	                     "SELECT " JOURNAL_CHUNK_COLUMNS " FROM chunks "
+	                     "WHERE step = ?1 ORDER BY seq DESC LIMIT 1",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	return journal_chunk_query(journal, stmt, rc, rec, step, err);
 }
 
 void

@@ -40,16 +40,16 @@ enum rs_step_state {
 };
 
 struct rs_step_record {
-	char name[32];           /* "preflight", "fence", … */
+	char name[32]; /* "preflight", "fence", … */
 	enum rs_step_state state;
-	int attempts;            /* how many times it was started */
-	int64_t started_at;      /* Unix ms of the last start, 0 if never */
-	int64_t finished_at;     /* Unix ms of the end, 0 if not ended */
-	int64_t rows;            /* rows the step handled: for a chunked
-	                            step, the rows of its done chunks over
-	                            every attempt */
-	int64_t chunks_done;     /* chunk checkpoints recorded for it */
-	char error[512];         /* last error message, "" if none */
+	int attempts;        /* how many times it was started */
+	int64_t started_at;  /* Unix ms of the last start, 0 if never */
+	int64_t finished_at; /* Unix ms of the end, 0 if not ended */
+	int64_t rows;        /* rows the step handled: for a chunked
+	                        step, the rows of its done chunks over
+	                        every attempt */
+	int64_t chunks_done; /* chunk checkpoints recorded for it */
+	char error[512];     /* last error message, "" if none */
 };
 
 enum rs_chunk_state {
@@ -62,15 +62,15 @@ enum rs_chunk_state {
 struct rs_chunk_record {
 	char step[32];
 	char shard[64];
-	char table[256];       /* physical table name */
-	int64_t number;        /* 0, 1, 2 … in key order */
-	char *after_key;       /* JSON array of the key values, or NULL: the
-	                          table's start (malloc'd; journal_chunk_free) */
-	char *upto_key;        /* JSON array, inclusive end of the range */
+	char table[256]; /* physical table name */
+	int64_t number;  /* 0, 1, 2 … in key order */
+	char *after_key; /* JSON array of the key values, or NULL: the
+	                    table's start (malloc'd; journal_chunk_free) */
+	char *upto_key;  /* JSON array, inclusive end of the range */
 	enum rs_chunk_state state;
-	int64_t rows;          /* rows in the range */
-	uint64_t checksum;     /* chunk checksum sum (DESIGN §9), 0 if none */
-	int64_t affected;      /* rows changed by the step in this chunk */
+	int64_t rows;      /* rows in the range */
+	uint64_t checksum; /* chunk checksum sum (DESIGN §9), 0 if none */
+	int64_t affected;  /* rows changed by the step in this chunk */
 };
 
 /*
@@ -122,8 +122,7 @@ int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,
  * and fills REC when the chunk is recorded, RS_OK with REC->state = -1
  * when it is not. */
 int journal_chunk_begin(struct rs_journal *journal,
-                        const struct rs_chunk_record *rec,
-                        struct rs_err *err);
+                        const struct rs_chunk_record *rec, struct rs_err *err);
 int journal_chunk_done(struct rs_journal *journal,
                        const struct rs_chunk_record *rec, struct rs_err *err);
 int journal_chunk_get(struct rs_journal *journal, const char *step,
@@ -134,6 +133,10 @@ int journal_chunk_get(struct rs_journal *journal, const char *step,
 int journal_chunk_last_done(struct rs_journal *journal, const char *step,
                             const char *shard, const char *table,
                             struct rs_chunk_record *rec, struct rs_err *err);
+/* The chunk of STEP recorded last (on any shard and table), for status:
+ * fills REC and returns 1, or returns 0 when STEP has none. */
+int journal_chunk_latest(struct rs_journal *journal, const char *step,
+                         struct rs_chunk_record *rec, struct rs_err *err);
 void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
 
 /* Run facts: small named values that outlive a process (the row count
@@ -142,8 +145,8 @@ void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
  * it is not set. */
 int journal_fact_set(struct rs_journal *journal, const char *name,
                      const char *value, struct rs_err *err);
-int journal_fact_get(struct rs_journal *journal, const char *name,
-                     char *value, size_t size);
+int journal_fact_get(struct rs_journal *journal, const char *name, char *value,
+                     size_t size);
 int journal_fact_delete(struct rs_journal *journal, const char *name,
                         struct rs_err *err);
 
