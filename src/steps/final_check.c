@@ -62,6 +62,7 @@ final_run(struct rs_run *run, struct rs_err *err)
 		.step = "final-check",
 		.map = run->plan->to,
 		.chunk = final_chunk,
+		.copies = 1,
 		.restart = 1, /* counts start over in a resumed check */
 		.arg = &count,
 	};

@@ -168,6 +168,8 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.step = "purge",
 		.map = run->plan->to,
 		.chunk = purge_chunk,
+		/* A doubling's replicas hold a full copy until purged. */
+		.copies = run->plan->strategy == RS_STRATEGY_DOUBLING ? 2 : 1,
 	};
 
 	return steps_walk_all(run, &spec, err);

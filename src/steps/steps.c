@@ -166,8 +166,13 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 {
 	int shards[1024];
 	int n = steps_map_shards(spec->map, shards);
+	char before[32];
+	uint64_t expected = 0;
 
-	progress_start(&run->progress, spec->step, 0);
+	if (journal_fact_get(run->journal, "rows_before", before,
+	                     sizeof(before)) == 1)
+		expected = strtoull(before, NULL, 10) * (uint64_t)spec->copies;
+	progress_start(&run->progress, spec->step, expected);
 	for (int i = 0; i < n; i++) {
 		int rc = steps_each_table(run, spec->map, shards[i],
 		                          walk_one_table, (void *)spec, err);

@@ -67,7 +67,9 @@ struct steps_walk_spec {
 	rs_chunk_fn chunk;        /* the step's work on one chunk */
 	int all_columns;          /* read every column (else pk + key) */
 	int restart;              /* ignore earlier chunks */
-	void *arg;                /* handed to CHUNK as walk->arg */
+	int copies; /* rows expected: this many times the count before the
+	               run (for progress) */
+	void *arg;  /* handed to CHUNK as walk->arg */
 };
 
 /* Walk every table of every shard of SPEC->map with SPEC->chunk, drawing

@@ -120,6 +120,7 @@ verify_run(struct rs_run *run, struct rs_err *err)
 		.step = "verify",
 		.map = run->plan->from,
 		.chunk = verify_chunk,
+		.copies = 1,
 		.all_columns = 1,
 	};
 
