@@ -1183,10 +1183,11 @@ sqlite_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
 	                    err);
 }
 
-/* Start OP on TABLE (copied) with a value callback. */
+/* Start OP on TABLE (copied); CB gets the value it finds. */
 static int
-sqlite_table_op(struct rs_backend *backend, enum sqlite_op op,
-                const char *table, struct rs_err *err)
+sqlite_value_op(struct rs_backend *backend, enum sqlite_op op,
+                const char *table, rs_count_cb cb, void *arg,
+                struct rs_err *err)
 {
 	int rc = sqlite_check_open(backend, err);
 	struct sqlite_engine *e = sqlite_engine(backend);
@@ -1196,33 +1197,22 @@ sqlite_table_op(struct rs_backend *backend, enum sqlite_op op,
 	e->table_name = strdup(table);
 	if (e->table_name == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	return sqlite_queue(backend, op, e->arg, err);
+	e->cb.count = cb;
+	return sqlite_queue(backend, op, arg, err);
 }
 
 static int
 sqlite_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
              void *arg, struct rs_err *err)
 {
-	struct sqlite_engine *e = sqlite_engine(backend);
-
-	if (e != NULL) {
-		e->cb.count = cb;
-		e->arg = arg;
-	}
-	return sqlite_table_op(backend, SQLITE_OP_COUNT, table, err);
+	return sqlite_value_op(backend, SQLITE_OP_COUNT, table, cb, arg, err);
 }
 
 static int
 sqlite_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
               void *arg, struct rs_err *err)
 {
-	struct sqlite_engine *e = sqlite_engine(backend);
-
-	if (e != NULL) {
-		e->cb.count = cb;
-		e->arg = arg;
-	}
-	return sqlite_table_op(backend, SQLITE_OP_FENCED, table, err);
+	return sqlite_value_op(backend, SQLITE_OP_FENCED, table, cb, arg, err);
 }
 
 static int
@@ -1237,9 +1227,11 @@ sqlite_fence(struct rs_backend *backend, const char *table, const char *message,
 	if (e->message == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->fence_on = on;
+	e->table_name = strdup(table);
+	if (e->table_name == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->cb.done = cb;
-	e->arg = arg;
-	return sqlite_table_op(backend, SQLITE_OP_FENCE, table, err);
+	return sqlite_queue(backend, SQLITE_OP_FENCE, arg, err);
 }
 
 static int

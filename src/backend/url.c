@@ -744,7 +744,8 @@ url_parse_sqlite(struct rs_url *url, struct rs_err *err, const char *text,
 		memcpy(joined, base_dir, dir_len);
 		if (slash)
 			joined[dir_len] = '/';
-		strcpy(joined + dir_len + (size_t)slash, path);
+		memcpy(joined + dir_len + (size_t)slash, path,
+		       strlen(path) + 1);
 		free(path);
 		path = joined;
 	}
