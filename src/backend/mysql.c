@@ -45,6 +45,19 @@
  * connection is noticed by the URL's read-timeout and write-timeout, or by
  * TCP.
  *
+ * The snapshot scan (backend_scan_begin …) reads the way `mariadb --quick`
+ * does: START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY, then one
+ * SELECT of the columns without ORDER BY whose result is taken with
+ * mysql_use_result (unbuffered: rows stay in the socket until fetched).
+ * Each scan_next fetches up to its limit with mysql_fetch_row_start/_cont,
+ * copying every value into a batch buffer (the library reuses a row's
+ * memory for the next one); scan_end frees the result with
+ * mysql_free_result_start/_cont, which reads and drops the rows not yet
+ * fetched, then COMMITs.  A failed step frees what is left of the result
+ * and sends ROLLBACK before its callback reports the first failure; a lost
+ * connection ends at once.  Closing the backend during a scan drops the
+ * result without reading it (mysql_close does not read it either).
+ *
  * Values reach SQL only as literals escaped by mysql_real_escape_string
  * (or as validated numbers, 1/0 for booleans, X'hex' for bytes);
  * identifiers are quoted with backticks, doubled inside names.  sql_mode
@@ -70,6 +83,9 @@ enum my_state {
 	MY_QUERYING,   /* mysql_real_query_start/_cont */
 	MY_STORING,    /* mysql_store_result_start/_cont */
 	MY_NEXTING,    /* mysql_next_result_start/_cont */
+	MY_FETCHING,   /* mysql_fetch_row_start/_cont (the scan) */
+	MY_FREEING,    /* mysql_free_result_start/_cont (the scan's end) */
+	MY_DONE,       /* no call: the operation ends with e->status */
 	MY_CLOSING,    /* mysql_close_start/_cont */
 	MY_CLOSED,     /* MYSQL freed, handles closing, then the engine */
 };
@@ -81,8 +97,11 @@ enum my_op {
 	MY_OP_DESCRIBE,
 	MY_OP_READ,
 	MY_OP_EXEC,
-	MY_OP_UPSERT, /* a transaction: START, INSERTs, COMMIT */
-	MY_OP_DELETE, /* a transaction: START, DELETEs, COMMIT */
+	MY_OP_UPSERT,     /* a transaction: START, INSERTs, COMMIT */
+	MY_OP_DELETE,     /* a transaction: START, DELETEs, COMMIT */
+	MY_OP_SCAN_BEGIN, /* START … CONSISTENT SNAPSHOT, SELECT (use_result) */
+	MY_OP_SCAN_NEXT, /* fetch rows of the scan's result */
+	MY_OP_SCAN_END,  /* free the result (reading what is left), COMMIT */
 	MY_OP_CLOSE,
 };
 
@@ -112,6 +131,8 @@ static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
 static const char my_begin_sql[] = "START TRANSACTION";
 static const char my_commit_sql[] = "COMMIT";
 static const char my_rollback_sql[] = "ROLLBACK";
+static const char my_scan_begin_sql[] =
+	"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY";
 
 /* An upsert or delete statement grows to about this many bytes before the
  * next one starts (a single larger row gets a statement of its own): far
@@ -125,6 +146,14 @@ static const char my_rollback_sql[] = "ROLLBACK";
  * EXPLAIN DELETE on MariaDB 10.11); a few thousand keep it well inside
  * range_optimizer_max_mem_size, past which it would scan the table. */
 #define MY_DELETE_KEYS 1000
+
+/* A growing string; OOM is sticky so that appends chain without checks. */
+struct my_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	int oom;
+};
 
 struct my_engine {
 	struct rs_backend *backend; /* the backend this state belongs to */
@@ -179,20 +208,29 @@ struct my_engine {
 	int batch_rows;   /* rows or keys in the batch, for messages */
 	enum my_txn txn;  /* where the transaction is */
 	char detail[128]; /* appended to error messages, or "" */
+
+	/* The snapshot scan: open from a successful scan_begin to the end of
+	 * scan_end, or to a failed scan_begin or scan_next. */
+	int scanning;                          /* the scan is open */
+	MYSQL_RES *scan_res;                   /* its unbuffered result */
+	const struct rs_table_def *scan_table; /* borrowed (contract) */
+	int scan_cols;                         /* values per row */
+	int scan_eof;                          /* every row was fetched */
+	MYSQL_ROW fetch_row;        /* what the fetch call returned */
+	int scan_limit;             /* scan_next: rows wanted */
+	int scan_n;                 /* scan_next: rows copied */
+	struct rs_value *scan_vals; /* scan_next: scan_n * scan_cols */
+	struct my_buf scan_text;    /* scan_next: their bytes */
+	size_t scan_text_hint;      /* bytes of the last batch */
 	void (*closed)(struct rs_backend *backend); /* close's done */
 };
 
 static void my_drive(struct my_engine *e, int status);
+static void my_scan_opened(struct my_engine *e);
+static int my_scan_row(struct my_engine *e);
+static void my_scan_fetch(struct my_engine *e);
 
 /* ---- SQL text ------------------------------------------------------- */
-
-/* A growing string; OOM is sticky so that appends chain without checks. */
-struct my_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	int oom;
-};
 
 /* Make room for EXTRA more bytes and a NUL.  Returns 0 or -1 (OOM set). */
 static int
@@ -477,6 +515,43 @@ my_rows(struct my_engine *e, MYSQL_RES *res, struct rs_rows *rows,
 	return 0;
 }
 
+/* Point ROWS at the scan batch VALS (e->scan_n rows of e->scan_cols),
+ * whose non-NULL values are in TEXT one after the other, each followed by
+ * a NUL: while fetching, their text held only a non-NULL marker. */
+static void
+my_scan_batch(struct my_engine *e, struct rs_value *vals, char *text,
+              struct rs_rows *rows)
+{
+	size_t n = (size_t)e->scan_n * (size_t)e->scan_cols;
+	size_t at = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (vals[i].text == NULL)
+			continue;
+		vals[i].text = text + at;
+		at += vals[i].len + 1;
+	}
+	rows->n_rows = e->scan_n;
+	rows->n_cols = e->scan_cols;
+	rows->values = vals;
+}
+
+/* End the scan without any I/O: its result is dropped unread (the
+ * library would read the rest in mysql_free_result; clearing the
+ * result's handle, as mysql_fetch_row does at the end, keeps it from
+ * that), for a scan that failed or a connection about to close. */
+static void
+my_scan_drop(struct my_engine *e)
+{
+	if (e->scan_res != NULL) {
+		e->scan_res->handle = NULL;
+		mysql_free_result(e->scan_res);
+		e->scan_res = NULL;
+	}
+	e->scanning = 0;
+	e->scan_table = NULL;
+}
+
 /* Free the statements of an upsert or delete. */
 static void
 my_free_stmts(struct my_engine *e)
@@ -509,7 +584,22 @@ my_finish(struct my_engine *e, int status)
 	rs_backend_cb done = e->cb.done;
 	rs_describe_cb describe = e->cb.describe;
 	rs_rows_cb rows_cb = e->cb.rows;
+	struct rs_value *scan_vals = NULL;
+	char *scan_text = NULL;
 
+	if (op == MY_OP_SCAN_NEXT) {
+		/* The batch leaves the engine: the callback may ask for the
+		 * next one, which fills new buffers. */
+		scan_vals = e->scan_vals;
+		scan_text = e->scan_text.data;
+		e->scan_vals = NULL;
+		e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+		if (status == 0)
+			my_scan_batch(e, scan_vals, scan_text, &rows);
+	}
+	if (op == MY_OP_SCAN_END ||
+	    (status != 0 && (op == MY_OP_SCAN_BEGIN || op == MY_OP_SCAN_NEXT)))
+		my_scan_drop(e);
 	if (status == 0 && op == MY_OP_READ) {
 		if (res != NULL)
 			status = my_rows(e, res, &rows, &values);
@@ -540,6 +630,8 @@ my_finish(struct my_engine *e, int status)
 	case MY_OP_EXEC:
 	case MY_OP_UPSERT:
 	case MY_OP_DELETE:
+	case MY_OP_SCAN_BEGIN:
+	case MY_OP_SCAN_END:
 		done(backend, status, status != 0 ? &err : NULL, arg);
 		break;
 	case MY_OP_DESCRIBE:
@@ -547,12 +639,15 @@ my_finish(struct my_engine *e, int status)
 		         arg);
 		break;
 	case MY_OP_READ:
+	case MY_OP_SCAN_NEXT:
 		rows_cb(backend, status, status != 0 ? &err : NULL,
 		        status != 0 ? NULL : &rows, arg);
 		break;
 	default:
 		break;
 	}
+	free(scan_vals);
+	free(scan_text);
 	free(values);
 	mysql_free_result(res);
 }
@@ -575,6 +670,14 @@ my_what(const struct my_engine *e)
 		return "could not describe table";
 	case MY_OP_READ:
 		return "could not read table";
+	case MY_OP_SCAN_BEGIN:
+		return e->txn == MY_TXN_BEGIN ? "could not start the snapshot "
+		                                "transaction to scan table"
+		                              : "could not scan table";
+	case MY_OP_SCAN_NEXT:
+		return "could not scan table";
+	case MY_OP_SCAN_END:
+		return "could not end the scan of table";
 	case MY_OP_UPSERT:
 	case MY_OP_DELETE:
 		switch (e->txn) {
@@ -822,6 +925,10 @@ my_cont(struct my_engine *e, int ready)
 		return mysql_store_result_cont(&e->result, e->mysql, ready);
 	case MY_NEXTING:
 		return mysql_next_result_cont(&e->query_ret, e->mysql, ready);
+	case MY_FETCHING:
+		return mysql_fetch_row_cont(&e->fetch_row, e->scan_res, ready);
+	case MY_FREEING:
+		return mysql_free_result_cont(e->scan_res, ready);
 	case MY_CLOSING:
 		return mysql_close_cont(e->mysql, ready);
 	default:
@@ -857,6 +964,9 @@ my_start(struct my_engine *e, enum my_state state)
 	case MY_NEXTING:
 		e->query_ret = 0;
 		status = mysql_next_result_start(&e->query_ret, e->mysql);
+		break;
+	case MY_FREEING:
+		status = mysql_free_result_start(e->scan_res);
 		break;
 	case MY_CLOSING:
 		status = mysql_close_start(e->mysql);
@@ -896,6 +1006,15 @@ my_is_write(const struct my_engine *e)
 	return e->op == MY_OP_UPSERT || e->op == MY_OP_DELETE;
 }
 
+/* Whether the running operation's statements go through e->txn: an
+ * upsert, a delete, or a step of the scan. */
+static int
+my_in_txn(const struct my_engine *e)
+{
+	return my_is_write(e) || e->op == MY_OP_SCAN_BEGIN ||
+	       e->op == MY_OP_SCAN_NEXT || e->op == MY_OP_SCAN_END;
+}
+
 /* A statement of an upsert's or delete's transaction succeeded: send the
  * next one (START TRANSACTION, the statements in order, COMMIT), or end
  * the operation after COMMIT, or after the ROLLBACK that followed a
@@ -931,7 +1050,7 @@ static void
 my_statement_done(struct my_engine *e)
 {
 	my_free_sql(e);
-	if (my_is_write(e))
+	if (my_in_txn(e))
 		my_write_next(e);
 	else
 		my_finish(e, e->status);
@@ -949,7 +1068,7 @@ my_query_failed(struct my_engine *e)
 	int code;
 
 	my_free_sql(e);
-	if (!my_is_write(e)) {
+	if (!my_in_txn(e)) {
 		my_fail(e, my_what(e));
 		return;
 	}
@@ -957,7 +1076,9 @@ my_query_failed(struct my_engine *e)
 		my_finish(e, e->status);
 		return;
 	}
-	if (e->txn == MY_TXN_DML && e->next_stmt > 0) {
+	if (!my_is_write(e)) {
+		/* a scan: no rows of the caller's to name */
+	} else if (e->txn == MY_TXN_DML && e->next_stmt > 0) {
 		const struct my_stmt *s = &e->stmts[e->next_stmt - 1];
 
 		snprintf(e->detail, sizeof(e->detail),
@@ -1053,6 +1174,10 @@ my_complete(struct my_engine *e)
 			my_query_failed(e);
 			return;
 		}
+		if (e->op == MY_OP_SCAN_BEGIN && e->txn == MY_TXN_DML) {
+			my_scan_opened(e);
+			return;
+		}
 		if (mysql_field_count(e->mysql) > 0)
 			my_start(e, MY_STORING);
 		else
@@ -1064,6 +1189,24 @@ my_complete(struct my_engine *e)
 			return;
 		}
 		my_take_result(e, e->result);
+		return;
+	case MY_FETCHING:
+		if (my_scan_row(e) == 0)
+			my_scan_fetch(e);
+		return;
+	case MY_FREEING: /* the scan's result is freed */
+		e->scan_res = NULL;
+		e->scanning = 0;
+		e->txn = e->status != 0 ? MY_TXN_ROLLBACK : MY_TXN_COMMIT;
+		if (e->status != 0)
+			my_send(e, (char *)my_rollback_sql,
+			        sizeof(my_rollback_sql) - 1, 0);
+		else
+			my_send(e, (char *)my_commit_sql,
+			        sizeof(my_commit_sql) - 1, 0);
+		return;
+	case MY_DONE:
+		my_finish(e, e->status);
 		return;
 	case MY_CLOSING:
 		e->mysql = NULL;
@@ -1114,6 +1257,127 @@ my_resume(struct my_engine *e, int ready)
 	if (e->poll != NULL)
 		uv_poll_stop(e->poll);
 	my_drive(e, my_cont(e, ready));
+}
+
+/* End the running operation with STATUS (e->err filled when not 0)
+ * through the driver, so that a public call never calls back itself. */
+static void
+my_end_later(struct my_engine *e, int status)
+{
+	e->status = status;
+	e->state = MY_DONE;
+	my_drive(e, 0);
+}
+
+/* The scan's SELECT was sent and succeeded: take its result unbuffered
+ * and end scan_begin. */
+static void
+my_scan_opened(struct my_engine *e)
+{
+	MYSQL_RES *res = mysql_use_result(e->mysql);
+
+	my_free_sql(e);
+	if (res == NULL) {
+		my_query_failed(e);
+		return;
+	}
+	if ((int)mysql_num_fields(res) != e->scan_cols) {
+		/* Cannot happen with the SELECT built here; the rows are read
+		 * and dropped before ROLLBACK. */
+		e->scan_res = res;
+		e->status = backend_fail(e->backend, &e->err, RS_EINTERNAL,
+		                         "scanning table %s: %u columns came "
+		                         "back, %d expected",
+		                         e->table_name, mysql_num_fields(res),
+		                         e->scan_cols);
+		my_start(e, MY_FREEING);
+		return;
+	}
+	e->scan_res = res;
+	e->scanning = 1;
+	e->scan_eof = 0;
+	my_finish(e, 0);
+}
+
+/* A fetch of the scan finished (e->fetch_row): copy the row into the
+ * batch, or note the end, or end the step on an error (a lost connection
+ * at once, else after ROLLBACK).  Returns 0 to go on fetching, -1 when
+ * the step has moved on. */
+static int
+my_scan_row(struct my_engine *e)
+{
+	MYSQL_ROW row = e->fetch_row;
+	unsigned long *lengths;
+	struct rs_value *v;
+	int code;
+
+	e->fetch_row = NULL;
+	if (row == NULL) {
+		/* The end or an error: the library has let go of the
+		 * connection (the result's handle is cleared), so freeing the
+		 * result reads nothing. */
+		if (mysql_errno(e->mysql) == 0) {
+			e->scan_eof = 1;
+			return 0;
+		}
+		code = my_error(e, my_what(e));
+		mysql_free_result(e->scan_res);
+		e->scan_res = NULL;
+		e->scanning = 0;
+		if (code == RS_ECONNECT) {
+			my_end_later(e, code);
+			return -1;
+		}
+		e->status = code;
+		e->txn = MY_TXN_ROLLBACK;
+		my_send(e, (char *)my_rollback_sql, sizeof(my_rollback_sql) - 1,
+		        0);
+		return -1;
+	}
+	lengths = mysql_fetch_lengths(e->scan_res);
+	v = &e->scan_vals[(size_t)e->scan_n * (size_t)e->scan_cols];
+	for (int j = 0; j < e->scan_cols; j++) {
+		v[j].text = NULL;
+		v[j].len = 0;
+		if (row[j] == NULL)
+			continue;
+		v[j].len = lengths != NULL ? lengths[j] : strlen(row[j]);
+		my_buf_add(&e->scan_text, row[j], v[j].len);
+		my_buf_add(&e->scan_text, "", 1);
+		v[j].text = row[j]; /* a marker: not NULL (my_scan_batch) */
+	}
+	if (e->scan_text.oom) {
+		/* Read the rest and roll back before failing the step. */
+		e->status = backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                         "out of memory");
+		my_start(e, MY_FREEING);
+		return -1;
+	}
+	e->scan_n++;
+	return 0;
+}
+
+/* Fetch rows of the scan until the batch is full or the result ends,
+ * without returning to the loop while the library has them buffered;
+ * then end scan_next. */
+static void
+my_scan_fetch(struct my_engine *e)
+{
+	while (e->scan_n < e->scan_limit && !e->scan_eof) {
+		int status;
+
+		e->state = MY_FETCHING;
+		e->fetch_row = NULL;
+		status = mysql_fetch_row_start(&e->fetch_row, e->scan_res);
+		if (status != 0) {
+			my_drive(e, status);
+			return;
+		}
+		if (my_scan_row(e) != 0)
+			return;
+	}
+	e->scan_text_hint = e->scan_text.len;
+	my_end_later(e, 0);
 }
 
 static void
@@ -2277,6 +2541,149 @@ my_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
 	                      arg, err);
 }
 
+/* ---- the snapshot scan ---------------------------------------------- */
+
+/* Start the scan (see backend_scan_begin): START TRANSACTION WITH
+ * CONSISTENT SNAPSHOT, READ ONLY, then SELECT the columns, taken with
+ * mysql_use_result.  Returns RS_EINTERNAL (not connected, a scan already
+ * open, a bad request) or RS_ENOMEM without calling back.  The callback
+ * gets RS_EQUERY when a statement fails (after ROLLBACK), RS_ECONNECT
+ * when the connection is lost. */
+static int
+my_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
+              const int *columns, int n_columns, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct my_buf b = {NULL, 0, 0, 0};
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (e->scanning)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "a scan is already open on this connection "
+		                    "(a bug in the caller)");
+	if (t == NULL || t->name == NULL || n_columns <= 0 || columns == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad scan request (a bug in the caller)");
+	for (int i = 0; i < n_columns; i++)
+		if (columns[i] < 0 || columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "bad scan request: no column %d in "
+			                    "table %s (a bug in the caller)",
+			                    columns[i], t->name);
+	my_buf_str(&b, "SELECT ");
+	for (int i = 0; i < n_columns; i++) {
+		if (i > 0)
+			my_buf_str(&b, ", ");
+		my_buf_ident(&b, t->columns[columns[i]].name);
+	}
+	my_buf_str(&b, " FROM ");
+	my_buf_ident(&b, t->name);
+	if (my_push_stmt(e, &b, 0, 0) != 0 ||
+	    (e->table_name = strdup(t->name)) == NULL) {
+		my_free_stmts(e);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->scan_table = t;
+	e->scan_cols = n_columns;
+	e->scan_eof = 0;
+	e->scan_text_hint = 0;
+	e->next_stmt = 0;
+	e->txn = MY_TXN_BEGIN;
+	e->cb.done = cb;
+	e->arg = arg;
+	my_begin(e, MY_OP_SCAN_BEGIN, (char *)my_scan_begin_sql,
+	         sizeof(my_scan_begin_sql) - 1, 0);
+	return 0;
+}
+
+/* The next batch of the scan (see backend_scan_next): up to LIMIT rows
+ * fetched from the unbuffered result and copied.  Returns RS_EINTERNAL
+ * (not connected, no scan open, a bad limit) or RS_ENOMEM without calling
+ * back.  The callback gets RS_EQUERY (after ROLLBACK), RS_ECONNECT or
+ * RS_ENOMEM when the step fails, which ends the scan. */
+static int
+my_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb, void *arg,
+             struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (!e->scanning || e->scan_res == NULL || limit <= 0)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "no scan open, or a bad batch size (a bug "
+		                    "in the caller)");
+	e->scan_vals = malloc((size_t)limit * (size_t)e->scan_cols *
+	                      sizeof(*e->scan_vals));
+	e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+	if (e->scan_vals == NULL ||
+	    (e->scan_text_hint > 0 &&
+	     my_buf_reserve(&e->scan_text, e->scan_text_hint) != 0) ||
+	    (e->table_name = strdup(e->scan_table->name)) == NULL) {
+		free(e->scan_vals);
+		e->scan_vals = NULL;
+		free(e->scan_text.data);
+		e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->op = MY_OP_SCAN_NEXT;
+	e->status = 0;
+	e->detail[0] = '\0';
+	e->timed_out = 0;
+	e->uv_error = 0;
+	e->deadline_on = 0;
+	e->scan_limit = limit;
+	e->scan_n = 0;
+	e->cb.rows = cb;
+	e->arg = arg;
+	backend->busy = 1;
+	e->in_call = 1;
+	my_scan_fetch(e);
+	e->in_call = 0;
+	return 0;
+}
+
+/* End the scan (see backend_scan_end): free the result, reading the rows
+ * not fetched yet (mysql_free_result_start/_cont), then COMMIT; nothing
+ * but the callback when no scan is open (it failed, or never began).
+ * Returns RS_EINTERNAL (not connected) or RS_ENOMEM without calling back.
+ * The callback gets RS_EQUERY or RS_ECONNECT when that fails; the scan is
+ * over either way. */
+static int
+my_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct my_engine *e = backend->engine;
+
+	if (e == NULL || (e->scanning && my_ready(backend, err) == NULL))
+		return e == NULL ? backend_fail(backend, err, RS_EINTERNAL,
+		                                "not connected (a bug in the "
+		                                "caller)")
+		                 : RS_EINTERNAL;
+	if (e->scanning &&
+	    (e->table_name = strdup(e->scan_table->name)) == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	e->op = MY_OP_SCAN_END;
+	e->status = 0;
+	e->detail[0] = '\0';
+	e->timed_out = 0;
+	e->uv_error = 0;
+	e->deadline_on = 0;
+	e->txn = MY_TXN_COMMIT;
+	e->cb.done = cb;
+	e->arg = arg;
+	backend->busy = 1;
+	e->in_call = 1;
+	if (e->scanning)
+		my_start(e, MY_FREEING);
+	else
+		my_end_later(e, 0);
+	e->in_call = 0;
+	return 0;
+}
+
 /* ---- close ---------------------------------------------------------- */
 
 /* Close the connection with mysql_close_start/_cont on the loop (bounded
@@ -2296,6 +2703,7 @@ my_close(struct rs_backend *backend, void (*done)(struct rs_backend *backend))
 	e->op = MY_OP_CLOSE;
 	my_free_sql(e);
 	my_free_stmts(e);
+	my_scan_drop(e);
 	if (e->mysql == NULL) {
 		e->state = MY_CLOSED;
 		uv_timer_stop(&e->timer);
@@ -2324,5 +2732,8 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.exec = my_exec,
 	.upsert = my_upsert,
 	.delete_keys = my_delete_keys,
+	.scan_begin = my_scan_begin,
+	.scan_next = my_scan_next,
+	.scan_end = my_scan_end,
 	.close = my_close,
 };
