@@ -917,10 +917,9 @@ enum { ENG_PG, ENG_MY, ENG_LITE, N_ENGINES };
  * and against the text 'NULL', unicode with emoji and a combining accent,
  * 30-digit decimals (text in SQLite's DECIMAL TEXT), -0, the ends of
  * MariaDB TIMESTAMP and of int, an empty key, a trailing space, and bytes
- * holding a quote, a backslash and NUL.  Floats in `score` have at most 6
- * significant digits: MariaDB's text protocol prints FLOAT with no more
- * (a FLOAT 3.1415927 reads as "3.14159", while PostgreSQL's real prints
- * "3.1415927"), so longer ones cannot agree across the two engines yet.
+ * holding a quote, a backslash and NUL.  `score` is single precision
+ * (real, FLOAT, SQLite FLOAT4) and holds 3.1415927, which MariaDB's text
+ * protocol alone would print as "3.14159" (mysql.c reads it as a DOUBLE).
  */
 static const char pg_types_ddl[] =
 	"CREATE TABLE %s (k text NOT NULL, n integer NOT NULL, note text, "
@@ -935,7 +934,7 @@ static const char pg_types_rows[] =
 	" 0.1, 0.1, '2024-02-29 13:45:10.123456', "
 	" '2024-02-29 19:15:10.123456+05:30', true, '\\x00ff10'), "
 	"('alpha', 2, '', 'héllo wörld — ñ', "
-	" -99999999999999999999.9999999999, -1.5e-7, 3.25, "
+	" -99999999999999999999.9999999999, -1.5e-7, 3.1415927, "
 	" '1999-12-31 23:59:59', '1999-12-31 19:00:00-05', false, ''), "
 	"('beta', -7, 'it''s \"quoted\" \\ back\\slash', "
 	" 'emoji 🦀🎉 and 日本語', 0.0000000001, 1e20, -2.5e-5, "
@@ -966,7 +965,7 @@ static const char my_types_rows[] =
 	" 0.1, 0.1, '2024-02-29 13:45:10.123456', "
 	" '2024-02-29 13:45:10.123456', TRUE, X'00FF10'), "
 	"('alpha', 2, '', 'héllo wörld — ñ', "
-	" -99999999999999999999.9999999999, -1.5e-7, 3.25, "
+	" -99999999999999999999.9999999999, -1.5e-7, 3.1415927, "
 	" '1999-12-31 23:59:59', '2000-01-01 00:00:00', FALSE, X''), "
 	"('beta', -7, 'it\\'s \"quoted\" \\\\ back\\\\slash', "
 	" 'emoji 🦀🎉 and 日本語', 0.0000000001, 1e20, -2.5e-5, "
@@ -985,7 +984,7 @@ static const char my_types_rows[] =
 
 static const char lite_types_ddl[] =
 	"CREATE TABLE %s (k TEXT NOT NULL, n INTEGER NOT NULL, note TEXT, "
-	"uni TEXT, amount DECIMAL TEXT, ratio DOUBLE, score FLOAT, "
+	"uni TEXT, amount DECIMAL TEXT, ratio DOUBLE, score FLOAT4, "
 	"at_local TIMESTAMP, at_utc TIMESTAMPTZ, flag BOOLEAN, payload BLOB, "
 	"PRIMARY KEY (k, n))";
 
@@ -996,7 +995,7 @@ static const char lite_types_rows[] =
 	" 0.1, 0.1, '2024-02-29 13:45:10.123456', "
 	" '2024-02-29T19:15:10.123456+05:30', 1, X'00ff10'), "
 	"('alpha', 2, '', 'héllo wörld — ñ', "
-	" '-99999999999999999999.9999999999', -1.5e-7, 3.25, "
+	" '-99999999999999999999.9999999999', -1.5e-7, 3.1415927, "
 	" '1999-12-31 23:59:59', '2000-01-01T00:00:00Z', 0, X''), "
 	"('beta', -7, 'it''s \"quoted\" \\ back\\slash', "
 	" 'emoji 🦀🎉 and 日本語', '0.0000000001', 1e20, -2.5e-5, "
@@ -1075,8 +1074,8 @@ static const struct dialect *const dialects[N_ENGINES] = {
 
 /* The kinds rs_check_types must be described with, on every engine. */
 static const enum rs_col_kind types_kinds[] = {
-	RS_COL_TEXT,        RS_COL_INTEGER, RS_COL_TEXT,  RS_COL_TEXT,
-	RS_COL_DECIMAL,     RS_COL_FLOAT,   RS_COL_FLOAT, RS_COL_TIMESTAMP,
+	RS_COL_TEXT,        RS_COL_INTEGER, RS_COL_TEXT,   RS_COL_TEXT,
+	RS_COL_DECIMAL,     RS_COL_FLOAT,   RS_COL_FLOAT4, RS_COL_TIMESTAMP,
 	RS_COL_TIMESTAMPTZ, RS_COL_BOOL,    RS_COL_BYTES,
 };
 #define N_TYPES_COLUMNS ((int)(sizeof(types_kinds) / sizeof(types_kinds[0])))

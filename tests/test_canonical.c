@@ -243,6 +243,17 @@ test_floats(void **state)
 	memset(tiny + 2, '0', 323);
 	memcpy(tiny + 2 + 323, "5", 2);
 	same3(RS_COL_FLOAT, "0.1", "0.1", "0.1", "0.1");
+	/* Single precision: PostgreSQL prints a real's shortest text,
+	 * MariaDB's FLOAT is read as CAST(… AS DOUBLE), SQLite holds a
+	 * double; all give the float's shortest text. */
+	same3(RS_COL_FLOAT4, "3.1415927", "3.1415927410125732", "3.1415927",
+	      "3.1415927");
+	same3(RS_COL_FLOAT4, "0.1", "0.10000000149011612", "0.1", "0.1");
+	same3(RS_COL_FLOAT4, "16777216", "16777216", "16777217", "16777216");
+	same3(RS_COL_FLOAT4, "-1.5e-07", "-1.5000000170217602e-7", "-1.5e-7",
+	      "-0.00000015");
+	check(RS_COL_FLOAT4, RS_SRC_PG, "Infinity", "Infinity");
+	check_bad_n(RS_COL_FLOAT4, RS_SRC_MYSQL, "1e39", 4, "1e39");
 	same3(RS_COL_FLOAT, "0.30000000000000004", "0.30000000000000004",
 	      "0.30000000000000004", "0.30000000000000004");
 	/* digits beyond a double's: the same double, the same text */
@@ -953,7 +964,7 @@ test_kind_pg(void **state)
 		{"numeric(30,0)", RS_COL_DECIMAL},
 		{"numeric(10,2)", RS_COL_DECIMAL},
 		{"double precision", RS_COL_FLOAT},
-		{"real", RS_COL_FLOAT},
+		{"real", RS_COL_FLOAT4},
 		{"boolean", RS_COL_BOOL},
 		{"text", RS_COL_TEXT},
 		{"character varying(20)", RS_COL_TEXT},
@@ -1005,8 +1016,8 @@ test_kind_mysql(void **state)
 		{"decimal(30,0)", RS_COL_DECIMAL},
 		{"decimal(10,2) unsigned", RS_COL_DECIMAL},
 		{"double", RS_COL_FLOAT},
-		{"float", RS_COL_FLOAT},
-		{"float(10,2)", RS_COL_FLOAT},
+		{"float", RS_COL_FLOAT4},
+		{"float(10,2)", RS_COL_FLOAT4},
 		{"varchar(20)", RS_COL_TEXT},
 		{"text", RS_COL_TEXT},
 		{"longtext", RS_COL_TEXT},

@@ -43,19 +43,13 @@
 #define SHOW_MAX 64
 
 static const char *const kind_names[] = {
-	[RS_COL_INTEGER] = "integer",
-	[RS_COL_DECIMAL] = "decimal",
-	[RS_COL_FLOAT] = "float",
-	[RS_COL_BOOL] = "boolean",
-	[RS_COL_TEXT] = "text",
-	[RS_COL_CHAR] = "char",
-	[RS_COL_BYTES] = "bytes",
-	[RS_COL_DATE] = "date",
-	[RS_COL_TIME] = "time",
-	[RS_COL_TIMESTAMP] = "timestamp",
-	[RS_COL_TIMESTAMPTZ] = "timestamptz",
-	[RS_COL_JSON] = "json",
-	[RS_COL_UUID] = "uuid",
+	[RS_COL_INTEGER] = "integer",     [RS_COL_DECIMAL] = "decimal",
+	[RS_COL_FLOAT] = "float",         [RS_COL_FLOAT4] = "float4",
+	[RS_COL_BOOL] = "boolean",        [RS_COL_TEXT] = "text",
+	[RS_COL_CHAR] = "char",           [RS_COL_BYTES] = "bytes",
+	[RS_COL_DATE] = "date",           [RS_COL_TIME] = "time",
+	[RS_COL_TIMESTAMP] = "timestamp", [RS_COL_TIMESTAMPTZ] = "timestamptz",
+	[RS_COL_JSON] = "json",           [RS_COL_UUID] = "uuid",
 	[RS_COL_OTHER] = "other",
 };
 
@@ -164,10 +158,10 @@ static const struct kind_name pg_kinds[] = {
 	{"oid", RS_COL_INTEGER},
 	{"numeric", RS_COL_DECIMAL},
 	{"decimal", RS_COL_DECIMAL},
-	{"real", RS_COL_FLOAT},
+	{"real", RS_COL_FLOAT4},
 	{"double precision", RS_COL_FLOAT},
 	{"float", RS_COL_FLOAT},
-	{"float4", RS_COL_FLOAT},
+	{"float4", RS_COL_FLOAT4},
 	{"float8", RS_COL_FLOAT},
 	{"boolean", RS_COL_BOOL},
 	{"bool", RS_COL_BOOL},
@@ -226,7 +220,7 @@ static const struct kind_name mysql_kinds[] = {
 	{"numeric", RS_COL_DECIMAL},
 	{"dec", RS_COL_DECIMAL},
 	{"fixed", RS_COL_DECIMAL},
-	{"float", RS_COL_FLOAT},
+	{"float", RS_COL_FLOAT4},
 	{"double", RS_COL_FLOAT},
 	{"real", RS_COL_FLOAT},
 	{"char", RS_COL_CHAR},
@@ -282,6 +276,7 @@ canonical_kind_mysql(const char *column_type)
 
 /* Declared names whose meaning SQLite's affinity does not capture. */
 static const struct kind_name sqlite_kinds[] = {
+	{"float4", RS_COL_FLOAT4},
 	{"boolean", RS_COL_BOOL},
 	{"bool", RS_COL_BOOL},
 	{"date", RS_COL_DATE},
@@ -727,6 +722,50 @@ read_float(const char *s, size_t len, struct rs_canon_buf *out,
 		return RS_EVALUE;
 	}
 	return canonical_double(v, out, err);
+}
+
+/* A single-precision value: read as a double (the text may hold its exact
+ * value, from MariaDB's CAST, or its shortest form, from PostgreSQL), then
+ * rounded to a float and written with the fewest digits that read back as
+ * that float. */
+static int
+read_float4(const char *s, size_t len, struct rs_canon_buf *out,
+            struct rs_err *err, const char **why)
+{
+	struct rs_canon_buf wide;
+	struct decimal_text d;
+	char text[48];
+	float f;
+	int rc;
+
+	canonical_buf_init(&wide);
+	rc = read_float(s, len, &wide, err, why);
+	if (rc != 0 || special_number(wide.data, wide.len) != NULL) {
+		if (rc == 0)
+			rc = canonical_buf_append(out, wide.data, wide.len,
+			                          err);
+		canonical_buf_free(&wide);
+		return rc;
+	}
+	f = (float)strtod(wide.data, NULL);
+	canonical_buf_free(&wide);
+	if (isinf(f)) {
+		*why = "out of the range of a float";
+		return RS_EVALUE;
+	}
+	if (f == 0)
+		return buf_putc(out, '0', err);
+	for (int digits = 1; digits <= 9; digits++) {
+		snprintf(text, sizeof(text), "%.*e", digits - 1, (double)f);
+		if ((float)strtod(text, NULL) == f)
+			break;
+	}
+	if (!decimal_parse(text, strlen(text), &d))
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "snprintf wrote \"%s\" for a float: is the "
+		                  "locale not \"C\"?",
+		                  text);
+	return decimal_write(&d, out, err, why);
 }
 
 /* ---- Booleans, text, bytes, uuids ------------------------------------- */
@@ -1730,6 +1769,8 @@ read_value(enum rs_col_kind kind, enum rs_canon_src src, const char *text,
 		return read_decimal(text, len, out, err, why);
 	case RS_COL_FLOAT:
 		return read_float(text, len, out, err, why);
+	case RS_COL_FLOAT4:
+		return read_float4(text, len, out, err, why);
 	case RS_COL_BOOL:
 		return read_bool(text, len, out, err, why);
 	case RS_COL_TEXT:

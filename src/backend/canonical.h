@@ -30,9 +30,13 @@
  *              the integer 0, and all three engines compare -0 = 0.
  *              Infinities and NaN are "Infinity", "-Infinity" and "NaN"
  *              (PostgreSQL's spelling; SQLite writes "Inf"; MariaDB has
- *              none).  PostgreSQL real and MariaDB FLOAT are read as the
- *              double nearest their shortest text, which is what both
- *              engines print, so a real 0.1 equals a double 0.1.
+ *              none).
+ *   float4     single precision: the value rounded to a float, written
+ *              with the fewest digits that read back as that float, as a
+ *              decimal above (a real 3.1415927 is "3.1415927", a real
+ *              0.1 is "0.1", equal to a double 0.1).  MariaDB prints a
+ *              FLOAT with 6 digits only, so mysql.c reads FLOAT columns
+ *              as CAST(… AS DOUBLE), their exact value.
  *   bool       "t" or "f".  Read from t/f/true/false (any case) or an
  *              integer: 0 is "f", any other is "t" (MariaDB's and
  *              SQLite's truth, and what a PostgreSQL boolean receives).
@@ -108,7 +112,9 @@
 enum rs_col_kind {
 	RS_COL_INTEGER,     /* any integer type, of any width and sign */
 	RS_COL_DECIMAL,     /* numeric/decimal, exact */
-	RS_COL_FLOAT,       /* real, double, float */
+	RS_COL_FLOAT,       /* double precision */
+	RS_COL_FLOAT4,      /* single precision: PostgreSQL real, MariaDB
+	                       FLOAT, SQLite "FLOAT4" */
 	RS_COL_BOOL,        /* boolean, MariaDB tinyint(1) */
 	RS_COL_TEXT,        /* varchar, text, enum and set as text */
 	RS_COL_CHAR,        /* blank-padded char(n): trailing spaces dropped */

@@ -287,6 +287,21 @@ my_buf_ident(struct my_buf *b, const char *name)
 	my_buf_add(b, "`", 1);
 }
 
+/* Append column COL for a SELECT list.  A single-precision FLOAT is read
+ * as a DOUBLE: the text protocol prints a FLOAT with 6 digits only, the
+ * cast gives its exact value (canonical.h, float4). */
+static void
+my_buf_column(struct my_buf *b, const struct rs_column *col)
+{
+	if (col->kind == RS_COL_FLOAT4) {
+		my_buf_str(b, "CAST(");
+		my_buf_ident(b, col->name);
+		my_buf_str(b, " AS DOUBLE)");
+		return;
+	}
+	my_buf_ident(b, col->name);
+}
+
 /* Append TEXT (LEN bytes) as a '…' literal escaped by the driver for the
  * connection's character set and sql_mode.  Returns 0, or -1 when memory
  * runs out or the driver refuses the text. */
@@ -370,6 +385,7 @@ my_buf_value(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 		break;
 	case RS_COL_DECIMAL:
 	case RS_COL_FLOAT:
+	case RS_COL_FLOAT4:
 		if (my_is_number(v)) {
 			my_buf_add(b, v->text, v->len);
 			return b->oom ? -1 : 0;
@@ -1874,7 +1890,10 @@ my_read_sql(struct my_engine *e, const struct rs_read_request *request,
 
 		if (i > 0)
 			my_buf_str(b, ", ");
-		my_buf_ident(b, t->columns[col].name);
+		if (i < t->n_pk) /* keys come back as they compare */
+			my_buf_ident(b, t->columns[col].name);
+		else
+			my_buf_column(b, &t->columns[col]);
 	}
 	my_buf_str(b, " FROM ");
 	my_buf_ident(b, t->name);
@@ -2106,18 +2125,20 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 		return b->oom ? -1 : 0;
 	case RS_COL_DECIMAL:
 	case RS_COL_FLOAT:
+	case RS_COL_FLOAT4:
 		if (my_is_nonfinite(v)) {
 			*why = "is not finite: MariaDB stores no NaN or "
 			       "infinity";
 			return 1;
 		}
-		if (!my_is_decimal(v, kind == RS_COL_FLOAT)) {
-			*why = kind == RS_COL_FLOAT ? "is not a number"
-			                            : "is not a plain decimal";
+		if (!my_is_decimal(v, kind != RS_COL_DECIMAL)) {
+			*why = kind != RS_COL_DECIMAL
+			               ? "is not a number"
+			               : "is not a plain decimal";
 			return 1;
 		}
 		my_buf_add(b, p, len);
-		if (kind == RS_COL_FLOAT && memchr(p, 'e', len) == NULL &&
+		if (kind != RS_COL_DECIMAL && memchr(p, 'e', len) == NULL &&
 		    memchr(p, 'E', len) == NULL)
 			my_buf_str(b, "e0");
 		return b->oom ? -1 : 0;
@@ -2576,7 +2597,7 @@ my_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
 	for (int i = 0; i < n_columns; i++) {
 		if (i > 0)
 			my_buf_str(&b, ", ");
-		my_buf_ident(&b, t->columns[columns[i]].name);
+		my_buf_column(&b, &t->columns[columns[i]]);
 	}
 	my_buf_str(&b, " FROM ");
 	my_buf_ident(&b, t->name);

@@ -545,6 +545,7 @@ sqlite_bind_canonical(struct rs_backend *backend, sqlite3_stmt *stmt, int index,
 	switch (col->kind) {
 	case RS_COL_INTEGER:
 	case RS_COL_FLOAT:
+	case RS_COL_FLOAT4:
 		if (v->len < sizeof(text)) {
 			char *end;
 
