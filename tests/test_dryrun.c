@@ -189,7 +189,8 @@ test_summary_only_with_top(void **state)
 	options.json = 1;
 	options.summary_only = 1;
 	options.top = 2;
-	assert_int_equal(dryrun_run_keyfile(plan, &options, out, summary, &err), 0);
+	assert_int_equal(dryrun_run_keyfile(plan, &options, out, summary, &err),
+	                 0);
 	text = slurp(summary, &len);
 	assert_int_equal(len, 0); /* everything went to OUT */
 	free(text);
@@ -247,8 +248,9 @@ test_unknown_table(void **state)
 	(void)state;
 	options.keys_path = data_path("keys.txt");
 	options.table = "invoices";
-	assert_int_equal(dryrun_run_keyfile(plan, &options, stdout, stderr, &err),
-	                 RS_EUSAGE);
+	assert_int_equal(
+		dryrun_run_keyfile(plan, &options, stdout, stderr, &err),
+		RS_EUSAGE);
 	assert_non_null(strstr(err.message, "invoices"));
 	plan_free(plan);
 }

@@ -1248,7 +1248,7 @@ journal_chunk_done(struct rs_journal *journal,
 			"upto_key = coalesce(?5, upto_key), rows = ?6, "
 			"checksum = ?7, affected = ?8, seq = (SELECT "
 			"coalesce(max(seq), 0) + 1 FROM chunks) WHERE step = "
-		        "?1 AND "
+			"?1 AND "
 			"shard = ?2 AND table_name = ?3 AND number = ?4",
 			&stmt, err);
 	if (rc != 0)

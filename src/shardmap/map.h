@@ -73,8 +73,8 @@ struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
 /* The owners of N points at once: OWNERS[i] = map_owner(MAP, POINTS[i]).
  * Faster than N calls in a hot loop (the map's kind is looked at once and
  * the lookups' cache misses overlap). */
-void map_owner_batch(const struct rs_map *map, const uint64_t *points,
-                     size_t n, struct rs_owner *owners);
+void map_owner_batch(const struct rs_map *map, const uint64_t *points, size_t n,
+                     struct rs_owner *owners);
 
 /* Whether the map has more than one table per shard (slot maps), which is
  * when owners are written as `db.table`. */
