@@ -168,11 +168,12 @@ sql_fill(const char *template, const char *value)
 	const char *at = strstr(template, "%s");
 	size_t head = at != NULL ? (size_t)(at - template) : strlen(template);
 	const char *tail = at != NULL ? at + 2 : "";
-	char *text = xcalloc(head + strlen(value) + strlen(tail) + 1, 1);
+	size_t n_value = at != NULL ? strlen(value) : 0, n_tail = strlen(tail);
+	char *text = xcalloc(head + n_value + n_tail + 1, 1);
 
 	memcpy(text, template, head);
-	strcpy(text + head, at != NULL ? value : "");
-	strcat(text, tail);
+	memcpy(text + head, value, n_value);
+	memcpy(text + head + n_value, tail, n_tail + 1);
 	return text;
 }
 
