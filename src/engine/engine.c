@@ -91,6 +91,56 @@ engine_shard(struct rs_run *run, int shard, struct rs_err *err)
 	return backend;
 }
 
+const struct rs_table_def *
+engine_table(struct rs_run *run, int shard, const char *physical,
+             struct rs_err *err)
+{
+	struct rs_backend *backend;
+	struct engine_table *grown, *t;
+	struct rs_table_def *def;
+
+	for (int i = 0; i < run->n_tables; i++)
+		if (run->tables[i].shard == shard &&
+		    strcmp(run->tables[i].physical, physical) == 0)
+			return run->tables[i].def;
+	backend = engine_shard(run, shard, err);
+	if (backend == NULL ||
+	    await_describe(&run->loop, backend, physical, &def, err) != 0)
+		return NULL;
+	grown = realloc(run->tables,
+	                sizeof(*grown) * (size_t)(run->n_tables + 1));
+	if (grown == NULL) {
+		backend_table_free(def);
+		rs_err_set(err, RS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	run->tables = grown;
+	t = &run->tables[run->n_tables];
+	t->shard = shard;
+	t->physical = strdup(physical);
+	t->def = def;
+	if (t->physical == NULL) {
+		backend_table_free(def);
+		rs_err_set(err, RS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	run->n_tables++;
+	return def;
+}
+
+/* Forget the tables engine_table described. */
+static void
+engine_tables_free(struct rs_run *run)
+{
+	for (int i = 0; i < run->n_tables; i++) {
+		free(run->tables[i].physical);
+		backend_table_free(run->tables[i].def);
+	}
+	free(run->tables);
+	run->tables = NULL;
+	run->n_tables = 0;
+}
+
 void
 engine_shard_close(struct rs_run *run, int shard)
 {
@@ -261,6 +311,7 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (uv_loop_close(&run.loop) != 0 && rc == 0)
 		rc = rs_err_set(err, RS_EINTERNAL,
 		                "handles left open on the loop (a bug)");
+	engine_tables_free(&run);
 	journal_close(run.journal, rc == 0              ? "done"
 	                           : rc == RS_ECANCELED ? "interrupted"
 	                                                : "failed");

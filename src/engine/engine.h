@@ -27,6 +27,13 @@
 
 struct rs_run;
 
+/* One described table, cached by engine_table. */
+struct engine_table {
+	int shard;
+	char *physical;
+	struct rs_table_def *def;
+};
+
 struct rs_step_def {
 	const char *name;    /* as in DESIGN §6 and the journal */
 	const char *summary; /* one line, for status */
@@ -60,9 +67,11 @@ struct rs_run {
 	struct rs_backend **shards;     /* per shard: the control connection,
 	                                   NULL until engine_shard connects it */
 	struct rs_progress progress;    /* of the running step */
-	int64_t step_chunks;     /* chunks the running step finished in this
-	                            process, for the after-chunk fault points */
-	char fence_message[256]; /* what fenced writers are told */
+	int64_t step_chunks;         /* chunks the running step finished in this
+	                                process, for the after-chunk fault points */
+	char fence_message[256];     /* what fenced writers are told */
+	struct engine_table *tables; /* described tables: engine_table */
+	int n_tables;
 };
 
 /*
@@ -100,6 +109,15 @@ int engine_abort(const struct rs_plan *plan, struct rs_err *err);
  * or one JSON object.  RS_EIO when the plan has no journal yet. */
 int engine_status(const struct rs_plan *plan, int json, FILE *out,
                   struct rs_err *err);
+
+/* The description of table PHYSICAL on shard SHARD, described once per
+ * run and kept (a table's columns and key do not change under a run; the
+ * row estimate is the one of the first call).  Borrowed: valid until the
+ * run ends.  Returns NULL with ERR filled when the shard cannot be reached
+ * or the table is missing or has no primary key. */
+const struct rs_table_def *engine_table(struct rs_run *run, int shard,
+                                        const char *physical,
+                                        struct rs_err *err);
 
 /* Close shard SHARD's control connection (so a file can be replaced). */
 void engine_shard_close(struct rs_run *run, int shard);

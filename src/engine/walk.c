@@ -194,10 +194,9 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 
 	if (seen != NULL)
 		*seen = 0;
-	rc = await_describe(&run->loop, walk->backend, walk->physical,
-	                    &walk->def, err);
-	if (rc != 0)
-		return rc;
+	walk->def = engine_table(run, walk->shard, walk->physical, err);
+	if (walk->def == NULL)
+		return err->code;
 	walk->key_column = -1;
 	for (int i = 0; i < walk->def->n_columns; i++)
 		if (strcmp(walk->def->columns[i].name, key_name) == 0)
@@ -307,7 +306,6 @@ out:
 	free(columns);
 	rowbuf_free(&rows);
 	key_copy_clear(&after);
-	backend_table_free(walk->def);
 	walk->def = NULL;
 	return rc;
 }

@@ -24,12 +24,12 @@ struct rs_walk {
 	int slot;                   /* table index on the shard (slot maps) */
 	char physical[256];         /* the physical table name */
 	struct rs_backend *backend; /* the shard's control connection */
-	struct rs_table_def *def;   /* described by walk_table */
-	int key_column;             /* index of the shard key in def */
-	int all_columns;            /* read every column (else pk + key) */
-	int restart;                /* ignore earlier chunks: walk it all */
-	int key_at;                 /* index of the shard key in a row read */
-	void *arg;                  /* the step's own */
+	const struct rs_table_def *def; /* engine_table's, set by walk_table */
+	int key_column;                 /* index of the shard key in def */
+	int all_columns;                /* read every column (else pk + key) */
+	int restart;                    /* ignore earlier chunks: walk it all */
+	int key_at; /* index of the shard key in a row read */
+	void *arg;  /* the step's own */
 };
 
 /* Work on one chunk: ROWS in key order (pk columns, then the key or every

@@ -19,19 +19,18 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 {
 	struct rs_backend *backend = engine_shard(run, shard, err);
 	const char *key = run->plan->tables[table].key;
-	struct rs_table_def *def = NULL;
+	const struct rs_table_def *def;
 	int64_t count = 0;
 	int rc, found = 0;
 
 	(void)slot;
 	if (backend == NULL)
 		return err->code;
-	rc = await_describe(&run->loop, backend, physical, &def, err);
-	if (rc != 0)
-		return rc;
+	def = engine_table(run, shard, physical, err);
+	if (def == NULL)
+		return err->code;
 	for (int i = 0; i < def->n_columns; i++)
 		found |= strcmp(def->columns[i].name, key) == 0;
-	backend_table_free(def);
 	if (!found)
 		return backend_fail(
 			backend, err, RS_ESCHEMA,

@@ -36,7 +36,7 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
-	struct rs_table_def *def = NULL;
+	const struct rs_table_def *def;
 	struct rs_rowbuf there = {0};
 	struct steps_keyset set = {0};
 	char physical[256];
@@ -46,7 +46,8 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		return err->code;
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
-	rc = await_describe(&run->loop, target, physical, &def, err);
+	def = engine_table(run, owner.shard, physical, err);
+	rc = def != NULL ? 0 : err->code;
 	if (rc == 0)
 		rc = walk_read_range(run, target, def, range->after,
 		                     range->upto, 1, &there, err);
@@ -66,7 +67,6 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	}
 	steps_keyset_free(&set);
 	rowbuf_free(&there);
-	backend_table_free(def);
 	if (rc == 0 && missing > 0)
 		rc = backend_fail(walk->backend, err, RS_EVERIFY,
 		                  "table %s: %d rows it no longer owns are "

@@ -37,7 +37,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
-	struct rs_table_def *def = NULL;
+	const struct rs_table_def *def;
 	struct rs_rowbuf there = {0};
 	struct steps_keyset set = {0};
 	char physical[256];
@@ -47,7 +47,8 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		return err->code;
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
-	rc = await_describe(&run->loop, target, physical, &def, err);
+	def = engine_table(run, owner.shard, physical, err);
+	rc = def != NULL ? 0 : err->code;
 	if (rc == 0)
 		rc = walk_read_range(run, target, def, vc->after, vc->upto, 0,
 		                     &there, err);
@@ -82,7 +83,6 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	}
 	steps_keyset_free(&set);
 	rowbuf_free(&there);
-	backend_table_free(def);
 	return rc;
 }
 
