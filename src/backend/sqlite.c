@@ -1103,18 +1103,32 @@ sqlite_check_open(struct rs_backend *backend, struct rs_err *err)
 	return 0;
 }
 
+/* Point *E at the connected engine with TABLE copied as the operation's
+ * table.  Returns 0, or the error (not connected, out of memory). */
+static int
+sqlite_on_table(struct rs_backend *backend, const char *table,
+                struct sqlite_engine **e, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+
+	if (rc != 0)
+		return rc;
+	*e = sqlite_engine(backend);
+	(*e)->table_name = strdup(table);
+	if ((*e)->table_name == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return 0;
+}
+
 static int
 sqlite_describe(struct rs_backend *backend, const char *table,
                 rs_describe_cb cb, void *arg, struct rs_err *err)
 {
-	int rc = sqlite_check_open(backend, err);
-	struct sqlite_engine *e = sqlite_engine(backend);
+	struct sqlite_engine *e;
+	int rc = sqlite_on_table(backend, table, &e, err);
 
 	if (rc != 0)
 		return rc;
-	e->table_name = strdup(table);
-	if (e->table_name == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->cb.describe = cb;
 	return sqlite_queue(backend, SQLITE_OP_DESCRIBE, arg, err);
 }
@@ -1190,14 +1204,11 @@ sqlite_value_op(struct rs_backend *backend, enum sqlite_op op,
                 const char *table, rs_count_cb cb, void *arg,
                 struct rs_err *err)
 {
-	int rc = sqlite_check_open(backend, err);
-	struct sqlite_engine *e = sqlite_engine(backend);
+	struct sqlite_engine *e;
+	int rc = sqlite_on_table(backend, table, &e, err);
 
 	if (rc != 0)
 		return rc;
-	e->table_name = strdup(table);
-	if (e->table_name == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->cb.count = cb;
 	return sqlite_queue(backend, op, arg, err);
 }
@@ -1220,17 +1231,15 @@ static int
 sqlite_fence(struct rs_backend *backend, const char *table, const char *message,
              int on, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
-	struct sqlite_engine *e = sqlite_engine(backend);
+	struct sqlite_engine *e;
+	int rc = sqlite_on_table(backend, table, &e, err);
 
-	if (e == NULL || e->db == NULL)
-		return sqlite_check_open(backend, err);
+	if (rc != 0)
+		return rc;
 	e->message = strdup(message != NULL ? message : "");
 	if (e->message == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->fence_on = on;
-	e->table_name = strdup(table);
-	if (e->table_name == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	e->cb.done = cb;
 	return sqlite_queue(backend, SQLITE_OP_FENCE, arg, err);
 }
