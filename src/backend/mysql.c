@@ -2504,6 +2504,34 @@ my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
 	return 0;
 }
 
+/* Check ROWS, build the statements of OP (upsert: every column a row;
+ * delete: the key columns) and start the transaction. */
+static int
+my_write(struct rs_backend *backend, enum my_op op,
+         const struct rs_table_def *table, const struct rs_rows *rows,
+         rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	int upsert = op == MY_OP_UPSERT;
+	int rc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	rc = my_check_rows(backend, table, rows,
+	                   table == NULL ? 0
+	                   : upsert      ? table->n_columns
+	                                 : table->n_pk,
+	                   upsert ? "upsert" : "delete", err);
+	if (rc == 0)
+		rc = upsert ? my_upsert_sql(e, table, rows, err)
+		            : my_delete_sql(e, table, rows, err);
+	if (rc != 0) {
+		my_free_stmts(e);
+		return rc;
+	}
+	return my_write_start(e, op, table->name, rows->n_rows, cb, arg, err);
+}
+
 /* Upsert ROWS (canonical values, every column in the table's order) into
  * TABLE in one transaction (see backend_upsert): START TRANSACTION, the
  * statements of my_upsert_sql, COMMIT; after a failed statement ROLLBACK.
@@ -2518,21 +2546,7 @@ my_upsert(struct rs_backend *backend, const struct rs_table_def *table,
           const struct rs_rows *rows, rs_backend_cb cb, void *arg,
           struct rs_err *err)
 {
-	struct my_engine *e = my_ready(backend, err);
-	int rc;
-
-	if (e == NULL)
-		return RS_EINTERNAL;
-	rc = my_check_rows(backend, table, rows,
-	                   table != NULL ? table->n_columns : 0, "upsert", err);
-	if (rc == 0)
-		rc = my_upsert_sql(e, table, rows, err);
-	if (rc != 0) {
-		my_free_stmts(e);
-		return rc;
-	}
-	return my_write_start(e, MY_OP_UPSERT, table->name, rows->n_rows, cb,
-	                      arg, err);
+	return my_write(backend, MY_OP_UPSERT, table, rows, cb, arg, err);
 }
 
 /* Delete the rows of TABLE whose keys are KEYS (canonical values, n_pk a
@@ -2545,21 +2559,7 @@ my_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
                const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                struct rs_err *err)
 {
-	struct my_engine *e = my_ready(backend, err);
-	int rc;
-
-	if (e == NULL)
-		return RS_EINTERNAL;
-	rc = my_check_rows(backend, table, keys,
-	                   table != NULL ? table->n_pk : 0, "delete", err);
-	if (rc == 0)
-		rc = my_delete_sql(e, table, keys, err);
-	if (rc != 0) {
-		my_free_stmts(e);
-		return rc;
-	}
-	return my_write_start(e, MY_OP_DELETE, table->name, keys->n_rows, cb,
-	                      arg, err);
+	return my_write(backend, MY_OP_DELETE, table, keys, cb, arg, err);
 }
 
 /* ---- the snapshot scan ---------------------------------------------- */
