@@ -21,6 +21,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 
 #include "backend/canonical.h"
+#include "common/text.h"
 
 #include <errno.h>
 #include <float.h>
@@ -436,18 +437,6 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Whether S (LEN bytes) is WORD, ignoring ASCII case. */
 static bool
 equals_word(const char *s, size_t len, const char *word)
@@ -812,7 +801,7 @@ read_pg_bytea(const char *s, size_t len, struct rs_canon_buf *out,
 			return RS_EVALUE;
 		}
 		for (size_t i = 2; i < len; i++) {
-			if (hex_value(s[i]) < 0) {
+			if (text_hex_digit(s[i]) < 0) {
 				*why = "not a hex digit after \\x";
 				return RS_EVALUE;
 			}
@@ -821,7 +810,7 @@ read_pg_bytea(const char *s, size_t len, struct rs_canon_buf *out,
 		if (rc != 0)
 			return rc;
 		for (size_t i = 2; i < len; i++)
-			out->data[out->len++] = digits[hex_value(s[i])];
+			out->data[out->len++] = digits[text_hex_digit(s[i])];
 		out->data[out->len] = '\0';
 		return 0;
 	}
@@ -872,7 +861,7 @@ read_uuid(enum rs_canon_src src, const char *s, size_t len,
 			len -= 2;
 		}
 		for (size_t i = 0; i < len; i++) {
-			int v = hex_value(s[i]);
+			int v = text_hex_digit(s[i]);
 
 			if (v >= 0 && n < 32) {
 				hex[n++] = digits[v];
@@ -1366,7 +1355,7 @@ json_hex4(struct json_reader *r, unsigned long *cp)
 	if (r->c.len - r->c.i < 4)
 		return false;
 	for (int k = 0; k < 4; k++) {
-		int v = hex_value(r->c.s[r->c.i + (size_t)k]);
+		int v = text_hex_digit(r->c.s[r->c.i + (size_t)k]);
 
 		if (v < 0)
 			return false;

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "common/text.h"
 
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
@@ -518,18 +519,6 @@ sqlite_time_text(const struct rs_value *v, char *buf, size_t size)
 	return n;
 }
 
-static int
-sqlite_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Bind canonical value V of column COL as SQLite stores it.  Returns 0, or
  * RS_EVALUE / RS_ENOMEM with the engine's error filled. */
 static int
@@ -586,10 +575,9 @@ sqlite_bind_canonical(struct rs_backend *backend, sqlite3_stmt *stmt, int index,
 		if (bytes == NULL)
 			return RS_ENOMEM;
 		for (size_t i = 0; i < v->len; i += 2) {
-			int hi = sqlite_hex_digit(v->text[i]);
-			int lo = i + 1 < v->len
-			                 ? sqlite_hex_digit(v->text[i + 1])
-			                 : -1;
+			int hi = text_hex_digit(v->text[i]);
+			int lo = i + 1 < v->len ? text_hex_digit(v->text[i + 1])
+			                        : -1;
 
 			if (hi < 0 || lo < 0) {
 				free(bytes);

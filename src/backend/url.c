@@ -13,6 +13,7 @@
  * parameters.
  */
 #include "backend/url.h"
+#include "common/text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,18 +93,6 @@ url_is_space(int c)
 	       c == '\f';
 }
 
-static int
-url_hex_value(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* ASCII lower case, whatever the locale. */
 static int
 url_lower(int c)
@@ -151,10 +140,10 @@ url_secret_name(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int c = (unsigned char)s[i];
 
-		if (c == '%' && i + 2 < n && url_hex_value(s[i + 1]) >= 0 &&
-		    url_hex_value(s[i + 2]) >= 0) {
-			c = url_hex_value(s[i + 1]) * 16 +
-			    url_hex_value(s[i + 2]);
+		if (c == '%' && i + 2 < n && text_hex_digit(s[i + 1]) >= 0 &&
+		    text_hex_digit(s[i + 2]) >= 0) {
+			c = text_hex_digit(s[i + 1]) * 16 +
+			    text_hex_digit(s[i + 2]);
 			i += 2;
 		}
 		if (c != '\0') /* "x%00password" must not hide "password" */
@@ -394,14 +383,14 @@ url_decode(const char *s, size_t n, char **out)
 		int c = (unsigned char)s[i];
 
 		if (c == '%') {
-			if (i + 2 >= n || url_hex_value(s[i + 1]) < 0 ||
-			    url_hex_value(s[i + 2]) < 0) {
+			if (i + 2 >= n || text_hex_digit(s[i + 1]) < 0 ||
+			    text_hex_digit(s[i + 2]) < 0) {
 				text[len] = '\0';
 				url_wipe_free(text);
 				return URL_DECODE_BAD_ESCAPE;
 			}
-			c = url_hex_value(s[i + 1]) * 16 +
-			    url_hex_value(s[i + 2]);
+			c = text_hex_digit(s[i + 1]) * 16 +
+			    text_hex_digit(s[i + 2]);
 			i += 2;
 			if (c == 0) {
 				text[len] = '\0';
@@ -475,7 +464,7 @@ url_ipv6_ok(const char *s, size_t n)
 	for (i = 0; i < n && s[i] != '%'; i++) {
 		if (s[i] == ':')
 			colons++;
-		else if (s[i] != '.' && url_hex_value(s[i]) < 0)
+		else if (s[i] != '.' && text_hex_digit(s[i]) < 0)
 			return 0;
 	}
 	if (i < n && (n - i < 4 || strncmp(s + i, "%25", 3) != 0))

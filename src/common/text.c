@@ -76,3 +76,15 @@ text_thousands(uint64_t v, char *buf, size_t size)
 		buf[k < size ? k : size - 1] = '\0';
 	return buf;
 }
+
+int
+text_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

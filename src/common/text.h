@@ -16,6 +16,9 @@ size_t text_edit_distance(const char *a, const char *b);
  * longer word, at least 2). */
 const char *text_closest(const char *word, const char *const *words, size_t n);
 
+/* The value of hex digit C (either case), or -1 when C is not one. */
+int text_hex_digit(int c);
+
 /* Format V with thousands separators ("12,345") into BUF; returns BUF. */
 char *text_thousands(uint64_t v, char *buf, size_t size);
 
