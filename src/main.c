@@ -7,10 +7,12 @@
  * verification found differences.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "common/text.h"
+#include "shardmap/hash.h"
 
 static const struct rs_command *const commands[] = {
 	&cli_dryrun_command, &cli_route_command, &cli_run_command,
@@ -34,9 +36,36 @@ print_usage(FILE *out)
 	      out);
 }
 
+/* RESHARD_SHA256=NAME picks the SHA-256 implementation of sha256_64 batches
+ * instead of the fastest this CPU has (for benchmarks and for a CPU where
+ * another one measures faster; all give the same points).  Returns 0, or
+ * -1 after a message. */
+static int
+use_sha256(const char *name)
+{
+	enum rs_sha256_impl impl;
+
+	if (hash_sha256_impl_from_name(name, &impl) != 0) {
+		fprintf(stderr,
+		        "reshard: RESHARD_SHA256=%s: not an implementation; "
+		        "use avx512, sha-ni or openssl, or unset it\n",
+		        name);
+		return -1;
+	}
+	if (hash_sha256_use(impl, 0) != 0) {
+		fprintf(stderr,
+		        "reshard: RESHARD_SHA256=%s: this CPU cannot run it; "
+		        "unset it to use the fastest it has\n",
+		        name);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *sha256 = getenv("RESHARD_SHA256");
 	struct rs_err err = {0};
 	const char *names[N_COMMANDS];
 	const char *close;
@@ -55,6 +84,8 @@ main(int argc, char **argv)
 		printf("reshard %s\n", RESHARD_VERSION);
 		return 0;
 	}
+	if (sha256 != NULL && sha256[0] != '\0' && use_sha256(sha256) != 0)
+		return 2;
 	for (size_t i = 0; i < N_COMMANDS; i++) {
 		names[i] = commands[i]->name;
 		if (strcmp(argv[1], commands[i]->name) != 0)

@@ -73,6 +73,22 @@ expect_exit 0 "dry-run stdin" "$bin" dry-run "$data/ring-4to5.cfg" --keys - <"$d
 check "movers from stdin" cmp -s "$tmp/out" "$data/ring-4to5.movers"
 check "text summary" grep -q '^movers: ' "$tmp/err"
 check "flows" grep -q '^  s0 -> s4: ' "$tmp/err"
+
+# Every SHA-256 implementation this CPU can run gives the same movers; one it
+# cannot run, or an unknown name, is refused with exit 2 before any work.
+for impl in avx512 sha-ni openssl; do
+	RESHARD_SHA256=$impl "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ "$impl" != openssl ]; then
+		check "RESHARD_SHA256=$impl refused on this CPU" grep -q "this CPU cannot run it" "$tmp/err"
+		continue
+	fi
+	check "RESHARD_SHA256=$impl runs" test "$rc" -eq 0
+	check "RESHARD_SHA256=$impl movers" cmp -s "$tmp/out" "$data/ring-4to5.movers"
+done
+RESHARD_SHA256=sha512 expect_exit 2 "unknown RESHARD_SHA256" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt"
+check "names the setting" grep -q "RESHARD_SHA256=sha512: not an implementation" "$tmp/err"
 expect_exit 0 "summary only" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --summary --top 1
 check "summary on stdout" grep -q 'top 1 keys by rows' "$tmp/out"
 check "no movers in summary" bash -c "! grep -q $'\t' '$tmp/out'"

@@ -9,9 +9,11 @@
  * starts from a sentinel.
  *
  * hash_sha256_64_batch is checked against the same vectors (plus long keys
- * whose points come from hashlib), in batches of every size and in several
- * orders, through both of its paths: SHA-NI when the CPU has it and the
- * portable one (forced), and against hash_sha256_64 on random keys.
+ * whose points come from hashlib), in batches of many sizes and in several
+ * orders, and against hash_sha256_64 on random keys, through each of its
+ * implementations that this CPU can run (AVX-512, SHA-NI, OpenSSL one key
+ * at a time), each forced in turn; the lane functions are also checked
+ * directly at every key length in every lane.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 
 #include "common/err.h"
 #include "shardmap/hash.h"
+#include "shardmap/sha256_avx512.h"
 #include "shardmap/sha256_ni.h"
 #include "vectors/hash_vectors.h"
 
@@ -203,20 +206,23 @@ batch_cases(struct batch_case *cases, char *long_buf)
 	return n;
 }
 
+/* The largest batch check_batches takes: past two AVX-512 calls. */
+#define BATCH_MAX 72
+
 /* Hash the N cases in batches of SIZE (the last one shorter) and check every
  * point, and that nothing past a batch is written. */
 static void
 check_batches(const struct batch_case *cases, size_t n, size_t size,
               const char *order)
 {
-	const char *keys[16];
-	size_t lens[16], start, i;
-	uint64_t points[17];
+	const char *keys[BATCH_MAX];
+	size_t lens[BATCH_MAX], start, i;
+	uint64_t points[BATCH_MAX + 1];
 	char what[96];
 
 	assert_true(size < ARRAY_LEN(points));
-	snprintf(what, sizeof(what), "hash_sha256_64_batch(size %zu, %s%s)",
-	         size, order, sha256_ni_available() ? ", SHA-NI" : "");
+	snprintf(what, sizeof(what), "hash_sha256_64_batch(size %zu, %s, %s)",
+	         size, order, hash_sha256_impl_name(hash_sha256_impl()));
 	for (start = 0; start < n; start += size) {
 		size_t count = n - start < size ? n - start : size;
 
@@ -245,9 +251,20 @@ next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* Every vector through the batch: batch sizes 1 to 9 (below, at and above
- * the SHA-NI lane count), in the vectors' order, reversed and shuffled, the
- * long keys among them.  Run by both paths (see main). */
+/* Batch sizes around the lane counts (8 for SHA-NI, 32 for AVX-512). */
+static const size_t batch_sizes[] = {1,  2,  3,  5,  7,  8,  9,  15, 16, 17,
+                                     24, 31, 32, 33, 40, 63, 64, 65, 71};
+
+static void
+check_sizes(const struct batch_case *cases, size_t n, const char *order)
+{
+	for (size_t k = 0; k < ARRAY_LEN(batch_sizes); k++)
+		check_batches(cases, n, batch_sizes[k], order);
+}
+
+/* Every vector through the batch in batches of many sizes (below, at and
+ * above each lane count), in the vectors' order, reversed and shuffled,
+ * the long keys among them.  Run with each implementation (see main). */
 static void
 test_sha256_64_batch_vectors(void **state)
 {
@@ -256,21 +273,19 @@ test_sha256_64_batch_vectors(void **state)
 	                               ARRAY_LEN(long_keys)];
 	static char long_buf[ARRAY_LEN(long_keys) * LONG_KEY_MAX];
 	uint64_t seed = 42;
-	size_t n, size, i, round;
+	size_t n, i, round;
 
 	(void)state;
 	n = batch_cases(cases, long_buf);
 	assert_int_equal(n, ARRAY_LEN(cases));
-	for (size = 1; size <= 9; size++)
-		check_batches(cases, n, size, "in order");
+	check_sizes(cases, n, "in order");
 	for (i = 0; i < n / 2; i++) {
 		struct batch_case t = cases[i];
 
 		cases[i] = cases[n - 1 - i];
 		cases[n - 1 - i] = t;
 	}
-	for (size = 1; size <= 9; size++)
-		check_batches(cases, n, size, "reversed");
+	check_sizes(cases, n, "reversed");
 	for (round = 0; round < 4; round++) {
 		for (i = n - 1; i > 0; i--) {
 			size_t j = (size_t)(next_random(&seed) % (i + 1));
@@ -279,57 +294,73 @@ test_sha256_64_batch_vectors(void **state)
 			cases[i] = cases[j];
 			cases[j] = t;
 		}
-		for (size = 1; size <= 9; size++)
-			check_batches(cases, n, size, "shuffled");
+		check_sizes(cases, n, "shuffled");
 	}
 	/* All of them at once, and nothing at all (no pointer is read). */
-	check_batches(cases, n, n < 16 ? n : 16, "16 at a time");
+	check_batches(cases, n, n < BATCH_MAX ? n : BATCH_MAX, "all at once");
 	hash_sha256_64_batch(NULL, NULL, 0, NULL);
 }
 
-/* The same through the portable path, whatever the CPU (the setup forces
- * it, the teardown undoes that). */
+/* The implementations, each a test's prestate. */
+static enum rs_sha256_impl impl_avx512 = RS_SHA256_AVX512;
+static enum rs_sha256_impl impl_shani = RS_SHA256_SHANI;
+static enum rs_sha256_impl impl_openssl = RS_SHA256_OPENSSL;
+
+/* Setup: make the batch use the implementation in *STATE, or skip the test
+ * when this CPU cannot run it (OpenSSL runs everywhere). */
+static int
+use_impl(void **state)
+{
+	enum rs_sha256_impl impl = *(enum rs_sha256_impl *)*state;
+
+	if (hash_sha256_use(impl, 0) != 0) {
+		assert_true(impl != RS_SHA256_OPENSSL);
+		print_message("this CPU has no %s: that implementation is not "
+		              "tested here\n",
+		              hash_sha256_impl_name(impl));
+		*state = NULL;
+	}
+	return 0;
+}
+
+/* Teardown: back to the fastest implementation. */
+static int
+use_auto(void **state)
+{
+	(void)state;
+	return hash_sha256_use(RS_SHA256_OPENSSL, 1);
+}
+
+/* The vectors with the implementation of the prestate, or a skip. */
 static void
-test_sha256_64_batch_vectors_portable(void **state)
+test_sha256_64_batch_vectors_with(void **state)
 {
-	assert_false(sha256_ni_available());
+	if (*state == NULL)
+		skip();
+	assert_int_equal(hash_sha256_impl(), *(enum rs_sha256_impl *)*state);
 	test_sha256_64_batch_vectors(state);
-}
-
-static int
-force_portable(void **state)
-{
-	(void)state;
-	sha256_ni_force_portable(1);
-	return 0;
-}
-
-static int
-unforce_portable(void **state)
-{
-	(void)state;
-	sha256_ni_force_portable(0);
-	return 0;
 }
 
 #define RANDOM_KEYS    100000
 #define RANDOM_MAX_LEN 120
 
 /* 100,000 random keys of 0 to 120 bytes (any byte value) in random batch
- * sizes, against hash_sha256_64 one at a time.  Each key is its own
+ * sizes, against hash_sha256_64 one at a time, with the implementation of
+ * the prestate.  Each key is its own
  * allocation of exactly its length (none for an empty key: NULL), so that
  * the sanitizer build catches a read past a key. */
 static void
 test_sha256_64_batch_random(void **state)
 {
-	const char *keys[40];
-	char *owned[40];
-	size_t lens[40];
-	uint64_t points[40];
+	const char *keys[BATCH_MAX];
+	char *owned[BATCH_MAX];
+	size_t lens[BATCH_MAX];
+	uint64_t points[BATCH_MAX];
 	uint64_t seed = UINT64_C(0x5eed);
-	size_t done = 0, i, j, by_ni = 0;
+	size_t done = 0, i, j, by_lanes = 0;
 
-	(void)state;
+	if (*state == NULL)
+		skip();
 	while (done < RANDOM_KEYS) {
 		size_t count = (size_t)(next_random(&seed) % ARRAY_LEN(keys));
 
@@ -338,11 +369,12 @@ test_sha256_64_batch_random(void **state)
 		for (i = 0; i < count; i++) {
 			uint64_t r = next_random(&seed);
 			/* One in four of any length, the others short: the
-			 * case that SHA-NI takes. */
+			 * case that the lane functions take. */
 			size_t len =
 				(size_t)((r >> 8) %
-			                 (r % 4 == 0 ? RANDOM_MAX_LEN + 1
-			                             : SHA256_NI_MAX_LEN + 1));
+			                 (r % 4 == 0
+			                          ? RANDOM_MAX_LEN + 1
+			                          : SHA256_AVX512_MAX_LEN + 1));
 
 			lens[i] = len;
 			owned[i] = NULL;
@@ -353,7 +385,7 @@ test_sha256_64_batch_random(void **state)
 					owned[i][j] = (char)next_random(&seed);
 			}
 			keys[i] = owned[i];
-			by_ni += len <= SHA256_NI_MAX_LEN;
+			by_lanes += len <= SHA256_AVX512_MAX_LEN;
 		}
 		hash_sha256_64_batch(keys, lens, count, points);
 		for (i = 0; i < count; i++) {
@@ -364,41 +396,69 @@ test_sha256_64_batch_random(void **state)
 		}
 		done += count;
 	}
-	assert_true(by_ni > RANDOM_KEYS / 2);
+	assert_true(by_lanes > RANDOM_KEYS / 2);
 }
 
-/* sha256_ni_64 itself, when this CPU has SHA-NI: every length from 0 to
- * 55 in every lane, against hash_sha256_64. */
+/* A lane function (sha256_ni_64, sha256_avx512_64) itself: every length
+ * from 0 to 55 in every lane, lane L getting length LEN + L (mod 56), each
+ * key its own allocation of exactly its length (none for an empty key:
+ * NULL), against hash_sha256_64. */
 static void
-test_sha256_ni_direct(void **state)
+check_lanes(const char *name,
+            void (*lanes_fn)(const char *const *, const size_t *, uint64_t *),
+            size_t lanes)
 {
-	const char *keys[SHA256_NI_LANES];
-	size_t lens[SHA256_NI_LANES];
-	uint64_t points[SHA256_NI_LANES];
-	char buf[SHA256_NI_LANES][SHA256_NI_MAX_LEN];
+	const char *keys[SHA256_AVX512_LANES];
+	char *owned[SHA256_AVX512_LANES];
+	size_t lens[SHA256_AVX512_LANES];
+	uint64_t points[SHA256_AVX512_LANES];
 	uint64_t seed = 7;
 	size_t len, lane, i;
 
+	assert_true(lanes <= SHA256_AVX512_LANES);
+	for (len = 0; len <= SHA256_AVX512_MAX_LEN; len++) {
+		for (lane = 0; lane < lanes; lane++) {
+			lens[lane] = (len + lane) % (SHA256_AVX512_MAX_LEN + 1);
+			owned[lane] = NULL;
+			if (lens[lane] > 0) {
+				owned[lane] = malloc(lens[lane]);
+				assert_non_null(owned[lane]);
+			}
+			for (i = 0; i < lens[lane]; i++)
+				owned[lane][i] = (char)next_random(&seed);
+			keys[lane] = owned[lane];
+		}
+		lanes_fn(keys, lens, points);
+		for (lane = 0; lane < lanes; lane++) {
+			expect_point(name, keys[lane], lens[lane], points[lane],
+			             hash_sha256_64(keys[lane], lens[lane]));
+			free(owned[lane]);
+		}
+	}
+}
+
+static void
+test_sha256_ni_direct(void **state)
+{
 	(void)state;
 	if (!sha256_ni_available()) {
-		print_message("no SHA-NI on this CPU: only the portable path "
-		              "is tested\n");
+		print_message("no SHA-NI on this CPU: sha256_ni_64 is not "
+		              "tested\n");
 		skip();
 	}
-	for (len = 0; len <= SHA256_NI_MAX_LEN; len++) {
-		for (lane = 0; lane < SHA256_NI_LANES; lane++) {
-			/* Lane L gets length LEN + L (mod 56). */
-			lens[lane] = (len + lane) % (SHA256_NI_MAX_LEN + 1);
-			for (i = 0; i < lens[lane]; i++)
-				buf[lane][i] = (char)next_random(&seed);
-			keys[lane] = buf[lane];
-		}
-		sha256_ni_64(keys, lens, points);
-		for (lane = 0; lane < SHA256_NI_LANES; lane++)
-			expect_point("sha256_ni_64", keys[lane], lens[lane],
-			             points[lane],
-			             hash_sha256_64(keys[lane], lens[lane]));
+	check_lanes("sha256_ni_64", sha256_ni_64, SHA256_NI_LANES);
+}
+
+static void
+test_sha256_avx512_direct(void **state)
+{
+	(void)state;
+	if (!sha256_avx512_available()) {
+		print_message("no AVX-512 on this CPU: sha256_avx512_64 is not "
+		              "tested\n");
+		skip();
 	}
+	check_lanes("sha256_avx512_64", sha256_avx512_64, SHA256_AVX512_LANES);
 }
 
 static void
@@ -677,11 +737,26 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_64_vectors),
 		cmocka_unit_test(test_sha256_64_batch_vectors),
-		cmocka_unit_test_setup_teardown(
-			test_sha256_64_batch_vectors_portable, force_portable,
-			unforce_portable),
-		cmocka_unit_test(test_sha256_64_batch_random),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_vectors_with, use_impl, use_auto,
+			&impl_avx512),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_vectors_with, use_impl, use_auto,
+			&impl_shani),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_vectors_with, use_impl, use_auto,
+			&impl_openssl),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_random, use_impl, use_auto,
+			&impl_avx512),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_random, use_impl, use_auto,
+			&impl_shani),
+		cmocka_unit_test_prestate_setup_teardown(
+			test_sha256_64_batch_random, use_impl, use_auto,
+			&impl_openssl),
 		cmocka_unit_test(test_sha256_ni_direct),
+		cmocka_unit_test(test_sha256_avx512_direct),
 		cmocka_unit_test(test_fnv1a_64_vectors),
 		cmocka_unit_test(test_java_vectors),
 		cmocka_unit_test(test_java_abs_edges),

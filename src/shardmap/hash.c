@@ -8,10 +8,11 @@
  * sha256_64 is on the hot path of a dry-run (one call per key read), so it
  * uses OpenSSL's low-level SHA-256 functions; see hash_sha256_64.  Callers
  * with many keys at hand use hash_sha256_64_batch, which hashes short keys
- * several at a time with SHA-NI where the CPU has it (sha256_ni.c, more
- * than twice as fast) and is exact to the same bit.  Nothing here
- * allocates, keeps state or does I/O: every function is reentrant (the
- * batch's one-time CPU check is an atomic).
+ * several at a time with AVX-512 (sha256_avx512.c) or SHA-NI (sha256_ni.c)
+ * where the CPU has them, two to three times as fast, and is exact to the
+ * same bit.  Nothing here allocates or does I/O, and every function is
+ * reentrant: the only state is the one-time CPU checks and the choice of
+ * implementation a test may force, all atomics.
  */
 
 /*
@@ -38,12 +39,17 @@
 
 #include "shardmap/hash.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include <openssl/sha.h>
 
 #include "common/err.h"
+#include "shardmap/sha256_avx512.h"
 #include "shardmap/sha256_ni.h"
+
+/* The longest key that fits one SHA-256 block with its padding. */
+#define SHA256_BLOCK_KEY_MAX 55
 
 /* Indexed by enum rs_hash: the names a plan's `hash` setting takes. */
 static const char *const hash_name_table[] = {
@@ -129,49 +135,160 @@ hash_sha256_64(const char *key, size_t len)
 	return point;
 }
 
+/* -1: the fastest available; otherwise the enum rs_sha256_impl chosen by
+ * hash_sha256_use. */
+static atomic_int hash_sha256_forced = -1;
+
+/* Cannot fail. */
+enum rs_sha256_impl
+hash_sha256_impl(void)
+{
+	int forced =
+		atomic_load_explicit(&hash_sha256_forced, memory_order_relaxed);
+
+	if (forced >= 0)
+		return (enum rs_sha256_impl)forced;
+	if (sha256_avx512_available())
+		return RS_SHA256_AVX512;
+	if (sha256_ni_available())
+		return RS_SHA256_SHANI;
+	return RS_SHA256_OPENSSL;
+}
+
+/* Returns NULL for a value that is not an enum rs_sha256_impl. */
+const char *
+hash_sha256_impl_name(enum rs_sha256_impl impl)
+{
+	switch (impl) {
+	case RS_SHA256_AVX512:
+		return "avx512";
+	case RS_SHA256_SHANI:
+		return "sha-ni";
+	case RS_SHA256_OPENSSL:
+		return "openssl";
+	}
+	return NULL;
+}
+
+/* The match is exact; on error (-1) *IMPL is untouched. */
+int
+hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl)
+{
+	for (int i = RS_SHA256_AVX512; i <= RS_SHA256_OPENSSL; i++) {
+		if (strcmp(name, hash_sha256_impl_name(
+					 (enum rs_sha256_impl)i)) == 0) {
+			*impl = (enum rs_sha256_impl)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Returns 0, or -1 when the CPU lacks IMPL or IMPL is not one. */
+int
+hash_sha256_use(enum rs_sha256_impl impl, int automatic)
+{
+	if (automatic) {
+		atomic_store_explicit(&hash_sha256_forced, -1,
+		                      memory_order_relaxed);
+		return 0;
+	}
+	if ((impl == RS_SHA256_AVX512 && !sha256_avx512_available()) ||
+	    (impl == RS_SHA256_SHANI && !sha256_ni_available()) ||
+	    hash_sha256_impl_name(impl) == NULL)
+		return -1;
+	atomic_store_explicit(&hash_sha256_forced, (int)impl,
+	                      memory_order_relaxed);
+	return 0;
+}
+
+#define LANES_MAX SHA256_AVX512_LANES
+
+/* Whether each of the N lengths fits one block.  Cannot fail. */
+static inline int
+hash_all_short(const size_t *lens, size_t n)
+{
+	size_t longest = 0;
+
+	for (size_t i = 0; i < n; i++)
+		longest |= lens[i];
+	/* An OR is at least the largest value and below twice it: exact
+	 * only for "all <= 63", so look closer when it says no. */
+	if (longest <= SHA256_BLOCK_KEY_MAX)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (lens[i] > SHA256_BLOCK_KEY_MAX)
+			return 0;
+	return 1;
+}
+
 /*
- * Keys of at most SHA256_NI_MAX_LEN bytes are gathered SHA256_NI_LANES at a
- * time and hashed together by sha256_ni_64 (see sha256_ni.c for the
- * figures); longer keys, and the fewer than SHA256_NI_LANES short ones left
- * at the end, take hash_sha256_64, as every key does on a CPU without
- * SHA-NI; so batches of a few keys gain little, of hundreds the whole
- * factor.  Cannot fail; a KEYS[i] may be NULL when its LENS[i] is 0, and
- * KEYS, LENS and POINTS may be NULL when N is 0.
+ * Keys of at most 55 bytes (one block) are hashed as many at a time as the
+ * implementation takes (32 for AVX-512, 8 for SHA-NI; see sha256_avx512.c
+ * and sha256_ni.c for the figures): straight from KEYS and LENS where a
+ * whole group is short, else gathered around the long keys; the lanes left
+ * over at the end are filled with empty keys, whose points are dropped.
+ * Longer keys, and every key on a CPU with neither, take hash_sha256_64.
+ * Cannot fail; a KEYS[i] may be NULL when its LENS[i] is 0, and KEYS, LENS
+ * and POINTS may be NULL when N is 0.
  */
 void
 hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
                      uint64_t *points)
 {
-	const char *lane_key[SHA256_NI_LANES];
-	size_t lane_len[SHA256_NI_LANES], lane_index[SHA256_NI_LANES];
-	uint64_t lane_point[SHA256_NI_LANES];
-	size_t i, used = 0, lane;
+	const char *lane_key[LANES_MAX];
+	size_t lane_len[LANES_MAX], lane_index[LANES_MAX];
+	uint64_t lane_point[LANES_MAX];
+	void (*compress)(const char *const *, const size_t *, uint64_t *);
+	size_t i, used = 0, lane, lanes;
 
 	if (n == 0)
 		return;
-	if (!sha256_ni_available()) {
+	switch (hash_sha256_impl()) {
+	case RS_SHA256_AVX512:
+		compress = sha256_avx512_64;
+		lanes = SHA256_AVX512_LANES;
+		break;
+	case RS_SHA256_SHANI:
+		compress = sha256_ni_64;
+		lanes = SHA256_NI_LANES;
+		break;
+	default:
 		for (i = 0; i < n; i++)
 			points[i] = hash_sha256_64(keys[i], lens[i]);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		if (lens[i] > SHA256_NI_MAX_LEN) {
+		/* A whole group of short keys is hashed where it lies. */
+		if (used == 0 && n - i >= lanes &&
+		    hash_all_short(lens + i, lanes)) {
+			compress(keys + i, lens + i, points + i);
+			i += lanes - 1;
+			continue;
+		}
+		if (lens[i] > SHA256_BLOCK_KEY_MAX) {
 			points[i] = hash_sha256_64(keys[i], lens[i]);
 			continue;
 		}
 		lane_key[used] = keys[i];
 		lane_len[used] = lens[i];
 		lane_index[used] = i;
-		if (++used < SHA256_NI_LANES)
+		if (++used < lanes)
 			continue;
-		sha256_ni_64(lane_key, lane_len, lane_point);
-		for (lane = 0; lane < SHA256_NI_LANES; lane++)
+		compress(lane_key, lane_len, lane_point);
+		for (lane = 0; lane < lanes; lane++)
 			points[lane_index[lane]] = lane_point[lane];
 		used = 0;
 	}
+	if (used == 0)
+		return;
+	for (lane = used; lane < lanes; lane++) {
+		lane_key[lane] = NULL;
+		lane_len[lane] = 0;
+	}
+	compress(lane_key, lane_len, lane_point);
 	for (lane = 0; lane < used; lane++)
-		points[lane_index[lane]] =
-			hash_sha256_64(lane_key[lane], lane_len[lane]);
+		points[lane_index[lane]] = lane_point[lane];
 }
 
 /* Cannot fail; KEY may be NULL when LEN is 0. */

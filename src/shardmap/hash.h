@@ -41,10 +41,33 @@ int hash_java(const char *key, size_t len, uint64_t *point);
 int hash_identity(const char *key, size_t len, uint64_t *point);
 
 /* Hash N keys with sha256_64 at once: POINTS[i] = hash_sha256_64(KEYS[i],
- * LENS[i]).  Faster than N single calls on CPUs with SHA extensions (several
- * keys' blocks are compressed interleaved); identical results everywhere.
- * Cannot fail. */
+ * LENS[i]).  Faster than N single calls on CPUs with AVX-512 or the SHA
+ * extensions (several keys' blocks are compressed together); identical
+ * results everywhere.  Cannot fail. */
 void hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
                           uint64_t *points);
+
+/* The implementations hash_sha256_64_batch can use, fastest first. */
+enum rs_sha256_impl {
+	RS_SHA256_AVX512,  /* 32 keys at once (sha256_avx512.c) */
+	RS_SHA256_SHANI,   /* 8 keys at once (sha256_ni.c) */
+	RS_SHA256_OPENSSL, /* one key at a time: every CPU */
+};
+
+/* The implementation the batch uses now: the fastest this CPU has, unless
+ * hash_sha256_use chose another.  Cannot fail. */
+enum rs_sha256_impl hash_sha256_impl(void);
+
+/* The name of IMPL ("avx512", "sha-ni", "openssl"), for reports, and
+ * back: hash_sha256_impl_from_name returns 0, or -1 for another name. */
+const char *hash_sha256_impl_name(enum rs_sha256_impl impl);
+int hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl);
+
+/* For tests and benchmarks: make the batch use IMPL from now on, or the
+ * fastest available again when AUTO is nonzero (IMPL is then ignored).
+ * Returns 0, or -1 when this CPU cannot run IMPL (nothing changes).  Not
+ * synchronised with batches running at the same time (they may take either
+ * implementation, all exact). */
+int hash_sha256_use(enum rs_sha256_impl impl, int automatic);
 
 #endif

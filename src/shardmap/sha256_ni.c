@@ -44,7 +44,7 @@
 #define SHA256_NI_X86 0
 #endif
 
-/* 0: not asked yet; 1: no SHA-NI (or forced off); 2: SHA-NI. */
+/* 0: not asked yet; 1: no SHA-NI; 2: SHA-NI. */
 static atomic_int sha256_ni_state;
 
 #if SHA256_NI_X86
@@ -201,12 +201,4 @@ sha256_ni_64(const char *const keys[SHA256_NI_LANES],
 	(void)lens;
 	(void)points;
 #endif
-}
-
-/* Cannot fail. */
-void
-sha256_ni_force_portable(int on)
-{
-	atomic_store_explicit(&sha256_ni_state, on ? 1 : 0,
-	                      memory_order_relaxed);
 }

@@ -19,8 +19,8 @@
 #define SHA256_NI_MAX_LEN 55
 
 /* Whether sha256_ni_64 may be called: the CPU has SHA-NI (and the SSSE3
- * and SSE4.1 the code also uses), this was built for x86-64, and the tests
- * have not forced the portable path.  Cannot fail; returns 0 or 1. */
+ * and SSE4.1 the code also uses) and this was built for x86-64.  Cannot
+ * fail; returns 0 or 1. */
 int sha256_ni_available(void);
 
 /* POINTS[i] = hash_sha256_64(KEYS[i], LENS[i]) for SHA256_NI_LANES keys of
@@ -32,12 +32,5 @@ int sha256_ni_available(void);
 void sha256_ni_64(const char *const keys[SHA256_NI_LANES],
                   const size_t lens[SHA256_NI_LANES],
                   uint64_t points[SHA256_NI_LANES]);
-
-/* For the unit tests only: with ON nonzero, sha256_ni_available() says 0
- * from now on, so that hash_sha256_64_batch takes its portable path; with ON
- * 0 it asks the CPU again.  Not thread-safe with respect to batches running
- * at the same time (they may take either path, both correct).  Cannot
- * fail. */
-void sha256_ni_force_portable(int on);
 
 #endif
