@@ -26,6 +26,7 @@ test_counts_and_flows(void **state)
 	stats_add(&st, a, b);
 	stats_add(&st, b, b);
 	stats_add(&st, a, a1); /* same shard, other table: a mover */
+	stats_finish(&st);
 	assert_int_equal(st.keys, 5);
 	assert_int_equal(st.moved, 3);
 	assert_int_equal(st.before[0], 4);
@@ -35,6 +36,15 @@ test_counts_and_flows(void **state)
 	assert_int_equal(st.flows[0 * 2 + 1], 2);
 	assert_int_equal(st.flows[0 * 2 + 0], 1);
 	assert_int_equal(st.flows[1 * 2 + 0], 0);
+	/* More rows after a finish, and a finish again: counted once. */
+	stats_add(&st, b, a);
+	stats_finish(&st);
+	stats_finish(&st);
+	assert_int_equal(st.keys, 6);
+	assert_int_equal(st.moved, 4);
+	assert_int_equal(st.before[1], 2);
+	assert_int_equal(st.after[0], 3);
+	assert_int_equal(st.flows[1 * 2 + 0], 1);
 	stats_clear(&st);
 }
 

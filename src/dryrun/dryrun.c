@@ -16,11 +16,21 @@
 
 #define BATCH 128
 
+/* The widest piece of a mover line that is copied as one fixed-size block
+ * (a key, or a label with its tab and newline). */
+#define PIECE 32
+
 /* Printable owner names of one map for one logical table:
- * names[shard * tables + table]. */
+ * names[shard * tables + table].  PIECES holds each name again as the piece
+ * of a mover line it becomes ("\tdb0" under from, "\tdb2\n" under to),
+ * padded to PIECE bytes so that it is copied with one fixed-size memcpy;
+ * piece_lens says how much of it counts, 0 for a name too long for that
+ * (copied the slow way). */
 struct labels {
 	char **names;
 	size_t *lens;
+	char (*pieces)[PIECE];
+	size_t *piece_lens;
 	int tables;
 	int count;
 };
@@ -30,9 +40,11 @@ struct rs_dryrun {
 	const struct rs_dryrun_options *options;
 	struct labels *from_labels; /* [plan->n_tables] */
 	struct labels *to_labels;
-	FILE *movers_out; /* NULL with summary_only */
-	FILE *out;        /* where the summary goes with summary_only */
-	char *line_buf;   /* movers waiting to be written to movers_out */
+	struct rs_map *pairs; /* both owners in one lookup, or NULL: see
+	                         map_new_pairs */
+	FILE *movers_out;     /* NULL with summary_only */
+	FILE *out;            /* where the summary goes with summary_only */
+	char *line_buf;       /* movers waiting to be written to movers_out */
 	size_t line_len;
 };
 
@@ -57,14 +69,16 @@ labels_clear(struct labels *l)
 		free(l->names[i]);
 	free(l->names);
 	free(l->lens);
+	free(l->pieces);
+	free(l->piece_lens);
 	memset(l, 0, sizeof(*l));
 }
 
-/* "db0" for maps without tables, "db0.orders_3" for slot maps.  Returns 0
- * or RS_ENOMEM. */
+/* "db0" for maps without tables, "db0.orders_3" for slot maps; LAST is 1
+ * for the `to` labels, which end a mover line.  Returns 0 or RS_ENOMEM. */
 static int
 labels_init(struct labels *l, const struct rs_plan *plan,
-            const struct rs_map *map, const char *table)
+            const struct rs_map *map, const char *table, int last)
 {
 	char physical[256], label[512];
 
@@ -72,7 +86,10 @@ labels_init(struct labels *l, const struct rs_plan *plan,
 	l->count = plan->n_shards * l->tables;
 	l->names = calloc((size_t)l->count, sizeof(char *));
 	l->lens = calloc((size_t)l->count, sizeof(size_t));
-	if (l->names == NULL || l->lens == NULL)
+	l->pieces = calloc((size_t)l->count, sizeof(*l->pieces));
+	l->piece_lens = calloc((size_t)l->count, sizeof(size_t));
+	if (l->names == NULL || l->lens == NULL || l->pieces == NULL ||
+	    l->piece_lens == NULL)
 		return RS_ENOMEM;
 	for (int s = 0; s < plan->n_shards; s++) {
 		for (int t = 0; t < l->tables; t++) {
@@ -93,6 +110,12 @@ labels_init(struct labels *l, const struct rs_plan *plan,
 			if (l->names[i] == NULL)
 				return RS_ENOMEM;
 			l->lens[i] = (size_t)n;
+			if ((size_t)n + 2 <= PIECE) {
+				l->pieces[i][0] = '\t';
+				memcpy(l->pieces[i] + 1, label, (size_t)n);
+				l->pieces[i][n + 1] = '\n';
+				l->piece_lens[i] = (size_t)n + 1 + (size_t)last;
+			}
 		}
 	}
 	return 0;
@@ -117,6 +140,7 @@ dryrun_free(struct rs_dryrun *dr)
 	}
 	free(dr->from_labels);
 	free(dr->to_labels);
+	map_free(dr->pairs);
 	free(dr->line_buf);
 	stats_clear(&dr->result.stats);
 	if (dr->result.top.slots != NULL)
@@ -130,6 +154,7 @@ dryrun_begin(const struct rs_plan *plan,
              struct rs_dryrun **out, struct rs_err *err)
 {
 	struct rs_dryrun *dr = calloc(1, sizeof(*dr));
+	struct rs_err pairs_err = {0};
 	int only = -1;
 
 	*out = NULL;
@@ -162,11 +187,14 @@ dryrun_begin(const struct rs_plan *plan,
 	    stats_init(&dr->result.stats, plan->n_shards) != 0 ||
 	    (options->top > 0 && topkeys_init(&dr->result.top) != 0))
 		goto nomem;
+	dr->pairs = map_new_pairs(plan->from, plan->to, &pairs_err);
+	if (dr->pairs == NULL && pairs_err.code != 0)
+		goto nomem;
 	for (int i = 0; i < plan->n_tables; i++)
 		if (labels_init(&dr->from_labels[i], plan, plan->from,
-		                plan->tables[i].name) != 0 ||
+		                plan->tables[i].name, 0) != 0 ||
 		    labels_init(&dr->to_labels[i], plan, plan->to,
-		                plan->tables[i].name) != 0)
+		                plan->tables[i].name, 1) != 0)
 			goto nomem;
 	*out = dr;
 	return 0;
@@ -188,6 +216,29 @@ dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
 			: ": it is not valid UTF-8");
 }
 
+/* Copy LEN (at most PIECE) bytes of KEY to DST, reading no byte past the
+ * key: two overlapping fixed-size copies, which the compiler turns into a
+ * few loads and stores instead of a call to memcpy.  May write up to PIECE
+ * bytes at DST. */
+static inline void
+copy_short(char *dst, const char *key, size_t len)
+{
+	if (len >= 16) {
+		memcpy(dst, key, 16);
+		memcpy(dst + len - 16, key + len - 16, 16);
+	} else if (len >= 8) {
+		memcpy(dst, key, 8);
+		memcpy(dst + len - 8, key + len - 8, 8);
+	} else if (len >= 4) {
+		memcpy(dst, key, 4);
+		memcpy(dst + len - 4, key + len - 4, 4);
+	} else if (len > 0) {
+		dst[0] = key[0];
+		dst[len / 2] = key[len / 2];
+		dst[len - 1] = key[len - 1];
+	}
+}
+
 /* Append one mover line to the buffer.  Returns 0 or RS_EIO. */
 static int
 dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
@@ -199,18 +250,29 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	size_t need = len + fl->lens[f] + tl->lens[t] + 3;
 	char *p;
 
-	if (dr->line_len + need > LINE_BUF_SIZE) {
+	/* PIECE bytes of room past the line: the fixed-size copies write
+	 * that far. */
+	if (dr->line_len + need + PIECE > LINE_BUF_SIZE) {
 		int rc = dryrun_flush_movers(dr, err);
 
 		if (rc != 0)
 			return rc;
-		if (need > LINE_BUF_SIZE) { /* a huge key: write it as is */
+		if (need + PIECE > LINE_BUF_SIZE) { /* a huge key: as is */
 			fprintf(dr->movers_out, "%.*s\t%s\t%s\n", (int)len, key,
 			        fl->names[f], tl->names[t]);
 			return 0;
 		}
 	}
 	p = dr->line_buf + dr->line_len;
+	dr->line_len += need;
+	if (len <= PIECE && fl->piece_lens[f] != 0 && tl->piece_lens[t] != 0) {
+		copy_short(p, key, len);
+		p += len;
+		memcpy(p, fl->pieces[f], PIECE);
+		p += fl->piece_lens[f];
+		memcpy(p, tl->pieces[t], PIECE);
+		return 0;
+	}
 	memcpy(p, key, len);
 	p += len;
 	*p++ = '\t';
@@ -219,12 +281,14 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	*p++ = '\t';
 	memcpy(p, tl->names[t], tl->lens[t]);
 	p += tl->lens[t];
-	*p++ = '\n';
-	dr->line_len += need;
+	*p = '\n';
 	return 0;
 }
 
-/* Account for COUNT rows whose keys hash to POINTS. */
+/* Account for COUNT rows whose keys hash to POINTS: one pass for the
+ * counts, which every dry-run needs, and one for each thing that only some
+ * need (misplaced rows, --top, mover lines), so that the common loops carry
+ * no test they do not use. */
 static int
 dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
               const char *const *keys, const size_t *lens,
@@ -232,24 +296,50 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 {
 	const struct rs_plan *plan = dr->result.plan;
 	struct rs_owner from[BATCH], to[BATCH];
+	size_t i;
 
-	map_owner_batch(plan->from, points, count, from);
-	map_owner_batch(plan->to, points, count, to);
-	for (size_t i = 0; i < count; i++) {
+	if (dr->pairs != NULL) {
+		map_owner_batch(dr->pairs, points, count, from);
+		for (i = 0; i < count; i++) {
+			int pair = from[i].shard;
+
+			from[i].shard = MAP_PAIR_FROM(pair);
+			to[i].shard = MAP_PAIR_TO(pair);
+			to[i].table = 0;
+		}
+	} else {
+		map_owner_batch(plan->from, points, count, from);
+		map_owner_batch(plan->to, points, count, to);
+	}
+	for (i = 0; i < count; i++)
 		stats_add(&dr->result.stats, from[i], to[i]);
-		if (found_on != NULL && (found_on->shard != from[i].shard ||
-		                         found_on->table != from[i].table))
-			dr->result.misplaced++;
-		if (dr->options->top > 0 &&
-		    topkeys_add(&dr->result.top, keys[i], lens[i], points[i],
-		                from[i], to[i]) != 0)
-			return rs_err_set(err, RS_ENOMEM,
-			                  "out of memory counting rows per key "
-			                  "for --top");
-		if (dr->movers_out != NULL && (from[i].shard != to[i].shard ||
-		                               from[i].table != to[i].table)) {
-			int rc = dryrun_mover(dr, table, keys[i], lens[i],
-			                      from[i], to[i], err);
+	if (found_on != NULL)
+		for (i = 0; i < count; i++)
+			dr->result.misplaced +=
+				(uint64_t)(found_on->shard != from[i].shard ||
+			                   found_on->table != from[i].table);
+	if (dr->options->top > 0)
+		for (i = 0; i < count; i++)
+			if (topkeys_add(&dr->result.top, keys[i], lens[i],
+			                points[i], from[i], to[i]) != 0)
+				return rs_err_set(err, RS_ENOMEM,
+				                  "out of memory counting rows "
+				                  "per key for --top");
+	if (dr->movers_out != NULL) {
+		/* The movers' indices first, without a branch: whether a key
+		 * moves is a coin toss the branch predictor loses. */
+		size_t movers[BATCH], n_movers = 0;
+
+		for (i = 0; i < count; i++) {
+			movers[n_movers] = i;
+			n_movers += (size_t)((from[i].shard != to[i].shard) |
+			                     (from[i].table != to[i].table));
+		}
+		for (size_t k = 0; k < n_movers; k++) {
+			size_t m = movers[k];
+			int rc = dryrun_mover(dr, table, keys[m], lens[m],
+			                      from[m], to[m], err);
+
 			if (rc != 0)
 				return rc;
 		}
@@ -301,6 +391,7 @@ dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err)
 	    (dryrun_flush_movers(dr, err) != 0 || fflush(dr->movers_out) != 0))
 		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
 		                  strerror(errno));
+	stats_finish(&dr->result.stats);
 	return dryrun_report(&dr->result, dr->options->json,
 	                     dr->options->summary_only ? dr->out : summary_out,
 	                     err);

@@ -444,3 +444,57 @@ map_piece(const struct rs_map *map, int i, uint64_t *end,
 	*end = map->ends[i];
 	owner->shard = map->end_shards[i];
 }
+
+/* One merged piece at a time, both maps' pieces walked in order of their
+ * ends: the merged piece ends at the nearer end and is owned by the pair of
+ * the pieces it lies in.  A map's empty pieces (equal ends) are passed like
+ * any other; a lookup takes the first end at or above the point, so the
+ * duplicates it makes are never chosen. */
+struct rs_map *
+map_new_pairs(const struct rs_map *from, const struct rs_map *to,
+              struct rs_err *err)
+{
+	int nf = map_n_pieces(from), nt = map_n_pieces(to), i = 0, j = 0;
+	struct rs_map_def def = {.kind = RS_MAP_RANGES};
+	struct rs_map *pairs;
+
+	uint64_t last_f, last_t;
+	struct rs_owner ignored;
+
+	if (nf == 0 || nt == 0)
+		return NULL; /* a periodic map */
+	/* Plans end every range table at "max"; a map that ends below it
+	 * wraps to its first owner past the end, which the walk below does
+	 * not model. */
+	map_piece(from, nf - 1, &last_f, &ignored);
+	map_piece(to, nt - 1, &last_t, &ignored);
+	if (last_f != UINT64_MAX || last_t != UINT64_MAX)
+		return NULL;
+	for (int k = 0; k <= from->n_ends; k++)
+		if (from->end_shards[k] > 0xffff)
+			return NULL;
+	for (int k = 0; k <= to->n_ends; k++)
+		if (to->end_shards[k] > 0xffff)
+			return NULL;
+	def.ranges = malloc(sizeof(*def.ranges) * (size_t)(nf + nt));
+	if (def.ranges == NULL) {
+		rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+		return NULL;
+	}
+	while (i < nf && j < nt) {
+		uint64_t end_f, end_t;
+		struct rs_owner of, ot;
+		struct rs_map_range *r = &def.ranges[def.n_ranges++];
+
+		map_piece(from, i, &end_f, &of);
+		map_piece(to, j, &end_t, &ot);
+		r->end = end_f < end_t ? end_f : end_t;
+		r->shard = MAP_PAIR(of.shard, ot.shard);
+		i += end_f == r->end;
+		j += end_t == r->end;
+	}
+	/* Both maps end at UINT64_MAX, so both walks end together. */
+	pairs = map_new(&def, RS_HASH_IDENTITY, NULL, err);
+	free(def.ranges);
+	return pairs;
+}

@@ -18,8 +18,11 @@ stats_init(struct rs_stats *stats, int n_shards)
 	stats->before = calloc(n, sizeof(uint64_t));
 	stats->after = calloc(n, sizeof(uint64_t));
 	stats->flows = calloc(n * n, sizeof(uint64_t));
+	stats->pairs = calloc(n * n, sizeof(uint64_t));
+	stats->within = calloc(n, sizeof(uint64_t));
 	if (stats->before == NULL || stats->after == NULL ||
-	    stats->flows == NULL) {
+	    stats->flows == NULL || stats->pairs == NULL ||
+	    stats->within == NULL) {
 		stats_clear(stats);
 		return RS_ENOMEM;
 	}
@@ -32,7 +35,31 @@ stats_clear(struct rs_stats *stats)
 	free(stats->before);
 	free(stats->after);
 	free(stats->flows);
+	free(stats->pairs);
+	free(stats->within);
 	memset(stats, 0, sizeof(*stats));
+}
+
+void
+stats_finish(struct rs_stats *stats)
+{
+	size_t n = (size_t)stats->n_shards;
+
+	stats->keys = stats->moved = 0;
+	memset(stats->before, 0, n * sizeof(uint64_t));
+	memset(stats->after, 0, n * sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < n; j++) {
+			uint64_t rows = stats->pairs[i * n + j];
+			uint64_t movers = i != j ? rows : stats->within[i];
+
+			stats->keys += rows;
+			stats->before[i] += rows;
+			stats->after[j] += rows;
+			stats->flows[i * n + j] = movers;
+			stats->moved += movers;
+		}
+	}
 }
 
 double

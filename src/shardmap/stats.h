@@ -20,25 +20,32 @@ struct rs_stats {
 	uint64_t *before; /* [n_shards] rows per shard under from */
 	uint64_t *after;  /* [n_shards] rows per shard under to */
 	uint64_t *flows;  /* [n_shards * n_shards] movers from i to j */
+	/* What stats_add counts; the fields above are derived from it by
+	 * stats_finish.  Two increments a row, no branch: the dry-run's hot
+	 * loop calls stats_add once per key. */
+	uint64_t *pairs;  /* [n_shards * n_shards] rows owned by i, then j */
+	uint64_t *within; /* [n_shards] rows that stay on shard i but change
+	                     table (slot maps) */
 };
 
 /* Returns 0 or RS_ENOMEM.  Free with stats_clear. */
 int stats_init(struct rs_stats *stats, int n_shards);
 void stats_clear(struct rs_stats *stats);
 
-/* Count one row with owners FROM and TO. */
+/* Count one row with owners FROM and TO.  The counts are read after
+ * stats_finish. */
 static inline void
 stats_add(struct rs_stats *stats, struct rs_owner from, struct rs_owner to)
 {
-	stats->keys++;
-	stats->before[from.shard]++;
-	stats->after[to.shard]++;
-	if (from.shard != to.shard || from.table != to.table) {
-		stats->moved++;
-		stats->flows[(size_t)from.shard * (size_t)stats->n_shards +
-		             (size_t)to.shard]++;
-	}
+	stats->pairs[(size_t)from.shard * (size_t)stats->n_shards +
+	             (size_t)to.shard]++;
+	stats->within[from.shard] +=
+		(uint64_t)((from.shard == to.shard) & (from.table != to.table));
 }
+
+/* Compute keys, moved, before, after and flows from what stats_add
+ * counted (again, after more rows).  Cannot fail. */
+void stats_finish(struct rs_stats *stats);
 
 /* The skew (max − min) / min of COUNTS over the shards listed in SHARDS
  * (each listed once).  Returns -1 when the minimum is 0 (skew unbounded) or
