@@ -28,8 +28,7 @@
 
 #include "common/err.h"
 #include "shardmap/hash.h"
-#include "shardmap/sha256_avx512.h"
-#include "shardmap/sha256_ni.h"
+#include "shardmap/sha256_lanes.h"
 #include "vectors/hash_vectors.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -374,7 +373,7 @@ test_sha256_64_batch_random(void **state)
 				(size_t)((r >> 8) %
 			                 (r % 4 == 0
 			                          ? RANDOM_MAX_LEN + 1
-			                          : SHA256_AVX512_MAX_LEN + 1));
+			                          : SHA256_LANES_MAX_LEN + 1));
 
 			lens[i] = len;
 			owned[i] = NULL;
@@ -385,7 +384,7 @@ test_sha256_64_batch_random(void **state)
 					owned[i][j] = (char)next_random(&seed);
 			}
 			keys[i] = owned[i];
-			by_lanes += len <= SHA256_AVX512_MAX_LEN;
+			by_lanes += len <= SHA256_LANES_MAX_LEN;
 		}
 		hash_sha256_64_batch(keys, lens, count, points);
 		for (i = 0; i < count; i++) {
@@ -416,9 +415,9 @@ check_lanes(const char *name,
 	size_t len, lane, i;
 
 	assert_true(lanes <= SHA256_AVX512_LANES);
-	for (len = 0; len <= SHA256_AVX512_MAX_LEN; len++) {
+	for (len = 0; len <= SHA256_LANES_MAX_LEN; len++) {
 		for (lane = 0; lane < lanes; lane++) {
-			lens[lane] = (len + lane) % (SHA256_AVX512_MAX_LEN + 1);
+			lens[lane] = (len + lane) % (SHA256_LANES_MAX_LEN + 1);
 			owned[lane] = NULL;
 			if (lens[lane] > 0) {
 				owned[lane] = malloc(lens[lane]);

@@ -299,6 +299,7 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 	size_t i;
 
 	if (dr->pairs != NULL) {
+		/* The pairs land in from[].shard, then are taken apart. */
 		map_owner_batch(dr->pairs, points, count, from);
 		for (i = 0; i < count; i++) {
 			int pair = from[i].shard;

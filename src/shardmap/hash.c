@@ -45,11 +45,7 @@
 #include <openssl/sha.h>
 
 #include "common/err.h"
-#include "shardmap/sha256_avx512.h"
-#include "shardmap/sha256_ni.h"
-
-/* The longest key that fits one SHA-256 block with its padding. */
-#define SHA256_BLOCK_KEY_MAX 55
+#include "shardmap/sha256_lanes.h"
 
 /* Indexed by enum rs_hash: the names a plan's `hash` setting takes. */
 static const char *const hash_name_table[] = {
@@ -135,24 +131,30 @@ hash_sha256_64(const char *key, size_t len)
 	return point;
 }
 
-/* -1: the fastest available; otherwise the enum rs_sha256_impl chosen by
- * hash_sha256_use. */
+/* The fastest implementation this CPU has, found on first use (-1 before:
+ * asking the CPU takes CPUID, which traps to the hypervisor in a VM, too
+ * slow for every batch); and the one chosen by hash_sha256_use, or -1. */
+static atomic_int hash_sha256_best = -1;
 static atomic_int hash_sha256_forced = -1;
 
 /* Cannot fail. */
 enum rs_sha256_impl
 hash_sha256_impl(void)
 {
-	int forced =
+	int impl =
 		atomic_load_explicit(&hash_sha256_forced, memory_order_relaxed);
 
-	if (forced >= 0)
-		return (enum rs_sha256_impl)forced;
-	if (sha256_avx512_available())
-		return RS_SHA256_AVX512;
-	if (sha256_ni_available())
-		return RS_SHA256_SHANI;
-	return RS_SHA256_OPENSSL;
+	if (impl >= 0)
+		return (enum rs_sha256_impl)impl;
+	impl = atomic_load_explicit(&hash_sha256_best, memory_order_relaxed);
+	if (impl < 0) {
+		impl = sha256_avx512_available() ? RS_SHA256_AVX512
+		       : sha256_ni_available()   ? RS_SHA256_SHANI
+		                                 : RS_SHA256_OPENSSL;
+		atomic_store_explicit(&hash_sha256_best, impl,
+		                      memory_order_relaxed);
+	}
+	return (enum rs_sha256_impl)impl;
 }
 
 /* Returns NULL for a value that is not an enum rs_sha256_impl. */
@@ -214,12 +216,40 @@ hash_all_short(const size_t *lens, size_t n)
 		longest |= lens[i];
 	/* An OR is at least the largest value and below twice it: exact
 	 * only for "all <= 63", so look closer when it says no. */
-	if (longest <= SHA256_BLOCK_KEY_MAX)
+	if (longest <= SHA256_LANES_MAX_LEN)
 		return 1;
 	for (size_t i = 0; i < n; i++)
-		if (lens[i] > SHA256_BLOCK_KEY_MAX)
+		if (lens[i] > SHA256_LANES_MAX_LEN)
 			return 0;
 	return 1;
+}
+
+/* Short keys gathered from around long ones, for one call of a lane
+ * function. */
+struct hash_lanes {
+	const char *key[LANES_MAX];
+	size_t len[LANES_MAX];
+	size_t index[LANES_MAX]; /* where each key's point goes */
+};
+
+/* Hash the USED keys of GATHER with COMPRESS (which takes LANES keys; the
+ * lanes past USED get empty keys, whose points are dropped) and put each
+ * point at its index in POINTS.  Cannot fail. */
+static void
+hash_lanes_flush(struct hash_lanes *gather, size_t used, size_t lanes,
+                 void (*compress)(const char *const *, const size_t *,
+                                  uint64_t *),
+                 uint64_t *points)
+{
+	uint64_t point[LANES_MAX];
+
+	for (size_t lane = used; lane < lanes; lane++) {
+		gather->key[lane] = NULL;
+		gather->len[lane] = 0;
+	}
+	compress(gather->key, gather->len, point);
+	for (size_t lane = 0; lane < used; lane++)
+		points[gather->index[lane]] = point[lane];
 }
 
 /*
@@ -236,11 +266,9 @@ void
 hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
                      uint64_t *points)
 {
-	const char *lane_key[LANES_MAX];
-	size_t lane_len[LANES_MAX], lane_index[LANES_MAX];
-	uint64_t lane_point[LANES_MAX];
+	struct hash_lanes gather;
 	void (*compress)(const char *const *, const size_t *, uint64_t *);
-	size_t i, used = 0, lane, lanes;
+	size_t i, used = 0, lanes;
 
 	if (n == 0)
 		return;
@@ -266,29 +294,21 @@ hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
 			i += lanes - 1;
 			continue;
 		}
-		if (lens[i] > SHA256_BLOCK_KEY_MAX) {
+		if (lens[i] > SHA256_LANES_MAX_LEN) {
 			points[i] = hash_sha256_64(keys[i], lens[i]);
 			continue;
 		}
-		lane_key[used] = keys[i];
-		lane_len[used] = lens[i];
-		lane_index[used] = i;
-		if (++used < lanes)
-			continue;
-		compress(lane_key, lane_len, lane_point);
-		for (lane = 0; lane < lanes; lane++)
-			points[lane_index[lane]] = lane_point[lane];
-		used = 0;
+		gather.key[used] = keys[i];
+		gather.len[used] = lens[i];
+		gather.index[used] = i;
+		if (++used == lanes) {
+			hash_lanes_flush(&gather, used, lanes, compress,
+			                 points);
+			used = 0;
+		}
 	}
-	if (used == 0)
-		return;
-	for (lane = used; lane < lanes; lane++) {
-		lane_key[lane] = NULL;
-		lane_len[lane] = 0;
-	}
-	compress(lane_key, lane_len, lane_point);
-	for (lane = 0; lane < used; lane++)
-		points[lane_index[lane]] = lane_point[lane];
+	if (used > 0)
+		hash_lanes_flush(&gather, used, lanes, compress, points);
 }
 
 /* Cannot fail; KEY may be NULL when LEN is 0. */

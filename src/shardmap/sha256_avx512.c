@@ -34,12 +34,10 @@
  *
  * The functions that use the intrinsics are compiled for "avx512f,avx512bw"
  * by a target attribute, so the rest of the build needs no -mavx512f; they
- * run only after sha256_avx512_available() has checked the CPU and the
- * operating system once.
+ * run only after hash.c has asked sha256_avx512_available() once about
+ * the CPU and the operating system.
  */
-#include "shardmap/sha256_avx512.h"
-
-#include <stdatomic.h>
+#include "shardmap/sha256_lanes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SHA256_AVX512_X86 1
@@ -48,9 +46,6 @@
 #else
 #define SHA256_AVX512_X86 0
 #endif
-
-/* 0: not asked yet; 1: no; 2: yes. */
-static atomic_int sha256_avx512_state;
 
 #if SHA256_AVX512_X86
 
@@ -242,8 +237,8 @@ sha256_avx512_compress(const char *const keys[SHA256_AVX512_LANES],
 /* AVX512F and AVX512BW as CPUID reports them, and the opmask and ZMM state
  * enabled by the operating system (XCR0 bits 1, 2, 5, 6, 7).  Cannot
  * fail. */
-static int
-sha256_avx512_cpu_has(void)
+int
+sha256_avx512_available(void)
 {
 	unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
 
@@ -261,30 +256,15 @@ sha256_avx512_cpu_has(void)
 #else /* not x86-64 */
 
 /* No AVX-512 code off x86-64.  Cannot fail. */
-static int
-sha256_avx512_cpu_has(void)
+int
+sha256_avx512_available(void)
 {
 	return 0;
 }
 
 #endif
 
-/* Cannot fail. */
-int
-sha256_avx512_available(void)
-{
-	int state = atomic_load_explicit(&sha256_avx512_state,
-	                                 memory_order_relaxed);
-
-	if (state == 0) {
-		state = sha256_avx512_cpu_has() ? 2 : 1;
-		atomic_store_explicit(&sha256_avx512_state, state,
-		                      memory_order_relaxed);
-	}
-	return state == 2;
-}
-
-/* Cannot fail (see sha256_avx512.h for what the caller must ensure). */
+/* Cannot fail (see sha256_lanes.h for what the caller must ensure). */
 void
 sha256_avx512_64(const char *const keys[SHA256_AVX512_LANES],
                  const size_t lens[SHA256_AVX512_LANES],

@@ -5,9 +5,10 @@
  * initial value: 32 sha256rnds2 (two rounds each) in one dependency chain.
  * A chain alone leaves the SHA unit mostly idle, so the compressions of
  * SHA256_NI_LANES independent blocks are interleaved round by round.
- * OpenSSL stays the reference: hash.c falls back on it for long keys, for
- * the leftovers of a batch and on CPUs without SHA-NI, and the tests
- * compare this code against it.
+ * OpenSSL stays the reference: hash.c falls back on it for long keys and
+ * on CPUs without SHA-NI, and the tests compare this code against it.
+ * Where the CPU also has AVX-512, hash.c prefers sha256_avx512.c, which
+ * measured faster (see there).
  *
  * Measured on this project's machine (2 vCPU AMD EPYC, family 1Ah, SHA-NI;
  * OpenSSL 3.0, gcc 12 -O3, the 10 M keys of 10 to 17 bytes of bench/dryrun,
@@ -29,11 +30,10 @@
  *
  * The functions that use the intrinsics are compiled for "sha,sse4.1,ssse3"
  * by a target attribute, so the rest of the build needs no -msha; they run
- * only after sha256_ni_available() has checked the CPU (CPUID) once.
+ * only after hash.c has asked sha256_ni_available() (CPUID) once.
  */
-#include "shardmap/sha256_ni.h"
+#include "shardmap/sha256_lanes.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -43,9 +43,6 @@
 #else
 #define SHA256_NI_X86 0
 #endif
-
-/* 0: not asked yet; 1: no SHA-NI; 2: SHA-NI. */
-static atomic_int sha256_ni_state;
 
 #if SHA256_NI_X86
 
@@ -148,8 +145,8 @@ sha256_ni_compress(const char *const keys[SHA256_NI_LANES],
 
 /* SHA-NI and the SSSE3 and SSE4.1 the code uses, as CPUID reports them.
  * Cannot fail: a CPU without leaf 7 has no SHA-NI. */
-static int
-sha256_ni_cpu_has(void)
+int
+sha256_ni_available(void)
 {
 	unsigned eax, ebx, ecx, edx;
 
@@ -165,30 +162,15 @@ sha256_ni_cpu_has(void)
 #else /* not x86-64 */
 
 /* No SHA-NI code off x86-64.  Cannot fail. */
-static int
-sha256_ni_cpu_has(void)
+int
+sha256_ni_available(void)
 {
 	return 0;
 }
 
 #endif
 
-/* Cannot fail. */
-int
-sha256_ni_available(void)
-{
-	int state =
-		atomic_load_explicit(&sha256_ni_state, memory_order_relaxed);
-
-	if (state == 0) {
-		state = sha256_ni_cpu_has() ? 2 : 1;
-		atomic_store_explicit(&sha256_ni_state, state,
-		                      memory_order_relaxed);
-	}
-	return state == 2;
-}
-
-/* Cannot fail (see sha256_ni.h for what the caller must ensure). */
+/* Cannot fail (see sha256_lanes.h for what the caller must ensure). */
 void
 sha256_ni_64(const char *const keys[SHA256_NI_LANES],
              const size_t lens[SHA256_NI_LANES],
