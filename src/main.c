@@ -52,7 +52,7 @@ use_sha256(const char *name)
 		        name);
 		return -1;
 	}
-	if (hash_sha256_use(impl, 0) != 0) {
+	if (hash_sha256_use(impl) != 0) {
 		fprintf(stderr,
 		        "reshard: RESHARD_SHA256=%s: this CPU cannot run it; "
 		        "unset it to use the fastest it has\n",
@@ -80,12 +80,17 @@ main(int argc, char **argv)
 		print_usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("reshard %s\n", RESHARD_VERSION);
-		return 0;
-	}
 	if (sha256 != NULL && sha256[0] != '\0' && use_sha256(sha256) != 0)
 		return 2;
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("reshard %s\nsha256_64 batches: %s (%s)\n",
+		       RESHARD_VERSION,
+		       hash_sha256_impl_name(hash_sha256_impl()),
+		       sha256 != NULL && sha256[0] != '\0'
+		               ? "set by RESHARD_SHA256"
+		               : "the fastest this CPU has");
+		return 0;
+	}
 	for (size_t i = 0; i < N_COMMANDS; i++) {
 		names[i] = commands[i]->name;
 		if (strcmp(argv[1], commands[i]->name) != 0)

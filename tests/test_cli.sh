@@ -86,7 +86,12 @@ for impl in avx512 sha-ni openssl; do
 	fi
 	check "RESHARD_SHA256=$impl runs" test "$rc" -eq 0
 	check "RESHARD_SHA256=$impl movers" cmp -s "$tmp/out" "$data/ring-4to5.movers"
+	# The setting is taken, not only tolerated: --version names it.
+	RESHARD_SHA256=$impl "$bin" --version >"$tmp/out" 2>&1
+	check "RESHARD_SHA256=$impl in --version" grep -qx "sha256_64 batches: $impl (set by RESHARD_SHA256)" "$tmp/out"
 done
+"$bin" --version >"$tmp/out" 2>&1
+check "--version names the implementation" grep -q "^sha256_64 batches: .* (the fastest this CPU has)$" "$tmp/out"
 RESHARD_SHA256=sha512 expect_exit 2 "unknown RESHARD_SHA256" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt"
 check "names the setting" grep -q "RESHARD_SHA256=sha512: not an implementation" "$tmp/err"
 expect_exit 0 "summary only" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --summary --top 1

@@ -304,6 +304,41 @@ test_pairs_merge_interval_maps(void **state)
 	assert_null(map_new_pairs(a, e, &err));
 	assert_null(map_new_pairs(e, a, &err));
 	assert_int_equal(err.code, 0);
+	{
+		/* A shard index past MAP_PAIR_MAX_SHARD (a pair would not fit
+		 * a positive int), and a range table that stops short of
+		 * UINT64_MAX: both looked up map by map instead. */
+		struct rs_map_range big[] = {
+			{UINT64_C(0x7fffffffffffffff), 0},
+			{UINT64_MAX, MAP_PAIR_MAX_SHARD + 1}};
+		struct rs_map_range edge[] = {{UINT64_C(0x7fffffffffffffff), 0},
+		                              {UINT64_MAX, MAP_PAIR_MAX_SHARD}};
+		struct rs_map_range short_end[] = {{UINT64_C(0xffff), 1}};
+		struct rs_map_def big_def = {
+			.kind = RS_MAP_RANGES, .ranges = big, .n_ranges = 2};
+		struct rs_map_def edge_def = {
+			.kind = RS_MAP_RANGES, .ranges = edge, .n_ranges = 2};
+		struct rs_map_def short_def = {.kind = RS_MAP_RANGES,
+		                               .ranges = short_end,
+		                               .n_ranges = 1};
+		struct rs_map *m_big =
+			compile(&big_def, RS_HASH_IDENTITY, NULL);
+		struct rs_map *m_edge =
+			compile(&edge_def, RS_HASH_IDENTITY, NULL);
+		struct rs_map *m_short =
+			compile(&short_def, RS_HASH_IDENTITY, NULL);
+
+		assert_null(map_new_pairs(c, m_big, &err));
+		assert_null(map_new_pairs(m_big, c, &err));
+		assert_null(map_new_pairs(c, m_short, &err));
+		assert_null(map_new_pairs(m_short, c, &err));
+		assert_int_equal(err.code, 0);
+		expect_pairs_agree(m_edge, c); /* the largest index that fits */
+		expect_pairs_agree(c, m_edge);
+		map_free(m_big);
+		map_free(m_edge);
+		map_free(m_short);
+	}
 	map_free(a);
 	map_free(b);
 	map_free(c);

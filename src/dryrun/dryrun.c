@@ -218,8 +218,8 @@ dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
 
 /* Copy LEN (at most PIECE) bytes of KEY to DST, reading no byte past the
  * key: two overlapping fixed-size copies, which the compiler turns into a
- * few loads and stores instead of a call to memcpy.  May write up to PIECE
- * bytes at DST. */
+ * few loads and stores instead of a call to memcpy.  LEN is at most PIECE;
+ * exactly LEN bytes are written. */
 static inline void
 copy_short(char *dst, const char *key, size_t len)
 {

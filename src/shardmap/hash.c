@@ -188,13 +188,8 @@ hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl)
 
 /* Returns 0, or -1 when the CPU lacks IMPL or IMPL is not one. */
 int
-hash_sha256_use(enum rs_sha256_impl impl, int automatic)
+hash_sha256_use(enum rs_sha256_impl impl)
 {
-	if (automatic) {
-		atomic_store_explicit(&hash_sha256_forced, -1,
-		                      memory_order_relaxed);
-		return 0;
-	}
 	if ((impl == RS_SHA256_AVX512 && !sha256_avx512_available()) ||
 	    (impl == RS_SHA256_SHANI && !sha256_ni_available()) ||
 	    hash_sha256_impl_name(impl) == NULL)
@@ -202,6 +197,13 @@ hash_sha256_use(enum rs_sha256_impl impl, int automatic)
 	atomic_store_explicit(&hash_sha256_forced, (int)impl,
 	                      memory_order_relaxed);
 	return 0;
+}
+
+/* Cannot fail. */
+void
+hash_sha256_use_fastest(void)
+{
+	atomic_store_explicit(&hash_sha256_forced, -1, memory_order_relaxed);
 }
 
 #define LANES_MAX SHA256_AVX512_LANES
@@ -214,8 +216,8 @@ hash_all_short(const size_t *lens, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		longest |= lens[i];
-	/* An OR is at least the largest value and below twice it: exact
-	 * only for "all <= 63", so look closer when it says no. */
+	/* The OR is at least the largest length: if it is <= 55, so are
+	 * all; otherwise look at each. */
 	if (longest <= SHA256_LANES_MAX_LEN)
 		return 1;
 	for (size_t i = 0; i < n; i++)

@@ -63,11 +63,12 @@ enum rs_sha256_impl hash_sha256_impl(void);
 const char *hash_sha256_impl_name(enum rs_sha256_impl impl);
 int hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl);
 
-/* For tests and benchmarks: make the batch use IMPL from now on, or the
- * fastest available again when AUTO is nonzero (IMPL is then ignored).
- * Returns 0, or -1 when this CPU cannot run IMPL (nothing changes).  Not
- * synchronised with batches running at the same time (they may take either
- * implementation, all exact). */
-int hash_sha256_use(enum rs_sha256_impl impl, int automatic);
+/* Make the batch use IMPL from now on (RESHARD_SHA256, tests), or the
+ * fastest this CPU has again.  hash_sha256_use returns 0, or -1 when this
+ * CPU cannot run IMPL (nothing changes).  Not synchronised with batches
+ * running at the same time (they may take either implementation, all
+ * exact). */
+int hash_sha256_use(enum rs_sha256_impl impl);
+void hash_sha256_use_fastest(void);
 
 #endif

@@ -471,10 +471,10 @@ map_new_pairs(const struct rs_map *from, const struct rs_map *to,
 	if (last_f != UINT64_MAX || last_t != UINT64_MAX)
 		return NULL;
 	for (int k = 0; k <= from->n_ends; k++)
-		if (from->end_shards[k] > 0xffff)
+		if (from->end_shards[k] > MAP_PAIR_MAX_SHARD)
 			return NULL;
 	for (int k = 0; k <= to->n_ends; k++)
-		if (to->end_shards[k] > 0xffff)
+		if (to->end_shards[k] > MAP_PAIR_MAX_SHARD)
 			return NULL;
 	def.ranges = malloc(sizeof(*def.ranges) * (size_t)(nf + nt));
 	if (def.ranges == NULL) {
