@@ -75,6 +75,7 @@
 #include <strings.h>
 
 #include "backend/backend.h"
+#include "common/strbuf.h"
 
 /* The library call that is running or suspended. */
 enum my_state {
@@ -147,14 +148,6 @@ static const char my_scan_begin_sql[] =
  * range_optimizer_max_mem_size, past which it would scan the table. */
 #define MY_DELETE_KEYS 1000
 
-/* A growing string; OOM is sticky so that appends chain without checks. */
-struct my_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	int oom;
-};
-
 struct my_engine {
 	struct rs_backend *backend; /* the backend this state belongs to */
 	MYSQL *mysql;               /* NULL before connect and once closed */
@@ -220,7 +213,7 @@ struct my_engine {
 	int scan_limit;             /* scan_next: rows wanted */
 	int scan_n;                 /* scan_next: rows copied */
 	struct rs_value *scan_vals; /* scan_next: scan_n * scan_cols */
-	struct my_buf scan_text;    /* scan_next: their bytes */
+	struct rs_strbuf scan_text; /* scan_next: their bytes */
 	size_t scan_text_hint;      /* bytes of the last batch */
 	void (*closed)(struct rs_backend *backend); /* close's done */
 };
@@ -232,71 +225,23 @@ static void my_scan_fetch(struct my_engine *e);
 
 /* ---- SQL text ------------------------------------------------------- */
 
-/* Make room for EXTRA more bytes and a NUL.  Returns 0 or -1 (OOM set). */
-static int
-my_buf_reserve(struct my_buf *b, size_t extra)
-{
-	size_t need;
-	char *more;
-
-	if (b->oom)
-		return -1;
-	need = b->len + extra + 1;
-	if (need <= b->cap)
-		return 0;
-	if (need < b->cap * 2)
-		need = b->cap * 2;
-	if (need < 256)
-		need = 256;
-	more = realloc(b->data, need);
-	if (more == NULL) {
-		b->oom = 1;
-		return -1;
-	}
-	b->data = more;
-	b->cap = need;
-	return 0;
-}
-
-static void
-my_buf_add(struct my_buf *b, const char *bytes, size_t n)
-{
-	if (my_buf_reserve(b, n) != 0)
-		return;
-	memcpy(b->data + b->len, bytes, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-static void
-my_buf_str(struct my_buf *b, const char *s)
-{
-	my_buf_add(b, s, strlen(s));
-}
-
 /* Append NAME as a backtick-quoted identifier, backticks doubled. */
 static void
-my_buf_ident(struct my_buf *b, const char *name)
+my_buf_ident(struct rs_strbuf *b, const char *name)
 {
-	my_buf_add(b, "`", 1);
-	for (const char *p = name; *p != '\0'; p++) {
-		if (*p == '`')
-			my_buf_add(b, "`", 1);
-		my_buf_add(b, p, 1);
-	}
-	my_buf_add(b, "`", 1);
+	strbuf_quoted(b, name, '`');
 }
 
 /* Append column COL for a SELECT list.  A single-precision FLOAT is read
  * as a DOUBLE: the text protocol prints a FLOAT with 6 digits only, the
  * cast gives its exact value (canonical.h, float4). */
 static void
-my_buf_column(struct my_buf *b, const struct rs_column *col)
+my_buf_column(struct rs_strbuf *b, const struct rs_column *col)
 {
 	if (col->kind == RS_COL_FLOAT4) {
-		my_buf_str(b, "CAST(");
+		strbuf_str(b, "CAST(");
 		my_buf_ident(b, col->name);
-		my_buf_str(b, " AS DOUBLE)");
+		strbuf_str(b, " AS DOUBLE)");
 		return;
 	}
 	my_buf_ident(b, col->name);
@@ -306,20 +251,20 @@ my_buf_column(struct my_buf *b, const struct rs_column *col)
  * connection's character set and sql_mode.  Returns 0, or -1 when memory
  * runs out or the driver refuses the text. */
 static int
-my_buf_quoted(struct my_buf *b, MYSQL *mysql, const char *text, size_t len)
+my_buf_quoted(struct rs_strbuf *b, MYSQL *mysql, const char *text, size_t len)
 {
 	unsigned long n;
 
-	if (len > (SIZE_MAX - 4) / 2 || my_buf_reserve(b, 2 * len + 3) != 0)
+	if (len > (SIZE_MAX - 4) / 2 || strbuf_reserve(b, 2 * len + 3) != 0)
 		return -1;
-	b->data[b->len++] = '\'';
-	n = mysql_real_escape_string(mysql, b->data + b->len, text,
+	b->text[b->len++] = '\'';
+	n = mysql_real_escape_string(mysql, b->text + b->len, text,
 	                             (unsigned long)len);
 	if (n == (unsigned long)-1)
 		return -1;
 	b->len += n;
-	b->data[b->len++] = '\'';
-	b->data[b->len] = '\0';
+	b->text[b->len++] = '\'';
+	b->text[b->len] = '\0';
 	return 0;
 }
 
@@ -372,35 +317,35 @@ my_is_number(const struct rs_value *v)
  * through a double and loses digits), bytes as X'hex', everything else
  * quoted and escaped.  Returns 0 or -1 (memory, or the driver refused). */
 static int
-my_buf_value(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
+my_buf_value(struct rs_strbuf *b, MYSQL *mysql, enum rs_col_kind kind,
              const struct rs_value *v)
 {
 	switch (kind) {
 	case RS_COL_INTEGER:
 	case RS_COL_BOOL:
 		if (my_is_integer(v)) {
-			my_buf_add(b, v->text, v->len);
-			return b->oom ? -1 : 0;
+			strbuf_add(b, v->text, v->len);
+			return b->failed ? -1 : 0;
 		}
 		break;
 	case RS_COL_DECIMAL:
 	case RS_COL_FLOAT:
 	case RS_COL_FLOAT4:
 		if (my_is_number(v)) {
-			my_buf_add(b, v->text, v->len);
-			return b->oom ? -1 : 0;
+			strbuf_add(b, v->text, v->len);
+			return b->failed ? -1 : 0;
 		}
 		break;
 	case RS_COL_BYTES:
 		if (v->len > (SIZE_MAX - 4) / 2 ||
-		    my_buf_reserve(b, 2 * v->len + 3) != 0)
+		    strbuf_reserve(b, 2 * v->len + 3) != 0)
 			return -1;
-		b->data[b->len++] = 'X';
-		b->data[b->len++] = '\'';
-		b->len += mysql_hex_string(b->data + b->len, v->text,
+		b->text[b->len++] = 'X';
+		b->text[b->len++] = '\'';
+		b->len += mysql_hex_string(b->text + b->len, v->text,
 		                           (unsigned long)v->len);
-		my_buf_add(b, "'", 1);
-		return b->oom ? -1 : 0;
+		strbuf_add(b, "'", 1);
+		return b->failed ? -1 : 0;
 	default:
 		break;
 	}
@@ -607,9 +552,9 @@ my_finish(struct my_engine *e, int status)
 		/* The batch leaves the engine: the callback may ask for the
 		 * next one, which fills new buffers. */
 		scan_vals = e->scan_vals;
-		scan_text = e->scan_text.data;
+		scan_text = e->scan_text.text;
 		e->scan_vals = NULL;
-		e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+		e->scan_text = (struct rs_strbuf){0};
 		if (status == 0)
 			my_scan_batch(e, scan_vals, scan_text, &rows);
 	}
@@ -1358,11 +1303,11 @@ my_scan_row(struct my_engine *e)
 		if (row[j] == NULL)
 			continue;
 		v[j].len = lengths != NULL ? lengths[j] : strlen(row[j]);
-		my_buf_add(&e->scan_text, row[j], v[j].len);
-		my_buf_add(&e->scan_text, "", 1);
+		strbuf_add(&e->scan_text, row[j], v[j].len);
+		strbuf_add(&e->scan_text, "", 1);
 		v[j].text = row[j]; /* a marker: not NULL (my_scan_batch) */
 	}
-	if (e->scan_text.oom) {
+	if (e->scan_text.failed) {
 		/* Read the rest and roll back before failing the step. */
 		e->status = backend_fail(e->backend, &e->err, RS_ENOMEM,
 		                         "out of memory");
@@ -1749,8 +1694,8 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
             void *arg, struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
-	struct my_buf b = {NULL, 0, 0, 0};
-	struct my_buf lit = {NULL, 0, 0, 0};
+	struct rs_strbuf b = {NULL, 0, 0, 0};
+	struct rs_strbuf lit = {NULL, 0, 0, 0};
 	unsigned long version;
 	const char *server;
 	int json;
@@ -1765,7 +1710,7 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 	json = server != NULL && strstr(server, "MariaDB") != NULL &&
 	       (version >= 100310 || (version >= 100222 && version < 100300));
 	if (my_buf_quoted(&lit, e->mysql, table, strlen(table)) != 0) {
-		free(lit.data);
+		free(lit.text);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
 	/* Every catalog table is read in its own query block whose WHERE
@@ -1776,42 +1721,42 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 	 * derived tables from being merged into the outer query (which would
 	 * move their conditions into the ON clause again); the keys they are
 	 * joined on are unique anyway. */
-	my_buf_str(&b, "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, s.SEQ_IN_INDEX, "
+	strbuf_str(&b, "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, s.SEQ_IN_INDEX, "
 	               "(SELECT t.TABLE_ROWS FROM information_schema.TABLES t "
 	               "WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = ");
-	my_buf_str(&b, lit.data);
-	my_buf_str(&b, "), ");
-	my_buf_str(&b, json ? "k.CONSTRAINT_NAME IS NOT NULL" : "0");
-	my_buf_str(&b, " FROM information_schema.COLUMNS c "
+	strbuf_str(&b, lit.text);
+	strbuf_str(&b, "), ");
+	strbuf_str(&b, json ? "k.CONSTRAINT_NAME IS NOT NULL" : "0");
+	strbuf_str(&b, " FROM information_schema.COLUMNS c "
 	               "LEFT JOIN (SELECT DISTINCT s.COLUMN_NAME, "
 	               "s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
 	               "WHERE s.TABLE_SCHEMA = DATABASE() AND s.TABLE_NAME = ");
-	my_buf_str(&b, lit.data);
-	my_buf_str(&b, " AND s.INDEX_NAME = 'PRIMARY') s "
+	strbuf_str(&b, lit.text);
+	strbuf_str(&b, " AND s.INDEX_NAME = 'PRIMARY') s "
 	               "ON s.COLUMN_NAME = c.COLUMN_NAME");
 	if (json) {
-		my_buf_str(&b, " LEFT JOIN (SELECT DISTINCT k.CONSTRAINT_NAME "
+		strbuf_str(&b, " LEFT JOIN (SELECT DISTINCT k.CONSTRAINT_NAME "
 		               "FROM information_schema.CHECK_CONSTRAINTS k "
 		               "WHERE k.CONSTRAINT_SCHEMA = DATABASE() "
 		               "AND k.TABLE_NAME = ");
-		my_buf_str(&b, lit.data);
-		my_buf_str(&b,
+		strbuf_str(&b, lit.text);
+		strbuf_str(&b,
 		           " AND k.CHECK_CLAUSE = CONCAT('json_valid(`', "
 		           "REPLACE(k.CONSTRAINT_NAME, '`', '``'), '`)')) k "
 		           "ON k.CONSTRAINT_NAME = c.COLUMN_NAME");
 	}
-	my_buf_str(&b, " WHERE c.TABLE_SCHEMA = DATABASE() AND "
+	strbuf_str(&b, " WHERE c.TABLE_SCHEMA = DATABASE() AND "
 	               "c.TABLE_NAME = ");
-	my_buf_str(&b, lit.data);
-	my_buf_str(&b, " ORDER BY c.ORDINAL_POSITION");
-	free(lit.data);
-	if (b.oom || (e->table_name = strdup(table)) == NULL) {
-		free(b.data);
+	strbuf_str(&b, lit.text);
+	strbuf_str(&b, " ORDER BY c.ORDINAL_POSITION");
+	free(lit.text);
+	if (b.failed || (e->table_name = strdup(table)) == NULL) {
+		free(b.text);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
 	e->cb.describe = cb;
 	e->arg = arg;
-	my_begin(e, MY_OP_DESCRIBE, b.data, b.len, 1);
+	my_begin(e, MY_OP_DESCRIBE, b.text, b.len, 1);
 	return 0;
 }
 
@@ -1824,10 +1769,10 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
  * range on the key; with one key column it is the whole condition.
  * Returns 0, or -1 (memory, or the driver refused a value). */
 static int
-my_buf_bound(struct my_buf *b, MYSQL *mysql, const struct rs_table_def *t,
+my_buf_bound(struct rs_strbuf *b, MYSQL *mysql, const struct rs_table_def *t,
              const struct rs_value *key, int lower)
 {
-	struct my_buf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
+	struct rs_strbuf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
 	const char *strict = lower ? " > " : " < ";
 	const char *last = lower ? " > " : " <= ";
 	int rc = -1;
@@ -1837,35 +1782,35 @@ my_buf_bound(struct my_buf *b, MYSQL *mysql, const struct rs_table_def *t,
 	for (int i = 0; i < t->n_pk; i++)
 		if (my_buf_value(&lits[i], mysql, t->columns[t->pk[i]].kind,
 		                 &key[i]) != 0 ||
-		    lits[i].oom)
+		    lits[i].failed)
 			goto out;
 	if (t->n_pk > 1) {
 		my_buf_ident(b, t->columns[t->pk[0]].name);
-		my_buf_str(b, lower ? " >= " : " <= ");
-		my_buf_str(b, lits[0].data);
-		my_buf_str(b, " AND (");
+		strbuf_str(b, lower ? " >= " : " <= ");
+		strbuf_str(b, lits[0].text);
+		strbuf_str(b, " AND (");
 	}
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			my_buf_str(b, " OR ");
-		my_buf_str(b, "(");
+			strbuf_str(b, " OR ");
+		strbuf_str(b, "(");
 		for (int j = 0; j <= i; j++) {
 			if (j > 0)
-				my_buf_str(b, " AND ");
+				strbuf_str(b, " AND ");
 			my_buf_ident(b, t->columns[t->pk[j]].name);
-			my_buf_str(b, j < i             ? " = "
+			strbuf_str(b, j < i             ? " = "
 			              : i < t->n_pk - 1 ? strict
 			                                : last);
-			my_buf_str(b, lits[j].data);
+			strbuf_str(b, lits[j].text);
 		}
-		my_buf_str(b, ")");
+		strbuf_str(b, ")");
 	}
 	if (t->n_pk > 1)
-		my_buf_str(b, ")");
-	rc = b->oom ? -1 : 0;
+		strbuf_str(b, ")");
+	rc = b->failed ? -1 : 0;
 out:
 	for (int i = 0; i < t->n_pk; i++)
-		free(lits[i].data);
+		free(lits[i].text);
 	free(lits);
 	return rc;
 }
@@ -1878,44 +1823,44 @@ out:
  * 0, or -1 (memory, or the driver refused a value). */
 static int
 my_read_sql(struct my_engine *e, const struct rs_read_request *request,
-            struct my_buf *b)
+            struct rs_strbuf *b)
 {
 	const struct rs_table_def *t = request->table;
 	char limit[32];
 
-	my_buf_str(b, "SELECT ");
+	strbuf_str(b, "SELECT ");
 	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
 		int col =
 			i < t->n_pk ? t->pk[i] : request->columns[i - t->n_pk];
 
 		if (i > 0)
-			my_buf_str(b, ", ");
+			strbuf_str(b, ", ");
 		if (i < t->n_pk) /* keys come back as they compare */
 			my_buf_ident(b, t->columns[col].name);
 		else
 			my_buf_column(b, &t->columns[col]);
 	}
-	my_buf_str(b, " FROM ");
+	strbuf_str(b, " FROM ");
 	my_buf_ident(b, t->name);
 	if (request->after != NULL) {
-		my_buf_str(b, " WHERE ");
+		strbuf_str(b, " WHERE ");
 		if (my_buf_bound(b, e->mysql, t, request->after, 1) != 0)
 			return -1;
 	}
 	if (request->upto != NULL) {
-		my_buf_str(b, request->after != NULL ? " AND " : " WHERE ");
+		strbuf_str(b, request->after != NULL ? " AND " : " WHERE ");
 		if (my_buf_bound(b, e->mysql, t, request->upto, 0) != 0)
 			return -1;
 	}
-	my_buf_str(b, " ORDER BY ");
+	strbuf_str(b, " ORDER BY ");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			my_buf_str(b, ", ");
+			strbuf_str(b, ", ");
 		my_buf_ident(b, t->columns[t->pk[i]].name);
 	}
 	snprintf(limit, sizeof(limit), " LIMIT %d", request->limit);
-	my_buf_str(b, limit);
-	return b->oom ? -1 : 0;
+	strbuf_str(b, limit);
+	return b->failed ? -1 : 0;
 }
 
 /* Read one batch in key order (see backend_read_batch).  Returns
@@ -1928,7 +1873,7 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 {
 	struct my_engine *e = my_ready(backend, err);
 	const struct rs_table_def *t = request->table;
-	struct my_buf b = {NULL, 0, 0, 0};
+	struct rs_strbuf b = {NULL, 0, 0, 0};
 
 	if (e == NULL)
 		return RS_EINTERNAL;
@@ -1957,20 +1902,20 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 				"(a bug in the caller)");
 	}
 	if (my_read_sql(e, request, &b) != 0) {
-		free(b.data);
+		free(b.text);
 		return backend_fail(
 			backend, err, RS_ENOMEM,
 			"cannot build the query for table %s: %s", t->name,
-			b.oom ? "out of memory" : mysql_error(e->mysql));
+			b.failed ? "out of memory" : mysql_error(e->mysql));
 	}
 	if ((e->table_name = strdup(t->name)) == NULL) {
-		free(b.data);
+		free(b.text);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
 	e->n_cols = t->n_pk + request->n_columns;
 	e->cb.rows = cb;
 	e->arg = arg;
-	my_begin(e, MY_OP_READ, b.data, b.len, 1);
+	my_begin(e, MY_OP_READ, b.text, b.len, 1);
 	return 0;
 }
 
@@ -2104,7 +2049,7 @@ my_is_time(const char *p, size_t len, int duration)
  * is not one MariaDB can take (NaN and infinities, years before 0 or
  * after 9999, a value not in the kind's canonical form). */
 static int
-my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
+my_buf_canon(struct rs_strbuf *b, MYSQL *mysql, enum rs_col_kind kind,
              const struct rs_value *v, const char **why)
 {
 	const char *p = v->text;
@@ -2112,8 +2057,8 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 	char stamp[64];
 
 	if (p == NULL) {
-		my_buf_str(b, "NULL");
-		return b->oom ? -1 : 0;
+		strbuf_str(b, "NULL");
+		return b->failed ? -1 : 0;
 	}
 	switch (kind) {
 	case RS_COL_INTEGER:
@@ -2121,8 +2066,8 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 			*why = "is not an integer";
 			return 1;
 		}
-		my_buf_add(b, p, len);
-		return b->oom ? -1 : 0;
+		strbuf_add(b, p, len);
+		return b->failed ? -1 : 0;
 	case RS_COL_DECIMAL:
 	case RS_COL_FLOAT:
 	case RS_COL_FLOAT4:
@@ -2137,18 +2082,18 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 			               : "is not a plain decimal";
 			return 1;
 		}
-		my_buf_add(b, p, len);
+		strbuf_add(b, p, len);
 		if (kind != RS_COL_DECIMAL && memchr(p, 'e', len) == NULL &&
 		    memchr(p, 'E', len) == NULL)
-			my_buf_str(b, "e0");
-		return b->oom ? -1 : 0;
+			strbuf_str(b, "e0");
+		return b->failed ? -1 : 0;
 	case RS_COL_BOOL:
 		if (len != 1 || (p[0] != 't' && p[0] != 'f')) {
 			*why = "is not a boolean (t or f)";
 			return 1;
 		}
-		my_buf_str(b, p[0] == 't' ? "1" : "0");
-		return b->oom ? -1 : 0;
+		strbuf_str(b, p[0] == 't' ? "1" : "0");
+		return b->failed ? -1 : 0;
 	case RS_COL_BYTES:
 		if (len % 2 != 0 || len > SIZE_MAX - 4) {
 			*why = "is not hex (two digits a byte)";
@@ -2161,10 +2106,10 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 				*why = "is not hex (two digits a byte)";
 				return 1;
 			}
-		my_buf_add(b, "X'", 2);
-		my_buf_add(b, p, len);
-		my_buf_add(b, "'", 1);
-		return b->oom ? -1 : 0;
+		strbuf_add(b, "X'", 2);
+		strbuf_add(b, p, len);
+		strbuf_add(b, "'", 1);
+		return b->failed ? -1 : 0;
 	case RS_COL_DATE:
 		if (!my_is_date(p, len)) {
 			*why = "is not a date MariaDB can store (YYYY-MM-DD, "
@@ -2208,7 +2153,7 @@ my_buf_canon(struct my_buf *b, MYSQL *mysql, enum rs_col_kind kind,
 	default: /* text, char, json, uuid, other */
 		break;
 	}
-	return my_buf_quoted(b, mysql, p, len) != 0 || b->oom ? -1 : 0;
+	return my_buf_quoted(b, mysql, p, len) != 0 || b->failed ? -1 : 0;
 }
 
 /* Fill ERR for value V of row ROW (from 0) of a batch for TABLE, column
@@ -2237,11 +2182,12 @@ my_canon_fail(struct rs_backend *backend, struct rs_err *err, const char *what,
 /* Append the finished statement S (taken over, whatever happens) to the
  * engine's list.  Returns 0 or -1 (memory; S freed). */
 static int
-my_push_stmt(struct my_engine *e, struct my_buf *s, int first_row, int n_rows)
+my_push_stmt(struct my_engine *e, struct rs_strbuf *s, int first_row,
+             int n_rows)
 {
-	if (s->oom) {
-		free(s->data);
-		*s = (struct my_buf){NULL, 0, 0, 0};
+	if (s->failed) {
+		free(s->text);
+		*s = (struct rs_strbuf){0};
 		return -1;
 	}
 	if (e->n_stmts == e->cap_stmts) {
@@ -2250,16 +2196,16 @@ my_push_stmt(struct my_engine *e, struct my_buf *s, int first_row, int n_rows)
 			realloc(e->stmts, (size_t)cap * sizeof(*more));
 
 		if (more == NULL) {
-			free(s->data);
-			*s = (struct my_buf){NULL, 0, 0, 0};
+			free(s->text);
+			*s = (struct rs_strbuf){0};
 			return -1;
 		}
 		e->stmts = more;
 		e->cap_stmts = cap;
 	}
 	e->stmts[e->n_stmts++] =
-		(struct my_stmt){s->data, s->len, first_row, n_rows};
-	*s = (struct my_buf){NULL, 0, 0, 0};
+		(struct my_stmt){s->text, s->len, first_row, n_rows};
+	*s = (struct rs_strbuf){0};
 	return 0;
 }
 
@@ -2297,94 +2243,95 @@ static int
 my_upsert_sql(struct my_engine *e, const struct rs_table_def *t,
               const struct rs_rows *rows, struct rs_err *err)
 {
-	struct my_buf head = {NULL, 0, 0, 0};
-	struct my_buf tail = {NULL, 0, 0, 0};
-	struct my_buf stmt = {NULL, 0, 0, 0};
-	struct my_buf row = {NULL, 0, 0, 0};
+	struct rs_strbuf head = {NULL, 0, 0, 0};
+	struct rs_strbuf tail = {NULL, 0, 0, 0};
+	struct rs_strbuf stmt = {NULL, 0, 0, 0};
+	struct rs_strbuf row = {NULL, 0, 0, 0};
 	int first = 0;
 	int n_updated = 0;
 	int oom = 0;
 	int rc = 0;
 
-	my_buf_str(&head, "INSERT INTO ");
+	strbuf_str(&head, "INSERT INTO ");
 	my_buf_ident(&head, t->name);
-	my_buf_str(&head, " (");
-	my_buf_str(&tail, " ON DUPLICATE KEY UPDATE ");
+	strbuf_str(&head, " (");
+	strbuf_str(&tail, " ON DUPLICATE KEY UPDATE ");
 	for (int i = 0; i < t->n_columns; i++) {
 		int in_key = 0;
 
 		if (i > 0)
-			my_buf_str(&head, ", ");
+			strbuf_str(&head, ", ");
 		my_buf_ident(&head, t->columns[i].name);
 		for (int k = 0; k < t->n_pk; k++)
 			in_key |= t->pk[k] == i;
 		if (in_key)
 			continue;
 		if (n_updated++ > 0)
-			my_buf_str(&tail, ", ");
+			strbuf_str(&tail, ", ");
 		my_buf_ident(&tail, t->columns[i].name);
-		my_buf_str(&tail, " = VALUES(");
+		strbuf_str(&tail, " = VALUES(");
 		my_buf_ident(&tail, t->columns[i].name);
-		my_buf_str(&tail, ")");
+		strbuf_str(&tail, ")");
 	}
 	if (n_updated == 0) {
 		my_buf_ident(&tail, t->columns[t->pk[0]].name);
-		my_buf_str(&tail, " = ");
+		strbuf_str(&tail, " = ");
 		my_buf_ident(&tail, t->columns[t->pk[0]].name);
 	}
-	my_buf_str(&head, ") VALUES ");
-	oom = head.oom || tail.oom;
+	strbuf_str(&head, ") VALUES ");
+	oom = head.failed || tail.failed;
 	for (int r = 0; r < rows->n_rows && rc == 0 && !oom; r++) {
 		const struct rs_value *v =
 			&rows->values[(size_t)r * (size_t)rows->n_cols];
 
 		row.len = 0;
-		my_buf_add(&row, "(", 1);
+		strbuf_add(&row, "(", 1);
 		for (int i = 0; i < t->n_columns; i++) {
 			const char *why = NULL;
 			int c;
 
 			if (i > 0)
-				my_buf_add(&row, ", ", 2);
+				strbuf_add(&row, ", ", 2);
 			c = my_buf_canon(&row, e->mysql, t->columns[i].kind,
 			                 &v[i], &why);
-			if (c != 0 || row.oom) {
-				rc = my_canon_fail(
-					e->backend, err, "upsert into", t, r, i,
-					&v[i], c != 0 ? c : -1, why, row.oom);
+			if (c != 0 || row.failed) {
+				rc = my_canon_fail(e->backend, err,
+				                   "upsert into", t, r, i,
+				                   &v[i], c != 0 ? c : -1, why,
+				                   row.failed);
 				break;
 			}
 		}
 		if (rc != 0)
 			break;
-		my_buf_add(&row, ")", 1);
+		strbuf_add(&row, ")", 1);
 		if (stmt.len > 0 &&
 		    stmt.len + 2 + row.len + tail.len > MY_STMT_BYTES) {
-			my_buf_add(&stmt, tail.data, tail.len);
+			strbuf_add(&stmt, tail.text, tail.len);
 			if (my_push_stmt(e, &stmt, first, r - first) != 0)
 				oom = 1;
 		}
 		if (stmt.len == 0) {
 			first = r;
-			my_buf_add(&stmt, head.data, head.len);
+			strbuf_add(&stmt, head.text, head.len);
 		} else {
-			my_buf_add(&stmt, ", ", 2);
+			strbuf_add(&stmt, ", ", 2);
 		}
-		my_buf_add(&stmt, row.data, row.len);
-		if (stmt.oom || row.oom)
+		strbuf_add(&stmt, row.text, row.len);
+		if (stmt.failed || row.failed)
 			oom = 1;
 	}
 	if (rc == 0 && !oom && stmt.len > 0) {
-		my_buf_add(&stmt, tail.data, tail.len);
+		strbuf_add(&stmt, tail.text, tail.len);
 		if (my_push_stmt(e, &stmt, first, rows->n_rows - first) != 0)
 			oom = 1;
 	}
 	if (rc == 0 && oom)
 		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	free(head.data);
-	free(tail.data);
-	free(stmt.data);
-	free(row.data);
+	free(head.text);
+	free(tail.text);
+	free(stmt.text);
+	free(row.text);
 	return rc;
 }
 
@@ -2399,30 +2346,30 @@ static int
 my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
               const struct rs_rows *keys, struct rs_err *err)
 {
-	struct my_buf head = {NULL, 0, 0, 0};
-	struct my_buf stmt = {NULL, 0, 0, 0};
-	struct my_buf row = {NULL, 0, 0, 0};
+	struct rs_strbuf head = {NULL, 0, 0, 0};
+	struct rs_strbuf stmt = {NULL, 0, 0, 0};
+	struct rs_strbuf row = {NULL, 0, 0, 0};
 	int first = 0;
 	int oom = 0;
 	int rc = 0;
 
-	my_buf_str(&head, "DELETE FROM ");
+	strbuf_str(&head, "DELETE FROM ");
 	my_buf_ident(&head, t->name);
-	my_buf_str(&head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
+	strbuf_str(&head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
 	for (int k = 0; k < t->n_pk; k++) {
 		if (k > 0)
-			my_buf_str(&head, ", ");
+			strbuf_str(&head, ", ");
 		my_buf_ident(&head, t->columns[t->pk[k]].name);
 	}
-	my_buf_str(&head, t->n_pk > 1 ? ") IN (" : " IN (");
-	oom = head.oom;
+	strbuf_str(&head, t->n_pk > 1 ? ") IN (" : " IN (");
+	oom = head.failed;
 	for (int r = 0; r < keys->n_rows && rc == 0 && !oom; r++) {
 		const struct rs_value *v =
 			&keys->values[(size_t)r * (size_t)keys->n_cols];
 
 		row.len = 0;
 		if (t->n_pk > 1)
-			my_buf_add(&row, "(", 1);
+			strbuf_add(&row, "(", 1);
 		for (int k = 0; k < t->n_pk; k++) {
 			const char *why = NULL;
 			int c;
@@ -2438,49 +2385,49 @@ my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
 				break;
 			}
 			if (k > 0)
-				my_buf_add(&row, ", ", 2);
+				strbuf_add(&row, ", ", 2);
 			c = my_buf_canon(&row, e->mysql,
 			                 t->columns[t->pk[k]].kind, &v[k],
 			                 &why);
-			if (c != 0 || row.oom) {
+			if (c != 0 || row.failed) {
 				rc = my_canon_fail(
 					e->backend, err, "delete from", t, r,
 					t->pk[k], &v[k], c != 0 ? c : -1, why,
-					row.oom);
+					row.failed);
 				break;
 			}
 		}
 		if (rc != 0)
 			break;
 		if (t->n_pk > 1)
-			my_buf_add(&row, ")", 1);
+			strbuf_add(&row, ")", 1);
 		if (stmt.len > 0 &&
 		    (r - first >= MY_DELETE_KEYS ||
 		     stmt.len + 2 + row.len + 1 > MY_STMT_BYTES)) {
-			my_buf_add(&stmt, ")", 1);
+			strbuf_add(&stmt, ")", 1);
 			if (my_push_stmt(e, &stmt, first, r - first) != 0)
 				oom = 1;
 		}
 		if (stmt.len == 0) {
 			first = r;
-			my_buf_add(&stmt, head.data, head.len);
+			strbuf_add(&stmt, head.text, head.len);
 		} else {
-			my_buf_add(&stmt, ", ", 2);
+			strbuf_add(&stmt, ", ", 2);
 		}
-		my_buf_add(&stmt, row.data, row.len);
-		if (stmt.oom || row.oom)
+		strbuf_add(&stmt, row.text, row.len);
+		if (stmt.failed || row.failed)
 			oom = 1;
 	}
 	if (rc == 0 && !oom && stmt.len > 0) {
-		my_buf_add(&stmt, ")", 1);
+		strbuf_add(&stmt, ")", 1);
 		if (my_push_stmt(e, &stmt, first, keys->n_rows - first) != 0)
 			oom = 1;
 	}
 	if (rc == 0 && oom)
 		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	free(head.data);
-	free(stmt.data);
-	free(row.data);
+	free(head.text);
+	free(stmt.text);
+	free(row.text);
 	return rc;
 }
 
@@ -2576,7 +2523,7 @@ my_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
               struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
-	struct my_buf b = {NULL, 0, 0, 0};
+	struct rs_strbuf b = {NULL, 0, 0, 0};
 
 	if (e == NULL)
 		return RS_EINTERNAL;
@@ -2593,13 +2540,13 @@ my_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
 			                    "bad scan request: no column %d in "
 			                    "table %s (a bug in the caller)",
 			                    columns[i], t->name);
-	my_buf_str(&b, "SELECT ");
+	strbuf_str(&b, "SELECT ");
 	for (int i = 0; i < n_columns; i++) {
 		if (i > 0)
-			my_buf_str(&b, ", ");
+			strbuf_str(&b, ", ");
 		my_buf_column(&b, &t->columns[columns[i]]);
 	}
-	my_buf_str(&b, " FROM ");
+	strbuf_str(&b, " FROM ");
 	my_buf_ident(&b, t->name);
 	if (my_push_stmt(e, &b, 0, 0) != 0 ||
 	    (e->table_name = strdup(t->name)) == NULL) {
@@ -2638,15 +2585,15 @@ my_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb, void *arg,
 		                    "in the caller)");
 	e->scan_vals = malloc((size_t)limit * (size_t)e->scan_cols *
 	                      sizeof(*e->scan_vals));
-	e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+	e->scan_text = (struct rs_strbuf){0};
 	if (e->scan_vals == NULL ||
 	    (e->scan_text_hint > 0 &&
-	     my_buf_reserve(&e->scan_text, e->scan_text_hint) != 0) ||
+	     strbuf_reserve(&e->scan_text, e->scan_text_hint) != 0) ||
 	    (e->table_name = strdup(e->scan_table->name)) == NULL) {
 		free(e->scan_vals);
 		e->scan_vals = NULL;
-		free(e->scan_text.data);
-		e->scan_text = (struct my_buf){NULL, 0, 0, 0};
+		free(e->scan_text.text);
+		e->scan_text = (struct rs_strbuf){0};
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
 	e->op = MY_OP_SCAN_NEXT;

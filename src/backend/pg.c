@@ -46,6 +46,7 @@
 #include <sys/socket.h>
 
 #include "backend/backend.h"
+#include "common/strbuf.h"
 
 #define PG_LOCK_TIMEOUT_MS 2000  /* how long a statement waits for a lock */
 #define PG_MAX_ADDRESSES   8     /* addresses of a host name handed to libpq */
@@ -156,66 +157,18 @@ struct pg_write {
 	struct rs_err failure; /* ROLLBACK: the failure to report */
 };
 
-/* A growable NUL-terminated string for building SQL. */
-struct pg_buf {
-	char *text;
-	size_t len, cap;
-	int failed; /* an append ran out of memory */
-};
-
 static void pg_on_poll(uv_poll_t *handle, int status, int events);
 static void pg_connect_step(struct pg_engine *pg);
 static void pg_query_io(struct pg_engine *pg, int events);
 
 /* ---- small helpers ---- */
 
-/* Append N bytes of TEXT to BUF.  Out of memory sets buf->failed, after
- * which appends do nothing: check it once at the end. */
-static void
-pg_buf_add(struct pg_buf *buf, const char *text, size_t n)
-{
-	if (buf->failed)
-		return;
-	if (buf->len + n + 1 > buf->cap) {
-		size_t cap = (buf->len + n + 1) * 2;
-		char *more = realloc(buf->text, cap);
-
-		if (more == NULL) {
-			buf->failed = 1;
-			return;
-		}
-		buf->text = more;
-		buf->cap = cap;
-	}
-	memcpy(buf->text + buf->len, text, n);
-	buf->len += n;
-	buf->text[buf->len] = '\0';
-}
-
-/* Append the string TEXT to BUF (see pg_buf_add for errors). */
-static void
-pg_buf_str(struct pg_buf *buf, const char *text)
-{
-	pg_buf_add(buf, text, strlen(text));
-}
-
 /* Append NAME as one quoted identifier: "…" with every '"' doubled, so
  * that any name, `a"b` or `t; drop table z`, stays one identifier. */
 static void
-pg_buf_ident(struct pg_buf *buf, const char *name)
+pg_buf_ident(struct rs_strbuf *buf, const char *name)
 {
-	pg_buf_add(buf, "\"", 1);
-	for (const char *p = name; *p != '\0'; p++) {
-		const char *quote = strchr(p, '"');
-		size_t n = quote != NULL ? (size_t)(quote - p) : strlen(p);
-
-		pg_buf_add(buf, p, n);
-		if (quote == NULL)
-			break;
-		pg_buf_add(buf, "\"\"", 2);
-		p = quote;
-	}
-	pg_buf_add(buf, "\"", 1);
+	strbuf_quoted(buf, name, '"');
 }
 
 /* Copy TEXT (libpq's multi-line messages) into OUT as one line: runs of
@@ -975,7 +928,7 @@ pg_host_to_resolve(const struct pg_engine *pg)
 static int
 pg_use_addresses(struct pg_engine *pg, const struct addrinfo *list)
 {
-	struct pg_buf hosts = {0}, addrs = {0};
+	struct rs_strbuf hosts = {0}, addrs = {0};
 	int n = 0, n_keywords = 0;
 
 	for (const struct addrinfo *a = list; a != NULL && n < PG_MAX_ADDRESSES;
@@ -996,11 +949,11 @@ pg_use_addresses(struct pg_engine *pg, const struct addrinfo *list)
 		if (inet_ntop(a->ai_family, where, text, sizeof(text)) == NULL)
 			continue;
 		if (n > 0) {
-			pg_buf_add(&hosts, ",", 1);
-			pg_buf_add(&addrs, ",", 1);
+			strbuf_add(&hosts, ",", 1);
+			strbuf_add(&addrs, ",", 1);
 		}
-		pg_buf_str(&hosts, pg->resolve_host);
-		pg_buf_str(&addrs, text);
+		strbuf_str(&hosts, pg->resolve_host);
+		strbuf_str(&addrs, text);
 		n++;
 	}
 	if (n == 0 || hosts.failed || addrs.failed) {
@@ -1390,7 +1343,7 @@ pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 	const struct rs_table_def *t = request->table;
 	const struct rs_value *bound[2] = {request->after, request->upto};
 	static const char *const compare[2] = {") > (", ") <= ("};
-	struct pg_buf sql = {0}, keys = {0}, values = {0};
+	struct rs_strbuf sql = {0}, keys = {0}, values = {0};
 	const char **params = NULL;
 	char number[32];
 	size_t offset = 0;
@@ -1413,44 +1366,44 @@ pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 			                    request->columns[i], t->name);
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			pg_buf_str(&keys, ", ");
+			strbuf_str(&keys, ", ");
 		pg_buf_ident(&keys, t->columns[t->pk[i]].name);
 	}
-	pg_buf_str(&sql, "SELECT ");
-	pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
+	strbuf_str(&sql, "SELECT ");
+	strbuf_str(&sql, keys.text != NULL ? keys.text : "");
 	for (int i = 0; i < request->n_columns; i++) {
-		pg_buf_str(&sql, ", ");
+		strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, t->columns[request->columns[i]].name);
 	}
-	pg_buf_str(&sql, " FROM ");
+	strbuf_str(&sql, " FROM ");
 	pg_buf_ident(&sql, t->name);
 	for (int b = 0; b < 2; b++) {
 		if (bound[b] == NULL)
 			continue;
-		pg_buf_str(&sql, n_params == 0 ? " WHERE (" : " AND (");
-		pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
-		pg_buf_str(&sql, compare[b]);
+		strbuf_str(&sql, n_params == 0 ? " WHERE (" : " AND (");
+		strbuf_str(&sql, keys.text != NULL ? keys.text : "");
+		strbuf_str(&sql, compare[b]);
 		for (int i = 0; i < t->n_pk; i++) {
 			const struct rs_value *v = &bound[b][i];
 
 			snprintf(number, sizeof(number), "%s$%d",
 			         i > 0 ? ", " : "", n_params + i + 1);
-			pg_buf_str(&sql, number);
+			strbuf_str(&sql, number);
 			/* The values need not end in NUL; libpq wants text
 			 * params that do.  Copy them one after another, each
 			 * with its NUL; the pointers are taken once the
 			 * buffer stops moving. */
 			if (v->text != NULL)
-				pg_buf_add(&values, v->text, v->len);
-			pg_buf_add(&values, "", 1);
+				strbuf_add(&values, v->text, v->len);
+			strbuf_add(&values, "", 1);
 		}
-		pg_buf_str(&sql, ")");
+		strbuf_str(&sql, ")");
 		n_params += t->n_pk;
 	}
-	pg_buf_str(&sql, " ORDER BY ");
-	pg_buf_str(&sql, keys.text != NULL ? keys.text : "");
+	strbuf_str(&sql, " ORDER BY ");
+	strbuf_str(&sql, keys.text != NULL ? keys.text : "");
 	snprintf(number, sizeof(number), " LIMIT %d", request->limit);
-	pg_buf_str(&sql, number);
+	strbuf_str(&sql, number);
 	if (n_params > 0)
 		params = calloc((size_t)n_params, sizeof(*params));
 	if (sql.failed || keys.failed || values.failed ||
@@ -1489,7 +1442,7 @@ out:
  * "0044-03-15… BC" and "0000-…" "0001-… BC".  Returns 1 when done, 0
  * (nothing appended) for any other value. */
 static int
-pg_buf_bc(struct pg_buf *buf, const char *text, size_t len)
+pg_buf_bc(struct rs_strbuf *buf, const char *text, size_t len)
 {
 	size_t start = len > 0 && text[0] == '-' ? 1 : 0, i = start;
 	long long year = 0;
@@ -1501,9 +1454,9 @@ pg_buf_bc(struct pg_buf *buf, const char *text, size_t len)
 	    (start == 0 && year != 0))
 		return 0;
 	snprintf(digits, sizeof(digits), "%04lld", start == 1 ? year + 1 : 1);
-	pg_buf_str(buf, digits);
-	pg_buf_add(buf, text + i, len - i);
-	pg_buf_str(buf, " BC");
+	strbuf_str(buf, digits);
+	strbuf_add(buf, text + i, len - i);
+	strbuf_str(buf, " BC");
 	return 1;
 }
 
@@ -1514,12 +1467,12 @@ pg_buf_bc(struct pg_buf *buf, const char *text, size_t len)
  * t/f, "Infinity" and "NaN", ISO dates and times with or without 'Z',
  * "infinity", uuid, JSON. */
 static void
-pg_buf_input(struct pg_buf *buf, enum rs_col_kind kind, const char *text,
+pg_buf_input(struct rs_strbuf *buf, enum rs_col_kind kind, const char *text,
              size_t len)
 {
 	switch (kind) {
 	case RS_COL_BYTES:
-		pg_buf_add(buf, "\\x", 2);
+		strbuf_add(buf, "\\x", 2);
 		break;
 	case RS_COL_DATE:
 	case RS_COL_TIMESTAMP:
@@ -1530,33 +1483,33 @@ pg_buf_input(struct pg_buf *buf, enum rs_col_kind kind, const char *text,
 	default:
 		break;
 	}
-	pg_buf_add(buf, text, len);
+	strbuf_add(buf, text, len);
 }
 
 /* Append TEXT (LEN bytes) to BUF as a JSON string: '"', '\' and control
  * characters escaped, everything else as it is. */
 static void
-pg_buf_json(struct pg_buf *buf, const char *text, size_t len)
+pg_buf_json(struct rs_strbuf *buf, const char *text, size_t len)
 {
 	size_t run = 0;
 	char escape[8];
 
-	pg_buf_add(buf, "\"", 1);
+	strbuf_add(buf, "\"", 1);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		if (c != '"' && c != '\\' && c >= 0x20)
 			continue;
-		pg_buf_add(buf, text + run, i - run);
+		strbuf_add(buf, text + run, i - run);
 		if (c == '"' || c == '\\')
 			snprintf(escape, sizeof(escape), "\\%c", c);
 		else
 			snprintf(escape, sizeof(escape), "\\u%04x", c);
-		pg_buf_str(buf, escape);
+		strbuf_str(buf, escape);
 		run = i + 1;
 	}
-	pg_buf_add(buf, text + run, len - run);
-	pg_buf_add(buf, "\"", 1);
+	strbuf_add(buf, text + run, len - run);
+	strbuf_add(buf, "\"", 1);
 }
 
 /* Check a write request: TABLE with a valid primary key, ROWS of N_COLS
@@ -1649,45 +1602,45 @@ pg_in_key(const struct rs_table_def *t, int column)
 static char *
 pg_upsert_sql(const struct rs_table_def *t, int n_rows)
 {
-	struct pg_buf sql = {0};
+	struct rs_strbuf sql = {0};
 	char number[24];
 	int n = 0, n_set = 0;
 
-	pg_buf_str(&sql, "INSERT INTO ");
+	strbuf_str(&sql, "INSERT INTO ");
 	pg_buf_ident(&sql, t->name);
-	pg_buf_str(&sql, " AS \"target\" (");
+	strbuf_str(&sql, " AS \"target\" (");
 	for (int c = 0; c < t->n_columns; c++) {
 		if (c > 0)
-			pg_buf_str(&sql, ", ");
+			strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, t->columns[c].name);
 	}
-	pg_buf_str(&sql, ") OVERRIDING SYSTEM VALUE VALUES ");
+	strbuf_str(&sql, ") OVERRIDING SYSTEM VALUE VALUES ");
 	for (int r = 0; r < n_rows; r++) {
-		pg_buf_str(&sql, r > 0 ? ", (" : "(");
+		strbuf_str(&sql, r > 0 ? ", (" : "(");
 		for (int c = 0; c < t->n_columns; c++) {
 			snprintf(number, sizeof(number), "%s$%d",
 			         c > 0 ? ", " : "", ++n);
-			pg_buf_str(&sql, number);
+			strbuf_str(&sql, number);
 		}
-		pg_buf_str(&sql, ")");
+		strbuf_str(&sql, ")");
 	}
-	pg_buf_str(&sql, " ON CONFLICT (");
+	strbuf_str(&sql, " ON CONFLICT (");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			pg_buf_str(&sql, ", ");
+			strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
 	}
-	pg_buf_str(&sql, ") DO ");
+	strbuf_str(&sql, ") DO ");
 	for (int c = 0; c < t->n_columns; c++) {
 		if (pg_in_key(t, c))
 			continue;
-		pg_buf_str(&sql, n_set++ > 0 ? ", " : "UPDATE SET ");
+		strbuf_str(&sql, n_set++ > 0 ? ", " : "UPDATE SET ");
 		pg_buf_ident(&sql, t->columns[c].name);
-		pg_buf_str(&sql, " = EXCLUDED.");
+		strbuf_str(&sql, " = EXCLUDED.");
 		pg_buf_ident(&sql, t->columns[c].name);
 	}
 	if (n_set == 0)
-		pg_buf_str(&sql, "NOTHING");
+		strbuf_str(&sql, "NOTHING");
 	if (sql.failed) {
 		free(sql.text);
 		return NULL;
@@ -1801,7 +1754,7 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 {
 	struct pg_engine *pg = backend->engine;
 	struct pg_write *w = NULL;
-	struct pg_buf text = {0};
+	struct rs_strbuf text = {0};
 	size_t n_values, offset = 0;
 	int n_stmts, remainder, rc = pg_check_ready(backend, err);
 
@@ -1826,7 +1779,7 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 		if (v->text == NULL)
 			continue;
 		pg_buf_input(&text, t->columns[column].kind, v->text, v->len);
-		pg_buf_add(&text, "", 1);
+		strbuf_add(&text, "", 1);
 	}
 	w = calloc(1, sizeof(*w));
 	if (w == NULL || text.failed ||
@@ -1897,7 +1850,7 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
                struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
-	struct pg_buf sql = {0}, json = {0}, input = {0};
+	struct rs_strbuf sql = {0}, json = {0}, input = {0};
 	const char *params[1];
 	int rc = pg_check_ready(backend, err);
 
@@ -1919,9 +1872,9 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 	}
 	if (keys->n_rows == 0)
 		return pg_write_nothing(pg, PG_OP_DELETE, cb, arg, err);
-	pg_buf_str(&json, "[");
+	strbuf_str(&json, "[");
 	for (int r = 0; r < keys->n_rows; r++) {
-		pg_buf_str(&json, r > 0 ? ",{" : "{");
+		strbuf_str(&json, r > 0 ? ",{" : "{");
 		for (int i = 0; i < t->n_pk; i++) {
 			const struct rs_column *column = &t->columns[t->pk[i]];
 			const struct rs_value *v =
@@ -1931,11 +1884,11 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 			if (rc != 0)
 				goto out;
 			if (i > 0)
-				pg_buf_str(&json, ",");
+				strbuf_str(&json, ",");
 			pg_buf_json(&json, column->name, strlen(column->name));
-			pg_buf_str(&json, ":");
+			strbuf_str(&json, ":");
 			if (v->text == NULL) {
-				pg_buf_str(&json, "null");
+				strbuf_str(&json, "null");
 				continue;
 			}
 			input.len = 0;
@@ -1943,34 +1896,34 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 			if (!input.failed)
 				pg_buf_json(&json, input.text, input.len);
 		}
-		pg_buf_str(&json, "}");
+		strbuf_str(&json, "}");
 	}
-	pg_buf_str(&json, "]");
-	pg_buf_str(&sql, "DELETE FROM ");
+	strbuf_str(&json, "]");
+	strbuf_str(&sql, "DELETE FROM ");
 	pg_buf_ident(&sql, t->name);
-	pg_buf_str(&sql, " WHERE (");
+	strbuf_str(&sql, " WHERE (");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			pg_buf_str(&sql, ", ");
+			strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
 	}
-	pg_buf_str(&sql, ") IN (SELECT ");
+	strbuf_str(&sql, ") IN (SELECT ");
 	for (int i = 0; i < t->n_pk; i++) {
-		pg_buf_str(&sql, i > 0 ? ", \"k\"." : "\"k\".");
+		strbuf_str(&sql, i > 0 ? ", \"k\"." : "\"k\".");
 		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
 	}
-	pg_buf_str(&sql, " FROM pg_catalog.json_to_recordset("
+	strbuf_str(&sql, " FROM pg_catalog.json_to_recordset("
 	                 "$1::pg_catalog.json) AS \"k\" (");
 	for (int i = 0; i < t->n_pk; i++) {
 		const struct rs_column *column = &t->columns[t->pk[i]];
 
 		if (i > 0)
-			pg_buf_str(&sql, ", ");
+			strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, column->name);
-		pg_buf_str(&sql, " ");
-		pg_buf_str(&sql, column->type);
+		strbuf_str(&sql, " ");
+		strbuf_str(&sql, column->type);
 	}
-	pg_buf_str(&sql, "))");
+	strbuf_str(&sql, "))");
 	if (sql.failed || json.failed || input.failed) {
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 		goto out;
@@ -2064,7 +2017,7 @@ pg_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
               struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
-	struct pg_buf sql = {0};
+	struct rs_strbuf sql = {0};
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -2082,14 +2035,14 @@ pg_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
 			                    "bad scan request: no column %d in "
 			                    "table %s (a bug in the caller)",
 			                    columns[i], t->name);
-	pg_buf_str(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+	strbuf_str(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
 	                 "DECLARE reshard_scan NO SCROLL CURSOR FOR SELECT ");
 	for (int i = 0; i < n_columns; i++) {
 		if (i > 0)
-			pg_buf_str(&sql, ", ");
+			strbuf_str(&sql, ", ");
 		pg_buf_ident(&sql, t->columns[columns[i]].name);
 	}
-	pg_buf_str(&sql, " FROM ");
+	strbuf_str(&sql, " FROM ");
 	pg_buf_ident(&sql, t->name);
 	if (sql.failed) {
 		free(sql.text);

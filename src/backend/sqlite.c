@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "common/strbuf.h"
 #include "common/text.h"
 
 enum sqlite_op {
@@ -99,80 +100,32 @@ sqlite_fail(struct rs_backend *backend, int code, const char *what)
 	return code;
 }
 
-/* A statement being built; FAILED once an allocation failed, so that a
- * chain of appends needs one check at the end. */
-struct sql_text {
-	char *buf;
-	size_t len, cap;
-	int failed;
-};
-
-static void
-sql_add(struct sql_text *q, const char *text)
-{
-	size_t n = strlen(text);
-
-	if (q->failed)
-		return;
-	if (q->len + n + 1 > q->cap) {
-		size_t cap = (q->len + n + 1) * 2;
-		char *b = realloc(q->buf, cap);
-
-		if (b == NULL) {
-			q->failed = 1;
-			return;
-		}
-		q->buf = b;
-		q->cap = cap;
-	}
-	memcpy(q->buf + q->len, text, n + 1);
-	q->len += n;
-}
-
 /* Append NAME as a quoted identifier: "a""b". */
 static void
-sql_ident(struct sql_text *q, const char *name)
+sql_ident(struct rs_strbuf *q, const char *name)
 {
-	char piece[2] = {0, 0};
-
-	sql_add(q, "\"");
-	for (const char *p = name; *p != '\0'; p++) {
-		piece[0] = *p;
-		sql_add(q, *p == '"' ? "\"\"" : piece);
-	}
-	sql_add(q, "\"");
+	strbuf_quoted(q, name, '"');
 }
 
 /* Append the quoted names of N columns of T (indexes COLS), with SEP
  * between them and PREFIX before each ("excluded."). */
 static void
-sql_columns(struct sql_text *q, const struct rs_table_def *t, const int *cols,
+sql_columns(struct rs_strbuf *q, const struct rs_table_def *t, const int *cols,
             int n, const char *sep)
 {
 	for (int i = 0; i < n; i++) {
 		if (i > 0)
-			sql_add(q, sep);
+			strbuf_str(q, sep);
 		sql_ident(q, t->columns[cols[i]].name);
 	}
 }
 
 /* Append N placeholders: "?, ?, ?". */
 static void
-sql_params(struct sql_text *q, int n)
+sql_params(struct rs_strbuf *q, int n)
 {
 	for (int i = 0; i < n; i++)
-		sql_add(q, i ? ", ?" : "?");
-}
-
-/* The statement, or NULL (and freed) when an allocation failed. */
-static char *
-sql_finish(struct sql_text *q)
-{
-	if (q->failed) {
-		free(q->buf);
-		return NULL;
-	}
-	return q->buf;
+		strbuf_str(q, i ? ", ?" : "?");
 }
 
 static void
@@ -285,12 +238,12 @@ sqlite_work_describe(struct rs_backend *backend)
 	{
 		/* An exact count: SQLite files are local and counting is a
 		 * scan of the smallest index. */
-		struct sql_text q = {0};
+		struct rs_strbuf q = {0};
 		char *sql;
 
-		sql_add(&q, "SELECT count(*) FROM ");
+		strbuf_str(&q, "SELECT count(*) FROM ");
 		sql_ident(&q, e->table_name);
-		if ((sql = sql_finish(&q)) == NULL)
+		if ((sql = strbuf_finish(&q)) == NULL)
 			goto nomem;
 		rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
 		free(sql);
@@ -318,36 +271,36 @@ static char *
 sqlite_read_sql(const struct rs_read_request *r)
 {
 	const struct rs_table_def *t = r->table;
-	struct sql_text q = {0};
+	struct rs_strbuf q = {0};
 	const char *where = " WHERE (";
 
-	sql_add(&q, "SELECT ");
+	strbuf_str(&q, "SELECT ");
 	sql_columns(&q, t, t->pk, t->n_pk, ", ");
 	if (r->n_columns > 0) {
-		sql_add(&q, ", ");
+		strbuf_str(&q, ", ");
 		sql_columns(&q, t, r->columns, r->n_columns, ", ");
 	}
-	sql_add(&q, " FROM ");
+	strbuf_str(&q, " FROM ");
 	sql_ident(&q, t->name);
 	if (r->after != NULL) {
-		sql_add(&q, where);
+		strbuf_str(&q, where);
 		sql_columns(&q, t, t->pk, t->n_pk, ", ");
-		sql_add(&q, ") > (");
+		strbuf_str(&q, ") > (");
 		sql_params(&q, t->n_pk);
-		sql_add(&q, ")");
+		strbuf_str(&q, ")");
 		where = " AND (";
 	}
 	if (r->upto != NULL) {
-		sql_add(&q, where);
+		strbuf_str(&q, where);
 		sql_columns(&q, t, t->pk, t->n_pk, ", ");
-		sql_add(&q, ") <= (");
+		strbuf_str(&q, ") <= (");
 		sql_params(&q, t->n_pk);
-		sql_add(&q, ")");
+		strbuf_str(&q, ")");
 	}
-	sql_add(&q, " ORDER BY ");
+	strbuf_str(&q, " ORDER BY ");
 	sql_columns(&q, t, t->pk, t->n_pk, ", ");
-	sql_add(&q, " LIMIT ?");
-	return sql_finish(&q);
+	strbuf_str(&q, " LIMIT ?");
+	return strbuf_finish(&q);
 }
 
 /* Bind a key value the way the column stores it, so that comparisons
@@ -618,22 +571,22 @@ sqlite_bind_canonical(struct rs_backend *backend, sqlite3_stmt *stmt, int index,
 static char *
 sqlite_upsert_sql(const struct rs_table_def *t)
 {
-	struct sql_text q = {0};
+	struct rs_strbuf q = {0};
 	int first = 1;
 
-	sql_add(&q, "INSERT INTO ");
+	strbuf_str(&q, "INSERT INTO ");
 	sql_ident(&q, t->name);
-	sql_add(&q, " (");
+	strbuf_str(&q, " (");
 	for (int i = 0; i < t->n_columns; i++) {
 		if (i > 0)
-			sql_add(&q, ", ");
+			strbuf_str(&q, ", ");
 		sql_ident(&q, t->columns[i].name);
 	}
-	sql_add(&q, ") VALUES (");
+	strbuf_str(&q, ") VALUES (");
 	sql_params(&q, t->n_columns);
-	sql_add(&q, ") ON CONFLICT (");
+	strbuf_str(&q, ") ON CONFLICT (");
 	sql_columns(&q, t, t->pk, t->n_pk, ", ");
-	sql_add(&q, ") DO ");
+	strbuf_str(&q, ") DO ");
 	for (int i = 0; i < t->n_columns; i++) {
 		int in_key = 0;
 
@@ -641,31 +594,31 @@ sqlite_upsert_sql(const struct rs_table_def *t)
 			in_key |= t->pk[k] == i;
 		if (in_key)
 			continue;
-		sql_add(&q, first ? "UPDATE SET " : ", ");
+		strbuf_str(&q, first ? "UPDATE SET " : ", ");
 		sql_ident(&q, t->columns[i].name);
-		sql_add(&q, " = excluded.");
+		strbuf_str(&q, " = excluded.");
 		sql_ident(&q, t->columns[i].name);
 		first = 0;
 	}
 	if (first)
-		sql_add(&q, "NOTHING");
-	return sql_finish(&q);
+		strbuf_str(&q, "NOTHING");
+	return strbuf_finish(&q);
 }
 
 /* DELETE FROM t WHERE (pk…) = (?…) */
 static char *
 sqlite_delete_sql(const struct rs_table_def *t)
 {
-	struct sql_text q = {0};
+	struct rs_strbuf q = {0};
 
-	sql_add(&q, "DELETE FROM ");
+	strbuf_str(&q, "DELETE FROM ");
 	sql_ident(&q, t->name);
-	sql_add(&q, " WHERE (");
+	strbuf_str(&q, " WHERE (");
 	sql_columns(&q, t, t->pk, t->n_pk, ", ");
-	sql_add(&q, ") = (");
+	strbuf_str(&q, ") = (");
 	sql_params(&q, t->n_pk);
-	sql_add(&q, ")");
-	return sql_finish(&q);
+	strbuf_str(&q, ")");
+	return strbuf_finish(&q);
 }
 
 /* Upsert or delete a batch in one transaction. */
@@ -746,13 +699,13 @@ static void
 sqlite_work_count(struct rs_backend *backend)
 {
 	struct sqlite_engine *e = sqlite_engine(backend);
-	struct sql_text q = {0};
+	struct rs_strbuf q = {0};
 	sqlite3_stmt *stmt = NULL;
 	char *sql;
 
-	sql_add(&q, "SELECT count(*) FROM ");
+	strbuf_str(&q, "SELECT count(*) FROM ");
 	sql_ident(&q, e->table_name);
-	if ((sql = sql_finish(&q)) == NULL) {
+	if ((sql = strbuf_finish(&q)) == NULL) {
 		e->status = backend_fail(backend, &e->err, RS_ENOMEM,
 		                         "out of memory");
 		return;

@@ -10,48 +10,25 @@
 #include <string.h>
 
 #include "backend/url.h"
+#include "common/strbuf.h"
 
-struct text {
-	char *buf;
-	size_t len, cap;
-	int failed;
-};
-
-static void text_line(struct text *t, const char *fmt, ...)
+/* Append one line: a printf-style text and a newline. */
+static void text_line(struct rs_strbuf *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void
-text_line(struct text *t, const char *fmt, ...)
+text_line(struct rs_strbuf *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (t->failed)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vprintf(t, fmt, ap);
 	va_end(ap);
-	if (t->len + (size_t)n + 2 > t->cap) {
-		size_t cap = (t->len + (size_t)n + 2) * 2;
-		char *b = realloc(t->buf, cap);
-
-		if (b == NULL) {
-			t->failed = 1;
-			return;
-		}
-		t->buf = b;
-		t->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	t->len += (size_t)n;
-	t->buf[t->len++] = '\n';
-	t->buf[t->len] = '\0';
+	strbuf_add(t, "\n", 1);
 }
 
 static void
-text_map(struct text *t, const char *which, const struct rs_plan *plan,
+text_map(struct rs_strbuf *t, const char *which, const struct rs_plan *plan,
          const struct rs_map_def *def)
 {
 	text_line(t, "%s.map = %s", which, map_kind_name(def->kind));
@@ -76,7 +53,7 @@ text_map(struct text *t, const char *which, const struct rs_plan *plan,
 char *
 engine_plan_text(const struct rs_plan *plan)
 {
-	struct text t = {0};
+	struct rs_strbuf t = {0};
 
 	text_line(&t, "version = %d", plan->version);
 	text_line(&t, "name = %s", plan->name);
@@ -98,11 +75,7 @@ engine_plan_text(const struct rs_plan *plan)
 	text_map(&t, "from", plan, &plan->from_def);
 	text_map(&t, "to", plan, &plan->to_def);
 	text_line(&t, "publish.file = %s", plan->publish_file);
-	if (t.failed) {
-		free(t.buf);
-		return NULL;
-	}
-	return t.buf;
+	return strbuf_finish(&t);
 }
 
 void
