@@ -2186,8 +2186,7 @@ my_push_stmt(struct my_engine *e, struct rs_strbuf *s, int first_row,
              int n_rows)
 {
 	if (s->failed) {
-		free(s->text);
-		*s = (struct rs_strbuf){0};
+		strbuf_clear(s);
 		return -1;
 	}
 	if (e->n_stmts == e->cap_stmts) {
@@ -2196,8 +2195,7 @@ my_push_stmt(struct my_engine *e, struct rs_strbuf *s, int first_row,
 			realloc(e->stmts, (size_t)cap * sizeof(*more));
 
 		if (more == NULL) {
-			free(s->text);
-			*s = (struct rs_strbuf){0};
+			strbuf_clear(s);
 			return -1;
 		}
 		e->stmts = more;
@@ -2207,6 +2205,62 @@ my_push_stmt(struct my_engine *e, struct rs_strbuf *s, int first_row,
 		(struct my_stmt){s->text, s->len, first_row, n_rows};
 	*s = (struct rs_strbuf){0};
 	return 0;
+}
+
+/* Rows packed into multi-row statements (an upsert's VALUES, a delete's IN
+ * list): each statement is HEAD, rows separated by ", ", then CLOSE, and
+ * is queued with my_push_stmt once one more row would take it past
+ * MY_STMT_BYTES or MAX_ROWS rows.  FAILED is sticky, as in a strbuf. */
+struct my_pack {
+	struct my_engine *e;
+	struct rs_strbuf head;  /* opens a statement */
+	struct rs_strbuf close; /* ends one */
+	int max_rows;
+	struct rs_strbuf stmt; /* the statement being packed */
+	int first;             /* its first row */
+	int failed;            /* out of memory */
+};
+
+/* Add ROW, the text of row R. */
+static void
+my_pack_row(struct my_pack *p, const struct rs_strbuf *row, int r)
+{
+	p->failed |= p->head.failed || p->close.failed || row->failed;
+	if (p->failed)
+		return;
+	if (p->stmt.len > 0 &&
+	    (r - p->first >= p->max_rows ||
+	     p->stmt.len + 2 + row->len + p->close.len > MY_STMT_BYTES)) {
+		strbuf_add(&p->stmt, p->close.text, p->close.len);
+		if (my_push_stmt(p->e, &p->stmt, p->first, r - p->first) != 0)
+			p->failed = 1;
+	}
+	if (p->stmt.len == 0) {
+		p->first = r;
+		strbuf_add(&p->stmt, p->head.text, p->head.len);
+	} else {
+		strbuf_add(&p->stmt, ", ", 2);
+	}
+	strbuf_add(&p->stmt, row->text, row->len);
+	p->failed |= p->stmt.failed;
+}
+
+/* Queue the last statement (N_ROWS rows in all) unless QUEUE is 0, and
+ * free P's buffers.  Returns 0, or -1 when out of memory. */
+static int
+my_pack_finish(struct my_pack *p, int n_rows, int queue)
+{
+	p->failed |= p->head.failed || p->close.failed;
+	if (queue && !p->failed && p->stmt.len > 0) {
+		strbuf_add(&p->stmt, p->close.text, p->close.len);
+		if (my_push_stmt(p->e, &p->stmt, p->first, n_rows - p->first) !=
+		    0)
+			p->failed = 1;
+	}
+	strbuf_clear(&p->head);
+	strbuf_clear(&p->close);
+	strbuf_clear(&p->stmt);
+	return p->failed ? -1 : 0;
 }
 
 /* Check that ROWS has N_COLS values a row.  Returns 0 or RS_EINTERNAL. */
@@ -2243,44 +2297,40 @@ static int
 my_upsert_sql(struct my_engine *e, const struct rs_table_def *t,
               const struct rs_rows *rows, struct rs_err *err)
 {
-	struct rs_strbuf head = {NULL, 0, 0, 0};
-	struct rs_strbuf tail = {NULL, 0, 0, 0};
-	struct rs_strbuf stmt = {NULL, 0, 0, 0};
-	struct rs_strbuf row = {NULL, 0, 0, 0};
-	int first = 0;
+	struct my_pack pack = {.e = e, .max_rows = INT_MAX};
+	struct rs_strbuf *head = &pack.head, *tail = &pack.close;
+	struct rs_strbuf row = {0};
 	int n_updated = 0;
-	int oom = 0;
 	int rc = 0;
 
-	strbuf_str(&head, "INSERT INTO ");
-	my_buf_ident(&head, t->name);
-	strbuf_str(&head, " (");
-	strbuf_str(&tail, " ON DUPLICATE KEY UPDATE ");
+	strbuf_str(head, "INSERT INTO ");
+	my_buf_ident(head, t->name);
+	strbuf_str(head, " (");
+	strbuf_str(tail, " ON DUPLICATE KEY UPDATE ");
 	for (int i = 0; i < t->n_columns; i++) {
 		int in_key = 0;
 
 		if (i > 0)
-			strbuf_str(&head, ", ");
-		my_buf_ident(&head, t->columns[i].name);
+			strbuf_str(head, ", ");
+		my_buf_ident(head, t->columns[i].name);
 		for (int k = 0; k < t->n_pk; k++)
 			in_key |= t->pk[k] == i;
 		if (in_key)
 			continue;
 		if (n_updated++ > 0)
-			strbuf_str(&tail, ", ");
-		my_buf_ident(&tail, t->columns[i].name);
-		strbuf_str(&tail, " = VALUES(");
-		my_buf_ident(&tail, t->columns[i].name);
-		strbuf_str(&tail, ")");
+			strbuf_str(tail, ", ");
+		my_buf_ident(tail, t->columns[i].name);
+		strbuf_str(tail, " = VALUES(");
+		my_buf_ident(tail, t->columns[i].name);
+		strbuf_str(tail, ")");
 	}
 	if (n_updated == 0) {
-		my_buf_ident(&tail, t->columns[t->pk[0]].name);
-		strbuf_str(&tail, " = ");
-		my_buf_ident(&tail, t->columns[t->pk[0]].name);
+		my_buf_ident(tail, t->columns[t->pk[0]].name);
+		strbuf_str(tail, " = ");
+		my_buf_ident(tail, t->columns[t->pk[0]].name);
 	}
-	strbuf_str(&head, ") VALUES ");
-	oom = head.failed || tail.failed;
-	for (int r = 0; r < rows->n_rows && rc == 0 && !oom; r++) {
+	strbuf_str(head, ") VALUES ");
+	for (int r = 0; r < rows->n_rows && rc == 0 && !pack.failed; r++) {
 		const struct rs_value *v =
 			&rows->values[(size_t)r * (size_t)rows->n_cols];
 
@@ -2305,33 +2355,11 @@ my_upsert_sql(struct my_engine *e, const struct rs_table_def *t,
 		if (rc != 0)
 			break;
 		strbuf_add(&row, ")", 1);
-		if (stmt.len > 0 &&
-		    stmt.len + 2 + row.len + tail.len > MY_STMT_BYTES) {
-			strbuf_add(&stmt, tail.text, tail.len);
-			if (my_push_stmt(e, &stmt, first, r - first) != 0)
-				oom = 1;
-		}
-		if (stmt.len == 0) {
-			first = r;
-			strbuf_add(&stmt, head.text, head.len);
-		} else {
-			strbuf_add(&stmt, ", ", 2);
-		}
-		strbuf_add(&stmt, row.text, row.len);
-		if (stmt.failed || row.failed)
-			oom = 1;
+		my_pack_row(&pack, &row, r);
 	}
-	if (rc == 0 && !oom && stmt.len > 0) {
-		strbuf_add(&stmt, tail.text, tail.len);
-		if (my_push_stmt(e, &stmt, first, rows->n_rows - first) != 0)
-			oom = 1;
-	}
-	if (rc == 0 && oom)
+	strbuf_clear(&row);
+	if (my_pack_finish(&pack, rows->n_rows, rc == 0) != 0 && rc == 0)
 		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	free(head.text);
-	free(tail.text);
-	free(stmt.text);
-	free(row.text);
 	return rc;
 }
 
@@ -2346,24 +2374,22 @@ static int
 my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
               const struct rs_rows *keys, struct rs_err *err)
 {
-	struct rs_strbuf head = {NULL, 0, 0, 0};
-	struct rs_strbuf stmt = {NULL, 0, 0, 0};
-	struct rs_strbuf row = {NULL, 0, 0, 0};
-	int first = 0;
-	int oom = 0;
+	struct my_pack pack = {.e = e, .max_rows = MY_DELETE_KEYS};
+	struct rs_strbuf *head = &pack.head;
+	struct rs_strbuf row = {0};
 	int rc = 0;
 
-	strbuf_str(&head, "DELETE FROM ");
-	my_buf_ident(&head, t->name);
-	strbuf_str(&head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
+	strbuf_str(head, "DELETE FROM ");
+	my_buf_ident(head, t->name);
+	strbuf_str(head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
 	for (int k = 0; k < t->n_pk; k++) {
 		if (k > 0)
-			strbuf_str(&head, ", ");
-		my_buf_ident(&head, t->columns[t->pk[k]].name);
+			strbuf_str(head, ", ");
+		my_buf_ident(head, t->columns[t->pk[k]].name);
 	}
-	strbuf_str(&head, t->n_pk > 1 ? ") IN (" : " IN (");
-	oom = head.failed;
-	for (int r = 0; r < keys->n_rows && rc == 0 && !oom; r++) {
+	strbuf_str(head, t->n_pk > 1 ? ") IN (" : " IN (");
+	strbuf_str(&pack.close, ")");
+	for (int r = 0; r < keys->n_rows && rc == 0 && !pack.failed; r++) {
 		const struct rs_value *v =
 			&keys->values[(size_t)r * (size_t)keys->n_cols];
 
@@ -2401,33 +2427,11 @@ my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
 			break;
 		if (t->n_pk > 1)
 			strbuf_add(&row, ")", 1);
-		if (stmt.len > 0 &&
-		    (r - first >= MY_DELETE_KEYS ||
-		     stmt.len + 2 + row.len + 1 > MY_STMT_BYTES)) {
-			strbuf_add(&stmt, ")", 1);
-			if (my_push_stmt(e, &stmt, first, r - first) != 0)
-				oom = 1;
-		}
-		if (stmt.len == 0) {
-			first = r;
-			strbuf_add(&stmt, head.text, head.len);
-		} else {
-			strbuf_add(&stmt, ", ", 2);
-		}
-		strbuf_add(&stmt, row.text, row.len);
-		if (stmt.failed || row.failed)
-			oom = 1;
+		my_pack_row(&pack, &row, r);
 	}
-	if (rc == 0 && !oom && stmt.len > 0) {
-		strbuf_add(&stmt, ")", 1);
-		if (my_push_stmt(e, &stmt, first, keys->n_rows - first) != 0)
-			oom = 1;
-	}
-	if (rc == 0 && oom)
+	strbuf_clear(&row);
+	if (my_pack_finish(&pack, keys->n_rows, rc == 0) != 0 && rc == 0)
 		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	free(head.text);
-	free(stmt.text);
-	free(row.text);
 	return rc;
 }
 
