@@ -216,10 +216,10 @@ dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
 			: ": it is not valid UTF-8");
 }
 
-/* Copy LEN (at most PIECE) bytes of KEY to DST, reading no byte past the
- * key: two overlapping fixed-size copies, which the compiler turns into a
- * few loads and stores instead of a call to memcpy.  LEN is at most PIECE;
- * exactly LEN bytes are written. */
+/* Copy the LEN bytes of KEY (LEN at most PIECE) to DST, reading no byte
+ * past the key and writing exactly LEN: two overlapping fixed-size copies,
+ * which the compiler turns into a few loads and stores instead of a call
+ * to memcpy. */
 static inline void
 copy_short(char *dst, const char *key, size_t len)
 {

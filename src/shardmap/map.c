@@ -457,7 +457,6 @@ map_new_pairs(const struct rs_map *from, const struct rs_map *to,
 	int nf = map_n_pieces(from), nt = map_n_pieces(to), i = 0, j = 0;
 	struct rs_map_def def = {.kind = RS_MAP_RANGES};
 	struct rs_map *pairs;
-
 	uint64_t last_f, last_t;
 	struct rs_owner ignored;
 
