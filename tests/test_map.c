@@ -220,6 +220,82 @@ test_ring_wraps_and_matches_linear_search(void **state)
 	map_free(map);
 }
 
+/* map_owner against a plain walk over the map's pieces (the first piece
+ * whose end is ≥ the point), at every end, one below and one above, and at
+ * random points both over the whole space and below 2^SMALL_BITS, where
+ * small ends crowd. */
+static void
+expect_owner_matches_pieces(const struct rs_map *map, int small_bits)
+{
+	int n = map_n_pieces(map);
+	uint64_t s = 4242;
+
+	for (int k = 0; k < 3 * n + 40000; k++) {
+		uint64_t p, end;
+		struct rs_owner want = {-1, 0}, piece;
+
+		if (k < 3 * n) {
+			map_piece(map, k / 3, &end, &piece);
+			p = end + (uint64_t)(int64_t)(k % 3 - 1);
+		} else {
+			p = next_point(&s);
+			if (k % 2 == 0)
+				p >>= 64 - small_bits;
+		}
+		for (int i = 0; i < n; i++) {
+			map_piece(map, i, &end, &piece);
+			if (end >= p) {
+				want = piece;
+				break;
+			}
+		}
+		assert_int_equal(map_owner(map, p).shard, want.shard);
+	}
+}
+
+/* Rings and range tables whose ends crowd a few buckets: a java-hashed ring
+ * ("db0#10" … "db0#19" within a few hundred), identity ranges at small
+ * values and in a tight cluster; and the sha256 ring for comparison. */
+static void
+test_crowded_ends_match_linear_search(void **state)
+{
+	int nodes[] = {0, 1, 2, 3, 4};
+	struct rs_map_def ring = {.kind = RS_MAP_RING,
+	                          .nodes = nodes,
+	                          .n_nodes = 5,
+	                          .vnodes = 100};
+	struct rs_map_range ranges[64];
+	struct rs_map_def table = {.kind = RS_MAP_RANGES, .ranges = ranges};
+	struct rs_map *map;
+
+	(void)state;
+	map = compile(&ring, RS_HASH_JAVA, names);
+	expect_owner_matches_pieces(map, 32);
+	map_free(map);
+	map = compile(&ring, RS_HASH_SHA256_64, names);
+	expect_owner_matches_pieces(map, 64);
+	map_free(map);
+	/* 63 ends 1000 apart, up to 63,000, then "max". */
+	for (int i = 0; i < 63; i++)
+		ranges[i] =
+			(struct rs_map_range){(uint64_t)(i + 1) * 1000, i % 5};
+	ranges[63] = (struct rs_map_range){UINT64_MAX, 4};
+	table.n_ranges = 64;
+	map = compile(&table, RS_HASH_IDENTITY, names);
+	expect_owner_matches_pieces(map, 16);
+	map_free(map);
+	/* 40 ends within 40 of each other, far apart from one more. */
+	for (int i = 0; i < 40; i++)
+		ranges[i] = (struct rs_map_range){
+			UINT64_C(5000000) + (uint64_t)i, i % 3};
+	ranges[40] = (struct rs_map_range){UINT64_C(1) << 40, 3};
+	ranges[41] = (struct rs_map_range){UINT64_MAX, 4};
+	table.n_ranges = 42;
+	map = compile(&table, RS_HASH_IDENTITY, names);
+	expect_owner_matches_pieces(map, 23);
+	map_free(map);
+}
+
 /* The pair map against the two maps it merges, at every end of either map,
  * one below and one above, at 0 and UINT64_MAX, and at random points. */
 static void
@@ -489,6 +565,7 @@ main(void)
 		cmocka_unit_test(test_slots_doubling_property),
 		cmocka_unit_test(test_ranges_exact_boundaries),
 		cmocka_unit_test(test_ring_wraps_and_matches_linear_search),
+		cmocka_unit_test(test_crowded_ends_match_linear_search),
 		cmocka_unit_test(test_pairs_merge_interval_maps),
 		cmocka_unit_test(test_ring_equal_positions_ordered_by_name),
 		cmocka_unit_test(test_ring_needs_text_hash),

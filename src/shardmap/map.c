@@ -4,13 +4,21 @@
  * Ring and ranges are both "interval maps": a sorted array of inclusive
  * upper ends, a point belonging to the first end ≥ it (a ring wraps past its
  * last point to the first; a range table ends with "max" so it never does).
- * Both share one lookup: the top bits of the point select a bucket that
- * stores the first end in that bucket, and a short forward scan finishes.
+ * Both share one lookup: the top bits of the point within the span of the
+ * ends select a bucket that stores the first end in that bucket, and a
+ * short forward scan finishes.  The span is what the ends need, not all 64
+ * bits: a java hash puts every point below 2^32 and identity ranges may
+ * end at a few million, and indexing those by the top bits of 64 would put
+ * every end in bucket 0 and make each lookup a linear scan.
  * The index has enough buckets that no bucket holds more than a few ends
  * (max_scan), and the scan always takes exactly max_scan branch-free steps
  * over ends padded with a UINT64_MAX sentinel, whose owner is the first
- * point's (a ring wraps there).  A lookup is a couple of cache hits and no
- * unpredictable branch, instead of a cold binary search through the ring.
+ * point's (a ring wraps there).  Ends that cluster (a java-hashed ring puts
+ * "s0#10" … "s0#19" within a few hundred of each other) can crowd a bucket
+ * whatever its width; past MAP_MAX_SCAN ends in one bucket, the bucket is
+ * binary-searched without branches instead.  A lookup is a couple of cache hits
+ * and no unpredictable branch, instead of a cold binary search through the
+ * ring.
  *
  * Modulo and slots are "periodic maps": the owner depends on point mod M.
  */
@@ -20,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAP_MAX_SCAN 4 /* most ends a lookup scans one by one */
+
 struct rs_map {
 	struct rs_map_def def; /* own copy */
 	/* Interval maps (ring, ranges). */
@@ -27,9 +37,13 @@ struct rs_map {
 	int *end_shards; /* owner of the interval ending at ends[i]; both
 	                    arrays have n_ends + 1 entries (the sentinel) */
 	int n_ends;
-	uint32_t *bucket_first; /* first i with ends[i] >= bucket start */
-	int bucket_shift;       /* 64 - log2(number of buckets) */
-	int max_scan;           /* most ends in one bucket */
+	uint32_t *bucket_first; /* first i with ends[i] >= bucket start, for
+	                           bucket_last + 2 buckets (the last: n_ends) */
+	int bucket_shift;       /* point >> bucket_shift is its bucket... */
+	uint32_t bucket_last;   /* ...up to this one, which also takes every
+	                           point past the indexed span */
+	int max_scan;           /* most ends in one bucket: scanned when at most
+	                           MAP_MAX_SCAN, else binary-searched */
 };
 
 static const char *const map_kind_names[] = {
@@ -117,15 +131,25 @@ ring_point_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The most ends that fall into one bucket of 2^BITS buckets. */
+/* The bucket of POINT: its bits above SHIFT, past LAST all in LAST. */
+static inline uint32_t
+map_bucket_of(uint64_t point, int shift, uint32_t last)
+{
+	uint64_t b = point >> shift;
+
+	return b < last ? (uint32_t)b : last;
+}
+
+/* The most ends that fall into one bucket of buckets 0..LAST (see
+ * map_bucket_of). */
 static int
-map_bucket_occupancy(const struct rs_map *map, int bits)
+map_bucket_occupancy(const struct rs_map *map, int shift, uint32_t last)
 {
 	int most = 0, run = 0;
 	uint64_t bucket = UINT64_MAX;
 
 	for (int i = 0; i < map->n_ends; i++) {
-		uint64_t b = map->ends[i] >> (64 - bits);
+		uint32_t b = map_bucket_of(map->ends[i], shift, last);
 
 		run = b == bucket ? run + 1 : 1;
 		bucket = b;
@@ -135,32 +159,51 @@ map_bucket_occupancy(const struct rs_map *map, int bits)
 	return most;
 }
 
-/* Add the sentinel and build the bucket index over map->ends: as many
- * buckets as keep every bucket to at most 2 ends, within 2^20 buckets.
+/* Add the sentinel and build the bucket index over map->ends: 2^BITS
+ * buckets over [0, 2^SPAN), SPAN the bits of the largest end below
+ * UINT64_MAX, as many as keep every bucket to at most 2 ends, but no more
+ * than 64 a end (ends that crowd together would otherwise take 2^20
+ * buckets, 4 MB that miss the cache, and still crowd) and 2^20 in all.
  * Returns 0 or RS_ENOMEM. */
 static int
 map_index_ends(struct rs_map *map)
 {
-	int bits = 8;
+	uint64_t top = 0;
+	int bits = 8, span = 1, most_bits = 8;
+	uint32_t last;
 
 	map->ends[map->n_ends] = UINT64_MAX;
 	map->end_shards[map->n_ends] = map->end_shards[0];
-	while (bits < 20 && ((1 << bits) < 4 * map->n_ends ||
-	                     map_bucket_occupancy(map, bits) > 2))
+	for (int i = map->n_ends - 1; i >= 0 && top == 0; i--)
+		if (map->ends[i] != UINT64_MAX)
+			top = map->ends[i];
+	while (span < 64 && top >> span != 0)
+		span++;
+	while (most_bits < 20 && (1 << most_bits) < 64 * map->n_ends)
+		most_bits++;
+	for (;;) {
+		map->bucket_shift = span > bits ? span - bits : 0;
+		last = (uint32_t)((UINT64_C(1) << bits) - 1);
+		if (bits >= most_bits ||
+		    ((1 << bits) >= 4 * map->n_ends &&
+		     map_bucket_occupancy(map, map->bucket_shift, last) <= 2))
+			break;
 		bits++;
-	map->max_scan = map_bucket_occupancy(map, bits);
-	map->bucket_shift = 64 - bits;
-	map->bucket_first = malloc(sizeof(uint32_t) << bits);
+	}
+	map->bucket_last = last;
+	map->max_scan = map_bucket_occupancy(map, map->bucket_shift, last);
+	map->bucket_first = malloc(sizeof(uint32_t) * ((size_t)last + 2));
 	if (map->bucket_first == NULL)
 		return RS_ENOMEM;
 	uint32_t i = 0;
-	for (uint64_t b = 0; b < (1ULL << bits); b++) {
+	for (uint64_t b = 0; b <= last; b++) {
 		uint64_t start = b << map->bucket_shift;
 
 		while (i < (uint32_t)map->n_ends && map->ends[i] < start)
 			i++;
 		map->bucket_first[b] = i;
 	}
+	map->bucket_first[last + 1] = (uint32_t)map->n_ends;
 	return 0;
 }
 
@@ -277,14 +320,31 @@ map_def(const struct rs_map *map)
 }
 
 /* The owner of the interval holding POINT: the first end ≥ POINT, or the
- * sentinel (the first point's owner) past the last end. */
+ * sentinel (the first point's owner) past the last end.  The answer lies in
+ * POINT's bucket or is the first end after it (bucket_first of the next
+ * bucket, or the sentinel), which is ≥ POINT. */
 static inline int
 map_interval_shard(const struct rs_map *map, uint64_t point)
 {
-	uint32_t i = map->bucket_first[point >> map->bucket_shift];
+	uint32_t b = map_bucket_of(point, map->bucket_shift, map->bucket_last);
+	uint32_t i = map->bucket_first[b];
 
-	for (int k = 0; k < map->max_scan; k++)
-		i += map->ends[i] < point;
+	if (map->max_scan <= MAP_MAX_SCAN) {
+		for (int k = 0; k < map->max_scan; k++)
+			i += map->ends[i] < point;
+		return map->end_shards[i];
+	}
+	/* Lower bound in ends[i .. next], whose last element is ≥ POINT. */
+	const uint64_t *base = map->ends + i;
+	uint32_t n = map->bucket_first[b + 1] - i + 1;
+
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		base = base[half] < point ? base + half : base;
+		n -= half;
+	}
+	i = (uint32_t)(base - map->ends) + (*base < point);
 	return map->end_shards[i];
 }
 
