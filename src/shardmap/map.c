@@ -179,13 +179,15 @@ map_index_ends(struct rs_map *map)
 			top = map->ends[i];
 	while (span < 64 && top >> span != 0)
 		span++;
-	while (most_bits < 20 && (1 << most_bits) < 64 * map->n_ends)
+	while (most_bits < 20 && (UINT64_C(1) << most_bits) <
+	                                 UINT64_C(64) * (uint64_t)map->n_ends)
 		most_bits++;
 	for (;;) {
 		map->bucket_shift = span > bits ? span - bits : 0;
 		last = (uint32_t)((UINT64_C(1) << bits) - 1);
 		if (bits >= most_bits ||
-		    ((1 << bits) >= 4 * map->n_ends &&
+		    ((UINT64_C(1) << bits) >=
+		             UINT64_C(4) * (uint64_t)map->n_ends &&
 		     map_bucket_occupancy(map, map->bucket_shift, last) <= 2))
 			break;
 		bits++;
