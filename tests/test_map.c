@@ -296,132 +296,6 @@ test_crowded_ends_match_linear_search(void **state)
 	map_free(map);
 }
 
-/* The pair map against the two maps it merges, at every end of either map,
- * one below and one above, at 0 and UINT64_MAX, and at random points. */
-static void
-expect_pairs_agree(const struct rs_map *from, const struct rs_map *to)
-{
-	struct rs_err err = {0};
-	struct rs_map *pairs = map_new_pairs(from, to, &err);
-	const struct rs_map *maps[2] = {from, to};
-	uint64_t s = 99;
-
-	assert_non_null(pairs);
-	assert_int_equal(err.code, 0);
-	for (int m = 0; m < 2; m++) {
-		for (int i = 0; i < map_n_pieces(maps[m]) + 1; i++) {
-			uint64_t end = 0;
-			struct rs_owner ignored;
-
-			if (i < map_n_pieces(maps[m]))
-				map_piece(maps[m], i, &end, &ignored);
-			for (int d = -1; d <= 1; d++) {
-				uint64_t p = end + (uint64_t)(int64_t)d;
-				int pair = map_owner(pairs, p).shard;
-
-				assert_int_equal(MAP_PAIR_FROM(pair),
-				                 map_owner(from, p).shard);
-				assert_int_equal(MAP_PAIR_TO(pair),
-				                 map_owner(to, p).shard);
-			}
-		}
-	}
-	for (int i = 0; i < 200000; i++) {
-		uint64_t p = next_point(&s);
-		struct rs_owner got[1];
-
-		map_owner_batch(pairs, &p, 1, got);
-		assert_int_equal(MAP_PAIR_FROM(got[0].shard),
-		                 map_owner(from, p).shard);
-		assert_int_equal(MAP_PAIR_TO(got[0].shard),
-		                 map_owner(to, p).shard);
-	}
-	map_free(pairs);
-}
-
-static void
-test_pairs_merge_interval_maps(void **state)
-{
-	int four[] = {0, 1, 2, 3}, five[] = {0, 1, 2, 3, 4};
-	struct rs_map_def ring4 = {.kind = RS_MAP_RING,
-	                           .nodes = four,
-	                           .n_nodes = 4,
-	                           .vnodes = 100};
-	struct rs_map_def ring5 = {.kind = RS_MAP_RING,
-	                           .nodes = five,
-	                           .n_nodes = 5,
-	                           .vnodes = 100};
-	struct rs_map_range r2[] = {{UINT64_C(0x7fffffffffffffff), 0},
-	                            {UINT64_MAX, 1}};
-	struct rs_map_range r3[] = {{UINT64_C(0x3fffffffffffffff), 0},
-	                            {UINT64_C(0x7fffffffffffffff), 2},
-	                            {UINT64_MAX, 1}};
-	struct rs_map_def ranges2 = {
-		.kind = RS_MAP_RANGES, .ranges = r2, .n_ranges = 2};
-	struct rs_map_def ranges3 = {
-		.kind = RS_MAP_RANGES, .ranges = r3, .n_ranges = 3};
-	struct rs_map_def modulo = {
-		.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4};
-	struct rs_map *a = compile(&ring4, RS_HASH_SHA256_64, names);
-	struct rs_map *b = compile(&ring5, RS_HASH_SHA256_64, names);
-	struct rs_map *c = compile(&ranges2, RS_HASH_SHA256_64, names);
-	struct rs_map *d = compile(&ranges3, RS_HASH_SHA256_64, names);
-	struct rs_map *e = compile(&modulo, RS_HASH_SHA256_64, names);
-	struct rs_err err = {0};
-
-	(void)state;
-	expect_pairs_agree(a, b);
-	expect_pairs_agree(b, a);
-	expect_pairs_agree(c, d);
-	expect_pairs_agree(a, d);
-	expect_pairs_agree(d, b);
-	expect_pairs_agree(a, a);
-	/* A periodic map has no pieces: no pair map, and no error. */
-	assert_null(map_new_pairs(a, e, &err));
-	assert_null(map_new_pairs(e, a, &err));
-	assert_int_equal(err.code, 0);
-	{
-		/* A shard index past MAP_PAIR_MAX_SHARD (a pair would not fit
-		 * a positive int), and a range table that stops short of
-		 * UINT64_MAX: both looked up map by map instead. */
-		struct rs_map_range big[] = {
-			{UINT64_C(0x7fffffffffffffff), 0},
-			{UINT64_MAX, MAP_PAIR_MAX_SHARD + 1}};
-		struct rs_map_range edge[] = {{UINT64_C(0x7fffffffffffffff), 0},
-		                              {UINT64_MAX, MAP_PAIR_MAX_SHARD}};
-		struct rs_map_range short_end[] = {{UINT64_C(0xffff), 1}};
-		struct rs_map_def big_def = {
-			.kind = RS_MAP_RANGES, .ranges = big, .n_ranges = 2};
-		struct rs_map_def edge_def = {
-			.kind = RS_MAP_RANGES, .ranges = edge, .n_ranges = 2};
-		struct rs_map_def short_def = {.kind = RS_MAP_RANGES,
-		                               .ranges = short_end,
-		                               .n_ranges = 1};
-		struct rs_map *m_big =
-			compile(&big_def, RS_HASH_IDENTITY, NULL);
-		struct rs_map *m_edge =
-			compile(&edge_def, RS_HASH_IDENTITY, NULL);
-		struct rs_map *m_short =
-			compile(&short_def, RS_HASH_IDENTITY, NULL);
-
-		assert_null(map_new_pairs(c, m_big, &err));
-		assert_null(map_new_pairs(m_big, c, &err));
-		assert_null(map_new_pairs(c, m_short, &err));
-		assert_null(map_new_pairs(m_short, c, &err));
-		assert_int_equal(err.code, 0);
-		expect_pairs_agree(m_edge, c); /* the largest index that fits */
-		expect_pairs_agree(c, m_edge);
-		map_free(m_big);
-		map_free(m_edge);
-		map_free(m_short);
-	}
-	map_free(a);
-	map_free(b);
-	map_free(c);
-	map_free(d);
-	map_free(e);
-}
-
 static void
 test_ring_equal_positions_ordered_by_name(void **state)
 {
@@ -439,20 +313,6 @@ test_ring_equal_positions_ordered_by_name(void **state)
 	for (int i = 0; i < 1000; i++)
 		assert_string_equal(
 			collide[map_owner(map, next_point(&s)).shard], "Aa");
-	{
-		/* Its empty piece (the second point at the same position)
-		 * merged into a pair map: the first by name still wins. */
-		int one[] = {0};
-		struct rs_map_def single = {.kind = RS_MAP_RING,
-		                            .nodes = one,
-		                            .n_nodes = 1,
-		                            .vnodes = 1};
-		struct rs_map *bb = compile(&single, RS_HASH_JAVA, collide);
-
-		expect_pairs_agree(map, bb);
-		expect_pairs_agree(bb, map);
-		map_free(bb);
-	}
 	map_free(map);
 }
 
@@ -566,7 +426,6 @@ main(void)
 		cmocka_unit_test(test_ranges_exact_boundaries),
 		cmocka_unit_test(test_ring_wraps_and_matches_linear_search),
 		cmocka_unit_test(test_crowded_ends_match_linear_search),
-		cmocka_unit_test(test_pairs_merge_interval_maps),
 		cmocka_unit_test(test_ring_equal_positions_ordered_by_name),
 		cmocka_unit_test(test_ring_needs_text_hash),
 		cmocka_unit_test(test_prove_doubling),

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shardmap/pairmap.h"
+
 #define BATCH 128
 
 /* The widest piece of a mover line that is copied as one fixed-size block
@@ -40,11 +42,11 @@ struct rs_dryrun {
 	const struct rs_dryrun_options *options;
 	struct labels *from_labels; /* [plan->n_tables] */
 	struct labels *to_labels;
-	struct rs_map *pairs; /* both owners in one lookup, or NULL: see
-	                         map_new_pairs */
-	FILE *movers_out;     /* NULL with summary_only */
-	FILE *out;            /* where the summary goes with summary_only */
-	char *line_buf;       /* movers waiting to be written to movers_out */
+	struct rs_pairmap *pairs; /* both owners in one lookup, or NULL:
+	                             see pairmap.h */
+	FILE *movers_out;         /* NULL with summary_only */
+	FILE *out;                /* where the summary goes with summary_only */
+	char *line_buf; /* movers waiting to be written to movers_out */
 	size_t line_len;
 };
 
@@ -140,7 +142,7 @@ dryrun_free(struct rs_dryrun *dr)
 	}
 	free(dr->from_labels);
 	free(dr->to_labels);
-	map_free(dr->pairs);
+	pairmap_free(dr->pairs);
 	free(dr->line_buf);
 	stats_clear(&dr->result.stats);
 	if (dr->result.top.slots != NULL)
@@ -187,7 +189,7 @@ dryrun_begin(const struct rs_plan *plan,
 	    stats_init(&dr->result.stats, plan->n_shards) != 0 ||
 	    (options->top > 0 && topkeys_init(&dr->result.top) != 0))
 		goto nomem;
-	dr->pairs = map_new_pairs(plan->from, plan->to, &pairs_err);
+	dr->pairs = pairmap_new(plan->from, plan->to, &pairs_err);
 	if (dr->pairs == NULL && pairs_err.code != 0)
 		goto nomem;
 	for (int i = 0; i < plan->n_tables; i++)
@@ -299,15 +301,7 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 	size_t i;
 
 	if (dr->pairs != NULL) {
-		/* The pairs land in from[].shard, then are taken apart. */
-		map_owner_batch(dr->pairs, points, count, from);
-		for (i = 0; i < count; i++) {
-			int pair = from[i].shard;
-
-			from[i].shard = MAP_PAIR_FROM(pair);
-			to[i].shard = MAP_PAIR_TO(pair);
-			to[i].table = 0;
-		}
+		pairmap_owners(dr->pairs, points, count, from, to);
 	} else {
 		map_owner_batch(plan->from, points, count, from);
 		map_owner_batch(plan->to, points, count, to);

@@ -76,24 +76,6 @@ struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
 void map_owner_batch(const struct rs_map *map, const uint64_t *points, size_t n,
                      struct rs_owner *owners);
 
-/*
- * Both owners of a point with one lookup, for the dry-run's hot loop.  When
- * FROM and TO are both interval maps (ring, ranges), map_new_pairs merges
- * their pieces into one interval map whose owner is the pair: the shard
- * field map_owner returns on it is not a shard index but
- * MAP_PAIR(from shard, to shard), a non-negative int that MAP_PAIR_FROM and
- * MAP_PAIR_TO take apart (table indices are 0 in interval maps).  Returns
- * NULL with ERR unfilled when a map is periodic, does not end at UINT64_MAX
- * or names a shard index above MAP_PAIR_MAX_SHARD (the caller then looks up
- * each map), or NULL with ERR filled (RS_ENOMEM).  Free with map_free.
- */
-#define MAP_PAIR_MAX_SHARD  0x7fff /* so that a pair fits a positive int */
-#define MAP_PAIR(from, to)  ((from) << 16 | (to))
-#define MAP_PAIR_FROM(pair) ((pair) >> 16)
-#define MAP_PAIR_TO(pair)   ((pair)&0xffff)
-struct rs_map *map_new_pairs(const struct rs_map *from, const struct rs_map *to,
-                             struct rs_err *err);
-
 /* Whether the map has more than one table per shard (slot maps), which is
  * when owners are written as `db.table`. */
 int map_has_tables(const struct rs_map *map);

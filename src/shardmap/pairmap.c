@@ -1,0 +1,186 @@
+/*
+ * The pair maps of pairmap.h: both owners of a point with one lookup.
+ */
+#include "shardmap/pairmap.h"
+
+#include <stdlib.h>
+
+/* The largest period table: 4096 residues of 16 bytes, 64 KiB, which stays
+ * in the cache beside the rest of the dry-run. */
+#define PAIRMAP_MAX_PERIOD 4096
+
+/* A (from, to) pair of shard indices as one non-negative int, the owner of
+ * a merged interval map's piece. */
+#define PAIR_MAX_SHARD  0x7fff
+#define PAIR(from, to)  ((from) << 16 | (to))
+#define PAIR_FROM(pair) ((pair) >> 16)
+#define PAIR_TO(pair)   ((pair)&0xffff)
+
+struct rs_pairmap {
+	struct rs_map *merged; /* interval maps: pieces owned by PAIR()s */
+	uint64_t period;       /* periodic maps: the table's length */
+	uint64_t mask; /* period - 1 when it is a power of two, else 0 */
+	struct rs_owner (*owners)[2]; /* [period]: from and to of a residue */
+};
+
+void
+pairmap_free(struct rs_pairmap *pairs)
+{
+	if (pairs == NULL)
+		return;
+	map_free(pairs->merged);
+	free(pairs->owners);
+	free(pairs);
+}
+
+/* Whether every owner of interval map MAP fits PAIR(). */
+static int
+pairmap_shards_fit(const struct rs_map *map)
+{
+	for (int i = 0; i < map_n_pieces(map); i++) {
+		uint64_t end;
+		struct rs_owner owner;
+
+		map_piece(map, i, &end, &owner);
+		if (owner.shard > PAIR_MAX_SHARD)
+			return 0;
+	}
+	return 1;
+}
+
+/* One merged piece at a time, both maps' pieces walked in order of their
+ * ends: the merged piece ends at the nearer end and is owned by the pair of
+ * the pieces it lies in.  A map's empty pieces (equal ends) are passed like
+ * any other; a lookup takes the first end at or above the point, so the
+ * duplicates it makes are never chosen.  Returns 0 (PAIRS->merged NULL:
+ * these maps have no merged map) or RS_ENOMEM with ERR filled. */
+static int
+pairmap_merge(struct rs_pairmap *pairs, const struct rs_map *from,
+              const struct rs_map *to, struct rs_err *err)
+{
+	int nf = map_n_pieces(from), nt = map_n_pieces(to), i = 0, j = 0;
+	struct rs_map_def def = {.kind = RS_MAP_RANGES};
+	uint64_t last_f, last_t;
+	struct rs_owner ignored;
+
+	/* Plans end every range table at "max"; a map that ends below it
+	 * wraps to its first owner past the end, which the walk below does
+	 * not model. */
+	map_piece(from, nf - 1, &last_f, &ignored);
+	map_piece(to, nt - 1, &last_t, &ignored);
+	if (last_f != UINT64_MAX || last_t != UINT64_MAX ||
+	    !pairmap_shards_fit(from) || !pairmap_shards_fit(to))
+		return 0;
+	def.ranges = malloc(sizeof(*def.ranges) * (size_t)(nf + nt));
+	if (def.ranges == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	while (i < nf && j < nt) {
+		uint64_t end_f, end_t;
+		struct rs_owner of, ot;
+		struct rs_map_range *r = &def.ranges[def.n_ranges++];
+
+		map_piece(from, i, &end_f, &of);
+		map_piece(to, j, &end_t, &ot);
+		r->end = end_f < end_t ? end_f : end_t;
+		r->shard = PAIR(of.shard, ot.shard);
+		i += end_f == r->end;
+		j += end_t == r->end;
+	}
+	/* Both maps end at UINT64_MAX, so both walks end together. */
+	pairs->merged = map_new(&def, RS_HASH_IDENTITY, NULL, err);
+	free(def.ranges);
+	return pairs->merged == NULL ? RS_ENOMEM : 0;
+}
+
+static uint64_t
+pairmap_gcd(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* The owners of every residue of lcm(periods), when it is at most
+ * PAIRMAP_MAX_PERIOD.  A periodic map's owner depends only on the point
+ * modulo its period, which divides the lcm, so the residue's own value
+ * stands for every point with that residue.  Returns 0 (PAIRS->owners NULL
+ * when the period is too long) or RS_ENOMEM with ERR filled. */
+static int
+pairmap_table(struct rs_pairmap *pairs, const struct rs_map *from,
+              const struct rs_map *to, struct rs_err *err)
+{
+	uint64_t pf = map_period(from), pt = map_period(to);
+	uint64_t period = pf / pairmap_gcd(pf, pt);
+
+	if (period > PAIRMAP_MAX_PERIOD / pt)
+		return 0;
+	period *= pt;
+	pairs->owners = malloc(sizeof(*pairs->owners) * period);
+	if (pairs->owners == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	for (uint64_t r = 0; r < period; r++) {
+		pairs->owners[r][0] = map_owner(from, r);
+		pairs->owners[r][1] = map_owner(to, r);
+	}
+	pairs->period = period;
+	pairs->mask = (period & (period - 1)) == 0 ? period - 1 : 0;
+	return 0;
+}
+
+struct rs_pairmap *
+pairmap_new(const struct rs_map *from, const struct rs_map *to,
+            struct rs_err *err)
+{
+	struct rs_pairmap *pairs = calloc(1, sizeof(*pairs));
+	int periodic = map_period(from) != 0, rc;
+
+	if (pairs == NULL) {
+		rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+		return NULL;
+	}
+	if (periodic != (map_period(to) != 0))
+		rc = 0; /* one of each kind: no pair map */
+	else if (periodic)
+		rc = pairmap_table(pairs, from, to, err);
+	else
+		rc = pairmap_merge(pairs, from, to, err);
+	if (rc != 0 || (pairs->merged == NULL && pairs->owners == NULL)) {
+		pairmap_free(pairs);
+		return NULL;
+	}
+	return pairs;
+}
+
+void
+pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points, size_t n,
+               struct rs_owner *from, struct rs_owner *to)
+{
+	if (pairs->merged != NULL) {
+		/* The pairs land in from[].shard, then are taken apart. */
+		map_owner_batch(pairs->merged, points, n, from);
+		for (size_t i = 0; i < n; i++) {
+			int pair = from[i].shard;
+
+			from[i] = (struct rs_owner){PAIR_FROM(pair), 0};
+			to[i] = (struct rs_owner){PAIR_TO(pair), 0};
+		}
+	} else if (pairs->mask != 0 || pairs->period == 1) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t r = points[i] & pairs->mask;
+
+			from[i] = pairs->owners[r][0];
+			to[i] = pairs->owners[r][1];
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t r = points[i] % pairs->period;
+
+			from[i] = pairs->owners[r][0];
+			to[i] = pairs->owners[r][1];
+		}
+	}
+}

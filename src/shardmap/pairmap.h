@@ -1,0 +1,39 @@
+/*
+ * Both owners of a point, under `from` and under `to`, with one lookup: the
+ * dry-run's hot loop asks this for every key.
+ *
+ * Two interval maps (ring, ranges) are merged into one interval map whose
+ * pieces are owned by (from, to) pairs; two periodic maps (modulo, slots)
+ * into one table over the least common multiple of their periods, so that
+ * a key costs one remainder (a mask when the period is a power of two)
+ * instead of a division or two per map.  Any other pair of maps, or one
+ * that would make the table too large, has no pair map: the caller looks
+ * up each map (map_owner_batch), which gives the same owners.
+ */
+#ifndef RS_PAIRMAP_H
+#define RS_PAIRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "shardmap/map.h"
+
+struct rs_pairmap;
+
+/* The pair map of FROM and TO (which may be freed afterwards: it keeps
+ * what it needs).  Returns NULL with ERR
+ * unfilled when there is none for these maps (see above; also when a
+ * shard index is above 0x7fff or a range table does not end at
+ * UINT64_MAX), or NULL with ERR filled (RS_ENOMEM).  Free with
+ * pairmap_free. */
+struct rs_pairmap *pairmap_new(const struct rs_map *from,
+                               const struct rs_map *to, struct rs_err *err);
+void pairmap_free(struct rs_pairmap *pairs);
+
+/* FROM[i] = map_owner(from, POINTS[i]) and TO[i] = map_owner(to,
+ * POINTS[i]) for the N points.  Cannot fail. */
+void pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points,
+                    size_t n, struct rs_owner *from, struct rs_owner *to);
+
+#endif
