@@ -112,6 +112,19 @@ test_reserve_for_a_driver(void **state)
 }
 
 static void
+test_finish_empty(void **state)
+{
+	struct rs_strbuf b = {0};
+	char *text;
+
+	(void)state;
+	text = strbuf_finish(&b); /* nothing appended: "", not a failure */
+	assert_non_null(text);
+	assert_string_equal(text, "");
+	free(text);
+}
+
+static void
 test_failure_is_sticky(void **state)
 {
 	struct rs_strbuf b = {0};
@@ -123,6 +136,9 @@ test_failure_is_sticky(void **state)
 	printf_to(&b, "%d", 7);
 	assert_int_equal(strbuf_reserve(&b, 1), -1);
 	assert_int_equal(b.len, 4);
+	b.failed = 0;
+	assert_int_equal(strbuf_reserve(&b, SIZE_MAX - 2), -1); /* no wrap */
+	assert_true(b.failed);
 	assert_null(strbuf_finish(&b)); /* the text is freed */
 	assert_null(b.text);
 	assert_false(b.failed);
@@ -136,6 +152,7 @@ main(void)
 		cmocka_unit_test(test_quoted),
 		cmocka_unit_test(test_vprintf),
 		cmocka_unit_test(test_reserve_for_a_driver),
+		cmocka_unit_test(test_finish_empty),
 		cmocka_unit_test(test_failure_is_sticky),
 	};
 

@@ -4,6 +4,7 @@
 #include "common/strbuf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@ strbuf_reserve(struct rs_strbuf *b, size_t extra)
 
 	if (b->failed)
 		return -1;
+	if (extra > SIZE_MAX - b->len - 1 ||
+	    b->len + extra + 1 > SIZE_MAX / 2) {
+		b->failed = 1;
+		return -1;
+	}
 	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;
@@ -90,7 +96,11 @@ strbuf_quoted(struct rs_strbuf *b, const char *name, char quote)
 char *
 strbuf_finish(struct rs_strbuf *b)
 {
-	char *text = b->failed ? NULL : b->text;
+	char *text;
+
+	if (b->text == NULL)
+		strbuf_add(b, "", 0); /* nothing appended: an empty string */
+	text = b->failed ? NULL : b->text;
 
 	if (b->failed)
 		free(b->text);

@@ -41,8 +41,9 @@ void strbuf_vprintf(struct rs_strbuf *b, const char *fmt, va_list ap)
  * identifier. */
 void strbuf_quoted(struct rs_strbuf *b, const char *name, char quote);
 
-/* The text, handed over to the caller (free it), or NULL when an append
- * failed (the buffer is freed then).  B is left empty. */
+/* The text, handed over to the caller (free it): an empty string when
+ * nothing was appended, NULL only when an append failed (the buffer is
+ * freed then).  B is left empty. */
 char *strbuf_finish(struct rs_strbuf *b);
 
 /* Free the text and empty B.  Does nothing on an empty B. */

@@ -161,9 +161,11 @@ map_bucket_occupancy(const struct rs_map *map, int shift, uint32_t last)
 
 /* Add the sentinel and build the bucket index over map->ends: 2^BITS
  * buckets over [0, 2^SPAN), SPAN the bits of the largest end below
- * UINT64_MAX, as many as keep every bucket to at most 2 ends, but no more
- * than 64 a end (ends that crowd together would otherwise take 2^20
- * buckets, 4 MB that miss the cache, and still crowd) and 2^20 in all.
+ * UINT64_MAX, as many as keep every bucket to at most 2 ends, but fewer
+ * than 128 a end (at least 256; ends that crowd together would otherwise
+ * take 2^20 buckets, 4 MB that miss the cache, and still crowd), 2^20 in
+ * all, and no more once a bucket is one point wide (more cannot split
+ * anything).
  * Returns 0 or RS_ENOMEM. */
 static int
 map_index_ends(struct rs_map *map)
@@ -185,7 +187,7 @@ map_index_ends(struct rs_map *map)
 	for (;;) {
 		map->bucket_shift = span > bits ? span - bits : 0;
 		last = (uint32_t)((UINT64_C(1) << bits) - 1);
-		if (bits >= most_bits ||
+		if (bits >= most_bits || span <= bits ||
 		    ((UINT64_C(1) << bits) >=
 		             UINT64_C(4) * (uint64_t)map->n_ends &&
 		     map_bucket_occupancy(map, map->bucket_shift, last) <= 2))

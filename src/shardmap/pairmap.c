@@ -63,6 +63,8 @@ pairmap_merge(struct rs_pairmap *pairs, const struct rs_map *from,
 	uint64_t last_f, last_t;
 	struct rs_owner ignored;
 
+	if (nf == 0 || nt == 0)
+		return 0; /* an empty map: nothing to merge */
 	/* Plans end every range table at "max"; a map that ends below it
 	 * wraps to its first owner past the end, which the walk below does
 	 * not model. */
