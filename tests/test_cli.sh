@@ -105,6 +105,65 @@ printf '1\n2\nabc\n' >"$tmp/ids.txt"
 expect_exit 1 "bad identity key" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
 check "names key and line" grep -q "ids.txt:3: key 'abc'" "$tmp/err"
 
+# Mover lines for keys and owner names of every length around the
+# dry-run's fixed-size copies (32 bytes: keys of 31, 32, 33 bytes; labels
+# whose line piece is just under, at and over 32: names of 30, 31 and 32
+# bytes with the ring), checked against `route`,
+# which looks up each map on its own: a ring with long shard names, and
+# slot maps whose physical table names make long labels.
+long=shard-with-a-name-that-is-lon
+cat >"$tmp/long-ring.cfg" <<PLAN
+version = 1;
+name = "long-ring";
+tables = ( { name = "t"; key = "k"; } );
+shards = ( { name = "s0"; url = "sqlite:///tmp/s0.db"; },
+           { name = "${long}1"; url = "sqlite:///tmp/s1.db"; },
+           { name = "${long}-2"; url = "sqlite:///tmp/s2.db"; },
+           { name = "${long}--3"; url = "sqlite:///tmp/s3.db"; } );
+from = { map = "ring"; vnodes = 20; nodes = ["s0", "${long}1"]; };
+to   = { map = "ring"; vnodes = 20; nodes = ["s0", "${long}1", "${long}-2", "${long}--3"]; };
+strategy = "split";
+PLAN
+cat >"$tmp/long-slots.cfg" <<'PLAN'
+version = 1;
+name = "long-slots";
+tables = ( { name = "order_lines_2026"; key = "k"; },
+           { name = "order_lines_archive_26"; key = "k"; } );
+shards = ( { name = "db0"; url = "sqlite:///tmp/d0.db"; replica = "db2"; },
+           { name = "db1"; url = "sqlite:///tmp/d1.db"; replica = "db3"; },
+           { name = "db2"; url = "sqlite:///tmp/d2.db"; },
+           { name = "db3"; url = "sqlite:///tmp/d3.db"; } );
+from = { map = "slots"; databases = 2; tables_per_db = 12; nodes = ["db0", "db1"]; };
+to   = { map = "slots"; databases = 4; tables_per_db = 12; nodes = ["db0", "db1", "db2", "db3"]; };
+strategy = "doubling";
+PLAN
+awk 'BEGIN {
+	n = split("1 3 4 7 8 15 16 17 31 32 33 55 56 100", lens, " ");
+	for (i = 0; i < 3000; i++) {
+		key = sprintf("k%d-", i);
+		while (length(key) < lens[i % n + 1])
+			key = key sprintf("%x", (i * 7919 + length(key)) % 16);
+		print substr(key, 1, lens[i % n + 1]);
+	}
+}' >"$tmp/long-keys.txt"
+for spec in "long-ring.cfg:t" "long-slots.cfg:order_lines_2026" "long-slots.cfg:order_lines_archive_26"; do
+	plan=$tmp/${spec%%:*} table=${spec#*:}
+	xargs "$bin" route "$plan" -- <"$tmp/long-keys.txt" >"$tmp/route.tsv" 2>"$tmp/err" ||
+		echo "route failed: $(cat "$tmp/err")" >&2
+	if [ "$table" = t ]; then
+		awk -F'\t' '$4 == "moves" { print $1 "\t" $2 "\t" $3 }' "$tmp/route.tsv" >"$tmp/want.tsv"
+	else
+		# route names the first table's slots; the second table's
+		# physical names follow its own name.
+		awk -F'\t' -v t="$table" '$4 == "moves" {
+			sub(/order_lines_2026/, t, $2); sub(/order_lines_2026/, t, $3)
+			print $1 "\t" $2 "\t" $3 }' "$tmp/route.tsv" >"$tmp/want.tsv"
+	fi
+	expect_exit 0 "dry-run $spec" "$bin" dry-run "$plan" --keys "$tmp/long-keys.txt" --table "$table"
+	check "movers of $spec match route" cmp -s "$tmp/out" "$tmp/want.tsv"
+	check "some movers of $spec" test "$(wc -l <"$tmp/want.tsv")" -gt 500
+done
+
 # route: from, to, moves|stays and the point (sha256("2") starts d4735e3a…).
 expect_exit 0 "route" "$bin" route "$data/slots-2x.cfg" 1 2
 check "route key 2" grep -qx $'2\tdb1.orders_2\tdb3.orders_2\tmoves\t0xd4735e3a265e16ee' "$tmp/out"
