@@ -66,6 +66,7 @@ int
 main(int argc, char **argv)
 {
 	const char *sha256 = getenv("RESHARD_SHA256");
+	int sha256_set = sha256 != NULL && sha256[0] != '\0';
 	struct rs_err err = {0};
 	const char *names[N_COMMANDS];
 	const char *close;
@@ -80,15 +81,14 @@ main(int argc, char **argv)
 		print_usage(stdout);
 		return 0;
 	}
-	if (sha256 != NULL && sha256[0] != '\0' && use_sha256(sha256) != 0)
+	if (sha256_set && use_sha256(sha256) != 0)
 		return 2;
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("reshard %s\nsha256_64 batches: %s (%s)\n",
 		       RESHARD_VERSION,
 		       hash_sha256_impl_name(hash_sha256_impl()),
-		       sha256 != NULL && sha256[0] != '\0'
-		               ? "set by RESHARD_SHA256"
-		               : "the fastest this CPU has");
+		       sha256_set ? "set by RESHARD_SHA256"
+		                  : "the fastest this CPU has");
 		return 0;
 	}
 	for (size_t i = 0; i < N_COMMANDS; i++) {

@@ -131,11 +131,42 @@ hash_sha256_64(const char *key, size_t len)
 	return point;
 }
 
+/* A lane function: the points of its number of single-block keys. */
+typedef void hash_lanes_fn(const char *const *keys, const size_t *lens,
+                           uint64_t *points);
+
+/* Indexed by enum rs_sha256_impl, fastest first: what each implementation
+ * is called, which lane function it runs with how many keys a call, and
+ * how to ask the CPU whether it can (NULL: OpenSSL, every CPU, one key at
+ * a time). */
+static const struct {
+	const char *name;
+	hash_lanes_fn *compress;
+	size_t lanes;
+	int (*available)(void);
+} hash_sha256_impls[] = {
+	[RS_SHA256_AVX512] = {"avx512", sha256_avx512_64, SHA256_AVX512_LANES,
+                              sha256_avx512_available},
+	[RS_SHA256_SHANI] = {"sha-ni", sha256_ni_64, SHA256_NI_LANES,
+                             sha256_ni_available},
+	[RS_SHA256_OPENSSL] = {"openssl", NULL, 1, NULL},
+};
+
+#define IMPL_COUNT (sizeof(hash_sha256_impls) / sizeof(hash_sha256_impls[0]))
+
 /* The fastest implementation this CPU has, found on first use (-1 before:
  * asking the CPU takes CPUID, which traps to the hypervisor in a VM, too
  * slow for every batch); and the one chosen by hash_sha256_use, or -1. */
 static atomic_int hash_sha256_best = -1;
 static atomic_int hash_sha256_forced = -1;
+
+/* Whether this CPU can run IMPL, an index into hash_sha256_impls. */
+static int
+hash_sha256_runs(size_t impl)
+{
+	return hash_sha256_impls[impl].available == NULL ||
+	       hash_sha256_impls[impl].available();
+}
 
 /* Cannot fail. */
 enum rs_sha256_impl
@@ -148,9 +179,9 @@ hash_sha256_impl(void)
 		return (enum rs_sha256_impl)impl;
 	impl = atomic_load_explicit(&hash_sha256_best, memory_order_relaxed);
 	if (impl < 0) {
-		impl = sha256_avx512_available() ? RS_SHA256_AVX512
-		       : sha256_ni_available()   ? RS_SHA256_SHANI
-		                                 : RS_SHA256_OPENSSL;
+		impl = 0;
+		while (!hash_sha256_runs((size_t)impl))
+			impl++; /* ends at OpenSSL at the latest */
 		atomic_store_explicit(&hash_sha256_best, impl,
 		                      memory_order_relaxed);
 	}
@@ -161,24 +192,17 @@ hash_sha256_impl(void)
 const char *
 hash_sha256_impl_name(enum rs_sha256_impl impl)
 {
-	switch (impl) {
-	case RS_SHA256_AVX512:
-		return "avx512";
-	case RS_SHA256_SHANI:
-		return "sha-ni";
-	case RS_SHA256_OPENSSL:
-		return "openssl";
-	}
-	return NULL;
+	if ((unsigned)impl >= IMPL_COUNT)
+		return NULL;
+	return hash_sha256_impls[impl].name;
 }
 
 /* The match is exact; on error (-1) *IMPL is untouched. */
 int
 hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl)
 {
-	for (int i = RS_SHA256_AVX512; i <= RS_SHA256_OPENSSL; i++) {
-		if (strcmp(name, hash_sha256_impl_name(
-					 (enum rs_sha256_impl)i)) == 0) {
+	for (size_t i = 0; i < IMPL_COUNT; i++) {
+		if (strcmp(name, hash_sha256_impls[i].name) == 0) {
 			*impl = (enum rs_sha256_impl)i;
 			return 0;
 		}
@@ -190,9 +214,7 @@ hash_sha256_impl_from_name(const char *name, enum rs_sha256_impl *impl)
 int
 hash_sha256_use(enum rs_sha256_impl impl)
 {
-	if ((impl == RS_SHA256_AVX512 && !sha256_avx512_available()) ||
-	    (impl == RS_SHA256_SHANI && !sha256_ni_available()) ||
-	    hash_sha256_impl_name(impl) == NULL)
+	if ((unsigned)impl >= IMPL_COUNT || !hash_sha256_runs(impl))
 		return -1;
 	atomic_store_explicit(&hash_sha256_forced, (int)impl,
 	                      memory_order_relaxed);
@@ -239,9 +261,7 @@ struct hash_lanes {
  * point at its index in POINTS.  Cannot fail. */
 static void
 hash_lanes_flush(struct hash_lanes *gather, size_t used, size_t lanes,
-                 void (*compress)(const char *const *, const size_t *,
-                                  uint64_t *),
-                 uint64_t *points)
+                 hash_lanes_fn *compress, uint64_t *points)
 {
 	uint64_t point[LANES_MAX];
 
@@ -269,21 +289,11 @@ hash_sha256_64_batch(const char *const *keys, const size_t *lens, size_t n,
                      uint64_t *points)
 {
 	struct hash_lanes gather;
-	void (*compress)(const char *const *, const size_t *, uint64_t *);
-	size_t i, used = 0, lanes;
+	enum rs_sha256_impl impl = hash_sha256_impl();
+	hash_lanes_fn *compress = hash_sha256_impls[impl].compress;
+	size_t i, used = 0, lanes = hash_sha256_impls[impl].lanes;
 
-	if (n == 0)
-		return;
-	switch (hash_sha256_impl()) {
-	case RS_SHA256_AVX512:
-		compress = sha256_avx512_64;
-		lanes = SHA256_AVX512_LANES;
-		break;
-	case RS_SHA256_SHANI:
-		compress = sha256_ni_64;
-		lanes = SHA256_NI_LANES;
-		break;
-	default:
+	if (compress == NULL) {
 		for (i = 0; i < n; i++)
 			points[i] = hash_sha256_64(keys[i], lens[i]);
 		return;
