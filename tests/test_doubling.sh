@@ -693,7 +693,7 @@ run_reshard 1 "concurrent: abort is refused too while it runs" abort plan.cfg
 has err "pid $first" "concurrent: abort names the holder's pid"
 kill -TERM "$first"
 wait "$first"
-equals "$?" 1 "concurrent: SIGTERM stops the first run at a checkpoint (exit 1)"
+equals "$?" 4 "concurrent: SIGTERM stops the first run at a checkpoint (exit 4)"
 has first.err "stopped at a checkpoint of step purge" \
 	"concurrent: it says where it stopped"
 write_plan "$dir" 50 0 # options are not part of the plan's identity

@@ -608,16 +608,16 @@ test_other_schema_version_is_refused(void **state)
 	journal_close(journal, "done");
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
-		sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL),
+		sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL),
 		SQLITE_OK);
 	sqlite3_close(db);
 
 	assert_int_equal(journal_open(path, FINGERPRINT, PLAN, &journal, &err),
 	                 RS_EIO);
 	assert_null(journal);
-	assert_contains(err.message, "schema version 2");
+	assert_contains(err.message, "schema version 3");
 	assert_int_equal(journal_open_readonly(path, &journal, &err), RS_EIO);
-	assert_contains(err.message, "schema version 2");
+	assert_contains(err.message, "schema version 3");
 }
 
 static void

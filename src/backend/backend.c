@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int
 backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
@@ -200,8 +201,9 @@ backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
 }
 
 int
-backend_fence(struct rs_backend *backend, const char *table,
-              const char *message, int on, rs_backend_cb cb, void *arg,
+backend_fence(struct rs_backend *backend, const char *const *tables,
+              int n_tables, const char *message, int on,
+              const struct rs_marker *marker, rs_backend_cb cb, void *arg,
               struct rs_err *err)
 {
 	int rc = backend_enter(backend, err);
@@ -209,8 +211,71 @@ backend_fence(struct rs_backend *backend, const char *table,
 	if (rc == 0 && backend->ops->fence == NULL)
 		rc = backend_unsupported(backend, "the write fence", err);
 	return rc != 0 ? rc
-	               : backend->ops->fence(backend, table, message, on, cb,
-	                                     arg, err);
+	               : backend->ops->fence(backend, tables, n_tables, message,
+	                                     on, marker, cb, arg, err);
+}
+
+int
+backend_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+                struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->markers == NULL)
+		rc = backend_unsupported(backend, "the shard marker", err);
+	return rc != 0 ? rc : backend->ops->markers(backend, cb, arg, err);
+}
+
+int
+backend_mark(struct rs_backend *backend, const struct rs_marker *marker,
+             rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->mark == NULL)
+		rc = backend_unsupported(backend, "the shard marker", err);
+	return rc != 0 ? rc : backend->ops->mark(backend, marker, cb, arg, err);
+}
+
+int
+backend_exists(const struct rs_backend *backend)
+{
+	struct stat st;
+
+	if (backend->url.engine != RS_ENGINE_SQLITE)
+		return 1;
+	return stat(backend->url.database, &st) == 0 && st.st_size > 0;
+}
+
+int
+backend_can_mark(const struct rs_backend *backend)
+{
+	return backend->ops->markers != NULL && backend->ops->mark != NULL;
+}
+
+int
+backend_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
+                   int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && backend->ops->delete_log == NULL)
+		rc = backend_unsupported(backend, "the delete log", err);
+	return rc != 0 ? rc
+	               : backend->ops->delete_log(backend, table, on, cb, arg,
+	                                          err);
+}
+
+int
+backend_can_log_deletes(const struct rs_backend *backend)
+{
+	return backend->ops->delete_log != NULL;
+}
+
+void
+backend_delete_log_name(const char *table, char *buf, size_t size)
+{
+	snprintf(buf, size, "reshard_del_%s", table);
 }
 
 int

@@ -79,6 +79,23 @@ struct rs_read_request {
 	int limit;                    /* at most this many rows */
 };
 
+/*
+ * A shard's marker: the small durable record every shard a run touches
+ * carries of that run (table reshard_marker, one row per plan name), so
+ * that the journal is not the only record.  Written in the same
+ * transaction as the fence (where the engine has transactional DDL),
+ * updated at publish, after purge and at the end; abort sets it to
+ * "aborted".
+ */
+struct rs_marker {
+	char plan[128];      /* the plan's name */
+	char run_id[40];     /* the run's id (hex), the same on every shard */
+	char state[16];      /* "fenced", "published", "purged", "done",
+	                        "aborted" */
+	int64_t epoch;       /* the routing epoch published, 0 before */
+	char updated_at[32]; /* UTC "YYYY-MM-DD HH:MM:SS", set by the shard */
+};
+
 typedef void (*rs_backend_cb)(struct rs_backend *backend, int status,
                               const struct rs_err *err, void *arg);
 typedef void (*rs_describe_cb)(struct rs_backend *backend, int status,
@@ -89,6 +106,10 @@ typedef void (*rs_rows_cb)(struct rs_backend *backend, int status,
                            void *arg);
 typedef void (*rs_count_cb)(struct rs_backend *backend, int status,
                             const struct rs_err *err, int64_t value, void *arg);
+typedef void (*rs_markers_cb)(struct rs_backend *backend, int status,
+                              const struct rs_err *err,
+                              const struct rs_marker *markers, int n,
+                              void *arg);
 
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
@@ -114,9 +135,17 @@ struct rs_backend_ops {
 	 * support them yet; backend.c then fails with RS_EUSAGE. */
 	int (*count)(struct rs_backend *backend, const char *table,
 	             rs_count_cb cb, void *arg, struct rs_err *err);
-	int (*fence)(struct rs_backend *backend, const char *table,
-	             const char *message, int on, rs_backend_cb cb, void *arg,
-	             struct rs_err *err);
+	int (*fence)(struct rs_backend *backend, const char *const *tables,
+	             int n_tables, const char *message, int on,
+	             const struct rs_marker *marker, rs_backend_cb cb,
+	             void *arg, struct rs_err *err);
+	int (*markers)(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+	               struct rs_err *err);
+	int (*mark)(struct rs_backend *backend, const struct rs_marker *marker,
+	            rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*delete_log)(struct rs_backend *backend,
+	                  const struct rs_table_def *table, int on,
+	                  rs_backend_cb cb, void *arg, struct rs_err *err);
 	int (*fenced)(struct rs_backend *backend, const char *table,
 	              rs_count_cb cb, void *arg, struct rs_err *err);
 	int (*replicate)(struct rs_backend *primary, struct rs_backend *replica,
@@ -220,15 +249,54 @@ int backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
                   void *arg, struct rs_err *err);
 
 /*
- * The fence (DESIGN §7 rule 2): with ON, install triggers on TABLE that
+ * The fence: with ON, install triggers on each of the N_TABLES TABLES that
  * reject every insert, update and delete with MESSAGE ("writes paused by
  * reshard: run orders-2x, step fence"); with ON = 0, remove them.  Both are
  * idempotent and persistent: the triggers live in the database, survive a
- * crash of reshard and are removed only by an explicit call.
+ * crash of reshard and are removed only by an explicit call.  MARKER (may
+ * be NULL) is written as the shard's marker in the same transaction, so a
+ * fenced shard always says which run fenced it.  All or nothing.
  */
-int backend_fence(struct rs_backend *backend, const char *table,
-                  const char *message, int on, rs_backend_cb cb, void *arg,
+int backend_fence(struct rs_backend *backend, const char *const *tables,
+                  int n_tables, const char *message, int on,
+                  const struct rs_marker *marker, rs_backend_cb cb, void *arg,
                   struct rs_err *err);
+
+/* Every marker the shard carries (none when it never took part in a
+ * run): the callback's array is borrowed for the call.  RS_EUSAGE when the
+ * engine has no markers (backend_can_mark tells beforehand). */
+int backend_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+                    struct rs_err *err);
+
+/* Write MARKER (insert, or replace the row of its plan), durably. */
+int backend_mark(struct rs_backend *backend, const struct rs_marker *marker,
+                 rs_backend_cb cb, void *arg, struct rs_err *err);
+
+/* Whether the shard exists already (1) or not (0): a SQLite shard whose
+ * file is missing or empty is one reshard has yet to make (a replica);
+ * servers always exist.  No I/O beyond a stat. */
+int backend_exists(const struct rs_backend *backend);
+
+/* Whether BACKEND's engine keeps markers (1) or not (0). */
+int backend_can_mark(const struct rs_backend *backend);
+
+/*
+ * The delete log of TABLE: with ON, a table named by backend_delete_log_name
+ * holding TABLE's primary key columns, and triggers that record there, in
+ * the writer's own transaction, the key of every row deleted from TABLE
+ * (or moved away from its key by an update); with ON = 0, both removed.
+ * Idempotent.  Purge reads it to tell a row the application deleted on its
+ * new owner from a row the new owner never saw.
+ */
+int backend_delete_log(struct rs_backend *backend,
+                       const struct rs_table_def *table, int on,
+                       rs_backend_cb cb, void *arg, struct rs_err *err);
+
+/* Whether BACKEND's engine keeps delete logs (1) or not (0). */
+int backend_can_log_deletes(const struct rs_backend *backend);
+
+/* The name of TABLE's delete log into BUF ("reshard_del_orders_1"). */
+void backend_delete_log_name(const char *table, char *buf, size_t size);
 
 /* Whether TABLE carries reshard's fence right now (value 1 or 0). */
 int backend_fenced(struct rs_backend *backend, const char *table,

@@ -22,6 +22,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ enum sqlite_op {
 	SQLITE_OP_UPSERT,
 	SQLITE_OP_DELETE,
 	SQLITE_OP_COUNT,
-	SQLITE_OP_FENCE,
+	SQLITE_OP_SCRIPT, /* sql, as one transaction: fence, mark, delete log */
+	SQLITE_OP_MARKERS,
 	SQLITE_OP_FENCED,
 	SQLITE_OP_REPLICATE,
 	SQLITE_OP_CLOSE,
@@ -56,6 +58,7 @@ struct sqlite_engine {
 		rs_describe_cb describe;
 		rs_rows_cb rows;
 		rs_count_cb count;
+		rs_markers_cb markers;
 	} cb;
 	void *arg;
 	/* Operation inputs. */
@@ -64,10 +67,11 @@ struct sqlite_engine {
 	const struct rs_read_request *request;  /* read */
 	const struct rs_table_def *write_table; /* upsert, delete */
 	const struct rs_rows *write_rows;       /* upsert, delete */
-	char *message;      /* fence: the error writers get */
-	int fence_on;       /* fence: install (1) or remove (0) */
-	char *replica_path; /* replicate: the file to make */
-	int64_t value;      /* count, fenced: the answer */
+	const char *what;          /* script: what it does, for its error */
+	char *replica_path;        /* replicate: the file to make */
+	struct rs_marker *markers; /* markers: what was read */
+	int n_markers;
+	int64_t value; /* count, fenced: the answer */
 	/* Operation outputs. */
 	struct rs_table_def *table; /* describe */
 	char *arena;                /* read: the bytes of every value */
@@ -721,48 +725,93 @@ sqlite_work_count(struct rs_backend *backend)
 }
 
 /* The fence is three triggers per table, named reshard_fence_<op>_<table>:
- * RAISE(ABORT) keeps the writer's transaction intact and gives it MESSAGE.
- * Identifiers are quoted and the message escaped by sqlite3_mprintf (%w,
- * %Q): DDL takes no bound parameters. */
+ * RAISE(ABORT) keeps the writer's transaction intact and gives it the
+ * message.  The marker is one row per plan in reshard_marker.  Fence,
+ * marker and delete log are built as one script (sqlite_script_…) run as
+ * one transaction; identifiers are quoted and values escaped by
+ * sqlite3_mprintf (%w, %Q, %lld): DDL takes no bound parameters. */
 static const char *const sqlite_fence_ops[] = {"INSERT", "UPDATE", "DELETE"};
 
+#define SQLITE_MARKER_TABLE                                                    \
+	"CREATE TABLE IF NOT EXISTS reshard_marker ("                          \
+	" plan TEXT PRIMARY KEY, run_id TEXT NOT NULL, state TEXT NOT NULL,"   \
+	" epoch INTEGER NOT NULL, updated_at TEXT NOT NULL);"
+
+/* Run the script e->sql as one transaction. */
 static void
-sqlite_work_fence(struct rs_backend *backend)
+sqlite_work_script(struct rs_backend *backend)
 {
 	struct sqlite_engine *e = sqlite_engine(backend);
 	int rc = sqlite3_exec(e->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 
-	for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
-		char *sql;
-
-		if (e->fence_on)
-			sql = sqlite3_mprintf(
-				"CREATE TRIGGER IF NOT EXISTS "
-				"\"reshard_fence_%w_%w\" BEFORE %s ON \"%w\" "
-				"BEGIN SELECT RAISE(ABORT, %Q); END",
-				sqlite_fence_ops[i], e->table_name,
-				sqlite_fence_ops[i], e->table_name, e->message);
-		else
-			sql = sqlite3_mprintf("DROP TRIGGER IF EXISTS "
-			                      "\"reshard_fence_%w_%w\"",
-			                      sqlite_fence_ops[i],
-			                      e->table_name);
-		if (sql == NULL) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		rc = sqlite3_exec(e->db, sql, NULL, NULL, NULL);
-		sqlite3_free(sql);
-	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(e->db, e->sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		e->status =
-			sqlite_fail(backend, RS_EQUERY,
-		                    e->fence_on ? "installing the fence failed"
-		                                : "removing the fence failed");
+		e->status = sqlite_fail(backend, RS_EQUERY, e->what);
 		sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
 	}
+}
+
+/* Read every row of reshard_marker (none when the table is missing). */
+static void
+sqlite_work_markers(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	sqlite3_stmt *stmt = NULL;
+	int rc;
+
+	e->n_markers = 0;
+	rc = sqlite3_prepare_v2(
+		e->db,
+		"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+		"name = 'reshard_marker'",
+		-1, &stmt, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW &&
+	    sqlite3_column_int(stmt, 0) == 0) {
+		sqlite3_finalize(stmt);
+		return;
+	}
+	sqlite3_finalize(stmt);
+	stmt = NULL;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_prepare_v2(e->db,
+		                        "SELECT plan, run_id, state, epoch, "
+		                        "updated_at FROM reshard_marker "
+		                        "ORDER BY plan",
+		                        -1, &stmt, NULL);
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		struct rs_marker *m, *grown;
+
+		rc = sqlite3_step(stmt);
+		if (rc != SQLITE_ROW)
+			break;
+		grown = realloc(e->markers,
+		                sizeof(*grown) * (size_t)(e->n_markers + 1));
+		if (grown == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		e->markers = grown;
+		m = &e->markers[e->n_markers++];
+		memset(m, 0, sizeof(*m));
+#define SQLITE_MARKER_COPY(field, col)                                         \
+	snprintf(m->field, sizeof(m->field), "%s",                             \
+	         sqlite3_column_text(stmt, col)                                \
+	                 ? (const char *)sqlite3_column_text(stmt, col)        \
+	                 : "")
+		SQLITE_MARKER_COPY(plan, 0);
+		SQLITE_MARKER_COPY(run_id, 1);
+		SQLITE_MARKER_COPY(state, 2);
+		m->epoch = sqlite3_column_int64(stmt, 3);
+		SQLITE_MARKER_COPY(updated_at, 4);
+#undef SQLITE_MARKER_COPY
+	}
+	if (rc != SQLITE_DONE)
+		e->status = sqlite_fail(backend, RS_EQUERY,
+		                        "reading the shard marker failed");
+	sqlite3_finalize(stmt);
 }
 
 static void
@@ -865,8 +914,11 @@ sqlite_work(uv_work_t *work)
 	case SQLITE_OP_COUNT:
 		sqlite_work_count(backend);
 		break;
-	case SQLITE_OP_FENCE:
-		sqlite_work_fence(backend);
+	case SQLITE_OP_SCRIPT:
+		sqlite_work_script(backend);
+		break;
+	case SQLITE_OP_MARKERS:
+		sqlite_work_markers(backend);
 		break;
 	case SQLITE_OP_FENCED:
 		sqlite_work_fenced(backend);
@@ -884,7 +936,7 @@ sqlite_work(uv_work_t *work)
 static void
 sqlite_engine_free(struct sqlite_engine *e)
 {
-	free(e->message);
+	free(e->markers);
 	free(e->replica_path);
 	free(e->sql);
 	free(e->table_name);
@@ -914,8 +966,6 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 	e->sql = NULL;
 	free(e->table_name);
 	e->table_name = NULL;
-	free(e->message);
-	e->message = NULL;
 	free(e->replica_path);
 	e->replica_path = NULL;
 	backend->busy = 0;
@@ -924,9 +974,13 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 	case SQLITE_OP_EXEC:
 	case SQLITE_OP_UPSERT:
 	case SQLITE_OP_DELETE:
-	case SQLITE_OP_FENCE:
+	case SQLITE_OP_SCRIPT:
 	case SQLITE_OP_REPLICATE:
 		e->cb.done(backend, e->status, err, arg);
+		break;
+	case SQLITE_OP_MARKERS:
+		e->cb.markers(backend, e->status, err, e->markers,
+		              e->status ? 0 : e->n_markers, arg);
 		break;
 	case SQLITE_OP_COUNT:
 	case SQLITE_OP_FENCED:
@@ -1168,21 +1222,192 @@ sqlite_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
 	return sqlite_value_op(backend, SQLITE_OP_FENCED, table, cb, arg, err);
 }
 
-static int
-sqlite_fence(struct rs_backend *backend, const char *table, const char *message,
-             int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+/* Append to *SQL (sqlite3_mprintf'd, freed here) the text of FMT, a
+ * sqlite3_mprintf format (%w, %Q: not printf's, so not checked as one);
+ * *SQL becomes NULL when out of memory and stays so. */
+static void
+sqlite_script_add(char **sql, const char *fmt, ...)
 {
-	struct sqlite_engine *e;
-	int rc = sqlite_on_table(backend, table, &e, err);
+	va_list ap;
+	char *part, *joined;
+
+	if (*sql == NULL)
+		return;
+	va_start(ap, fmt);
+	part = sqlite3_vmprintf(fmt, ap);
+	va_end(ap);
+	joined = part != NULL ? sqlite3_mprintf("%s%s", *sql, part) : NULL;
+	sqlite3_free(part);
+	sqlite3_free(*sql);
+	*sql = joined;
+}
+
+/* Upsert MARKER into reshard_marker. */
+static void
+sqlite_script_marker(char **sql, const struct rs_marker *marker)
+{
+	sqlite_script_add(
+		sql,
+		SQLITE_MARKER_TABLE
+		"INSERT INTO reshard_marker (plan, run_id, state, epoch, "
+		"updated_at) VALUES (%Q, %Q, %Q, %lld, "
+		"strftime('%%Y-%%m-%%d %%H:%%M:%%S', 'now')) "
+		"ON CONFLICT (plan) DO UPDATE SET run_id = excluded.run_id, "
+		"state = excluded.state, epoch = excluded.epoch, "
+		"updated_at = excluded.updated_at;",
+		marker->plan, marker->run_id, marker->state,
+		(long long)marker->epoch);
+}
+
+/* Queue SQL (sqlite3_mprintf'd; NULL for out of memory) as one
+ * transaction; WHAT names it in an error. */
+static int
+sqlite_script(struct rs_backend *backend, char *sql, const char *what,
+              rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc == 0 && sql == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0) {
+		e->sql = strdup(sql);
+		if (e->sql == NULL)
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	sqlite3_free(sql);
+	if (rc != 0)
+		return rc;
+	e->what = what;
+	e->cb.done = cb;
+	return sqlite_queue(backend, SQLITE_OP_SCRIPT, arg, err);
+}
+
+static int
+sqlite_fence(struct rs_backend *backend, const char *const *tables,
+             int n_tables, const char *message, int on,
+             const struct rs_marker *marker, rs_backend_cb cb, void *arg,
+             struct rs_err *err)
+{
+	char *sql = sqlite3_mprintf("%s", "");
+
+	for (int t = 0; t < n_tables; t++)
+		for (int i = 0; i < 3; i++) {
+			if (on)
+				sqlite_script_add(
+					&sql,
+					"CREATE TRIGGER IF NOT EXISTS "
+					"\"reshard_fence_%w_%w\" BEFORE %s ON "
+					"\"%w\" BEGIN SELECT RAISE(ABORT, %Q); "
+					"END;",
+					sqlite_fence_ops[i], tables[t],
+					sqlite_fence_ops[i], tables[t],
+					message != NULL ? message : "");
+			else
+				sqlite_script_add(&sql,
+				                  "DROP TRIGGER IF EXISTS "
+				                  "\"reshard_fence_%w_%w\";",
+				                  sqlite_fence_ops[i],
+				                  tables[t]);
+		}
+	if (marker != NULL)
+		sqlite_script_marker(&sql, marker);
+	return sqlite_script(backend, sql,
+	                     on ? "installing the fence failed"
+	                        : "removing the fence failed",
+	                     cb, arg, err);
+}
+
+static int
+sqlite_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+               struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
 
 	if (rc != 0)
 		return rc;
-	e->message = strdup(message != NULL ? message : "");
-	if (e->message == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	e->fence_on = on;
-	e->cb.done = cb;
-	return sqlite_queue(backend, SQLITE_OP_FENCE, arg, err);
+	e->cb.markers = cb;
+	return sqlite_queue(backend, SQLITE_OP_MARKERS, arg, err);
+}
+
+static int
+sqlite_mark(struct rs_backend *backend, const struct rs_marker *marker,
+            rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	char *sql = sqlite3_mprintf("%s", "");
+
+	sqlite_script_marker(&sql, marker);
+	return sqlite_script(backend, sql, "writing the shard marker failed",
+	                     cb, arg, err);
+}
+
+/* The delete log: reshard_del_<table> with the key columns (declared as
+ * in the table, so keys compare as they do there) and two triggers,
+ * reshard_dellog_<table> (after delete) and reshard_dellog_u_<table>
+ * (after an update that changes the key). */
+static int
+sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
+                  int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	char log[300];
+	char *sql = sqlite3_mprintf("%s", "");
+
+	backend_delete_log_name(table->name, log, sizeof(log));
+	if (!on) {
+		sqlite_script_add(
+			&sql,
+			"DROP TRIGGER IF EXISTS \"reshard_dellog_%w\";"
+			"DROP TRIGGER IF EXISTS "
+			"\"reshard_dellog_u_%w\";"
+			"DROP TABLE IF EXISTS \"%w\";",
+			table->name, table->name, log);
+		return sqlite_script(backend, sql,
+		                     "removing the delete log failed", cb, arg,
+		                     err);
+	}
+	sqlite_script_add(&sql, "CREATE TABLE IF NOT EXISTS \"%w\" (", log);
+	for (int k = 0; k < table->n_pk; k++) {
+		const struct rs_column *c = &table->columns[table->pk[k]];
+
+		sqlite_script_add(&sql, "%s\"%w\" %s", k ? ", " : "", c->name,
+		                  c->type != NULL ? c->type : "");
+	}
+	sqlite_script_add(&sql, ", PRIMARY KEY (");
+	for (int k = 0; k < table->n_pk; k++)
+		sqlite_script_add(&sql, "%s\"%w\"", k ? ", " : "",
+		                  table->columns[table->pk[k]].name);
+	sqlite_script_add(&sql, "));");
+	for (int u = 0; u < 2; u++) {
+		if (u == 0)
+			sqlite_script_add(&sql,
+			                  "CREATE TRIGGER IF NOT EXISTS "
+			                  "\"reshard_dellog_%w\" AFTER DELETE "
+			                  "ON \"%w\" BEGIN ",
+			                  table->name, table->name);
+		else {
+			sqlite_script_add(&sql,
+			                  "CREATE TRIGGER IF NOT EXISTS "
+			                  "\"reshard_dellog_u_%w\" AFTER "
+			                  "UPDATE ON \"%w\" WHEN ",
+			                  table->name, table->name);
+			for (int k = 0; k < table->n_pk; k++)
+				sqlite_script_add(
+					&sql, "%sOLD.\"%w\" IS NOT NEW.\"%w\"",
+					k ? " OR " : "",
+					table->columns[table->pk[k]].name,
+					table->columns[table->pk[k]].name);
+			sqlite_script_add(&sql, " BEGIN ");
+		}
+		sqlite_script_add(
+			&sql, "INSERT OR REPLACE INTO \"%w\" VALUES (", log);
+		for (int k = 0; k < table->n_pk; k++)
+			sqlite_script_add(&sql, "%sOLD.\"%w\"", k ? ", " : "",
+			                  table->columns[table->pk[k]].name);
+		sqlite_script_add(&sql, "); END;");
+	}
+	return sqlite_script(backend, sql, "installing the delete log failed",
+	                     cb, arg, err);
 }
 
 static int
@@ -1272,6 +1497,9 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.delete_keys = sqlite_delete_keys,
 	.count = sqlite_count,
 	.fence = sqlite_fence,
+	.markers = sqlite_markers,
+	.mark = sqlite_mark,
+	.delete_log = sqlite_delete_log,
 	.fenced = sqlite_fenced,
 	.replicate = sqlite_replicate,
 	.promote = sqlite_promote,

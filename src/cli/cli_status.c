@@ -65,8 +65,13 @@ cli_abort(int argc, char **argv, struct rs_err *err)
 		                  "abort needs exactly one plan file; see "
 		                  "`reshard abort --help`");
 	rc = cli_load_plan(argv[1], &plan, err);
-	if (rc == 0)
-		rc = engine_abort(plan, err);
+	if (rc == 0 && engine_strategy(plan) == NULL)
+		rc = rs_err_set(err, RS_EUSAGE,
+		                "%s: strategy \"%s\" cannot be run by this "
+		                "version, so there is nothing to abort",
+		                plan->path, plan_strategy_name(plan->strategy));
+	else if (rc == 0)
+		rc = engine_abort(plan, engine_strategy(plan), err);
 	plan_free(plan);
 	return rc;
 }

@@ -32,9 +32,12 @@ rs_err_exit_code(int code)
 		return 0;
 	case RS_EUSAGE:
 	case RS_EPLAN:
+	case RS_EDATA:
 		return 2;
 	case RS_EVERIFY:
 		return 3;
+	case RS_ECANCELED:
+		return 4;
 	default:
 		return 1;
 	}

@@ -26,7 +26,10 @@ enum rs_code {
 	RS_ESCHEMA = -10,   /* a table is missing or has no primary key */
 	RS_EBUSY = -11,     /* the object is in use by another operation */
 	RS_EVALUE = -12,    /* a stored value is not in its type's text form */
-	RS_ECANCELED = -13, /* stopped by a signal at a checkpoint: resume */
+	RS_ECANCELED = -13, /* stopped on request (a signal, a "no" at a
+	                       prompt) at a checkpoint: `run` resumes */
+	RS_EDATA = -14,     /* the data does not fit the plan: rows on a shard
+	                       that does not own them under `from` */
 };
 
 struct rs_err {
@@ -42,8 +45,11 @@ struct rs_err {
 int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The process exit code for an error code (DESIGN §5): 2 for usage and plan
- * errors, 3 for verification differences, 1 for everything else. */
+/* The process exit code for an error code: 2 for usage, plan and data
+ * errors (fix the input, nothing was changed by the refusal), 3 for rows
+ * that could not be proven on their owner (verification differences, rows
+ * purge kept), 4 for a deliberate stop (a signal, a "no" at a prompt;
+ * `reshard run` resumes), 1 for everything else. */
 int rs_err_exit_code(int code);
 
 /* Whether a failure with SQLSTATE (may be NULL or "") or MariaDB errno /

@@ -1,8 +1,21 @@
 /*
- * Aborting a run before publish: fences released, what the run made
- * removed, the journal set aside.  After publish the old routing is gone
- * and abort refuses: the run can only go forward.
+ * Aborting a run before publish: each step that began is undone by its
+ * own undo function, in reverse order (catch-up's removes the replicas the
+ * run made, fence's lifts the fence), and the journal is set aside so that
+ * the next run starts from the beginning.  Once a step marked no_return
+ * (publish) has begun, the old routing may be gone and abort refuses.
+ *
+ * Abort is journaled: the fact "abort" records its intent before its first
+ * side effect and its end after its last, so that `run` refuses a run
+ * whose abort has begun and `abort` run again finishes it from any crash
+ * point (every undo is idempotent).
+ *
+ * When the journal is missing or cannot be read, abort goes by the shard
+ * markers instead: a run of this plan that is fenced and not published is
+ * undone by the same functions (they act only where the markers say the
+ * run was), and the unreadable journal is set aside.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,137 +25,264 @@
 
 #include "engine/await.h"
 #include "engine/engine.h"
+#include "engine/marker.h"
 #include "engine/plan_text.h"
-#include "shardmap/stats.h"
 
-/* Remove the fence from every from-map table of SHARD; a shard that does
- * not exist (a replica never made) has nothing to release. */
+/* Refuse when a no_return step has begun: the new routing may be live. */
 static int
-abort_unfence(struct rs_run *run, int shard, struct rs_err *err)
+abort_check_journal(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	int slots = engine_tables_per_shard(plan->from);
-	struct rs_backend *backend = engine_shard(run, shard, err);
-	char physical[256];
+	const struct rs_strategy_def *strategy = run->strategy;
 
-	if (backend == NULL)
-		return err->code;
-	for (int t = 0; t < plan->n_tables; t++)
-		for (int slot = 0; slot < slots; slot++) {
-			int rc;
+	for (int i = 0; i < strategy->n_steps; i++) {
+		struct rs_step_record rec;
+		int rc;
 
-			engine_physical(plan->from, plan->tables[t].name, slot,
-			                physical, sizeof(physical));
-			rc = await_fence(&run->loop, backend, physical, NULL, 0,
-			                 err);
-			if (rc != 0)
-				return rc;
-		}
-	fprintf(stderr, "  %s: fence removed\n", plan->shards[shard].name);
+		if (!strategy->steps[i]->no_return)
+			continue;
+		rc = journal_step_get(run->journal, strategy->steps[i]->name,
+		                      &rec, err);
+		if (rc != 0)
+			return rc;
+		if (rec.state != RS_STEP_PENDING)
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"run %s has %s %s: the new routing may be "
+				"live and the old one is gone, so abort cannot "
+				"undo it; `reshard run %s` finishes the run",
+				run->plan->name,
+				rec.state == RS_STEP_DONE ? "passed"
+							  : "started",
+				strategy->steps[i]->name, run->plan->path);
+	}
 	return 0;
 }
 
+/* Without a journal: find the run of this plan the markers speak of, and
+ * refuse when it was published.  Returns 1 when there is a run to undo
+ * (RUN->run_id set), 0 when none, or an error. */
 static int
-abort_steps(struct rs_run *run, struct rs_err *err)
+abort_find_marked_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	struct rs_step_record publish, catch_up;
-	int shards[1024];
-	int n = stats_map_shards(plan->from, shards, 1024), rc;
+	int found = 0;
 
-	rc = journal_step_get(run->journal, "publish", &publish, err);
-	if (rc == 0)
-		rc = journal_step_get(run->journal, "catch-up", &catch_up, err);
+	for (int s = 0; s < plan->n_shards; s++) {
+		struct rs_marker *markers;
+		int n, rc = marker_read(run, s, &markers, &n, err);
+
+		for (int i = 0; rc == 0 && i < n; i++) {
+			const struct rs_marker *m = &markers[i];
+
+			if (strcmp(m->plan, plan->name) != 0 ||
+			    marker_ended(m->state))
+				continue;
+			if (strcmp(m->state, "fenced") != 0)
+				rc = rs_err_set(
+					err, RS_EUSAGE,
+					"shard %s says run %s of plan %s is %s "
+					"at epoch %lld: the new routing may be "
+					"live, so abort cannot undo it; "
+				        "restore "
+					"the run's journal and `reshard run "
+				        "%s` "
+					"finishes the run",
+					plan->shards[s].name, m->run_id,
+					m->plan, m->state, (long long)m->epoch,
+					plan->path);
+			else if (found && strcmp(run->run_id, m->run_id) != 0)
+				rc = rs_err_set(err, RS_EUSAGE,
+				                "the shards carry markers of "
+				                "two runs of "
+				                "plan %s (%s and %s); abort "
+				                "each by hand",
+				                plan->name, run->run_id,
+				                m->run_id);
+			else {
+				snprintf(run->run_id, sizeof(run->run_id), "%s",
+				         m->run_id);
+				found = 1;
+			}
+		}
+		free(markers);
+		if (rc != 0)
+			return rc;
+	}
+	return found;
+}
+
+/* Undo, in reverse order, every step that began (every step with an undo
+ * when ALL, for an abort by the markers). */
+static int
+abort_undo(struct rs_run *run, int all, struct rs_err *err)
+{
+	const struct rs_strategy_def *strategy = run->strategy;
+
+	for (int i = strategy->n_steps - 1; i >= 0; i--) {
+		const struct rs_step_def *step = strategy->steps[i];
+		struct rs_step_record rec = {.state = RS_STEP_RUNNING};
+		char point[64];
+		int rc;
+
+		if (step->undo == NULL)
+			continue;
+		if (!all) {
+			rc = journal_step_get(run->journal, step->name, &rec,
+			                      err);
+			if (rc != 0)
+				return rc;
+		}
+		if (rec.state == RS_STEP_PENDING)
+			continue;
+		run->step = step;
+		rc = step->undo(run, err);
+		if (rc != 0)
+			return rc;
+		if (!all)
+			journal_event(run->journal, "info", "abort: undid %s",
+			              step->name);
+		snprintf(point, sizeof(point), "after-undo:%s", step->name);
+		engine_fault(point);
+	}
+	return 0;
+}
+
+/* Move PATH (and its -wal, -shm) aside as PATH.SUFFIX-TIME; say so. */
+static void
+abort_set_aside(const char *path, const char *suffix, const char *why)
+{
+	char aside[4200], side[4200];
+	long long now = (long long)time(NULL);
+
+	snprintf(aside, sizeof(aside), "%s.%s-%lld", path, suffix, now);
+	if (rename(path, aside) == 0)
+		fprintf(stderr, "%s; the journal is kept as %s\n", why, aside);
+	for (int i = 0; i < 2; i++) {
+		char moved[4300];
+
+		snprintf(side, sizeof(side), "%s-%s", path, i ? "shm" : "wal");
+		snprintf(moved, sizeof(moved), "%s-%s", aside,
+		         i ? "shm" : "wal");
+		if (rename(side, moved) != 0 && errno != ENOENT)
+			unlink(side);
+	}
+}
+
+/* Loop, signals and shards for an abort. */
+static int
+abort_start(struct rs_run *run, const struct rs_plan *plan,
+            const struct rs_strategy_def *strategy, struct rs_err *err)
+{
+	run->plan = plan;
+	run->strategy = strategy;
+	snprintf(run->fence_message, sizeof(run->fence_message),
+	         "writes paused by reshard: run %s, step fence", plan->name);
+	run->shards = calloc((size_t)plan->n_shards, sizeof(*run->shards));
+	if (run->shards == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	uv_loop_init(&run->loop);
+	return 0;
+}
+
+static void
+abort_finish(struct rs_run *run)
+{
+	for (int i = 0; i < run->plan->n_shards; i++)
+		await_close(&run->loop, run->shards[i]);
+	uv_run(&run->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&run->loop);
+	engine_tables_release(run);
+	free(run->shards);
+}
+
+/* Abort by the shard markers: the journal at PLAN->journal is missing
+ * (EXISTS 0) or cannot be read (its error in WHY). */
+static int
+abort_by_markers(const struct rs_plan *plan,
+                 const struct rs_strategy_def *strategy, int exists,
+                 const char *why, struct rs_err *err)
+{
+	struct rs_run run = {0};
+	int lock_fd, rc;
+
+	rc = journal_lock_file(plan->journal, &lock_fd, err);
 	if (rc != 0)
 		return rc;
-	if (publish.state != RS_STEP_PENDING)
-		return rs_err_set(
-			err, RS_EUSAGE,
-			"run %s has %s publish: the new routing may be "
-			"live and the old one is gone, so abort cannot "
-			"undo it; `reshard run %s` finishes the run",
-			plan->name,
-			publish.state == RS_STEP_DONE ? "passed" : "started",
-			plan->path);
-	for (int i = 0; i < n && rc == 0; i++) {
-		int r = plan->shards[shards[i]].replica;
-		struct rs_backend_config config;
-		struct rs_backend *replica = NULL;
-
-		rc = abort_unfence(run, shards[i], err);
-		if (rc != 0 || plan->strategy != RS_STRATEGY_DOUBLING ||
-		    r < 0 || catch_up.state == RS_STEP_PENDING)
-			continue;
-		/* The replica reshard made (SQLite) goes; a server replica
-		 * only loses the fence it carries from its primary. */
-		config = (struct rs_backend_config){
-			.shard = plan->shards[r].name,
-			.url = plan->shards[r].url,
-			.password_env = plan->shards[r].password_env,
-			.base_dir = plan->dir,
-		};
-		rc = backend_new(&run->loop, &config, &replica, err);
-		if (rc != 0)
-			break;
-		if (replica->url.engine == RS_ENGINE_SQLITE) {
-			engine_shard_close(run, r);
-			if (unlink(replica->url.database) == 0)
-				fprintf(stderr,
-				        "  %s: replica file %s removed\n",
-				        plan->shards[r].name,
-				        replica->url.database);
-		} else {
-			rc = abort_unfence(run, r, err);
-		}
-		await_close(&run->loop, replica);
+	rc = abort_start(&run, plan, strategy, err);
+	if (rc == 0)
+		rc = abort_find_marked_run(&run, err);
+	if (rc == 0)
+		rc = rs_err_set(err, RS_EUSAGE,
+		                "%s, and no shard carries the marker of a run "
+		                "of plan %s in progress: there is nothing to "
+		                "abort",
+		                exists ? why : "no journal", plan->name);
+	else if (rc == 1) {
+		fprintf(stderr,
+		        "%s; aborting run %s of plan %s by the shard markers\n",
+		        exists ? why : "no journal", run.run_id, plan->name);
+		rc = abort_undo(&run, 1, err);
 	}
+	if (run.shards != NULL)
+		abort_finish(&run);
+	if (rc == 0 && exists)
+		abort_set_aside(plan->journal, "damaged",
+		                "the run is aborted by its shard markers");
+	else if (rc == 0 || !exists) {
+		if (!exists)
+			unlink(plan->journal); /* the empty file of the lock */
+		if (rc == 0)
+			fprintf(stderr, "run %s aborted\n", run.run_id);
+	}
+	close(lock_fd);
 	return rc;
 }
 
 int
-engine_abort(const struct rs_plan *plan, struct rs_err *err)
+engine_abort(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
+             struct rs_err *err)
 {
 	struct rs_run run = {0};
-	char aside[4096], wal[4200];
 	struct stat st;
 	int rc;
 
-	if (stat(plan->journal, &st) != 0)
-		return rs_err_set(err, RS_EUSAGE,
-		                  "no journal at %s: plan %s was never run, "
-		                  "there is nothing to abort",
-		                  plan->journal, plan->name);
-	run.plan = plan;
-	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
-	if (run.shards == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (stat(plan->journal, &st) != 0 || st.st_size == 0)
+		return abort_by_markers(plan, strategy, 0, NULL, err);
 	/* Take the lock (and check the plan) like a run would. */
 	rc = engine_open_journal(plan, &run.journal, err);
-	if (rc != 0) {
-		free(run.shards);
-		return rc;
+	if (rc == RS_EIO) {
+		char why[1100];
+
+		snprintf(why, sizeof(why), "%s", err->message);
+		return abort_by_markers(plan, strategy, 1, why, err);
 	}
-	uv_loop_init(&run.loop);
-	rc = abort_steps(&run, err);
-	for (int i = 0; i < plan->n_shards; i++)
-		await_close(&run.loop, run.shards[i]);
-	uv_run(&run.loop, UV_RUN_DEFAULT);
-	uv_loop_close(&run.loop);
+	if (rc != 0)
+		return rc;
+	rc = abort_start(&run, plan, strategy, err);
+	if (rc == 0)
+		rc = marker_run_id(&run, err);
+	if (rc == 0)
+		rc = abort_check_journal(&run, err);
+	/* The intent, before the first side effect. */
+	if (rc == 0)
+		rc = journal_fact_set(run.journal, "abort", "begun", err);
+	if (rc == 0) {
+		journal_event(run.journal, "warn", "abort begun");
+		engine_fault("after-abort-begun");
+		rc = abort_undo(&run, 0, err);
+	}
+	if (rc == 0)
+		rc = journal_fact_set(run.journal, "abort", "done", err);
+	if (run.shards != NULL)
+		abort_finish(&run);
 	if (rc == 0)
 		journal_event(run.journal, "info", "run aborted");
 	journal_close(run.journal, rc == 0 ? "aborted" : "failed");
 	if (rc == 0) {
-		snprintf(aside, sizeof(aside), "%s.aborted-%lld", plan->journal,
-		         (long long)time(NULL));
-		if (rename(plan->journal, aside) == 0)
-			fprintf(stderr,
-			        "run %s aborted; its journal is kept as %s\n",
-			        plan->name, aside);
-		snprintf(wal, sizeof(wal), "%s-wal", plan->journal);
-		unlink(wal);
-		snprintf(wal, sizeof(wal), "%s-shm", plan->journal);
-		unlink(wal);
+		char why[256];
+
+		snprintf(why, sizeof(why), "run %s aborted", plan->name);
+		abort_set_aside(plan->journal, "aborted", why);
 	}
-	free(run.shards);
 	return rc;
 }

@@ -227,15 +227,84 @@ await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
 }
 
 int
-await_fence(uv_loop_t *loop, struct rs_backend *backend, const char *table,
-            const char *message, int on, struct rs_err *err)
+await_fence(uv_loop_t *loop, struct rs_backend *backend,
+            const char *const *tables, int n_tables, const char *message,
+            int on, const struct rs_marker *marker, struct rs_err *err)
+{
+	struct waiter w = {.loop = loop};
+
+	return waiter_wait(loop, &w,
+	                   backend_fence(backend, tables, n_tables, message, on,
+	                                 marker, on_done, &w, err),
+	                   err);
+}
+
+/* The markers of one read, copied for the caller. */
+struct marker_copy {
+	struct waiter w;
+	struct rs_marker *markers;
+	int n;
+};
+
+static void
+on_markers(struct rs_backend *backend, int status, const struct rs_err *err,
+           const struct rs_marker *markers, int n, void *arg)
+{
+	struct marker_copy *c = arg;
+	struct rs_err local = {0};
+
+	if (status == 0 && n > 0) {
+		c->markers = malloc(sizeof(*markers) * (size_t)n);
+		if (c->markers == NULL) {
+			status = backend_fail(backend, &local, RS_ENOMEM,
+			                      "out of memory");
+			err = &local;
+		} else {
+			memcpy(c->markers, markers,
+			       sizeof(*markers) * (size_t)n);
+			c->n = n;
+		}
+	}
+	waiter_note(&c->w, status, err);
+}
+
+int
+await_markers(uv_loop_t *loop, struct rs_backend *backend,
+              struct rs_marker **markers, int *n, struct rs_err *err)
+{
+	struct marker_copy c = {.w = {.loop = loop}};
+	int rc = waiter_wait(
+		loop, &c.w, backend_markers(backend, on_markers, &c, err), err);
+
+	if (rc != 0) {
+		free(c.markers);
+		c.markers = NULL;
+		c.n = 0;
+	}
+	*markers = c.markers;
+	*n = c.n;
+	return rc;
+}
+
+int
+await_mark(uv_loop_t *loop, struct rs_backend *backend,
+           const struct rs_marker *marker, struct rs_err *err)
+{
+	struct waiter w = {.loop = loop};
+
+	return waiter_wait(
+		loop, &w, backend_mark(backend, marker, on_done, &w, err), err);
+}
+
+int
+await_delete_log(uv_loop_t *loop, struct rs_backend *backend,
+                 const struct rs_table_def *table, int on, struct rs_err *err)
 {
 	struct waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
-		backend_fence(backend, table, message, on, on_done, &w, err),
-		err);
+		backend_delete_log(backend, table, on, on_done, &w, err), err);
 }
 
 int

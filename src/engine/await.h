@@ -49,8 +49,17 @@ int await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
                struct rs_err *err);
 int await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                 int64_t *count, struct rs_err *err);
-int await_fence(uv_loop_t *loop, struct rs_backend *backend, const char *table,
-                const char *message, int on, struct rs_err *err);
+int await_fence(uv_loop_t *loop, struct rs_backend *backend,
+                const char *const *tables, int n_tables, const char *message,
+                int on, const struct rs_marker *marker, struct rs_err *err);
+/* The shard's markers: *MARKERS malloc'd (free it; NULL when none). */
+int await_markers(uv_loop_t *loop, struct rs_backend *backend,
+                  struct rs_marker **markers, int *n, struct rs_err *err);
+int await_mark(uv_loop_t *loop, struct rs_backend *backend,
+               const struct rs_marker *marker, struct rs_err *err);
+int await_delete_log(uv_loop_t *loop, struct rs_backend *backend,
+                     const struct rs_table_def *table, int on,
+                     struct rs_err *err);
 int await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                  int *fenced, struct rs_err *err);
 int await_replicate(uv_loop_t *loop, struct rs_backend *primary,

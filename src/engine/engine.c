@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "engine/await.h"
+#include "engine/marker.h"
+#include "shardmap/stats.h"
 #include "engine/plan_text.h"
 
 extern const struct rs_strategy_def strategy_doubling;
@@ -67,16 +69,39 @@ engine_tables_per_shard(const struct rs_map *map)
 	return map_has_tables(map) ? map_def(map)->tables_per_db : 1;
 }
 
-struct rs_backend *
-engine_shard(struct rs_run *run, int shard, struct rs_err *err)
+struct rs_backend_config
+engine_shard_config(const struct rs_plan *plan, int shard)
 {
-	const struct rs_plan_shard *s = &run->plan->shards[shard];
-	struct rs_backend_config config = {
+	const struct rs_plan_shard *s = &plan->shards[shard];
+
+	return (struct rs_backend_config){
 		.shard = s->name,
 		.url = s->url,
 		.password_env = s->password_env,
-		.base_dir = run->plan->dir,
+		.base_dir = plan->dir,
 	};
+}
+
+int
+engine_shard_exists(struct rs_run *run, int shard)
+{
+	struct rs_backend_config config = engine_shard_config(run->plan, shard);
+	struct rs_backend *probe;
+	int exists;
+
+	if (run->shards[shard] != NULL)
+		return 1;
+	if (backend_new(&run->loop, &config, &probe, NULL) != 0)
+		return 1; /* a bad URL: let connecting say what is wrong */
+	exists = backend_exists(probe);
+	await_close(&run->loop, probe);
+	return exists;
+}
+
+struct rs_backend *
+engine_shard(struct rs_run *run, int shard, struct rs_err *err)
+{
+	struct rs_backend_config config = engine_shard_config(run->plan, shard);
 	struct rs_backend *backend;
 
 	if (run->shards[shard] != NULL)
@@ -128,9 +153,8 @@ engine_table(struct rs_run *run, int shard, const char *physical,
 	return def;
 }
 
-/* Forget the tables engine_table described. */
-static void
-engine_tables_free(struct rs_run *run)
+void
+engine_tables_release(struct rs_run *run)
 {
 	for (int i = 0; i < run->n_tables; i++) {
 		free(run->tables[i].physical);
@@ -176,12 +200,40 @@ on_signal(uv_signal_t *handle, int signum)
 	        signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
-/* Ask before STEP on a terminal.  Returns 0 to go on, RS_EUSAGE not to. */
+/* What a stop before a step leaves behind, for its message: the shards
+ * whose writes stay fenced, into BUF ("" when none). */
+static void
+engine_fence_note(struct rs_run *run, char *buf, size_t size)
+{
+	const struct rs_plan *plan = run->plan;
+	char since[32];
+	int shards[1024];
+	int n = stats_map_shards(plan->from, shards, 1024);
+	size_t at;
+
+	buf[0] = '\0';
+	if (journal_fact_get(run->journal, "fenced_since", since,
+	                     sizeof(since)) != 1)
+		return;
+	at = (size_t)snprintf(buf, size, "; writes stay fenced on");
+	for (int i = 0; i < n && at < size; i++)
+		at += (size_t)snprintf(buf + at, size - at, "%s %s",
+		                       i ? "," : "",
+		                       plan->shards[shards[i]].name);
+	if (at < size)
+		snprintf(buf + at, size - at,
+		         " until `reshard run %s` goes on or `reshard abort "
+		         "%s` lifts the fence",
+		         plan->path, plan->path);
+}
+
+/* Ask before STEP on a terminal.  Returns 0 to go on, RS_EUSAGE without
+ * a terminal to ask, RS_ECANCELED for a "no". */
 static int
 engine_confirm(struct rs_run *run, const struct rs_step_def *step,
                struct rs_err *err)
 {
-	char answer[16];
+	char answer[16], note[512];
 
 	if (run->options->yes)
 		return 0;
@@ -194,13 +246,30 @@ engine_confirm(struct rs_run *run, const struct rs_step_def *step,
 	fprintf(stderr, "step %s cannot be undone: %s.\nGo on? [y/N] ",
 	        step->name, step->summary);
 	fflush(stderr);
-	if (fgets(answer, sizeof(answer), stdin) == NULL ||
-	    (answer[0] != 'y' && answer[0] != 'Y'))
-		return rs_err_set(err, RS_EUSAGE,
-		                  "stopped before step %s; nothing was changed "
-		                  "by it.  `reshard run` asks again",
-		                  step->name);
-	return 0;
+	if (fgets(answer, sizeof(answer), stdin) != NULL &&
+	    (answer[0] == 'y' || answer[0] == 'Y'))
+		return 0;
+	engine_fence_note(run, note, sizeof(note));
+	return rs_err_set(err, RS_ECANCELED,
+	                  "stopped before step %s as answered; step %s was not "
+	                  "begun%s%s",
+	                  step->name, step->name, note,
+	                  note[0] ? "" : "; `reshard run` asks again");
+}
+
+/* Once an abort has begun, only abort may go on (it finishes itself). */
+static int
+engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
+{
+	char state[32];
+
+	if (journal_fact_get(run->journal, "abort", state, sizeof(state)) != 1)
+		return 0;
+	return rs_err_set(err, RS_EUSAGE,
+	                  "an abort of run %s has begun and not finished: the "
+	                  "run cannot go on after it; `reshard abort %s` "
+	                  "finishes the abort",
+	                  run->plan->name, run->plan->path);
 }
 
 /* Run one step with its journal records around it. */
@@ -216,6 +285,18 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	if (rec.state == RS_STEP_DONE) {
 		fprintf(stderr, "step %-14s done earlier\n", step->name);
 		return 0;
+	}
+	/* A stop asked for during the last step never carries the run
+	 * into this one. */
+	uv_run(&run->loop, UV_RUN_NOWAIT);
+	if (run->stop_requested) {
+		char note[512];
+
+		engine_fence_note(run, note, sizeof(note));
+		return rs_err_set(err, RS_ECANCELED,
+		                  "stopped before step %s on request; "
+		                  "`reshard run %s` goes on from there%s",
+		                  step->name, run->plan->path, note);
 	}
 	if (step->irreversible && (rc = engine_confirm(run, step, err)) != 0)
 		return rc;
@@ -233,13 +314,18 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	run->step_chunks = 0;
 	rc = step->run(run, err);
 	if (rc != 0) {
+		const char *message = err != NULL ? err->message : "failed";
 		struct rs_err ignored;
 
-		journal_step_failed(run->journal, step->name,
-		                    err != NULL ? err->message : "failed",
-		                    &ignored);
-		journal_event(run->journal, "error", "step %s: %s", step->name,
-		              err != NULL ? err->message : "failed");
+		if (rc == RS_ECANCELED)
+			journal_step_stopped(run->journal, step->name, message,
+			                     &ignored);
+		else
+			journal_step_failed(run->journal, step->name, message,
+			                    &ignored);
+		journal_event(run->journal,
+		              rc == RS_ECANCELED ? "warn" : "error",
+		              "step %s: %s", step->name, message);
 		return rc;
 	}
 	rc = journal_step_done(run->journal, step->name,
@@ -292,6 +378,11 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	uv_signal_start(&run.sigint, on_signal, SIGINT);
 	uv_signal_start(&run.sigterm, on_signal, SIGTERM);
 
+	rc = marker_run_id(&run, err);
+	if (rc == 0)
+		rc = engine_refuse_aborting(&run, err);
+	if (rc == 0)
+		rc = marker_guard(&run, err);
 	for (int i = 0; i < strategy->n_steps && rc == 0; i++) {
 		rc = engine_step(&run, strategy->steps[i], err);
 		if (rc == 0 && i == until) {
@@ -311,9 +402,9 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (uv_loop_close(&run.loop) != 0 && rc == 0)
 		rc = rs_err_set(err, RS_EINTERNAL,
 		                "handles left open on the loop (a bug)");
-	engine_tables_free(&run);
+	engine_tables_release(&run);
 	journal_close(run.journal, rc == 0              ? "done"
-	                           : rc == RS_ECANCELED ? "interrupted"
+	                           : rc == RS_ECANCELED ? "stopped"
 	                                                : "failed");
 	free(run.shards);
 	return rc;

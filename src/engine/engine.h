@@ -38,9 +38,15 @@ struct rs_step_def {
 	const char *name;    /* as in DESIGN §6 and the journal */
 	const char *summary; /* one line, for status */
 	int irreversible;    /* ask for confirmation on a terminal */
+	int no_return;       /* once begun, abort refuses (publish) */
 	/* Do the step.  Returns 0 or a negative RS_E… code with ERR filled;
 	 * RS_ECANCELED when the run was asked to stop at a checkpoint. */
 	int (*run)(struct rs_run *run, struct rs_err *err);
+	/* Undo what the step may have done, for abort (NULL: nothing to
+	 * undo).  Idempotent, and acting only where the shard markers or
+	 * the shards themselves show the run's work, so that it also serves
+	 * an abort without a journal (run->journal NULL). */
+	int (*undo)(struct rs_run *run, struct rs_err *err);
 };
 
 struct rs_strategy_def {
@@ -70,6 +76,8 @@ struct rs_run {
 	int64_t step_chunks;         /* chunks the running step finished in this
 	                                process, for the after-chunk fault points */
 	char fence_message[256];     /* what fenced writers are told */
+	char run_id[40];             /* the run's id, in the journal and the
+	                                shard markers (marker_run_id) */
 	struct engine_table *tables; /* described tables: engine_table */
 	int n_tables;
 };
@@ -91,19 +99,35 @@ int engine_run(const struct rs_plan *plan,
  * (split: not built yet). */
 const struct rs_strategy_def *engine_strategy(const struct rs_plan *plan);
 
+/* The backend configuration of PLAN's shard SHARD (its strings are the
+ * plan's). */
+struct rs_backend_config engine_shard_config(const struct rs_plan *plan,
+                                             int shard);
+
+/* Whether shard SHARD exists yet (backend_exists): a SQLite replica file
+ * reshard has not made does not, and is not created by asking. */
+int engine_shard_exists(struct rs_run *run, int shard);
+
 /* The connected control backend of shard SHARD, connecting it on first
  * use.  Returns NULL with ERR filled when it cannot connect. */
 struct rs_backend *engine_shard(struct rs_run *run, int shard,
                                 struct rs_err *err);
 
 /*
- * Abort PLAN's run before publish (DESIGN §6): release the fences on the
- * sources and replicas, delete what the run made (SQLite replica files),
- * and set the journal aside so that a new run starts from the beginning.
- * After publish (or while publish may have happened) it refuses with
- * RS_EUSAGE: the old routing is gone and the run can only go forward.
+ * Abort PLAN's run of STRATEGY before publish: undo every step that began,
+ * in reverse (fences released on sources and replicas, the SQLite replica
+ * files the run made deleted), and set the journal aside so that a new run
+ * starts from the beginning.  Journaled: once begun, `run` refuses until
+ * an abort has finished, and abort again finishes it.  Without a readable
+ * journal it goes by the shard markers.  Once a no_return step (publish)
+ * may have happened it refuses with RS_EUSAGE: the old routing is gone
+ * and the run can only go forward.
  */
-int engine_abort(const struct rs_plan *plan, struct rs_err *err);
+int engine_abort(const struct rs_plan *plan,
+                 const struct rs_strategy_def *strategy, struct rs_err *err);
+
+/* Forget the tables engine_table described (at the end of a run). */
+void engine_tables_release(struct rs_run *run);
 
 /* Print the state of PLAN's run (steps, fence right now, epoch) as text
  * or one JSON object.  RS_EIO when the plan has no journal yet. */

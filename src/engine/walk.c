@@ -47,9 +47,8 @@ key_copy_set(struct key_copy *k, const struct rs_value *values, int n)
 	return 0;
 }
 
-/* The key as a JSON array of strings, for the journal (malloc'd). */
-static char *
-key_json(const struct rs_value *values, int n)
+char *
+walk_key_json(const struct rs_value *values, int n)
 {
 	json_t *array = json_array();
 	char *text;
@@ -89,6 +88,67 @@ key_from_json(struct key_copy *k, const char *text, int n_pk,
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	json_decref(array);
 	return rc;
+}
+
+/* Append V to BUF at *AT as 'text' (or NULL), control bytes, quotes and
+ * backslashes escaped, cut with "…" past 60 bytes. */
+static void
+walk_show_value(const struct rs_value *v, char *buf, size_t size, size_t *at)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (v->text == NULL) {
+		*at += (size_t)snprintf(buf + *at, size - *at, "NULL");
+		return;
+	}
+	if (*at + 1 < size)
+		buf[(*at)++] = '\'';
+	for (size_t i = 0; i < v->len && *at + 8 < size; i++) {
+		unsigned char c = (unsigned char)v->text[i];
+
+		if (i == 60) {
+			*at += (size_t)snprintf(buf + *at, size - *at, "…");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f || c == '\\' || c == '\'') {
+			buf[(*at)++] = '\\';
+			if (c == '\\' || c == '\'') {
+				buf[(*at)++] = (char)c;
+				continue;
+			}
+			buf[(*at)++] = 'x';
+			buf[(*at)++] = hex[c >> 4];
+			buf[(*at)++] = hex[c & 15];
+		} else {
+			buf[(*at)++] = (char)c;
+		}
+	}
+	if (*at + 1 < size)
+		buf[(*at)++] = '\'';
+	buf[*at < size ? *at : size - 1] = '\0';
+}
+
+void
+walk_describe_row(const struct rs_walk *walk, const struct rs_value *row,
+                  char *buf, size_t size)
+{
+	const struct rs_table_def *def = walk->def;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	at += (size_t)snprintf(buf, size, "%s ",
+	                       walk->run->plan->tables[walk->table].key);
+	if (at < size)
+		walk_show_value(&row[walk->key_at], buf, size, &at);
+	for (int k = 0; k < def->n_pk && at + 4 < size; k++) {
+		at += (size_t)snprintf(buf + at, size - at,
+		                       "%s%s = ", k ? ", " : " (",
+		                       def->columns[def->pk[k]].name);
+		if (at < size)
+			walk_show_value(&row[k], buf, size, &at);
+	}
+	if (at + 1 < size)
+		snprintf(buf + at, size - at, ")");
 }
 
 int
@@ -272,10 +332,11 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		snprintf(rec.shard, sizeof(rec.shard), "%s", shard);
 		snprintf(rec.table, sizeof(rec.table), "%s", walk->physical);
 		rec.number = number;
-		rec.after_key = req.after != NULL
-		                        ? key_json(req.after, walk->def->n_pk)
-		                        : NULL;
-		rec.upto_key = key_json(upto, walk->def->n_pk);
+		rec.after_key =
+			req.after != NULL
+				? walk_key_json(req.after, walk->def->n_pk)
+				: NULL;
+		rec.upto_key = walk_key_json(upto, walk->def->n_pk);
 		rec.rows = rows.n_rows;
 		rc = journal_chunk_begin(run->journal, &rec, err);
 		if (rc == 0)

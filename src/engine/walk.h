@@ -67,6 +67,15 @@ int walk_row_hash(const struct rs_backend *backend,
                   const struct rs_table_def *def, const struct rs_value *row,
                   uint64_t *hash, struct rs_err *err);
 
+/* A primary key (N values) as a JSON array of strings, as the journal
+ * keeps keys: malloc'd (free it), NULL when out of memory. */
+char *walk_key_json(const struct rs_value *values, int n);
+
+/* A row read by WALK named for people, by shard key and primary key, into
+ * BUF: "customer_id 'cust-7' (id 920)", control bytes escaped. */
+void walk_describe_row(const struct rs_walk *walk, const struct rs_value *row,
+                       char *buf, size_t size);
+
 /* Whether two primary keys (N values each) are equal. */
 int walk_same_key(const struct rs_value *a, const struct rs_value *b, int n);
 

@@ -17,11 +17,12 @@
  * transaction when the schema is created), so it is committed before the
  * function returns.  Every value is bound, never pasted into SQL.
  *
- * The run lock is flock(2) on JOURNAL.lock, taken without waiting.  The
- * holder writes "pid=… host=… started_at=…" into the lock file so that a
- * refused process, and status, can say who holds it; the lock itself, not
- * the file's content, is the truth (the kernel drops it when the holder
- * dies), so the file is never removed and stale content is harmless.
+ * The run lock is flock(2) on the journal file itself, taken without
+ * waiting: there is no side file an operator could delete to get around
+ * it.  A refused process, and status, name the holder from the last row of
+ * runs (the holder records itself right after it takes the lock); the
+ * lock, not that row, is the truth (the kernel drops it when the holder
+ * dies).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,10 +64,23 @@
 struct rs_journal {
 	sqlite3 *db;
 	char *path;     /* the journal file, for messages */
-	int lock_fd;    /* flock'd JOURNAL.lock, -1 when read-only */
+	int lock_fd;    /* the flock'd journal file, -1 when read-only */
 	int readonly;   /* opened by journal_open_readonly */
 	int64_t run_id; /* this process's row in runs, 0 when read-only */
 };
+
+/* Rows purge kept on a shard that no longer owns them: their owner has no
+ * copy and no record of deleting them (written to the old owner by a
+ * router with stale routing).  final-check lists them while they remain. */
+#define JOURNAL_KEPT_TABLE                                                     \
+	"CREATE TABLE kept_rows ("                                             \
+	" shard TEXT NOT NULL,"                                                \
+	" table_name TEXT NOT NULL,"                                           \
+	" pk TEXT NOT NULL," /* JSON array of the primary key */               \
+	" shard_key TEXT,"   /* NULL for a NULL key */                         \
+	" owner TEXT NOT NULL,"                                                \
+	" kept_at INTEGER NOT NULL,"                                           \
+	" PRIMARY KEY (shard, table_name, pk)) WITHOUT ROWID;"
 
 static const char journal_schema[] =
 	"CREATE TABLE setup ("
@@ -85,7 +99,8 @@ static const char journal_schema[] =
 	"CREATE TABLE steps ("
 	" name TEXT PRIMARY KEY,"
 	" state TEXT NOT NULL"
-	"  CHECK (state IN ('pending', 'running', 'done', 'failed')),"
+	"  CHECK (state IN ('pending', 'running', 'done', 'failed',"
+	"                   'stopped')),"
 	" attempts INTEGER NOT NULL,"
 	" started_at INTEGER,"
 	" finished_at INTEGER,"
@@ -112,14 +127,34 @@ static const char journal_schema[] =
 	" id INTEGER PRIMARY KEY,"
 	" at INTEGER NOT NULL,"
 	" level TEXT NOT NULL,"
-	" message TEXT NOT NULL);"
+	" message TEXT NOT NULL);" JOURNAL_KEPT_TABLE
 	"PRAGMA user_version = " JOURNAL_STR(JOURNAL_SCHEMA_VERSION) ";";
 
+/* Version 1 → 2: steps may be 'stopped'; rows kept by purge.  SQLite
+ * cannot change a CHECK constraint in place, so steps is rebuilt. */
+static const char journal_migrate_1[] =
+	"CREATE TABLE steps_v2 ("
+	" name TEXT PRIMARY KEY,"
+	" state TEXT NOT NULL"
+	"  CHECK (state IN ('pending', 'running', 'done', 'failed',"
+	"                   'stopped')),"
+	" attempts INTEGER NOT NULL,"
+	" started_at INTEGER,"
+	" finished_at INTEGER,"
+	" rows INTEGER NOT NULL DEFAULT 0,"
+	" error TEXT NOT NULL DEFAULT '',"
+	" first_begun INTEGER NOT NULL UNIQUE);"
+	"INSERT INTO steps_v2 SELECT name, state, attempts, started_at,"
+	" finished_at, rows, error, first_begun FROM steps;"
+	"DROP TABLE steps;"
+	"ALTER TABLE steps_v2 RENAME TO steps;" JOURNAL_KEPT_TABLE
+	"UPDATE setup SET schema_version = 2;"
+	"PRAGMA user_version = 2;";
+
 static const char *const journal_step_states[] = {
-	[RS_STEP_PENDING] = "pending",
-	[RS_STEP_RUNNING] = "running",
-	[RS_STEP_DONE] = "done",
-	[RS_STEP_FAILED] = "failed",
+	[RS_STEP_PENDING] = "pending", [RS_STEP_RUNNING] = "running",
+	[RS_STEP_DONE] = "done",       [RS_STEP_FAILED] = "failed",
+	[RS_STEP_STOPPED] = "stopped",
 };
 
 /* The current time in Unix milliseconds. */
@@ -312,146 +347,115 @@ journal_column_copy(sqlite3_stmt *stmt, int col, char *buf, size_t size)
 	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
 }
 
-/* JOURNAL's lock file path (malloc'd), or NULL when out of memory. */
-static char *
-journal_lock_path(const char *path)
-{
-	size_t n = strlen(path);
-	char *lock = malloc(n + sizeof(".lock"));
-
-	if (lock != NULL) {
-		memcpy(lock, path, n);
-		memcpy(lock + n, ".lock", sizeof(".lock"));
-	}
-	return lock;
-}
-
-/* Describe the holder recorded in the lock file FD into OUT, as "pid 123 on
- * host db-admin since 2026-12-02 10:04:32 UTC"; returns 1, or 0 with "another
- * process" when the holder has not recorded itself yet (it writes right
- * after it takes the lock) or the file cannot be read. */
+/* Describe the run recorded last in the journal at PATH into OUT, as "pid
+ * 123 on host db-admin since 2026-12-02 10:04:32 UTC"; returns 1, or 0 with
+ * "another process" when the holder has not recorded itself yet (it does
+ * right after it takes the lock, once the schema exists) or the journal
+ * cannot be read. */
 static int
-journal_read_holder(int fd, char *out, size_t size)
+journal_read_holder(const char *path, char *out, size_t size)
 {
-	char text[512];
-	long pid;
-	int64_t started_at;
-	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	sqlite3 *db = NULL;
+	sqlite3_stmt *stmt = NULL;
+	int found = 0;
 
-	if (n > 0) {
-		char host[256], since[32];
-
-		text[n] = '\0';
-		if (sscanf(text, "pid=%ld host=%255s started_at=%" SCNd64, &pid,
-		           host, &started_at) == 3) {
-			journal_format_time(started_at, since, sizeof(since));
-			snprintf(out, size, "pid %ld on host %s since %s UTC",
-			         pid, host, since);
-			return 1;
-		}
-	}
 	snprintf(out, size, "another process");
-	return 0;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
+	            SQLITE_OK &&
+	    sqlite3_busy_timeout(db, 200) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db,
+	                       "SELECT pid, host, started_at FROM runs "
+	                       "ORDER BY id DESC LIMIT 1",
+	                       -1, &stmt, NULL) == SQLITE_OK &&
+	    sqlite3_step(stmt) == SQLITE_ROW) {
+		char since[32];
+		const unsigned char *host = sqlite3_column_text(stmt, 1);
+
+		journal_format_time(sqlite3_column_int64(stmt, 2), since,
+		                    sizeof(since));
+		snprintf(out, size, "pid %lld on host %s since %s UTC",
+		         (long long)sqlite3_column_int64(stmt, 0),
+		         host != NULL ? (const char *)host : "?", since);
+		found = 1;
+	}
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	return found;
 }
 
-/* Take the run lock on PATH.lock without waiting and record this process in
- * it; *FD is the locked descriptor (close-on-exec, so hook commands do not
- * inherit the lock).  RS_EBUSY naming the holder when another open file
- * holds the lock (another process, or this one through another
- * journal_open), RS_EIO when the lock file cannot be opened or written,
- * RS_ENOMEM. */
+/* Take the run lock on the journal file PATH itself (creating it empty if
+ * needed) without waiting; *FD is the locked descriptor (close-on-exec, so
+ * hook commands do not inherit the lock).  The lock is flock(2), which on a
+ * local file system is independent of SQLite's own POSIX locks on the
+ * same file; it cannot be lifted by deleting a side file, and deleting the
+ * journal itself makes a new journal that the shard markers then refuse.
+ * RS_EBUSY naming the holder when another open file holds the lock
+ * (another process, or this one through another journal_open), RS_EIO when
+ * the file cannot be opened or locked. */
 static int
-journal_lock(const char *path, int64_t started_at, int *fd, struct rs_err *err)
+journal_lock(const char *path, int *fd, struct rs_err *err)
 {
-	char *lock_path = journal_lock_path(path);
-	char host[256], line[512], since[32];
-	int tries = 0, len;
+	int tries = 0;
+	int lfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 
 	*fd = -1;
-	if (lock_path == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	int lfd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lfd < 0) {
-		rs_err_set(err, RS_EIO,
-		           "cannot open the journal lock file %s: %s",
-		           lock_path, strerror(errno));
-		free(lock_path);
-		return RS_EIO;
-	}
+	if (lfd < 0)
+		return rs_err_set(err, RS_EIO, "cannot open the journal %s: %s",
+		                  path, strerror(errno));
 	while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK || ++tries >= JOURNAL_LOCK_TRIES) {
 			int busy = errno == EWOULDBLOCK;
 
+			close(lfd);
 			if (busy) {
 				char holder[512];
 
-				journal_read_holder(lfd, holder,
+				journal_read_holder(path, holder,
 				                    sizeof(holder));
-				rs_err_set(
+				return rs_err_set(
 					err, RS_EBUSY,
 					"journal %s is in use by %s; wait for "
 					"it to finish or stop it",
 					path, holder);
-			} else {
-				rs_err_set(err, RS_EIO, "cannot lock %s: %s",
-				           lock_path, strerror(errno));
 			}
-			close(lfd);
-			free(lock_path);
-			return busy ? RS_EBUSY : RS_EIO;
+			return rs_err_set(err, RS_EIO, "cannot lock %s: %s",
+			                  path, strerror(errno));
 		}
 		nanosleep(
 			&(struct timespec){0, JOURNAL_LOCK_PAUSE_MS * 1000000L},
 			NULL);
 	}
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	journal_format_time(started_at, since, sizeof(since));
-	len = snprintf(line, sizeof(line),
-	               "pid=%ld host=%s started_at=%" PRId64 " (%s UTC)\n",
-	               (long)getpid(), host, started_at, since);
-	if (len < 0 || (size_t)len >= sizeof(line))
-		len = (int)strlen(line);
-	if (ftruncate(lfd, 0) != 0 ||
-	    pwrite(lfd, line, (size_t)len, 0) != len || fsync(lfd) != 0) {
-		rs_err_set(err, RS_EIO,
-		           "cannot write the journal lock file %s: %s",
-		           lock_path, strerror(errno));
-		close(lfd);
-		free(lock_path);
-		return RS_EIO;
-	}
-	free(lock_path);
 	*fd = lfd;
 	return 0;
 }
 
-/* Errors (no lock file, an unreadable one) count as "nobody holds it": status
- * must not fail for want of a lock file. */
+int
+journal_lock_file(const char *path, int *fd, struct rs_err *err)
+{
+	return journal_lock(path, fd, err);
+}
+
+/* Errors (no journal, an unreadable one) count as "nobody holds it": status
+ * must not fail for want of a journal. */
 int
 journal_lock_holder(const char *path, char *holder, size_t size)
 {
-	char *lock_path = journal_lock_path(path);
 	int fd, held = 0;
 
 	if (size > 0)
 		holder[0] = '\0';
-	if (lock_path == NULL)
-		return 0;
-	fd = open(lock_path, O_RDONLY | O_CLOEXEC);
-	free(lock_path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0; /* no lock file: never run, so nobody holds it */
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		return 0; /* no journal: never run, so nobody holds it */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
 		flock(fd, LOCK_UN);
-	} else if (errno == EWOULDBLOCK) {
-		journal_read_holder(fd, holder, size);
+	else if (errno == EWOULDBLOCK)
 		held = 1;
-	}
 	close(fd);
+	if (held)
+		journal_read_holder(path, holder, size);
 	return held;
 }
 
@@ -526,6 +530,27 @@ journal_check_schema(struct rs_journal *journal, int *created_empty,
 		return rs_err_set(err, RS_EIO, "%s is not a reshard journal%s",
 		                  journal->path,
 		                  tables == 0 ? " (it is empty)" : "");
+	if (version == 1 && journal->readonly)
+		return 0; /* read as it is; it has no kept rows */
+	if (version == 1) {
+		/* Foreign keys cannot be switched inside a transaction, and
+		 * dropping the old steps table must not cascade to chunks. */
+		rc = journal_exec(journal,
+		                  "PRAGMA foreign_keys = OFF; BEGIN IMMEDIATE",
+		                  "begin the schema upgrade", err);
+		if (rc == 0)
+			rc = journal_exec(journal, journal_migrate_1,
+			                  "upgrade the schema to version 2",
+			                  err);
+		if (rc == 0)
+			rc = journal_exec(journal, "COMMIT",
+			                  "commit the schema upgrade", err);
+		if (rc != 0)
+			sqlite3_exec(journal->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_exec(journal->db, "PRAGMA foreign_keys = ON", NULL,
+		             NULL, NULL);
+		return rc;
+	}
 	if (version != JOURNAL_SCHEMA_VERSION)
 		return rs_err_set(
 			err, RS_EIO,
@@ -823,7 +848,7 @@ journal_open(const char *path, const char *fingerprint, const char *plan_text,
 			"journal %s opened without a plan fingerprint "
 			"(a bug: please report it)",
 			path);
-	rc = journal_lock(path, started_at, &lock_fd, err);
+	rc = journal_lock(path, &lock_fd, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
@@ -979,7 +1004,8 @@ journal_step_fill(sqlite3_stmt *stmt, struct rs_step_record *rec)
 	memset(rec, 0, sizeof(*rec));
 	journal_column_copy(stmt, 0, rec->name, sizeof(rec->name));
 	rec->state = RS_STEP_PENDING;
-	for (int i = RS_STEP_PENDING; state != NULL && i <= RS_STEP_FAILED; i++)
+	for (int i = RS_STEP_PENDING; state != NULL && i <= RS_STEP_STOPPED;
+	     i++)
 		if (strcmp(state, journal_step_states[i]) == 0)
 			rec->state = (enum rs_step_state)i;
 	rec->attempts = sqlite3_column_int(stmt, 2);
@@ -1094,6 +1120,15 @@ journal_step_failed(struct rs_journal *journal, const char *name,
                     const char *message, struct rs_err *err)
 {
 	return journal_step_end(journal, name, "failed", -1,
+	                        message != NULL ? message : "", err);
+}
+
+/* As journal_step_failed, in the state of a deliberate stop. */
+int
+journal_step_stopped(struct rs_journal *journal, const char *name,
+                     const char *message, struct rs_err *err)
+{
+	return journal_step_end(journal, name, "stopped", -1,
 	                        message != NULL ? message : "", err);
 }
 
@@ -1595,4 +1630,130 @@ journal_plan_text(struct rs_journal *journal)
 		text = journal_column_dup(stmt, 0, &failed);
 	sqlite3_finalize(stmt);
 	return text;
+}
+
+/* On error nothing is recorded and the code of journal_fail is returned. */
+int
+journal_kept_add(struct rs_journal *journal, const struct rs_kept_row *row,
+                 struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(
+		journal,
+		"INSERT INTO kept_rows (shard, table_name, pk, shard_key, "
+		"owner, kept_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+		"ON CONFLICT DO UPDATE SET shard_key = excluded.shard_key, "
+		"owner = excluded.owner",
+		&stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, row->shard, SQLITE_OK);
+	rc = journal_bind_text(stmt, 2, row->table, rc);
+	rc = journal_bind_text(stmt, 3, row->pk, rc);
+	if (rc == SQLITE_OK)
+		rc = row->shard_key != NULL
+		             ? sqlite3_bind_text(stmt, 4, row->shard_key, -1,
+		                                 SQLITE_TRANSIENT)
+		             : sqlite3_bind_null(stmt, 4);
+	rc = journal_bind_text(stmt, 5, row->owner, rc);
+	rc = journal_bind_int64(stmt, 6, journal_now_ms(), rc);
+	return journal_finish(journal, stmt, rc, "record a kept row",
+	                      row->table, err);
+}
+
+/* A journal of schema version 1 (read-only) has no kept rows. */
+int
+journal_kept_list(struct rs_journal *journal, struct rs_kept_row **rows, int *n,
+                  struct rs_err *err)
+{
+	struct rs_kept_row *all = NULL;
+	sqlite3_stmt *stmt;
+	int rc, count = 0, cap = 0, failed = 0;
+
+	*rows = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(journal->db,
+	                       "SELECT shard, table_name, pk, shard_key, owner "
+	                       "FROM kept_rows ORDER BY shard, table_name, pk",
+	                       -1, &stmt, NULL) != SQLITE_OK) {
+		sqlite3_finalize(stmt);
+		return 0; /* no such table: an older journal */
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		struct rs_kept_row *r;
+
+		if (count == cap) {
+			struct rs_kept_row *grown;
+
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(all, sizeof(*all) * (size_t)cap);
+			if (grown == NULL) {
+				failed = 1;
+				break;
+			}
+			all = grown;
+		}
+		r = &all[count++];
+		r->shard = journal_column_dup(stmt, 0, &failed);
+		r->table = journal_column_dup(stmt, 1, &failed);
+		r->pk = journal_column_dup(stmt, 2, &failed);
+		r->shard_key = sqlite3_column_type(stmt, 3) == SQLITE_NULL
+		                       ? NULL
+		                       : journal_column_dup(stmt, 3, &failed);
+		r->owner = journal_column_dup(stmt, 4, &failed);
+	}
+	if (failed) {
+		sqlite3_finalize(stmt);
+		journal_kept_free(all, count);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	rc = journal_done(journal, stmt, rc, "read", "the kept rows", err);
+	if (rc != 0) {
+		journal_kept_free(all, count);
+		return rc;
+	}
+	*rows = all;
+	*n = count;
+	return 0;
+}
+
+int
+journal_kept_clear(struct rs_journal *journal, struct rs_err *err)
+{
+	return journal_exec(journal, "DELETE FROM kept_rows",
+	                    "forget the kept rows", err);
+}
+
+void
+journal_kept_free(struct rs_kept_row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free((char *)rows[i].shard);
+		free((char *)rows[i].table);
+		free((char *)rows[i].pk);
+		free((char *)rows[i].shard_key);
+		free((char *)rows[i].owner);
+	}
+	free(rows);
+}
+
+int
+journal_step_affected(struct rs_journal *journal, const char *step,
+                      int64_t *affected, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc =
+		journal_prepare(journal,
+	                        "SELECT coalesce(sum(affected), 0) FROM chunks "
+	                        "WHERE step = ?1 AND state = 'done'",
+	                        &stmt, err);
+
+	*affected = 0;
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		*affected = sqlite3_column_int64(stmt, 0);
+	return journal_done(journal, stmt, rc, "read chunks of", step, err);
 }

@@ -11,10 +11,10 @@
  * shard.
  *
  * One run per journal at a time: journal_open takes an exclusive lock
- * (flock on JOURNAL.lock, released by the kernel if the process dies) and
- * refuses a second process with a message naming the holder's pid, host
- * and start time.  The plan's fingerprint is pinned in the journal when it
- * is created; opening with a different plan is refused, naming what
+ * (flock on the journal file itself, released by the kernel if the process
+ * dies) and refuses a second process with a message naming the holder's
+ * pid, host and start time.  The plan's fingerprint is pinned in the journal
+ * when it is created; opening with a different plan is refused, naming what
  * changed.
  *
  * Every function returns 0 or a negative RS_E… code with ERR filled
@@ -28,7 +28,7 @@
 
 #include "common/err.h"
 
-#define JOURNAL_SCHEMA_VERSION 1
+#define JOURNAL_SCHEMA_VERSION 2
 
 struct rs_journal; /* an open journal; journal_close frees it */
 
@@ -36,7 +36,8 @@ enum rs_step_state {
 	RS_STEP_PENDING, /* never started */
 	RS_STEP_RUNNING, /* started, not finished: a crash may have cut it */
 	RS_STEP_DONE,
-	RS_STEP_FAILED, /* finished with an error; run resumes it */
+	RS_STEP_FAILED,  /* finished with an error; run resumes it */
+	RS_STEP_STOPPED, /* stopped on request at a checkpoint; run resumes */
 };
 
 struct rs_step_record {
@@ -98,8 +99,16 @@ void journal_close(struct rs_journal *journal, const char *outcome);
 
 /* Who holds the run lock right now, for status: fills HOLDER ("pid 123 on
  * host db-admin since 2026-12-02 10:04:32 UTC") and returns 1, or returns 0
- * when no process holds it. */
+ * when no process holds it.  It opens and closes the file, which drops any
+ * POSIX lock this process's SQLite holds on it: call it while this process
+ * has no connection to the journal open. */
 int journal_lock_holder(const char *path, char *holder, size_t size);
+
+/* Take the run lock on PATH without opening it as a journal (creating an
+ * empty file if there is none), for abort when the journal cannot be read:
+ * *FD is the locked descriptor; close(*FD) releases it.  RS_EBUSY naming
+ * the holder, RS_EIO. */
+int journal_lock_file(const char *path, int *fd, struct rs_err *err);
 
 /* Steps.  journal_step_get fills REC for NAME (state PENDING with zeros if
  * the step never started). */
@@ -111,6 +120,8 @@ int journal_step_done(struct rs_journal *journal, const char *name,
                       int64_t rows, struct rs_err *err);
 int journal_step_failed(struct rs_journal *journal, const char *name,
                         const char *message, struct rs_err *err);
+int journal_step_stopped(struct rs_journal *journal, const char *name,
+                         const char *message, struct rs_err *err);
 /* Every step ever recorded, in the order they were first begun.  *RECS is
  * malloc'd (free it); *N is its length. */
 int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,
@@ -138,6 +149,9 @@ int journal_chunk_last_done(struct rs_journal *journal, const char *step,
 int journal_chunk_latest(struct rs_journal *journal, const char *step,
                          struct rs_chunk_record *rec, struct rs_err *err);
 void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
+/* The rows STEP's done chunks changed (their affected counts), summed. */
+int journal_step_affected(struct rs_journal *journal, const char *step,
+                          int64_t *affected, struct rs_err *err);
 
 /* Run facts: small named values that outlive a process (the row count
  * before the run, the published epoch, when the fence went up …).
@@ -158,6 +172,27 @@ void journal_event(struct rs_journal *journal, const char *level,
 /* The last N events, newest last, as "TIME LEVEL message" lines in a
  * malloc'd string (free it), or NULL. */
 char *journal_events_tail(struct rs_journal *journal, int n);
+
+/* A row purge kept on a shard that no longer owns it, because its owner
+ * has neither a copy of it nor a record of deleting it.  Strings are the
+ * caller's for journal_kept_add; malloc'd by journal_kept_list (free the
+ * array with journal_kept_free). */
+struct rs_kept_row {
+	const char *shard;     /* where the row is */
+	const char *table;     /* physical table there */
+	const char *pk;        /* JSON array of the primary key values */
+	const char *shard_key; /* the shard key value, NULL for NULL */
+	const char *owner;     /* its owner under `to`: shard.table */
+};
+
+int journal_kept_add(struct rs_journal *journal, const struct rs_kept_row *row,
+                     struct rs_err *err);
+/* Every kept row, by shard, table and key: *ROWS malloc'd, *N its length. */
+int journal_kept_list(struct rs_journal *journal, struct rs_kept_row **rows,
+                      int *n, struct rs_err *err);
+/* Forget every kept row (final-check found none left). */
+int journal_kept_clear(struct rs_journal *journal, struct rs_err *err);
+void journal_kept_free(struct rs_kept_row *rows, int n);
 
 /* The plan text pinned in the journal (malloc'd, free it), or NULL. */
 char *journal_plan_text(struct rs_journal *journal);

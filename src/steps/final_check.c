@@ -4,8 +4,11 @@
  *
  * Rows written by applications after unfence change the total; the count
  * is therefore reported, and a difference is an error only when no write
- * can explain it (a total below the count is never explained by inserts:
- * it is reported loudly and fails the step).
+ * can explain it: fewer rows than the count less the deletes the delete
+ * logs recorded since unfence.  The delete logs end here (purge is done),
+ * and the shards' markers say "done" when the check passes.  Rows purge
+ * kept stay misplaced, so the step fails naming them until they are dealt
+ * with; run again, it checks again.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 
 #include "common/text.h"
 #include "engine/walk.h"
+#include "engine/marker.h"
 #include "steps/steps.h"
 
 struct final_count {
@@ -41,17 +45,93 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			return rc;
 		if (owner.shard == walk->shard && owner.table == walk->slot)
 			continue;
-		if (++count->misplaced <= 10)
-			fprintf(stderr, "  %s on %s: key %.*s belongs to %s\n",
+		if (++count->misplaced <= 10) {
+			char shown[300];
+
+			walk_describe_row(walk, row, shown, sizeof(shown));
+			fprintf(stderr, "  %s on %s: %s belongs to %s\n",
 			        walk->physical,
 			        walk->run->plan->shards[walk->shard].name,
-			        (int)row[walk->key_at].len,
-			        row[walk->key_at].text,
+			        shown,
 			        walk->run->plan->shards[owner.shard].name);
+		}
 		(*affected)++;
 	}
 	count->rows += rows->n_rows;
 	return 0;
+}
+
+/* The delete logs unfence started end here, purge being done: their rows
+ * (deletes since unfence, purge's own included) are counted first, once,
+ * into the fact deletes_logged. */
+struct log_count {
+	int64_t rows;
+	int remove; /* 0: count, 1: remove */
+};
+
+static int
+final_delete_log(struct rs_run *run, int shard, int table, int slot,
+                 const char *physical, void *arg, struct rs_err *err)
+{
+	struct log_count *count = arg;
+	struct rs_backend *backend = engine_shard(run, shard, err);
+	const struct rs_table_def *def;
+	char log[300];
+	int64_t n = 0;
+	int rc;
+
+	(void)table;
+	(void)slot;
+	if (backend == NULL)
+		return err->code;
+	if (!backend_can_log_deletes(backend))
+		return 0;
+	def = engine_table(run, shard, physical, err);
+	if (def == NULL)
+		return err->code;
+	if (count->remove)
+		return await_delete_log(&run->loop, backend, def, 0, err);
+	backend_delete_log_name(physical, log, sizeof(log));
+	rc = await_count(&run->loop, backend, log, &n, err);
+	if (rc == RS_ESCHEMA || rc == RS_EQUERY)
+		return 0; /* no log: nothing deleted was recorded */
+	count->rows += n;
+	return rc;
+}
+
+/* Rows the application deleted since unfence, at least: the deletes the
+ * logs recorded less purge's own. */
+static int
+final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int shards[1024];
+	int n = steps_map_shards(plan->to, shards);
+	struct log_count count = {0, 0};
+	char value[32];
+	int64_t purged = 0;
+	int rc = 0;
+
+	if (journal_fact_get(run->journal, "deletes_logged", value,
+	                     sizeof(value)) != 1) {
+		for (int i = 0; i < n && rc == 0; i++)
+			rc = steps_each_table(run, plan->to, shards[i],
+			                      final_delete_log, &count, err);
+		snprintf(value, sizeof(value), "%lld", (long long)count.rows);
+		if (rc == 0)
+			rc = journal_fact_set(run->journal, "deletes_logged",
+			                      value, err);
+	}
+	count.remove = 1;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = steps_each_table(run, plan->to, shards[i],
+		                      final_delete_log, &count, err);
+	if (rc == 0)
+		rc = journal_step_affected(run->journal, "purge", &purged, err);
+	*deletes = strtoll(value, NULL, 10) - purged;
+	if (*deletes < 0)
+		*deletes = 0;
+	return rc;
 }
 
 static int
@@ -66,18 +146,39 @@ final_run(struct rs_run *run, struct rs_err *err)
 		.restart = 1, /* counts start over in a resumed check */
 		.arg = &count,
 	};
-	char before[32] = "", a[32], b[32];
-	int64_t rows_before;
-	int rc = steps_walk_all(run, &spec, err);
+	char before[32] = "", a[32], b[32], epoch[32] = "0";
+	int64_t rows_before, deletes = 0;
+	struct rs_kept_row *kept;
+	int n_kept;
+	int rc = final_app_deletes(run, &deletes, err);
 
+	if (rc == 0)
+		rc = steps_walk_all(run, &spec, err);
+	if (rc == 0)
+		rc = journal_kept_list(run->journal, &kept, &n_kept, err);
 	if (rc != 0)
 		return rc;
+	journal_kept_free(kept, n_kept);
+	if (count.misplaced > 0 && n_kept > 0)
+		return rs_err_set(
+			err, RS_EVERIFY,
+			"%lld rows sit on shards that do not own them (above); "
+			"purge kept %d of them because their owner never saw "
+			"them (written to the old owner after unfence?), "
+			"`reshard status %s` lists them.  Copy each to its "
+			"owner or delete it, then `reshard run %s` checks "
+			"again; every other row is purged",
+			(long long)count.misplaced, n_kept, run->plan->path,
+			run->plan->path);
 	if (count.misplaced > 0)
 		return rs_err_set(
 			err, RS_EVERIFY,
 			"%lld rows sit on shards that do not own them "
-			"(keys above)",
+			"(above)",
 			(long long)count.misplaced);
+	rc = journal_kept_clear(run->journal, err);
+	if (rc != 0)
+		return rc;
 	if (journal_fact_get(run->journal, "rows_before", before,
 	                     sizeof(before)) != 1)
 		return rs_err_set(
@@ -86,18 +187,20 @@ final_run(struct rs_run *run, struct rs_err *err)
 	rows_before = strtoll(before, NULL, 10);
 	text_thousands((uint64_t)count.rows, a, sizeof(a));
 	text_thousands((uint64_t)rows_before, b, sizeof(b));
-	if (count.rows < rows_before)
+	if (count.rows < rows_before - deletes)
 		return rs_err_set(
 			err, RS_EVERIFY,
-			"%s rows over all shards, fewer than the %s "
-			"counted before the run; if applications "
-			"deleted rows since unfence this is expected, "
-			"otherwise investigate before anything else",
-			a, b);
-	fprintf(stderr, "  every row on its owner; %s rows now, %s before%s\n",
-	        a, b,
-	        count.rows == rows_before ? "" : " (writes since unfence)");
-	return 0;
+			"%s rows over all shards, fewer than the %s counted "
+			"before the run less the %lld deleted since unfence: "
+			"rows are missing; investigate before anything else",
+			a, b, (long long)deletes);
+	fprintf(stderr,
+	        "  every row on its owner; %s rows now, %s before%s (%lld "
+	        "deleted since unfence)\n",
+	        a, b, count.rows == rows_before ? "" : ", writes since unfence",
+	        (long long)deletes);
+	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
+	return marker_set_all(run, "done", strtoll(epoch, NULL, 10), err);
 }
 
 const struct rs_step_def step_final_check = {

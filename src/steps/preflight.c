@@ -50,10 +50,8 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 {
 	const struct rs_plan_shard *p = &run->plan->shards[primary];
 	const struct rs_plan_shard *r = &run->plan->shards[replica];
-	struct rs_backend_config config = {.shard = r->name,
-	                                   .url = r->url,
-	                                   .password_env = r->password_env,
-	                                   .base_dir = run->plan->dir};
+	struct rs_backend_config config =
+		engine_shard_config(run->plan, replica);
 	struct rs_backend *b = NULL, *pb = engine_shard(run, primary, err);
 	struct stat st;
 	int rc;

@@ -2,8 +2,10 @@
  * publish: write the new routing — the `to` map with its epoch, one more
  * than the routing file held before — atomically (a temporary file,
  * fsync, rename, fsync of the folder), then run the plan's hook command
- * with RESHARD_EPOCH set.  The epoch is recorded in the journal before the
- * file is written, so a repeated publish writes the same epoch again.
+ * with RESHARD_EPOCH set and no secret in its environment.  The epoch is
+ * recorded in the journal, and the shards' markers say "published", before
+ * the file is written, so a repeated publish writes the same epoch again
+ * and a lost journal cannot hide live routing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend/url.h"
+#include "engine/marker.h"
 #include "steps/steps.h"
 
 /* The epoch of the routing file at PATH, or 0 when there is none. */
@@ -66,8 +69,9 @@ publish_map(FILE *f, const struct rs_plan *plan)
 
 /* Write the routing file for EPOCH atomically.  Returns 0 or RS_EIO. */
 static int
-publish_write(const struct rs_plan *plan, long long epoch, struct rs_err *err)
+publish_write(const struct rs_run *run, long long epoch, struct rs_err *err)
 {
+	const struct rs_plan *plan = run->plan;
 	char tmp[4096], dir[4096];
 	time_t now = time(NULL);
 	struct tm tm;
@@ -85,8 +89,11 @@ publish_write(const struct rs_plan *plan, long long epoch, struct rs_err *err)
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	fprintf(f, "# Routing published by reshard, run %s, at %s.\n",
 	        plan->name, stamp);
-	fprintf(f, "epoch = %lldL;\nhash = \"%s\";\n", epoch,
-	        hash_name(plan->hash));
+	/* The run and plan let a later run with a lost journal see that
+	 * this routing is live (the shard markers say whether it ended). */
+	fprintf(f, "epoch = %lldL;\nrun_id = \"%s\";\nplan = \"%s\";\n", epoch,
+	        run->run_id, plan->name);
+	fprintf(f, "hash = \"%s\";\n", hash_name(plan->hash));
 	publish_map(f, plan);
 	fputs("shards = (\n", f);
 	for (int i = 0; i < plan->n_shards; i++) {
@@ -137,22 +144,83 @@ hook_exited(uv_process_t *process, int64_t status, int term_signal)
 	uv_stop(process->loop);
 }
 
-/* Run the hook command with RESHARD_EPOCH set; wait for it. */
+/* Whether the environment entry ENTRY ("NAME=value") holds a secret the
+ * hook must not see: a variable a shard's password_env names, or one the
+ * database clients read passwords from. */
+static int
+publish_secret(const struct rs_plan *plan, const char *entry)
+{
+	static const char *const dropped[] = {
+		"PGPASSWORD",
+		"MYSQL_PWD",
+		"MARIADB_PWD",
+		/* set by publish_hook_env itself: */
+		"RESHARD_EPOCH",
+		"RESHARD_ROUTING_FILE",
+		"RESHARD_PLAN",
+	};
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(*dropped); i++)
+		if (strlen(dropped[i]) == len &&
+		    strncmp(entry, dropped[i], len) == 0)
+			return 1;
+	for (int i = 0; i < plan->n_shards; i++) {
+		const char *name = plan->shards[i].password_env;
+
+		if (name != NULL && strlen(name) == len &&
+		    strncmp(entry, name, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The hook's environment: this process's, less every secret, plus
+ * RESHARD_EPOCH, RESHARD_ROUTING_FILE and RESHARD_PLAN (malloc'd array of
+ * the entries, the three new ones in ADDED; NULL when out of memory). */
+static char **
+publish_hook_env(const struct rs_plan *plan, long long epoch,
+                 char added[3][4200])
+{
+	extern char **environ;
+	size_t n = 0, at = 0;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = malloc(sizeof(*env) * (n + 4));
+	if (env == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!publish_secret(plan, environ[i]))
+			env[at++] = environ[i];
+	snprintf(added[0], sizeof(added[0]), "RESHARD_EPOCH=%lld", epoch);
+	snprintf(added[1], sizeof(added[1]), "RESHARD_ROUTING_FILE=%s",
+	         plan->publish_file);
+	snprintf(added[2], sizeof(added[2]), "RESHARD_PLAN=%s", plan->name);
+	for (int i = 0; i < 3; i++)
+		env[at++] = added[i];
+	env[at] = NULL;
+	return env;
+}
+
+/* Run the hook command with RESHARD_EPOCH set and no secret in its
+ * environment; wait for it. */
 static int
 publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	char env_epoch[64];
+	static char added[3][4200];
 	char *args[] = {"/bin/sh", "-c", plan->publish_command, NULL};
+	char **env = publish_hook_env(plan, epoch, added);
 	uv_process_options_t options = {0};
 	uv_stdio_container_t stdio[3];
 	uv_process_t process;
 	struct hook h = {0};
 	int rc;
 
-	snprintf(env_epoch, sizeof(env_epoch), "%lld", epoch);
-	setenv("RESHARD_EPOCH", env_epoch, 1);
-	setenv("RESHARD_ROUTING_FILE", plan->publish_file, 1);
+	if (env == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	stdio[0].flags = UV_IGNORE;
 	stdio[1].flags = UV_INHERIT_FD;
 	stdio[1].data.fd = STDERR_FILENO;
@@ -163,9 +231,11 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 	options.cwd = plan->dir;
 	options.stdio = stdio;
 	options.stdio_count = 3;
+	options.env = env;
 	options.exit_cb = hook_exited;
 	process.data = &h;
 	rc = uv_spawn(&run->loop, &process, &options);
+	free(env);
 	if (rc != 0)
 		return rs_err_set(err, RS_EIO, "cannot run the hook %s: %s",
 		                  plan->publish_command, uv_strerror(rc));
@@ -206,7 +276,11 @@ publish_run(struct rs_run *run, struct rs_err *err)
 		if (rc != 0)
 			return rc;
 	}
-	rc = publish_write(plan, epoch, err);
+	/* The shards say "published" before the routing file does, so
+	 * that no crash leaves live routing that no shard knows of. */
+	rc = marker_set_all(run, "published", epoch, err);
+	if (rc == 0)
+		rc = publish_write(run, epoch, err);
 	if (rc == 0 && plan->publish_command != NULL)
 		rc = publish_hook(run, epoch, err);
 	if (rc == 0)
@@ -218,5 +292,6 @@ publish_run(struct rs_run *run, struct rs_err *err)
 const struct rs_step_def step_publish = {
 	.name = "publish",
 	.summary = "write the new routing with its epoch; run the hook",
+	.no_return = 1,
 	.run = publish_run,
 };

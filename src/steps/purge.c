@@ -6,8 +6,12 @@
  *
  * Each table is walked in key chunks (primary key and shard key only); a
  * chunk's rows owned elsewhere are looked up in the same key range on
- * their owner.  If any is missing there, nothing of the chunk is deleted
- * and the step stops, naming the keys.  The journal records each chunk's
+ * their owner.  A row missing there is deleted only when the owner's
+ * delete log (started by unfence) records that the application deleted
+ * it; any other missing row — one its owner never saw, written to the old
+ * owner after unfence by a router with stale routing — is kept, recorded
+ * in the journal (status lists it) and named by shard key and primary
+ * key, and the rest of the chunk is purged.  The journal records each chunk's
  * intent before the delete and its result after, so a resumed purge skips
  * finished chunks and repeats a cut one harmlessly (deleting a key twice
  * deletes nothing the second time).
@@ -18,29 +22,95 @@
 
 #include "backend/canonical.h"
 #include "engine/walk.h"
+#include "engine/marker.h"
 #include "steps/steps.h"
 
-/* The chunk's key range, for confirming it on the new owners. */
+/* What confirming one chunk on its new owners gathers. */
 struct purge_range {
-	const struct rs_value *after, *upto;
+	const struct rs_value *after, *upto; /* the chunk's key range */
+	char *keep;                          /* per row: 1 to keep it */
+	int kept;                            /* rows kept in this chunk */
 };
 
-/* Confirm that every row of ROWS owned by OWNER exists there.  Returns 0,
- * RS_EVERIFY naming the first missing keys, or another error. */
+/* Whether OWNER's delete log records the deletion of the rows of ROWS
+ * that are missing there: into FOUND (a keyset of the logged keys in the
+ * chunk's range, empty when the engine keeps no log). */
+static int
+purge_read_deletes(struct rs_walk *walk, struct rs_backend *target,
+                   struct rs_owner owner, const char *physical,
+                   const struct purge_range *range, struct rs_rowbuf *logged,
+                   struct rs_err *err)
+{
+	struct rs_run *run = walk->run;
+	const struct rs_table_def *log_def;
+	char log[300];
+
+	if (!backend_can_log_deletes(target))
+		return 0;
+	backend_delete_log_name(physical, log, sizeof(log));
+	log_def = engine_table(run, owner.shard, log, err);
+	if (log_def == NULL)
+		return err->code;
+	return walk_read_range(run, target, log_def, range->after, range->upto,
+	                       1, logged, err);
+}
+
+/* Keep row R of ROWS: record it in the journal and say so. */
+static int
+purge_keep(struct rs_walk *walk, const struct rs_value *row,
+           struct rs_owner owner, const char *physical, struct rs_err *err)
+{
+	const struct rs_plan *plan = walk->run->plan;
+	const struct rs_value *key = &row[walk->key_at];
+	char *pk = walk_key_json(row, walk->def->n_pk);
+	char *shard_key =
+		key->text != NULL ? strndup(key->text, key->len) : NULL;
+	char owner_name[400], shown[300];
+	struct rs_kept_row kept = {
+		.shard = plan->shards[walk->shard].name,
+		.table = walk->physical,
+		.pk = pk,
+		.shard_key = shard_key,
+		.owner = owner_name,
+	};
+	int rc;
+
+	snprintf(owner_name, sizeof(owner_name), "%s.%s",
+	         plan->shards[owner.shard].name, physical);
+	if (pk == NULL || (key->text != NULL && shard_key == NULL))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	else
+		rc = journal_kept_add(walk->run->journal, &kept, err);
+	if (rc == 0) {
+		walk_describe_row(walk, row, shown, sizeof(shown));
+		fprintf(stderr,
+		        "  %s on %s: %s kept: its owner %s has no copy of it "
+		        "and no record of deleting it\n",
+		        walk->physical, plan->shards[walk->shard].name, shown,
+		        owner_name);
+	}
+	free(pk);
+	free(shard_key);
+	return rc;
+}
+
+/* Check every row of ROWS owned by OWNER: it exists there, or the owner's
+ * delete log says the application deleted it after unfence; any other is
+ * marked to keep (and recorded).  Returns 0 or an error. */
 static int
 purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
               const struct rs_owner *owners, struct rs_owner owner, void *ctx,
               struct rs_err *err)
 {
-	const struct purge_range *range = ctx;
+	struct purge_range *range = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
 	const struct rs_table_def *def;
-	struct rs_rowbuf there = {0};
-	struct steps_keyset set = {0};
+	struct rs_rowbuf there = {0}, logged = {0};
+	struct steps_keyset set = {0}, gone = {0};
 	char physical[256];
-	int missing = 0, rc;
+	int rc, read_log = 0;
 
 	if (target == NULL)
 		return err->code;
@@ -60,28 +130,37 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		    owners[r].table != owner.table ||
 		    steps_keyset_find(&set, row) >= 0)
 			continue;
-		if (++missing <= 10)
-			fprintf(stderr, "  %s key %.*s: not on its owner %s\n",
-			        walk->physical, (int)row[0].len, row[0].text,
-			        plan->shards[owner.shard].name);
+		/* Missing on its owner: deleted there since unfence? */
+		if (!read_log) {
+			read_log = 1;
+			rc = purge_read_deletes(walk, target, owner, physical,
+			                        range, &logged, err);
+			if (rc == 0 &&
+			    steps_keyset_init(&gone, &logged, def->n_pk) != 0)
+				rc = rs_err_set(err, RS_ENOMEM,
+				                "out of memory");
+			if (rc != 0)
+				break;
+		}
+		if (steps_keyset_find(&gone, row) >= 0)
+			continue;
+		range->keep[r] = 1;
+		range->kept++;
+		rc = purge_keep(walk, row, owner, physical, err);
 	}
 	steps_keyset_free(&set);
+	steps_keyset_free(&gone);
 	rowbuf_free(&there);
-	if (rc == 0 && missing > 0)
-		rc = backend_fail(walk->backend, err, RS_EVERIFY,
-		                  "table %s: %d rows it no longer owns are "
-		                  "missing on their owner %s; nothing of this "
-		                  "chunk was deleted",
-		                  walk->physical, missing,
-		                  plan->shards[owner.shard].name);
+	rowbuf_free(&logged);
 	return rc;
 }
 
 /* The canonical primary keys of the rows to delete, for delete_keys. */
 static int
 purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
-           const struct rs_owner *owners, struct rs_rowbuf *keys,
-           struct rs_canon_buf *text, struct rs_err *err)
+           const struct rs_owner *owners, const char *keep,
+           struct rs_rowbuf *keys, struct rs_canon_buf *text,
+           struct rs_err *err)
 {
 	int n_pk = walk->def->n_pk, n = 0, rc = 0;
 	size_t *offsets;
@@ -98,8 +177,9 @@ purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
 		const struct rs_value *row = rowbuf_row(rows, r);
 
-		if (owners[r].shard == walk->shard &&
-		    owners[r].table == walk->slot)
+		if ((owners[r].shard == walk->shard &&
+		     owners[r].table == walk->slot) ||
+		    keep[r])
 			continue;
 		for (int k = 0; k < n_pk && rc == 0; k++) {
 			offsets[n * n_pk + k] = text->len;
@@ -126,7 +206,7 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 {
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
-	struct purge_range range = {after, upto};
+	struct purge_range range = {after, upto, NULL, 0};
 	struct rs_rowbuf keys = {0};
 	struct rs_owner *owners;
 	struct rs_canon_buf text;
@@ -138,11 +218,16 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	if (rc != 0)
 		return rc;
 	canonical_buf_init(&text);
+	range.keep = calloc((size_t)rows->n_rows + 1, 1);
+	if (range.keep == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	/* Every new owner confirms its rows before anything is deleted. */
-	rc = steps_each_new_owner(walk, rows, owners, purge_confirm, &range,
-	                          err);
 	if (rc == 0)
-		rc = purge_keys(walk, rows, owners, &keys, &text, err);
+		rc = steps_each_new_owner(walk, rows, owners, purge_confirm,
+		                          &range, err);
+	if (rc == 0)
+		rc = purge_keys(walk, rows, owners, range.keep, &keys, &text,
+		                err);
 	if (rc == 0 && keys.n_rows > 0) {
 		struct rs_rows del = {keys.n_rows, keys.n_cols, keys.values};
 
@@ -155,6 +240,8 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			                            .max_rows_per_second);
 	}
 	*affected = keys.n_rows;
+	*(int64_t *)walk->arg += range.kept;
+	free(range.keep);
 	free(keys.values);
 	canonical_buf_free(&text);
 	free(owners);
@@ -164,15 +251,29 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 static int
 purge_run(struct rs_run *run, struct rs_err *err)
 {
+	int64_t kept = 0;
 	const struct steps_walk_spec spec = {
 		.step = "purge",
 		.map = run->plan->to,
 		.chunk = purge_chunk,
 		/* A doubling's replicas hold a full copy until purged. */
 		.copies = run->plan->strategy == RS_STRATEGY_DOUBLING ? 2 : 1,
+		.arg = &kept,
 	};
+	char epoch[32] = "0";
+	int rc = steps_walk_all(run, &spec, err);
 
-	return steps_walk_all(run, &spec, err);
+	if (rc == 0 && kept > 0)
+		fprintf(stderr,
+		        "  %lld rows kept on shards that no longer own them "
+		        "(above; `reshard status %s` lists them); every other "
+		        "row they no longer own is purged\n",
+		        (long long)kept, run->plan->path);
+	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
+	if (rc == 0)
+		rc = marker_set_all(run, "purged", strtoll(epoch, NULL, 10),
+		                    err);
+	return rc;
 }
 
 const struct rs_step_def step_purge = {

@@ -5,9 +5,14 @@
  * backup API (a consistent copy, fence triggers included) — repeating it
  * after a crash makes the same copy again.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "engine/await.h"
+#include "engine/marker.h"
 #include "steps/steps.h"
 
 static int
@@ -30,12 +35,7 @@ catch_up_run(struct rs_run *run, struct rs_err *err)
 		if (primary == NULL)
 			return err->code;
 		engine_shard_close(run, r); /* its file is about to change */
-		struct rs_backend_config config = {
-			.shard = rs->name,
-			.url = rs->url,
-			.password_env = rs->password_env,
-			.base_dir = plan->dir,
-		};
+		struct rs_backend_config config = engine_shard_config(plan, r);
 		rc = backend_new(&run->loop, &config, &replica, err);
 		if (rc == 0)
 			rc = await_replicate(&run->loop, primary, replica, err);
@@ -74,10 +74,84 @@ promote_run(struct rs_run *run, struct rs_err *err)
 	return 0;
 }
 
+/* Whether shard SHARD carries the marker of RUN. */
+static int
+replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
+{
+	struct rs_marker *markers;
+	int n, rc = marker_read(run, shard, &markers, &n, err);
+
+	*ours = 0;
+	for (int i = 0; rc == 0 && i < n; i++)
+		*ours |= strcmp(markers[i].run_id, run->run_id) == 0 &&
+		         strcmp(markers[i].plan, run->plan->name) == 0;
+	free(markers);
+	return rc;
+}
+
+/* Abort: a replica file reshard made (SQLite) is deleted when it carries
+ * this run's marker (it was never published, so nothing but this run ever
+ * wrote to it); a server replica only loses the fence it carries from its
+ * primary. */
+static int
+catch_up_undo(struct rs_run *run, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int shards[1024];
+	int n = steps_map_shards(plan->from, shards);
+	struct rs_marker marker;
+
+	marker_fill(run, "aborted", 0, &marker);
+	for (int i = 0; i < n; i++) {
+		int r = plan->shards[shards[i]].replica, ours, rc;
+		struct rs_backend *replica;
+		char point[128];
+
+		if (r < 0 || !engine_shard_exists(run, r))
+			continue;
+		rc = replica_is_ours(run, r, &ours, err);
+		replica = rc == 0 ? engine_shard(run, r, err) : NULL;
+		if (replica == NULL)
+			return err->code;
+		if (replica->url.engine == RS_ENGINE_SQLITE) {
+			char path[4096];
+
+			if (!ours) {
+				fprintf(stderr,
+				        "  %s: replica file %s does not carry "
+				        "this run's marker; left as it is\n",
+				        plan->shards[r].name,
+				        replica->url.database);
+				continue;
+			}
+			snprintf(path, sizeof(path), "%s",
+			         replica->url.database);
+			engine_shard_close(run, r);
+			if (unlink(path) != 0 && errno != ENOENT)
+				return rs_err_set(
+					err, RS_EIO,
+					"cannot remove the replica file "
+					"%s: %s",
+					path, strerror(errno));
+			fprintf(stderr, "  %s: replica file %s removed\n",
+			        plan->shards[r].name, path);
+		} else {
+			rc = steps_fence_shard(run, r, 0, &marker, err);
+			if (rc != 0)
+				return rc;
+		}
+		snprintf(point, sizeof(point), "after-abort:replica:%s",
+		         plan->shards[r].name);
+		engine_fault(point);
+	}
+	return 0;
+}
+
 const struct rs_step_def step_catch_up = {
 	.name = "catch-up",
 	.summary = "bring every replica up to date with its fenced primary",
 	.run = catch_up_run,
+	.undo = catch_up_undo,
 };
 
 const struct rs_step_def step_promote = {

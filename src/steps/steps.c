@@ -51,27 +51,53 @@ steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
 	return 0;
 }
 
-static int
-fence_table(struct rs_run *run, int shard, int table, int slot,
-            const char *physical, void *arg, struct rs_err *err)
-{
-	struct rs_backend *backend = engine_shard(run, shard, err);
-	int on = *(int *)arg;
+/* The physical tables of the plan's tables on a shard under MAP. */
+struct table_list {
+	char (*names)[256];
+	const char **ptrs;
+	int n;
+};
 
+static int
+list_table(struct rs_run *run, int shard, int table, int slot,
+           const char *physical, void *arg, struct rs_err *err)
+{
+	struct table_list *list = arg;
+
+	(void)run;
+	(void)shard;
 	(void)table;
 	(void)slot;
-	if (backend == NULL)
-		return err != NULL ? err->code : RS_ECONNECT;
-	return await_fence(&run->loop, backend, physical, run->fence_message,
-	                   on, err);
+	(void)err;
+	snprintf(list->names[list->n], sizeof(list->names[0]), "%s", physical);
+	list->ptrs[list->n] = list->names[list->n];
+	list->n++;
+	return 0;
 }
 
 int
-steps_fence_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+steps_fence_shard(struct rs_run *run, int shard, int on,
+                  const struct rs_marker *marker, struct rs_err *err)
 {
-	int rc = steps_each_table(run, run->plan->from, shard, fence_table, &on,
-	                          err);
+	int max =
+		run->plan->n_tables * engine_tables_per_shard(run->plan->from);
+	struct table_list list = {
+		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
+		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
+	};
+	struct rs_backend *backend = engine_shard(run, shard, err);
+	int rc = backend == NULL ? err->code : 0;
 
+	if (rc == 0 && (list.names == NULL || list.ptrs == NULL))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = steps_each_table(run, run->plan->from, shard, list_table,
+		                      &list, err);
+	if (rc == 0)
+		rc = await_fence(&run->loop, backend, list.ptrs, list.n,
+		                 run->fence_message, on, marker, err);
+	free(list.names);
+	free(list.ptrs);
 	if (rc == 0)
 		fprintf(stderr, "  %s: writes %s\n",
 		        run->plan->shards[shard].name,

@@ -38,9 +38,10 @@ int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
                                struct rs_err *err),
                      void *arg, struct rs_err *err);
 
-/* Set or remove the fence on every source table of SHARD (and say so). */
+/* Set or remove the fence on every source table of SHARD (and say so), in
+ * one transaction with MARKER (may be NULL) as the shard's marker. */
 int steps_fence_shard(struct rs_run *run, int shard, int on,
-                      struct rs_err *err);
+                      const struct rs_marker *marker, struct rs_err *err);
 
 /* A set of primary keys (rows of a struct rs_rowbuf), to find a row of one
  * shard among the rows of another by key. */

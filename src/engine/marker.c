@@ -1,0 +1,215 @@
+/*
+ * Shard markers for a run: its id, the guard against starting over a run
+ * that lives on under a lost journal, and marking every shard.
+ */
+#include "engine/marker.h"
+
+#include <fcntl.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/await.h"
+
+int
+marker_ended(const char *state)
+{
+	return strcmp(state, "done") == 0 || strcmp(state, "aborted") == 0;
+}
+
+void
+marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
+            struct rs_marker *m)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->plan, sizeof(m->plan), "%s", run->plan->name);
+	snprintf(m->run_id, sizeof(m->run_id), "%s", run->run_id);
+	snprintf(m->state, sizeof(m->state), "%s", state);
+	m->epoch = epoch;
+}
+
+int
+marker_run_id(struct rs_run *run, struct rs_err *err)
+{
+	unsigned char bytes[8];
+	int fd;
+
+	if (journal_fact_get(run->journal, "run_id", run->run_id,
+	                     sizeof(run->run_id)) == 1)
+		return 0;
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 ||
+	    read(fd, bytes, sizeof(bytes)) != (ssize_t)sizeof(bytes)) {
+		if (fd >= 0)
+			close(fd);
+		return rs_err_set(err, RS_EIO,
+		                  "cannot read /dev/urandom for a run id");
+	}
+	close(fd);
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		snprintf(run->run_id + 2 * i, 3, "%02x", bytes[i]);
+	return journal_fact_set(run->journal, "run_id", run->run_id, err);
+}
+
+int
+marker_read(struct rs_run *run, int shard, struct rs_marker **markers, int *n,
+            struct rs_err *err)
+{
+	struct rs_backend *backend;
+
+	*markers = NULL;
+	*n = 0;
+	/* A shard that does not exist yet is not created by looking. */
+	if (!engine_shard_exists(run, shard))
+		return 0;
+	backend = engine_shard(run, shard, err);
+	if (backend == NULL)
+		return err->code;
+	if (!backend_can_mark(backend))
+		return 0;
+	return await_markers(&run->loop, backend, markers, n, err);
+}
+
+/* Refuse because of marker M found on SHARD. */
+static int
+marker_refuse(struct rs_run *run, int shard, const struct rs_marker *m,
+              struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int ours = strcmp(m->plan, plan->name) == 0;
+	int published = strcmp(m->state, "fenced") != 0;
+	char epoch[48] = "";
+
+	if (published)
+		snprintf(epoch, sizeof(epoch), " at epoch %lld",
+		         (long long)m->epoch);
+	if (!ours)
+		return rs_err_set(
+			err, RS_EUSAGE,
+			"shard %s carries the marker of run %s of another "
+		        "plan, "
+			"\"%s\", in state %s%s (since %s UTC): that run has "
+		        "not "
+			"ended.  Finish or abort it with its own plan first; "
+			"nothing was done",
+			plan->shards[shard].name, m->run_id, m->plan, m->state,
+			epoch, m->updated_at);
+	return rs_err_set(
+		err, RS_EUSAGE,
+		"shard %s carries the marker of run %s of plan \"%s\" in state "
+		"%s%s (since %s UTC), but journal %s is not that run's: its "
+		"journal was lost, moved or replaced.  Starting over could "
+		"copy stale rows over live ones, so nothing was done.  %s",
+		plan->shards[shard].name, m->run_id, m->plan, m->state, epoch,
+		m->updated_at, plan->journal,
+		published ? "Its new routing is live: the run can only go "
+			    "forward, with its journal; restore the journal "
+			    "and `reshard run` resumes it"
+			  : "Restore the journal and `reshard run` resumes it, "
+			    "or `reshard abort PLAN` releases its fence from "
+			    "the shard markers (nothing was published yet)");
+}
+
+int
+marker_check_shard(struct rs_run *run, int shard, struct rs_err *err)
+{
+	struct rs_marker *markers;
+	int n, rc = marker_read(run, shard, &markers, &n, err);
+
+	for (int i = 0; rc == 0 && i < n; i++)
+		if (strcmp(markers[i].run_id, run->run_id) != 0 &&
+		    !marker_ended(markers[i].state))
+			rc = marker_refuse(run, shard, &markers[i], err);
+	free(markers);
+	return rc;
+}
+
+/* The run and plan that published the routing file at PATH, into RUN_ID
+ * and PLAN ("" when there is no file or it does not say). */
+static void
+marker_routing_run(const char *path, char *run_id, size_t run_size, char *plan,
+                   size_t plan_size, long long *epoch)
+{
+	config_t cfg;
+	const char *value;
+
+	run_id[0] = plan[0] = '\0';
+	*epoch = 0;
+	config_init(&cfg);
+	if (config_read_file(&cfg, path) == CONFIG_TRUE) {
+		if (config_lookup_string(&cfg, "run_id", &value) == CONFIG_TRUE)
+			snprintf(run_id, run_size, "%s", value);
+		if (config_lookup_string(&cfg, "plan", &value) == CONFIG_TRUE)
+			snprintf(plan, plan_size, "%s", value);
+		config_lookup_int64(&cfg, "epoch", epoch);
+	}
+	config_destroy(&cfg);
+}
+
+int
+marker_guard(struct rs_run *run, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	char routed_run[40], routed_plan[128];
+	long long epoch;
+	int routed_done = 0, rc = 0;
+
+	marker_routing_run(plan->publish_file, routed_run, sizeof(routed_run),
+	                   routed_plan, sizeof(routed_plan), &epoch);
+	for (int s = 0; s < plan->n_shards && rc == 0; s++) {
+		struct rs_marker *markers;
+		int n;
+
+		rc = marker_read(run, s, &markers, &n, err);
+		for (int i = 0; rc == 0 && i < n; i++) {
+			if (strcmp(markers[i].run_id, routed_run) == 0 &&
+			    strcmp(markers[i].state, "done") == 0)
+				routed_done = 1;
+			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
+			    !marker_ended(markers[i].state))
+				rc = marker_refuse(run, s, &markers[i], err);
+		}
+		free(markers);
+	}
+	if (rc == 0 && routed_run[0] != '\0' &&
+	    strcmp(routed_run, run->run_id) != 0 && !routed_done)
+		rc = rs_err_set(
+			err, RS_EUSAGE,
+			"routing file %s holds epoch %lld, published by run %s "
+			"of plan \"%s\", and no shard says that run is done, "
+			"but journal %s is not that run's: its journal was "
+			"lost, moved or replaced.  Its routing is live, so "
+			"the run can only go forward with its journal; "
+			"restore it and `reshard run` resumes.  Nothing was "
+			"done",
+			plan->publish_file, epoch, routed_run, routed_plan,
+			plan->journal);
+	return rc;
+}
+
+int
+marker_set_all(struct rs_run *run, const char *state, int64_t epoch,
+               struct rs_err *err)
+{
+	struct rs_marker m;
+
+	marker_fill(run, state, epoch, &m);
+	for (int s = 0; s < run->plan->n_shards; s++) {
+		struct rs_backend *backend;
+		int rc;
+
+		if (!engine_shard_exists(run, s))
+			continue;
+		backend = engine_shard(run, s, err);
+		if (backend == NULL)
+			return err->code;
+		if (!backend_can_mark(backend))
+			continue;
+		rc = await_mark(&run->loop, backend, &m, err);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * Shard markers: the record of a run that every shard it touches carries
+ * (backend.h, struct rs_marker), so that the local journal is not the only
+ * one.  With the routing file's epoch and run, they let `run` refuse to
+ * start over a run that is in progress or published under a journal that
+ * is lost or new, and let `abort` release a fence when the journal cannot
+ * be read.
+ *
+ * A marker moves through "fenced" (written with the fence), "published"
+ * (before the routing file is written), "purged" (after purge) and "done"
+ * (after final-check), or ends "aborted".  A run's id is made once, when
+ * its journal is new, and kept in the journal (fact run_id).
+ *
+ * Every function returns 0 or a negative RS_E… code with ERR filled.
+ */
+#ifndef RS_MARKER_H
+#define RS_MARKER_H
+
+#include "engine/engine.h"
+
+/* Whether a marker in STATE belongs to a run that has ended (done or
+ * aborted): such a marker does not stand in anyone's way. */
+int marker_ended(const char *state);
+
+/* Fill M with RUN's identity, STATE and EPOCH. */
+void marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
+                 struct rs_marker *m);
+
+/* Set RUN->run_id from the journal, making and recording a new one when
+ * the journal has none (a new run). */
+int marker_run_id(struct rs_run *run, struct rs_err *err);
+
+/* Read the markers of shard SHARD: *MARKERS malloc'd (free it), *N its
+ * length; none for a shard that does not exist yet (a SQLite replica file
+ * reshard has not made) or whose engine keeps no markers. */
+int marker_read(struct rs_run *run, int shard, struct rs_marker **markers,
+                int *n, struct rs_err *err);
+
+/* Refuse (RS_EUSAGE, saying what was found and what is safe) when shard
+ * SHARD carries the marker of another run that has not ended. */
+int marker_check_shard(struct rs_run *run, int shard, struct rs_err *err);
+
+/* Before a run does anything: marker_check_shard on every shard of the
+ * plan, and refuse when the routing file was published by another run
+ * that no shard says is done. */
+int marker_guard(struct rs_run *run, struct rs_err *err);
+
+/* Write RUN's marker with STATE and EPOCH on every shard of the plan that
+ * exists and keeps markers. */
+int marker_set_all(struct rs_run *run, const char *state, int64_t epoch,
+                   struct rs_err *err);
+
+#endif
