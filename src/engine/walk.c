@@ -317,6 +317,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			goto out;
 	}
 	rc = 0;
+	walk->step_chunk = 0;
 	for (;;) {
 		struct rs_chunk_record rec = {0};
 		const struct rs_value *upto;
@@ -358,6 +359,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			*seen += rows.n_rows;
 		progress_add(&run->progress, (uint64_t)rows.n_rows);
 		number++;
+		walk->step_chunk++;
 		engine_fault_chunk(walk->step, ++run->step_chunks);
 		rc = engine_checkpoint(run, err);
 		if (rc != 0 || rows.n_rows < req.limit)

@@ -29,6 +29,8 @@ struct rs_walk {
 	int all_columns;                /* read every column (else pk + key) */
 	int restart;                    /* ignore earlier chunks: walk it all */
 	int key_at; /* index of the shard key in a row read */
+	int64_t step_chunk; /* chunks of this table done in this process,
+	                       0 in the first chunk function call */
 	void *arg;  /* the step's own */
 };
 

@@ -1,8 +1,9 @@
 /*
  * preflight: every source shard reachable, every table there with its
  * primary key and shard key column, the rows counted (the count the run
- * must end with), and for a doubling, every replica one reshard can bring
- * up to date.  Changes nothing.
+ * must end with) in one walk that also refuses rows sitting on a shard or
+ * table that does not own them under `from`, and for a doubling, every
+ * replica one reshard can bring up to date.  Changes nothing.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,8 +21,7 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 	struct rs_backend *backend = engine_shard(run, shard, err);
 	const char *key = run->plan->tables[table].key;
 	const struct rs_table_def *def;
-	int64_t count = 0;
-	int rc, found = 0;
+	int found = 0;
 
 	(void)slot;
 	if (backend == NULL)
@@ -37,10 +37,63 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 			"table %s has no column %s, the plan's shard "
 			"key for it; fix key in the plan or the table",
 			physical, key);
-	rc = await_count(&run->loop, backend, physical, &count, err);
-	if (rc == 0)
-		*(int64_t *)arg += count;
-	return rc;
+	(void)arg;
+	return 0;
+}
+
+/* What the walk over the sources finds. */
+struct preflight_count {
+	int64_t rows;
+	int64_t misplaced;       /* over every table */
+	int64_t table_misplaced; /* in the table walked now */
+	char first[400];         /* "db0.orders_1" of the first misplaced */
+};
+
+/* Count the rows of a chunk and those that sit on a shard or table that
+ * does not own them under `from` (they would be missing after the run:
+ * verify looks for them on the owner `to` names, from the owner `from`
+ * names). */
+static int
+preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                const struct rs_value *after, const struct rs_value *upto,
+                int64_t *affected, uint64_t *checksum, struct rs_err *err)
+{
+	struct preflight_count *count = walk->arg;
+	const struct rs_plan *plan = walk->run->plan;
+
+	(void)after;
+	(void)upto;
+	(void)checksum;
+	*affected = 0;
+	if (walk->step_chunk == 0)
+		count->table_misplaced = 0;
+	for (int r = 0; r < rows->n_rows; r++) {
+		const struct rs_value *row = rowbuf_row(rows, r);
+		struct rs_owner owner;
+		char shown[300], physical[256];
+		int rc = walk_owner(walk, plan->from, &row[walk->key_at],
+		                    &owner, err);
+
+		if (rc != 0)
+			return rc;
+		if (owner.shard == walk->shard && owner.table == walk->slot)
+			continue;
+		if (count->misplaced++ == 0)
+			snprintf(count->first, sizeof(count->first), "%s.%s",
+			         plan->shards[walk->shard].name,
+			         walk->physical);
+		if (count->table_misplaced++ >= 5)
+			continue;
+		walk_describe_row(walk, row, shown, sizeof(shown));
+		engine_physical(plan->from, plan->tables[walk->table].name,
+		                owner.table, physical, sizeof(physical));
+		fprintf(stderr, "  %s on %s: %s belongs to %s.%s under from\n",
+		        walk->physical, plan->shards[walk->shard].name, shown,
+		        plan->shards[owner.shard].name, physical);
+		(*affected)++;
+	}
+	count->rows += rows->n_rows;
+	return 0;
 }
 
 /* A replica reshard makes itself (SQLite) must not hold data yet. */
@@ -92,13 +145,21 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 	const struct rs_plan *plan = run->plan;
 	int shards[1024];
 	int n = steps_map_shards(plan->from, shards);
-	int64_t rows = 0;
+	struct preflight_count count = {0};
+	const struct steps_walk_spec spec = {
+		.step = "preflight",
+		.map = plan->from,
+		.chunk = preflight_chunk,
+		.copies = 1,
+		.restart = 1, /* counts start over in a resumed preflight */
+		.arg = &count,
+	};
 	char value[32], text[32];
 	int rc;
 
 	for (int i = 0; i < n; i++) {
 		rc = steps_each_table(run, plan->from, shards[i],
-		                      preflight_table, &rows, err);
+		                      preflight_table, NULL, err);
 		if (rc != 0)
 			return rc;
 		if (plan->strategy == RS_STRATEGY_DOUBLING &&
@@ -110,14 +171,29 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 				return rc;
 		}
 	}
-	snprintf(value, sizeof(value), "%lld", (long long)rows);
+	rc = steps_walk_all(run, &spec, err);
+	if (rc != 0)
+		return rc;
+	if (count.misplaced > 0)
+		return rs_err_set(
+			err, RS_EDATA,
+			"%lld rows sit on a shard or table that does not own "
+			"them under `from` (the first in %s; examples above, "
+			"by shard key and primary key): the run would lose "
+			"track of them.  Check that `from` and `hash` describe "
+			"how the application routes today; if they do, move "
+			"each row to its owner or delete it, then run again.  "
+			"Nothing was changed",
+			(long long)count.misplaced, count.first);
+	snprintf(value, sizeof(value), "%lld", (long long)count.rows);
 	rc = journal_fact_set(run->journal, "rows_before", value, err);
 	if (rc == 0)
 		fprintf(stderr,
 		        "  %d source shards reachable, %d tables each, %s "
-		        "rows\n",
+		        "rows, every one on its owner under from\n",
 		        n, plan->n_tables * engine_tables_per_shard(plan->from),
-		        text_thousands((uint64_t)rows, text, sizeof(text)));
+		        text_thousands((uint64_t)count.rows, text,
+		                       sizeof(text)));
 	return rc;
 }
 
