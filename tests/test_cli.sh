@@ -179,6 +179,13 @@ check "demo: status shows steps done" grep -q '^  final-check  done' "$tmp/out"
 check "demo: writes open at the end" grep -q '^writes:  open' "$tmp/out"
 check "demo: routing published" grep -q '^epoch = 1L;' "$tmp/demo/routing.cfg"
 expect_exit 2 "demo twice in one folder" "$bin" demo "$tmp/demo"
+# A folder holding one file the demo would write: refused, file untouched.
+mkdir -p "$tmp/mine"
+echo "operator's own data" >"$tmp/mine/db0.db"
+expect_exit 2 "demo refuses a folder with the operator's db0.db" "$bin" demo "$tmp/mine" --rows 100
+check "demo: the refusal names the file" grep -q 'already holds db0.db' "$tmp/err"
+check "demo: db0.db untouched" test "$(cat "$tmp/mine/db0.db")" = "operator's own data"
+check "demo: nothing else written" test "$(ls "$tmp/mine")" = db0.db
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

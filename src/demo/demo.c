@@ -50,6 +50,15 @@ static const char demo_plan[] =
 	"publish = { file = \"routing.cfg\"; "
 	"command = \"echo routing epoch $RESHARD_EPOCH is live\"; };\n";
 
+/* Every file the demo writes in its folder. */
+static const char *const demo_files[] = {
+	"demo.cfg",           "db0.db",           "db1.db",
+	"db2.db",             "db3.db",           "db0.db-journal",
+	"db1.db-journal",     "db2.db-journal",   "db3.db-journal",
+	"demo-2x.journal",    "demo-2x.journal-wal", "demo-2x.journal-shm",
+	"routing.cfg",
+};
+
 /* Rows waiting for one (shard, slot table). */
 struct demo_table {
 	struct rs_table_def *def;
@@ -208,13 +217,20 @@ demo_run(const char *dir_arg, int rows, struct rs_err *err)
 	if (realpath(dir_arg, dir) == NULL)
 		return rs_err_set(err, RS_EIO, "cannot resolve %s: %s", dir_arg,
 		                  strerror(errno));
+	/* Never overwrite an operator's file: refuse a folder holding any
+	 * file the demo would write. */
+	for (size_t i = 0; i < sizeof(demo_files) / sizeof(*demo_files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, demo_files[i]);
+		if (lstat(path, &st) == 0)
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"%s already holds %s, which the demo would "
+				"write; give an empty or new folder (nothing "
+				"was changed)",
+				dir, demo_files[i]);
+	}
 	snprintf(path, sizeof(path), "%s/demo.cfg", dir);
-	if (stat(path, &st) == 0)
-		return rs_err_set(err, RS_EUSAGE,
-		                  "%s holds an earlier demo (demo.cfg); give "
-		                  "another folder or remove it",
-		                  dir);
-	f = fopen(path, "w");
+	f = fopen(path, "wx");
 	if (f == NULL)
 		return rs_err_set(err, RS_EIO, "cannot write %s: %s", path,
 		                  strerror(errno));
