@@ -52,10 +52,18 @@ static const char demo_plan[] =
 
 /* Every file the demo writes in its folder. */
 static const char *const demo_files[] = {
-	"demo.cfg",           "db0.db",           "db1.db",
-	"db2.db",             "db3.db",           "db0.db-journal",
-	"db1.db-journal",     "db2.db-journal",   "db3.db-journal",
-	"demo-2x.journal",    "demo-2x.journal-wal", "demo-2x.journal-shm",
+	"demo.cfg",
+	"db0.db",
+	"db1.db",
+	"db2.db",
+	"db3.db",
+	"db0.db-journal",
+	"db1.db-journal",
+	"db2.db-journal",
+	"db3.db-journal",
+	"demo-2x.journal",
+	"demo-2x.journal-wal",
+	"demo-2x.journal-shm",
 	"routing.cfg",
 };
 

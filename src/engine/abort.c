@@ -83,9 +83,9 @@ abort_find_marked_run(struct rs_run *run, struct rs_err *err)
 					"shard %s says run %s of plan %s is %s "
 					"at epoch %lld: the new routing may be "
 					"live, so abort cannot undo it; "
-				        "restore "
+					"restore "
 					"the run's journal and `reshard run "
-				        "%s` "
+					"%s` "
 					"finishes the run",
 					plan->shards[s].name, m->run_id,
 					m->plan, m->state, (long long)m->epoch,

@@ -89,9 +89,9 @@ marker_refuse(struct rs_run *run, int shard, const struct rs_marker *m,
 		return rs_err_set(
 			err, RS_EUSAGE,
 			"shard %s carries the marker of run %s of another "
-		        "plan, "
+			"plan, "
 			"\"%s\", in state %s%s (since %s UTC): that run has "
-		        "not "
+			"not "
 			"ended.  Finish or abort it with its own plan first; "
 			"nothing was done",
 			plan->shards[shard].name, m->run_id, m->plan, m->state,

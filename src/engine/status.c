@@ -17,7 +17,7 @@
 #include "shardmap/stats.h"
 
 static const char *const state_names[] = {"pending", "running", "done",
-                                          "failed"};
+                                          "failed", "stopped"};
 
 static void
 status_time(int64_t ms, char *buf, size_t size)
@@ -98,6 +98,55 @@ status_fenced(const struct rs_plan *plan, char *which, size_t size)
 	return fenced ? 1 : unknown ? -1 : 0;
 }
 
+/* The rows purge kept, as a JSON array. */
+static json_t *
+status_kept_json(const struct rs_kept_row *kept, int n)
+{
+	json_t *array = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			array,
+			json_pack("{s:s, s:s, s:o, s:s, s:s}", "shard",
+		                  kept[i].shard, "table", kept[i].table,
+		                  "shard_key",
+		                  kept[i].shard_key
+		                          ? json_string(kept[i].shard_key)
+		                          : json_null(),
+		                  "primary_key", kept[i].pk, "owner",
+		                  kept[i].owner));
+	return array;
+}
+
+/* The rows purge kept, as text (at most 20 named). */
+static void
+status_kept_text(FILE *out, const struct rs_plan *plan,
+                 const struct rs_kept_row *kept, int n)
+{
+	if (n == 0)
+		return;
+	fprintf(out,
+	        "kept:    %d rows on shards that no longer own them: their "
+	        "owner has no copy\n"
+	        "         and no record of deleting them (written after "
+	        "unfence by a stale\n"
+	        "         router?).  Copy each to its owner or delete it, "
+	        "then `reshard run %s`:\n",
+	        n, plan->path);
+	for (int i = 0; i < n && i < 20; i++)
+		fprintf(out,
+		        "           %s.%s: shard key %s%s%s, primary key %s; "
+		        "owner %s\n",
+		        kept[i].shard, kept[i].table,
+		        kept[i].shard_key ? "'" : "",
+		        kept[i].shard_key ? kept[i].shard_key : "NULL",
+		        kept[i].shard_key ? "'" : "", kept[i].pk,
+		        kept[i].owner);
+	if (n > 20)
+		fprintf(out, "           … and %d more (--format json)\n",
+		        n - 20);
+}
+
 int
 engine_status(const struct rs_plan *plan, int json, FILE *out,
               struct rs_err *err)
@@ -106,14 +155,23 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 	struct rs_journal *journal = NULL;
 	struct rs_step_record rec;
 	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
-	char started[32], finished[32], rows[32];
-	int running, fenced, rc;
+	char started[32], finished[32], rows[32], aborting[32];
+	struct rs_kept_row *kept = NULL;
+	int running, fenced, rc, n_kept = 0;
 	json_t *root = NULL, *steps = NULL;
 
+	/* Before the journal is open here (see journal_lock_holder). */
+	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
 	rc = journal_open_readonly(plan->journal, &journal, err);
 	if (rc != 0)
 		return rc;
-	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
+	if (journal_fact_get(journal, "abort", aborting, sizeof(aborting)) != 1)
+		aborting[0] = '\0';
+	rc = journal_kept_list(journal, &kept, &n_kept, err);
+	if (rc != 0) {
+		journal_close(journal, NULL);
+		return rc;
+	}
 	if (journal_fact_get(journal, "fenced_since", since, sizeof(since)) !=
 	    1)
 		since[0] = '\0';
@@ -145,6 +203,11 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 			root, "epoch",
 			epoch[0] ? json_integer(strtoll(epoch, NULL, 10))
 				 : json_null());
+		json_object_set_new(root, "abort",
+		                    aborting[0] ? json_string(aborting)
+		                                : json_null());
+		json_object_set_new(root, "kept_rows",
+		                    status_kept_json(kept, n_kept));
 	} else {
 		fprintf(out, "plan %s (%s), journal %s\n", plan->name,
 		        plan_strategy_name(plan->strategy), plan->journal);
@@ -171,6 +234,15 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 		fprintf(out, "routing: %s%s\n",
 		        epoch[0] ? "epoch " : "not published yet",
 		        epoch[0] ? epoch : "");
+		if (strcmp(aborting, "begun") == 0)
+			fprintf(out,
+			        "abort:   begun and not finished: `reshard "
+			        "abort "
+			        "%s` finishes it; `reshard run` refuses\n",
+			        plan->path);
+		else if (aborting[0])
+			fprintf(out, "abort:   %s\n", aborting);
+		status_kept_text(out, plan, kept, n_kept);
 		fprintf(out, "steps:\n");
 	}
 	for (int i = 0; strategy != NULL && i < strategy->n_steps; i++) {
@@ -241,6 +313,7 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 			free(events);
 		}
 	}
+	journal_kept_free(kept, n_kept);
 	journal_close(journal, NULL);
 	return rc;
 }
