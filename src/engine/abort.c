@@ -168,6 +168,17 @@ abort_set_aside(const char *path, const char *suffix, const char *why)
 	}
 }
 
+/* Whether no step ever began under JOURNAL. */
+static int
+abort_journal_is_empty(struct rs_journal *journal)
+{
+	struct rs_step_record *recs;
+	int n, rc = journal_steps(journal, &recs, &n, NULL);
+
+	free(recs);
+	return rc == 0 && n == 0;
+}
+
 /* Loop, signals and shards for an abort. */
 static int
 abort_start(struct rs_run *run, const struct rs_plan *plan,
@@ -229,8 +240,8 @@ abort_by_markers(const struct rs_plan *plan,
 		abort_set_aside(plan->journal, "damaged",
 		                "the run is aborted by its shard markers");
 	else if (rc == 0 || !exists) {
-		if (!exists)
-			unlink(plan->journal); /* the empty file of the lock */
+		if (!exists) /* the lock's file, or a journal of no work */
+			engine_journal_remove(plan->journal);
 		if (rc == 0)
 			fprintf(stderr, "run %s aborted\n", run.run_id);
 	}
@@ -258,9 +269,15 @@ engine_abort(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	}
 	if (rc != 0)
 		return rc;
+	if (abort_journal_is_empty(run.journal)) {
+		/* No step ever began under this journal: the run to abort,
+		 * if any, is the one the shard markers speak of. */
+		journal_close(run.journal, "failed");
+		return abort_by_markers(plan, strategy, 0, NULL, err);
+	}
 	rc = abort_start(&run, plan, strategy, err);
 	if (rc == 0)
-		rc = marker_run_id(&run, err);
+		rc = marker_run_id(&run, NULL, err);
 	if (rc == 0)
 		rc = abort_check_journal(&run, err);
 	/* The intent, before the first side effect. */

@@ -257,6 +257,18 @@ engine_confirm(struct rs_run *run, const struct rs_step_def *step,
 	                  note[0] ? "" : "; `reshard run` asks again");
 }
 
+void
+engine_journal_remove(const char *path)
+{
+	char side[4200];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
 /* Once an abort has begun, only abort may go on (it finishes itself). */
 static int
 engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
@@ -344,7 +356,7 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
            const struct rs_run_options *options, struct rs_err *err)
 {
 	struct rs_run run = {0};
-	int rc, until = -1;
+	int rc, until = -1, created = 0, discard = 0;
 
 	run.plan = plan;
 	run.strategy = strategy;
@@ -378,11 +390,15 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	uv_signal_start(&run.sigint, on_signal, SIGINT);
 	uv_signal_start(&run.sigterm, on_signal, SIGTERM);
 
-	rc = marker_run_id(&run, err);
+	rc = marker_run_id(&run, &created, err);
 	if (rc == 0)
 		rc = engine_refuse_aborting(&run, err);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = marker_guard(&run, err);
+		/* A journal made only to be refused would look like a run
+		 * of its own to the next command: it goes. */
+		discard = rc != 0 && created;
+	}
 	for (int i = 0; i < strategy->n_steps && rc == 0; i++) {
 		rc = engine_step(&run, strategy->steps[i], err);
 		if (rc == 0 && i == until) {
@@ -406,6 +422,8 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	journal_close(run.journal, rc == 0              ? "done"
 	                           : rc == RS_ECANCELED ? "stopped"
 	                                                : "failed");
+	if (discard)
+		engine_journal_remove(plan->journal);
 	free(run.shards);
 	return rc;
 }

@@ -126,6 +126,10 @@ struct rs_backend *engine_shard(struct rs_run *run, int shard,
 int engine_abort(const struct rs_plan *plan,
                  const struct rs_strategy_def *strategy, struct rs_err *err);
 
+/* Remove the journal at PATH and its -wal and -shm files (one this process
+ * made and that holds no work). */
+void engine_journal_remove(const char *path);
+
 /* Forget the tables engine_table described (at the end of a run). */
 void engine_tables_release(struct rs_run *run);
 

@@ -31,14 +31,18 @@ marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
 }
 
 int
-marker_run_id(struct rs_run *run, struct rs_err *err)
+marker_run_id(struct rs_run *run, int *created, struct rs_err *err)
 {
 	unsigned char bytes[8];
 	int fd;
 
+	if (created != NULL)
+		*created = 0;
 	if (journal_fact_get(run->journal, "run_id", run->run_id,
 	                     sizeof(run->run_id)) == 1)
 		return 0;
+	if (created != NULL)
+		*created = 1;
 	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 ||
 	    read(fd, bytes, sizeof(bytes)) != (ssize_t)sizeof(bytes)) {

@@ -27,8 +27,8 @@ void marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
                  struct rs_marker *m);
 
 /* Set RUN->run_id from the journal, making and recording a new one when
- * the journal has none (a new run). */
-int marker_run_id(struct rs_run *run, struct rs_err *err);
+ * the journal has none (a new run: *CREATED, when not NULL, says so). */
+int marker_run_id(struct rs_run *run, int *created, struct rs_err *err);
 
 /* Read the markers of shard SHARD: *MARKERS malloc'd (free it), *N its
  * length; none for a shard that does not exist yet (a SQLite replica file

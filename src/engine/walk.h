@@ -28,10 +28,10 @@ struct rs_walk {
 	int key_column;                 /* index of the shard key in def */
 	int all_columns;                /* read every column (else pk + key) */
 	int restart;                    /* ignore earlier chunks: walk it all */
-	int key_at; /* index of the shard key in a row read */
+	int key_at;         /* index of the shard key in a row read */
 	int64_t step_chunk; /* chunks of this table done in this process,
 	                       0 in the first chunk function call */
-	void *arg;  /* the step's own */
+	void *arg;          /* the step's own */
 };
 
 /* Work on one chunk: ROWS in key order (pk columns, then the key or every
