@@ -686,6 +686,114 @@ test_crash_keeps_intent_and_frees_lock(void **state)
 	journal_close(journal, "done");
 }
 
+/* The lock is on the journal itself: no side file is made, so none can
+ * be deleted to let a second run in. */
+static void
+test_lock_is_the_journal_itself(void **state)
+{
+	struct rs_journal *journal = open_ok(), *second = NULL;
+	struct rs_err err = {0};
+	char lock[160];
+	int fd;
+
+	(void)state;
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	assert_int_equal(access(lock, F_OK), -1);
+	assert_int_equal(journal_open(path, FINGERPRINT, PLAN, &second, &err),
+	                 RS_EBUSY);
+	assert_contains(err.message, "pid ");
+	assert_int_equal(journal_lock_file(path, &fd, &err), RS_EBUSY);
+	journal_close(journal, "done");
+	assert_int_equal(journal_lock_file(path, &fd, &err), 0);
+	close(fd);
+}
+
+/* Stopped steps and kept rows: recorded, read back, cleared. */
+static void
+test_stopped_and_kept(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	struct rs_err err = {0};
+	struct rs_step_record rec;
+	struct rs_kept_row *rows;
+	struct rs_kept_row row = {"db0", "orders_1", "[\"920\"]", NULL,
+	                          "db2.orders_1"};
+	int n;
+
+	(void)state;
+	assert_int_equal(journal_step_begin(journal, "purge", &err), 0);
+	assert_int_equal(
+		journal_step_stopped(journal, "purge", "on request", &err), 0);
+	assert_int_equal(journal_step_get(journal, "purge", &rec, &err), 0);
+	assert_int_equal(rec.state, RS_STEP_STOPPED);
+	assert_string_equal(rec.error, "on request");
+	assert_int_equal(journal_kept_add(journal, &row, &err), 0);
+	row.shard_key = "cust-7";
+	assert_int_equal(journal_kept_add(journal, &row, &err), 0);
+	assert_int_equal(journal_kept_list(journal, &rows, &n, &err), 0);
+	assert_int_equal(n, 1); /* the same row, updated */
+	assert_string_equal(rows[0].shard_key, "cust-7");
+	assert_string_equal(rows[0].owner, "db2.orders_1");
+	journal_kept_free(rows, n);
+	assert_int_equal(journal_kept_clear(journal, &err), 0);
+	assert_int_equal(journal_kept_list(journal, &rows, &n, &err), 0);
+	assert_int_equal(n, 0);
+	journal_close(journal, "done");
+}
+
+/* A journal of schema version 1 (steps could not be stopped, no kept
+ * rows) is upgraded when opened for a run, keeping its steps and chunks. */
+static void
+test_version_1_is_upgraded(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	struct rs_chunk_record chunk = {.step = "verify",
+	                                .shard = "db0",
+	                                .table = "orders_0",
+	                                .upto_key = "[\"5\"]",
+	                                .rows = 5};
+	struct rs_err err = {0};
+	struct rs_step_record rec;
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(journal_step_begin(journal, "verify", &err), 0);
+	assert_int_equal(journal_chunk_begin(journal, &chunk, &err), 0);
+	journal_close(journal, "done");
+	/* Back to version 1's shape. */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(
+			db,
+			"PRAGMA foreign_keys = OFF; DROP TABLE kept_rows;"
+			"CREATE TABLE s1 (name TEXT PRIMARY KEY, state TEXT "
+	                "NOT "
+			"NULL CHECK (state IN ('pending', 'running', 'done', "
+			"'failed')), attempts INTEGER NOT NULL, started_at "
+			"INTEGER, finished_at INTEGER, rows INTEGER NOT NULL "
+			"DEFAULT 0, error TEXT NOT NULL DEFAULT '', "
+	                "first_begun "
+			"INTEGER NOT NULL UNIQUE);"
+			"INSERT INTO s1 SELECT * FROM steps; DROP TABLE steps;"
+			"ALTER TABLE s1 RENAME TO steps;"
+			"PRAGMA user_version = 1",
+			NULL, NULL, NULL),
+		SQLITE_OK);
+	sqlite3_close(db);
+
+	journal = open_ok();
+	assert_int_equal(journal_step_get(journal, "verify", &rec, &err), 0);
+	assert_int_equal(rec.state, RS_STEP_RUNNING);
+	assert_int_equal(
+		journal_step_stopped(journal, "verify", "on request", &err), 0);
+	assert_int_equal(journal_chunk_get(journal, "verify", "db0", "orders_0",
+	                                   0, &chunk, &err),
+	                 0);
+	assert_int_equal(chunk.rows, 5);
+	journal_chunk_free(&chunk);
+	journal_close(journal, "done");
+}
+
 int
 main(void)
 {
@@ -716,6 +824,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 			test_crash_keeps_intent_and_frees_lock, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_lock_is_the_journal_itself,
+	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stopped_and_kept, setup,
+	                                        teardown),
+		cmocka_unit_test_setup_teardown(test_version_1_is_upgraded,
+	                                        setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
