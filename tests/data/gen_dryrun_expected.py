@@ -1,58 +1,25 @@
 #!/usr/bin/env python3
 """Expected dry-run results, computed independently of the C code.
 
-A plain Python implementation of DESIGN §2-§3 (sha256_64, slots, ring,
-ranges with identity) over the key files in this folder.  It writes, for
-each plan NAME.cfg here, NAME.movers (key<TAB>from<TAB>to, in input order)
-and NAME.json (the summary of DESIGN §5).  tests/test_dryrun.c compares the
+The plain Python implementation of DESIGN §2-§3 in tests/reshard_oracle.py
+(sha256_64, slots, ring, ranges with identity; shared with tests/oracle.py)
+over the key files in this folder.  It writes, for each plan NAME.cfg here,
+NAME.movers (key<TAB>from<TAB>to, in input order) and NAME.json (the
+summary of DESIGN §5).  tests/test_dryrun.c compares the
 binary's output with these files.  Run it again only when the key files or
 plans change:  python3 tests/data/gen_dryrun_expected.py
 """
-import bisect
-import hashlib
 import json
 import os
 import random
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(HERE))
+from reshard_oracle import (MAX, identity, moves, ranges, ring,  # noqa: E402
+                            sha256_64, slots)
 
-
-def sha256_64(key: bytes) -> int:
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
-
-
-def identity(key: bytes) -> int:
-    return int(key.decode("ascii"))
-
-
-def slots(n, t, nodes, table):
-    def owner(p):
-        slot = p % (n * t)
-        return nodes[slot // t], f"{nodes[slot // t]}.{table}_{slot % t}"
-    return owner
-
-
-def ring(vnodes, nodes, h):
-    points = sorted((h(f"{s}#{v}".encode()), s) for s in nodes for v in range(vnodes))
-    pos = [p for p, _ in points]
-
-    def owner(p):
-        i = bisect.bisect_left(pos, p)
-        s = points[i % len(points)][1]
-        return s, s
-    return owner
-
-
-def ranges(table):
-    ends = [e for e, _ in table]
-
-    def owner(p):
-        s = table[bisect.bisect_left(ends, p)][1]
-        return s, s
-    return owner
-
-
-MAX = (1 << 64) - 1
 CASES = {
     # name: (key file, hash, from owner, to owner, from nodes, to nodes)
     "slots-2x": ("keys.txt", sha256_64,
@@ -99,13 +66,12 @@ def main():
         movers = []
         for k in keys:
             p = h(k)
-            fs, fl = frm(p)
-            ts, tl = to(p)
-            before[fs] += 1
-            after[ts] += 1
-            if fl != tl:
-                movers.append(k + b"\t" + fl.encode() + b"\t" + tl.encode() + b"\n")
-                flows[(fs, ts)] = flows.get((fs, ts), 0) + 1
+            f, t = frm(p), to(p)
+            before[f.shard] += 1
+            after[t.shard] += 1
+            if moves(f, t):
+                movers.append(k + b"\t" + f.label.encode() + b"\t" + t.label.encode() + b"\n")
+                flows[(f.shard, t.shard)] = flows.get((f.shard, t.shard), 0) + 1
         with open(os.path.join(HERE, name + ".movers"), "wb") as f:
             f.write(b"".join(movers))
         summary = {

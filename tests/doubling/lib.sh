@@ -1,0 +1,461 @@
+# tests/doubling/lib.sh: what the doubling scenarios share.  Sourced, not run.
+#
+# Each scenario (tests/doubling/NAME.sh, a ctest of its own) tests `reshard
+# run` with the doubling strategy on SQLite shards, needing no server: two
+# primaries db0, db1 (slot tables orders_0, orders_1) become four, db2 and
+# db3 being the replicas reshard makes.  It starts from a few thousand rows
+# (NULL and empty notes, unicode and quoted keys), each in the physical
+# table that owns it under `from`, and ends by comparing row sets exactly:
+# every row once, on the physical table that owns it under `to`, every
+# column unchanged.  Who owns a key comes from tests/oracle.py, a Python
+# implementation of the hashes and maps that shares no code with reshard,
+# so that a bug in reshard's hash or map code cannot move the rows and the
+# expectation together.
+#
+# A scenario script:
+#
+#     #!/usr/bin/env bash
+#     # NAME: what it checks, in a sentence or two.
+#     . "$(dirname "$0")/lib.sh"
+#     begin "$@"            # checks the tools, makes this script's template
+#     section NAME          # times what follows
+#     fresh NAME            # a folder with the initial db0, db1 and plan.cfg
+#     run_reshard 0 "NAME: run --yes" run plan.cfg --yes
+#     complete "NAME"       # every step done, unfenced, rows exact
+#     finish                # prints "N passed, M failed", exits 1 if any failed
+#
+# Usage of a scenario: tests/doubling/NAME.sh PATH/TO/reshard (needs the
+# sqlite3 shell and python3).  It prints "ok - …" / "not ok - …" per check
+# (details indented as "#" comments) and "N passed, M failed" last.  Each
+# script works in its own temporary root, so scenarios can run in parallel.
+# Deterministic: no clock or random source decides an outcome, only how
+# far a killed run got.
+# shellcheck disable=SC2034 # variables the scenario scripts use
+set -uo pipefail
+export LC_ALL=C
+unset RESHARD_FAULT
+
+lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+oracle=$lib_dir/../oracle.py
+scenario=$(basename "$0" .sh)
+
+steps=(preflight fence catch-up promote verify publish unfence purge final-check)
+all_done=$(printf '%s=done ' "${steps[@]}")
+all_done=${all_done% }
+n_rows=3000
+n_keys=400
+table_sql='(id INTEGER PRIMARY KEY, customer_id TEXT NOT NULL,
+            amount DECIMAL(12,2), note TEXT)'
+fence_message="writes paused by reshard: run orders-2x, step fence"
+# The maps of write_plan's plan, as tests/oracle.py takes them: keep the
+# two in step (clean.sh checks that `reshard route` agrees).
+# shellcheck disable=SC2054 # the commas are the oracle's
+oracle_maps=(--hash sha256_64 --table orders
+	--from slots:2:2:db0,db1 --to slots:4:2:db0,db1,db2,db3)
+
+passed=0 failed=0
+background=() # pids the cleanup kills: add any process started with &
+declare -A clean_chunks clean_rows # filled by clean_counts
+dir=''
+
+# ---------------------------------------------------------------------
+# Checks.  Each prints one "ok - NAME" or "not ok - NAME" line.
+
+# ok NAME: count a passed check.
+ok() {
+	passed=$((passed + 1))
+	echo "ok - $1"
+}
+
+# not_ok NAME [DETAIL_FILE]: count a failed check, DETAIL_FILE's head as comments.
+not_ok() {
+	failed=$((failed + 1))
+	echo "not ok - $1"
+	if [ $# -gt 1 ] && [ -s "$2" ]; then
+		head -n 15 "$2" | sed 's/^/#   /'
+	fi
+}
+
+# check NAME COMMAND...: passes when COMMAND succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# run_reshard CODE NAME ARGS...: reshard ARGS (output in $dir/out, err) must exit CODE.
+run_reshard() {
+	local want=$1 name=$2 got
+	shift 2
+	"$bin" "$@" >"$dir/out" 2>"$dir/err" </dev/null
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		ok "$name"
+		return 0
+	fi
+	echo "exit $got, expected $want; stderr:" >"$dir/why"
+	cat "$dir/err" >>"$dir/why"
+	not_ok "$name" "$dir/why"
+	return 1
+}
+
+# has FILE TEXT NAME: passes when FILE contains TEXT (a fixed string).
+has() {
+	if grep -qF -- "$2" "$1"; then
+		ok "$3"
+	else
+		{
+			echo "no \"$2\" in:"
+			cat "$1"
+		} >"$dir/why"
+		not_ok "$3" "$dir/why"
+	fi
+}
+
+# equals GOT WANT NAME: passes when the two strings are equal.
+equals() {
+	if [ "$1" == "$2" ]; then
+		ok "$3"
+	else
+		echo "got '$1', expected '$2'" >"$dir/why"
+		not_ok "$3" "$dir/why"
+	fi
+}
+
+# ---------------------------------------------------------------------
+# The script's life: begin, sections, finish.
+
+# begin PATH/TO/reshard: check the tools; make $root, the cleanup traps, the template.
+begin() {
+	bin=${1:?usage: $0 PATH/TO/reshard}
+	case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
+	# The shards and journals live in memory when /dev/shm is there:
+	# every step fsyncs the journal, and on a disk that alone would take
+	# minutes.  RESHARD_TEST_TMPDIR chooses another place.
+	local base=${RESHARD_TEST_TMPDIR:-}
+	if [ -z "$base" ]; then
+		base=${TMPDIR:-/tmp}
+		[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
+	fi
+	root=$(mktemp -d "$base/reshard-doubling-$scenario.XXXXXX") || exit 1
+	template=$root/template
+	trap cleanup EXIT
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 141' PIPE
+	trap 'exit 143' TERM
+	local tool
+	for tool in sqlite3 python3; do
+		command -v "$tool" >/dev/null ||
+			bail "the $tool command is needed"
+	done
+	[ -x "$bin" ] || bail "no reshard binary at $bin"
+	section setup
+	make_template || bail "making the SQLite shards"
+	local moving
+	moving=$(grep -c moves "$template/routes.tsv")
+	ok "made db0, db1: $n_rows rows, $n_keys keys, $moving of them moving"
+}
+
+# cleanup: the EXIT trap: kill $background, remove $root unless RESHARD_TEST_KEEP.
+cleanup() {
+	local pid
+	for pid in "${background[@]}"; do
+		kill -9 "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${RESHARD_TEST_KEEP:-}" ]; then
+		echo "# kept $root"
+	else
+		rm -rf "$root"
+	fi
+}
+
+# bail WHY: the script cannot go on: one failed check, the summary, exit 1.
+bail() {
+	not_ok "$1"
+	echo "$passed passed, $failed failed"
+	exit 1
+}
+
+# section NAME: say how long the previous section took, as a comment.
+section_name='' section_start=0
+section() {
+	local now=$(($(date +%s%N) / 1000000))
+	[ -n "$section_name" ] &&
+		echo "# $section_name took $((now - section_start)) ms"
+	section_name=$1 section_start=$now
+}
+
+# finish: print "N passed, M failed" and exit, 1 when a check failed.
+finish() {
+	section end
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# ---------------------------------------------------------------------
+# The data and the folders.
+
+# sql ARGS...: the sqlite3 shell, waiting up to 5 s for a lock.
+sql() { sqlite3 -batch -cmd '.timeout 5000' "$@"; }
+
+# write_plan DIR [BATCH_ROWS [MAX_ROWS_PER_SECOND [PUBLISH_FILE [STRATEGY]]]]
+write_plan() {
+	cat >"$1/plan.cfg" <<PLAN
+version = 1;
+name = "orders-2x";
+hash = "sha256_64";
+tables = ( { name = "orders"; key = "customer_id"; } );
+shards = (
+  { name = "db0"; url = "sqlite://db0.db"; replica = "db2"; },
+  { name = "db1"; url = "sqlite://db1.db"; replica = "db3"; },
+  { name = "db2"; url = "sqlite://db2.db"; },
+  { name = "db3"; url = "sqlite://db3.db"; }
+);
+from = { map = "slots"; databases = 2; tables_per_db = 2; nodes = ["db0", "db1"]; };
+to   = { map = "slots"; databases = 4; tables_per_db = 2; nodes = ["db0", "db1", "db2", "db3"]; };
+strategy = "${5:-doubling}";
+options = { batch_rows = ${2:-50}; max_rows_per_second = ${3:-0}; };
+publish = { file = "${4:-routing.cfg}"; };
+PLAN
+}
+
+# make_template: $template/master.db (keys, orders, oracle's routes), db0.db, db1.db.
+make_template() {
+	mkdir -p "$template" || return 1
+	write_plan "$template"
+	sql "$template/master.db" <<SQL || return 1
+CREATE TABLE keys (n INTEGER PRIMARY KEY, k TEXT NOT NULL UNIQUE);
+WITH RECURSIVE c(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM c
+                        WHERE n < $n_keys - 1)
+INSERT INTO keys SELECT n, CASE n % 10
+  WHEN 3 THEN 'клиент-' || n
+  WHEN 5 THEN '客户-' || n
+  WHEN 7 THEN 'Zoë O''Brien ' || n
+  WHEN 9 THEN '🙂 ' || n
+  ELSE printf('cust-%05d', n) END FROM c;
+CREATE TABLE orders $table_sql;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c
+                        WHERE i < $n_rows)
+INSERT INTO orders SELECT i,
+  (SELECT k FROM keys WHERE n = (i * 7919) % $n_keys),
+  CASE WHEN i % 17 = 0 THEN NULL
+       ELSE printf('%.2f', ((i * 7907) % 1000000) / 100.0) END,
+  CASE WHEN i % 5 = 0 THEN NULL
+       WHEN i % 11 = 0 THEN ''
+       WHEN i % 3 = 0 THEN 'café ☕ ' || i
+       WHEN i % 7 = 0 THEN 'it''s "quoted", ' || i
+       ELSE 'note ' || i END
+FROM c;
+CREATE TABLE routes (key TEXT PRIMARY KEY, from_owner TEXT NOT NULL,
+                     to_owner TEXT NOT NULL, moves TEXT, point TEXT);
+SQL
+	# The owners by the oracle, never by reshard: one key a line.  -S:
+	# the oracle needs no site packages, nor the time they take to load.
+	sql "$template/master.db" "SELECT k FROM keys ORDER BY n" |
+		python3 -S "$oracle" "${oracle_maps[@]}" >"$template/routes.tsv" ||
+		return 1
+	[ "$(wc -l <"$template/routes.tsv")" -eq "$n_keys" ] || return 1
+	sql "$template/master.db" \
+		".mode tabs" ".import $template/routes.tsv routes" || return 1
+	# Each row into the physical table that owns it under `from`.
+	local db t
+	for db in db0 db1; do
+		for t in 0 1; do
+			sql "$template/$db.db" <<SQL || return 1
+CREATE TABLE orders_$t $table_sql;
+ATTACH '$template/master.db' AS m;
+INSERT INTO orders_$t SELECT o.* FROM m.orders o
+  JOIN m.routes r ON r.key = o.customer_id
+  WHERE r.from_owner = '$db.orders_$t';
+SQL
+		done
+	done
+}
+
+# fresh NAME [BATCH_ROWS [MAX_ROWS_PER_SECOND]]: cd to a new $dir: db0, db1, plan.cfg.
+fresh() {
+	[ -n "$dir" ] && [ -z "${RESHARD_TEST_KEEP:-}" ] && rm -rf "$dir"
+	dir=$root/$1
+	mkdir -p "$dir"
+	cp "$template"/db0.db "$template"/db1.db "$dir"/
+	write_plan "$dir" "${2:-50}" "${3:-0}"
+	cd "$dir" || exit 1
+}
+
+# own_master: a master.db of $dir's own, to change the expected data (expected_rows).
+own_master() { cp "$template/master.db" "$dir/master.db"; }
+
+# read_owners: fill from_owner[KEY] and to_owner[KEY] with the oracle's owners.
+declare -A from_owner to_owner
+read_owners() {
+	local key f t
+	while IFS=$'\t' read -r key f t; do
+		from_owner[$key]=$f to_owner[$key]=$t
+	done < <(sql -separator $'\t' "$template/master.db" \
+		"SELECT key, from_owner, to_owner FROM routes")
+}
+
+# ---------------------------------------------------------------------
+# Row sets.  A row is one sorted line owner<TAB>id<TAB>key<TAB>amount<TAB>note,
+# values quoted (so NULL and '' differ).
+
+# expected_rows from_owner|to_owner: master.db's rows as they belong under that map.
+expected_rows() {
+	local master=$template/master.db cache=$template/expected.$1
+	if [ -e "$dir/master.db" ]; then
+		master=$dir/master.db cache=$dir/expected.$1
+		rm -f "$cache"
+	fi
+	[ -e "$cache" ] || sql -separator $'\t' "$master" \
+		"SELECT r.$1, o.id, quote(o.customer_id), quote(o.amount),
+		        quote(o.note)
+		 FROM orders o JOIN routes r ON r.key = o.customer_id" |
+		sort >"$cache"
+	cat "$cache"
+}
+
+# actual_rows DB...: the rows the shards hold now (and errors, to show as differences).
+actual_rows() {
+	local db t attach=() query=''
+	for db in "$@"; do
+		attach+=("ATTACH 'file:$dir/$db.db?mode=ro' AS $db")
+		for t in 0 1; do
+			query+="${query:+ UNION ALL }SELECT '$db.orders_$t', id,
+				quote(customer_id), quote(amount), quote(note)
+				FROM $db.orders_$t"
+		done
+	done
+	sql -separator $'\t' :memory: "${attach[@]}" "$query" 2>&1 | sort
+}
+
+# same_rows NAME from_owner|to_owner DB...: the shards hold exactly the expected rows.
+same_rows() {
+	local name=$1 which=$2
+	shift 2
+	expected_rows "$which" >"$dir/rows.expected"
+	actual_rows "$@" >"$dir/rows.actual"
+	if cmp -s "$dir/rows.expected" "$dir/rows.actual"; then
+		ok "$name ($(wc -l <"$dir/rows.actual") rows exactly)"
+		return 0
+	fi
+	{
+		echo "expected $(wc -l <"$dir/rows.expected") rows," \
+			"found $(wc -l <"$dir/rows.actual"); first differences" \
+			"(< expected, > found):"
+		diff "$dir/rows.expected" "$dir/rows.actual" | grep '^[<>]'
+	} >"$dir/why"
+	not_ok "$name" "$dir/why"
+	return 1
+}
+
+# final_rows NAME: passes when db0..db3 hold exactly the rows under `to`.
+final_rows() { same_rows "$1" to_owner db0 db1 db2 db3; }
+
+# ---------------------------------------------------------------------
+# Status, journal, fences.
+
+# status_json: `reshard status --format json` into $dir/status.json (not ok if it fails).
+status_json() {
+	if ! "$bin" status "$dir/plan.cfg" --format json >"$dir/status.json" \
+		2>"$dir/status.err"; then
+		{
+			echo "stdout:"
+			cat "$dir/status.json"
+			echo "stderr:"
+			cat "$dir/status.err"
+		} >"$dir/why"
+		not_ok "status of $dir failed" "$dir/why"
+	fi
+}
+
+# jget PATH: a value of $dir/status.json by JSON path ('$.fenced'; booleans as 0/1).
+jget() {
+	sql :memory: "SELECT json_extract(readfile('$dir/status.json'), '$1')"
+}
+
+# step_field STEP FIELD: a field of a step in status.json: state, attempts, chunks, rows….
+step_field() {
+	sql :memory: "SELECT json_extract(value, '\$.$2')
+		FROM json_each(readfile('$dir/status.json'), '\$.steps')
+		WHERE json_extract(value, '\$.name') = '$1'"
+}
+
+# step_states: "name=state name=state …" of status.json ($all_done when finished).
+step_states() {
+	sql :memory: "SELECT group_concat(json_extract(value, '\$.name') || '='
+		|| json_extract(value, '\$.state'), ' ')
+		FROM json_each(readfile('$dir/status.json'), '\$.steps')"
+}
+
+# complete NAME: three checks: every step done, writes not fenced, final rows exact.
+complete() {
+	status_json
+	equals "$(step_states)" "$all_done" "$1: status shows every step done"
+	equals "$(jget '$.fenced')" 0 "$1: status shows writes not fenced"
+	final_rows "$1: final row set exact"
+}
+
+# journal_chunks STEP: "count|distinct|done" of STEP's chunks in $dir's journal.
+journal_chunks() {
+	sql -readonly "$dir/orders-2x.journal" \
+		"SELECT count(*), count(DISTINCT shard || '/' || table_name || '/'
+		        || number), sum(state = 'done')
+		 FROM chunks WHERE step = '$1'"
+}
+
+# clean_counts: after a clean run: clean_chunks[STEP], clean_rows[STEP], biggest_purge_table.
+clean_counts() {
+	local s
+	status_json
+	for s in verify purge final-check; do
+		clean_chunks[$s]=$(step_field "$s" chunks)
+		clean_rows[$s]=$(step_field "$s" rows)
+		[ -n "${clean_chunks[$s]}" ] && [ -n "${clean_rows[$s]}" ] ||
+			return 1
+	done
+	biggest_purge_table=$(sql -readonly "$dir/orders-2x.journal" "SELECT
+		max(n) FROM (SELECT count(*) AS n FROM chunks WHERE step = 'purge'
+		GROUP BY shard, table_name)")
+	[ -n "$biggest_purge_table" ]
+}
+
+# fence_triggers DB: how many triggers $dir/DB.db holds.
+fence_triggers() {
+	sql -readonly "$dir/$1.db" \
+		"SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
+}
+
+# bypass_fence DB TABLE SQL: SQL on a fenced table, its triggers off for one transaction.
+bypass_fence() {
+	local db=$1 table=$2 statements=$3 saved
+	saved=$(sql "$dir/$db.db" "SELECT group_concat(sql, '; ') FROM
+		sqlite_schema WHERE type = 'trigger' AND tbl_name = '$table'")
+	sql "$dir/$db.db" "BEGIN;
+		$(sql "$dir/$db.db" "SELECT group_concat('DROP TRIGGER \"'
+			|| name || '\"', '; ') FROM sqlite_schema
+			WHERE type = 'trigger' AND tbl_name = '$table'");
+		$statements; $saved; COMMIT;"
+}
+
+# ---------------------------------------------------------------------
+# Waiting.
+
+# wait_for WHAT SECONDS COMMAND...: poll COMMAND every 20 ms, fail after SECONDS.
+wait_for() {
+	local what=$1 tries=$(($2 * 50))
+	shift 2
+	while ! "$@"; do
+		tries=$((tries - 1))
+		if [ "$tries" -le 0 ]; then
+			echo "timed out waiting for $what" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# log_lines FILE N: FILE exists and has at least N lines.
+log_lines() { [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# mid_step: crashes in the middle of verify and purge.  The step resumes
+# (attempts 2, the chunk and row counts of a clean run, every chunk once
+# and done); a row changed after its chunk was verified stays unnoticed,
+# so that chunk was not verified again; the resumed purge does at most the
+# chunks left.  fault-count: after-chunk:STEP:N counts the chunks of the
+# whole step, not of one table.  A clean run of its own gives the counts.
+. "$(dirname "$0")/lib.sh"
+begin "$@"
+
+section baseline
+fresh baseline
+run_reshard 0 "baseline: a clean run, for its chunk counts" run plan.cfg --yes
+check "baseline: its status and journal give the chunk and row counts" \
+	clean_counts
+
+section mid-verify
+fresh mid-verify
+own_master
+RESHARD_FAULT=after-chunk:verify:3 run_reshard 99 "mid-verify: crash after chunk 3" \
+	run plan.cfg --yes
+status_json
+equals "$(step_field verify state)/$(step_field verify chunks)" running/3 \
+	"mid-verify: journal has verify running with 3 chunks done"
+# Change the copy of a moving row of chunk 1 on its new owner: verify
+# would notice if it did that chunk again.  The change is expected to
+# survive (verify passed that chunk before the change).
+tampered=$(sql orders-2x.journal "SELECT CAST(json_extract(upto_key, '\$[0]')
+	AS INTEGER) FROM chunks WHERE step = 'verify' AND shard = 'db0'
+	AND table_name = 'orders_0' AND number = 0")
+read -r tampered_id tampered_owner < <(sql -separator ' ' master.db \
+	"SELECT o.id, r.to_owner FROM orders o JOIN routes r ON r.key = o.customer_id
+	 WHERE r.from_owner = 'db0.orders_0' AND r.moves = 'moves'
+	   AND o.id <= ${tampered:-0} ORDER BY o.id LIMIT 1")
+if [ -n "${tampered_id:-}" ] &&
+	bypass_fence "${tampered_owner%%.*}" "${tampered_owner#*.}" \
+		"UPDATE ${tampered_owner#*.} SET note = 'changed after verify'
+		 WHERE id = $tampered_id" &&
+	sql master.db "UPDATE orders SET note = 'changed after verify'
+		WHERE id = $tampered_id"; then
+	ok "mid-verify: changed row $tampered_id on $tampered_owner (chunk 1, verified)"
+else
+	not_ok "mid-verify: change a row of a verified chunk"
+fi
+run_reshard 0 "mid-verify: resume" run plan.cfg --yes
+has err "step verify         resuming" "mid-verify: verify resumed, not restarted"
+status_json
+equals "$(step_field verify attempts)" 2 "mid-verify: verify attempts = 2"
+equals "$(step_field verify chunks)" "${clean_chunks[verify]}" \
+	"mid-verify: verify chunks = a clean run's"
+# The step's rows are those of the whole step, as in a clean run, not
+# those of its last attempt.
+equals "$(step_field verify rows)" "${clean_rows[verify]}" \
+	"mid-verify: verify rows = a clean run's"
+equals "$(journal_chunks verify)" \
+	"${clean_chunks[verify]}|${clean_chunks[verify]}|${clean_chunks[verify]}" \
+	"mid-verify: journal chunks of verify unique and done"
+complete "mid-verify"
+
+section mid-purge
+fresh mid-purge
+RESHARD_FAULT=after-chunk:purge:5 run_reshard 99 "mid-purge: crash after chunk 5" \
+	run plan.cfg --yes
+status_json
+equals "$(step_field purge state)/$(step_field purge chunks)" running/5 \
+	"mid-purge: journal has purge running with 5 chunks done"
+# The resumed process must finish only the chunks left: the fault point
+# one beyond them must not be reached (it counts the step's chunks in this
+# process; fault-count below checks that it does).
+left=$((${clean_chunks[purge]:-0} - 5))
+RESHARD_FAULT=after-chunk:purge:$((left + 1)) run_reshard 0 \
+	"mid-purge: resume finishes at most the $left chunks left" run plan.cfg --yes
+has err "step purge          resuming" "mid-purge: purge resumed, not restarted"
+status_json
+equals "$(step_field purge attempts)" 2 "mid-purge: purge attempts = 2"
+equals "$(step_field purge chunks)" "${clean_chunks[purge]}" \
+	"mid-purge: purge chunks = a clean run's"
+equals "$(step_field purge rows)" "${clean_rows[purge]}" \
+	"mid-purge: purge rows = a clean run's"
+equals "$(journal_chunks purge)" \
+	"${clean_chunks[purge]}|${clean_chunks[purge]}|${clean_chunks[purge]}" \
+	"mid-purge: journal chunks of purge unique and done"
+complete "mid-purge"
+
+# The fault point counts the chunks the step finished in this process
+# (engine.h), over all its tables: one more than the biggest table has
+# must still fire.
+section fault-count
+fresh fault-count
+run_reshard 0 "fault-count: run --until unfence" run plan.cfg --until unfence --yes
+n=$((${biggest_purge_table:-0} + 1))
+RESHARD_FAULT=after-chunk:purge:$n run_reshard 99 \
+	"fault-count: after-chunk:purge:$n fires (purge has ${clean_chunks[purge]:-?} chunks, at most ${biggest_purge_table:-?} a table)" \
+	run plan.cfg --yes
+run_reshard 0 "fault-count: resume" run plan.cfg --yes
+complete "fault-count"
+
+finish
