@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# lost_journal: the journal is not the only record of a run.  With the
+# journal lost after publish, `run` refuses to start over (it would copy
+# stale rows over live ones), naming the shard marker or the routing file
+# it found, and never advises moving a live replica aside.  Before
+# publish, abort releases the fence from the shard markers even without a
+# journal, or with one that cannot be read.  The run lock is on the
+# journal itself: no side file to delete.
+. "$(dirname "$0")/lib.sh"
+begin "$@"
+
+# snapshot: every row of the four shards, to compare after a refusal.
+snapshot() { actual_rows db0 db1 db2 db3 >"$1"; }
+
+for until in publish unfence purge; do
+	name=lost-after-$until
+	section "$name"
+	fresh "$name"
+	run_reshard 0 "$name: run --until $until" run plan.cfg --until "$until" --yes
+	snapshot before.rows
+	rm -f orders-2x.journal orders-2x.journal-wal orders-2x.journal-shm
+	run_reshard 2 "$name: run with the journal gone refuses" run plan.cfg --yes
+	has err "carries the marker of run" "$name: the refusal names the marker"
+	has err "state " "$name: the refusal says the run's state"
+	has err "can only go forward" "$name: it says the routing is live"
+	if grep -q "move it aside" err; then
+		not_ok "$name: no advice to move a replica aside"
+	else
+		ok "$name: no advice to move a replica aside"
+	fi
+	snapshot after.rows
+	check "$name: no shard changed" cmp -s before.rows after.rows
+	run_reshard 2 "$name: abort refuses too (published)" abort plan.cfg
+	has err "may be live" "$name: abort says the routing may be live"
+	snapshot after.rows
+	check "$name: abort changed nothing" cmp -s before.rows after.rows
+done
+
+# The markers gone as well: the routing file still names its run.
+section lost-markers
+fresh lost-markers
+run_reshard 0 "lost-markers: run --until publish" run plan.cfg --until publish --yes
+rm -f orders-2x.journal*
+for db in db0 db1 db2 db3; do sql "$db.db" "DROP TABLE reshard_marker"; done
+run_reshard 2 "lost-markers: run refuses by the routing file" run plan.cfg --yes
+has err "routing file" "lost-markers: the refusal names the routing file"
+has err "epoch 1" "lost-markers: and its epoch"
+
+# Before publish: abort by the markers, without a journal.
+section lost-fenced
+fresh lost-fenced
+run_reshard 0 "lost-fenced: run --until verify" run plan.cfg --until verify --yes
+rm -f orders-2x.journal*
+run_reshard 2 "lost-fenced: run refuses (a fenced run without its journal)" \
+	run plan.cfg --yes
+has err "reshard abort PLAN\` releases its fence" "lost-fenced: it says abort releases the fence"
+run_reshard 0 "lost-fenced: abort without a journal" abort plan.cfg
+has err "by the shard markers" "lost-fenced: abort says it goes by the markers"
+equals "$(fence_triggers db0)/$(fence_triggers db1)" 0/0 "lost-fenced: fences released"
+same_rows "lost-fenced: sources as before" from_owner db0 db1
+check "lost-fenced: replica files removed" test ! -e db2.db -a ! -e db3.db
+run_reshard 0 "lost-fenced: a new run completes" run plan.cfg --yes
+complete "lost-fenced"
+
+# A journal that cannot be read: abort by the markers, journal set aside.
+section damaged
+fresh damaged
+run_reshard 0 "damaged: run --until promote" run plan.cfg --until promote --yes
+head -c 3000 orders-2x.journal >cut && mv cut orders-2x.journal
+rm -f orders-2x.journal-wal orders-2x.journal-shm
+run_reshard 0 "damaged: abort with a truncated journal" abort plan.cfg
+has err "by the shard markers" "damaged: abort goes by the markers"
+equals "$(fence_triggers db0)/$(fence_triggers db1)" 0/0 "damaged: fences released"
+same_rows "damaged: sources as before" from_owner db0 db1
+check "damaged: the damaged journal is set aside" \
+	test ! -e orders-2x.journal -a -n "$(compgen -G 'orders-2x.journal.damaged-*')"
+run_reshard 0 "damaged: a new run completes" run plan.cfg --yes
+complete "damaged"
+
+# The lock is the journal's own: no side file, and a journal deleted
+# under a running run does not let a second one in (the markers refuse).
+section lock
+fresh lock 10 200
+"$bin" run plan.cfg --yes >first.out 2>first.err </dev/null &
+first=$!
+background+=("$first")
+purge_running() {
+	"$bin" status plan.cfg --format json >status.json 2>/dev/null &&
+		[ "$(step_field purge state 2>/dev/null)" = running ]
+}
+check "lock: first run reaches purge (throttled)" wait_for purge 20 purge_running
+check "lock: no lock file beside the journal" test ! -e orders-2x.journal.lock
+run_reshard 1 "lock: a second run is refused" run plan.cfg --yes
+has err "pid $first" "lock: the refusal names the holder"
+rm -f orders-2x.journal orders-2x.journal-wal orders-2x.journal-shm
+run_reshard 2 "lock: with the journal deleted, the markers refuse" run plan.cfg --yes
+has err "carries the marker of run" "lock: the refusal names the marker"
+kill -9 "$first"
+wait "$first" 2>/dev/null
+
+finish

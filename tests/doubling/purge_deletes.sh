@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# purge_deletes: purge survives ordinary application traffic after
+# unfence.  A moved row the application deletes on its new owner is
+# purged from the old one (the new owner's delete log proves the delete);
+# a row a stale router wrote to the old owner after unfence, which its
+# owner never saw, is kept and reported by shard key and primary key while
+# everything else is purged; final-check fails (exit 3) naming it until it
+# is dealt with, then the run finishes.  (Before, purge refused the whole
+# chunk on every rerun and the run never ended.)
+. "$(dirname "$0")/lib.sh"
+begin "$@"
+
+section purge-deletes
+fresh purge-deletes
+own_master
+run_reshard 0 "purge-deletes: run --until unfence" run plan.cfg --until unfence --yes
+# A moved row, deleted by the application on its new owner db2.
+read -r gone_id < <(sql master.db "SELECT o.id FROM orders o JOIN routes r
+	ON r.key = o.customer_id WHERE r.from_owner = 'db0.orders_0'
+	AND r.to_owner = 'db2.orders_0' ORDER BY o.id LIMIT 1")
+equals "$(sql db2.db "DELETE FROM orders_0 WHERE id = $gone_id; SELECT changes();")" 1 \
+	"purge-deletes: the application deletes row $gone_id on its new owner db2"
+sql master.db "DELETE FROM orders WHERE id = $gone_id"
+# A row written to the old owner db0 by a router still on the old routing.
+stale_key=$(sql master.db "SELECT key FROM routes WHERE from_owner = 'db0.orders_1'
+	AND to_owner = 'db2.orders_1' LIMIT 1")
+equals "$(sql db0.db "INSERT INTO orders_1 VALUES (800001,
+	'${stale_key//\'/\'\'}', 1.25, 'stale router'); SELECT changes();")" 1 \
+	"purge-deletes: a stale router writes row 800001 to the old owner db0"
+run_reshard 3 "purge-deletes: run exits 3 (a row kept)" run plan.cfg --yes
+has err "kept: its owner db2.orders_1 has no copy" "purge-deletes: purge names the kept row's owner"
+has err "(id = '800001')" "purge-deletes: by its primary key"
+has err "customer_id '$stale_key'" "purge-deletes: and its shard key"
+has err "purge kept 1 of them" "purge-deletes: final-check says purge kept it"
+status_json
+equals "$(step_field purge state)/$(step_field final-check state)" done/failed \
+	"purge-deletes: purge done, final-check failed"
+equals "$(jget '$.kept_rows[0].primary_key')/$(jget '$.kept_rows[0].owner')" \
+	'["800001"]/db2.orders_1' "purge-deletes: status lists the kept row"
+"$bin" status plan.cfg >status.txt 2>&1
+has status.txt "1 rows on shards that no longer own them" "purge-deletes: status text says so"
+check "purge-deletes: row $gone_id gone from the old owner db0 too" \
+	test "$(sql db0.db "SELECT count(*) FROM orders_0 WHERE id = $gone_id")" = 0
+check "purge-deletes: the kept row is still on db0" \
+	test "$(sql db0.db "SELECT count(*) FROM orders_1 WHERE id = 800001")" = 1
+# Everything else is exactly where it belongs.
+expected_rows to_owner >rows.expected
+actual_rows db0 db1 db2 db3 | grep -v $'\t800001\t' >rows.actual
+check "purge-deletes: every other row exact on its owner ($(wc -l <rows.actual) rows)" \
+	cmp -s rows.expected rows.actual
+# The operator moves the kept row to its owner; the run then finishes.
+sql db2.db "ATTACH 'db0.db' AS old; INSERT INTO orders_1 SELECT * FROM old.orders_1 WHERE id = 800001"
+sql db0.db "DELETE FROM orders_1 WHERE id = 800001"
+sql master.db "INSERT INTO orders VALUES (800001, '${stale_key//\'/\'\'}', 1.25, 'stale router')"
+run_reshard 0 "purge-deletes: run again after the row is moved" run plan.cfg --yes
+status_json
+equals "$(jget '$.kept_rows')" '[]' "purge-deletes: no kept row left"
+complete "purge-deletes"
+check "purge-deletes: no delete log left" test \
+	"$(for db in db0 db1 db2 db3; do sql "$db.db" "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'reshard_del%'"; done | sort -u)" = 0
+
+finish
