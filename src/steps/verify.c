@@ -75,11 +75,15 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			if (rc != 0 || theirs == mine)
 				continue;
 		}
-		if (++vc->differ <= SHOW_KEYS)
-			fprintf(stderr, "  %s key %.*s: %s on %s\n",
-			        walk->physical, (int)row[0].len, row[0].text,
-			        at < 0 ? "missing" : "differs",
-			        plan->shards[owner.shard].name);
+		if (++vc->differ <= SHOW_KEYS) {
+			char shown[300];
+
+			walk_describe_row(walk, row, shown, sizeof(shown));
+			fprintf(stderr, "  %s on %s: %s %s on %s.%s\n",
+			        walk->physical, plan->shards[walk->shard].name,
+			        shown, at < 0 ? "missing" : "differs",
+			        plan->shards[owner.shard].name, physical);
+		}
 	}
 	steps_keyset_free(&set);
 	rowbuf_free(&there);
