@@ -28,34 +28,46 @@
 #include "engine/marker.h"
 #include "engine/plan_text.h"
 
-/* Refuse when a no_return step has begun: the new routing may be live. */
+/* Refuse when a no_return step has begun: the new routing may be live.
+ * The shards are asked too: a journal that lost its latest writes could
+ * say publish is pending while the markers say it happened. */
 static int
 abort_check_journal(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_strategy_def *strategy = run->strategy;
+	int past, rc = engine_past_no_return(run, &past, err);
 
-	for (int i = 0; i < strategy->n_steps; i++) {
-		struct rs_step_record rec;
-		int rc;
+	if (rc == 0 && past)
+		return rs_err_set(
+			err, RS_EUSAGE,
+			"run %s has passed publish, or begun it: the new "
+		        "routing "
+			"may be live and the old one is gone, so abort cannot "
+			"undo it; `reshard run %s` finishes the run",
+			run->plan->name, run->plan->path);
+	for (int s = 0; rc == 0 && s < run->plan->n_shards; s++) {
+		struct rs_marker *markers;
+		int n;
 
-		if (!strategy->steps[i]->no_return)
-			continue;
-		rc = journal_step_get(run->journal, strategy->steps[i]->name,
-		                      &rec, err);
-		if (rc != 0)
-			return rc;
-		if (rec.state != RS_STEP_PENDING)
-			return rs_err_set(
-				err, RS_EUSAGE,
-				"run %s has %s %s: the new routing may be "
-				"live and the old one is gone, so abort cannot "
-				"undo it; `reshard run %s` finishes the run",
-				run->plan->name,
-				rec.state == RS_STEP_DONE ? "passed"
-							  : "started",
-				strategy->steps[i]->name, run->plan->path);
+		rc = marker_read(run, s, &markers, &n, err);
+		for (int i = 0; rc == 0 && i < n; i++)
+			if (strcmp(markers[i].plan, run->plan->name) == 0 &&
+			    marker_past_publish(&markers[i]))
+				rc = rs_err_set(
+					err, RS_EUSAGE,
+					"shard %s says run %s of plan %s is %s "
+					"at epoch %lld: the new routing may be "
+					"live, so abort cannot undo it, "
+				        "whatever "
+					"journal %s says; `reshard run %s` "
+					"finishes the run",
+					run->plan->shards[s].name,
+					markers[i].run_id, markers[i].plan,
+					markers[i].state,
+					(long long)markers[i].epoch,
+					run->plan->journal, run->plan->path);
+		free(markers);
 	}
-	return 0;
+	return rc;
 }
 
 /* Without a journal: find the run of this plan the markers speak of, and
@@ -77,7 +89,7 @@ abort_find_marked_run(struct rs_run *run, struct rs_err *err)
 			if (strcmp(m->plan, plan->name) != 0 ||
 			    marker_ended(m->state))
 				continue;
-			if (strcmp(m->state, "fenced") != 0)
+			if (marker_past_publish(m))
 				rc = rs_err_set(
 					err, RS_EUSAGE,
 					"shard %s says run %s of plan %s is %s "

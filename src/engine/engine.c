@@ -269,6 +269,25 @@ engine_journal_remove(const char *path)
 	unlink(side);
 }
 
+int
+engine_past_no_return(struct rs_run *run, int *past, struct rs_err *err)
+{
+	*past = 0;
+	for (int i = 0; i < run->strategy->n_steps; i++) {
+		struct rs_step_record rec;
+		int rc;
+
+		if (!run->strategy->steps[i]->no_return)
+			continue;
+		rc = journal_step_get(run->journal,
+		                      run->strategy->steps[i]->name, &rec, err);
+		if (rc != 0)
+			return rc;
+		*past |= rec.state != RS_STEP_PENDING;
+	}
+	return 0;
+}
+
 /* Once an abort has begun, only abort may go on (it finishes itself). */
 static int
 engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
@@ -356,7 +375,7 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
            const struct rs_run_options *options, struct rs_err *err)
 {
 	struct rs_run run = {0};
-	int rc, until = -1, created = 0, discard = 0;
+	int rc, until = -1, created = 0, discard = 0, published = 0;
 
 	run.plan = plan;
 	run.strategy = strategy;
@@ -393,8 +412,10 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	rc = marker_run_id(&run, &created, err);
 	if (rc == 0)
 		rc = engine_refuse_aborting(&run, err);
+	if (rc == 0)
+		rc = engine_past_no_return(&run, &published, err);
 	if (rc == 0) {
-		rc = marker_guard(&run, err);
+		rc = marker_guard(&run, published, err);
 		/* A journal made only to be refused would look like a run
 		 * of its own to the next command: it goes. */
 		discard = rc != 0 && created;

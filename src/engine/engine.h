@@ -126,6 +126,10 @@ struct rs_backend *engine_shard(struct rs_run *run, int shard,
 int engine_abort(const struct rs_plan *plan,
                  const struct rs_strategy_def *strategy, struct rs_err *err);
 
+/* Whether the journal records a no_return step (publish) as begun, into
+ * *PAST. */
+int engine_past_no_return(struct rs_run *run, int *past, struct rs_err *err);
+
 /* Remove the journal at PATH and its -wal and -shm files (one this process
  * made and that holds no work). */
 void engine_journal_remove(const char *path);

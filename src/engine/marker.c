@@ -83,7 +83,7 @@ marker_refuse(struct rs_run *run, int shard, const struct rs_marker *m,
 {
 	const struct rs_plan *plan = run->plan;
 	int ours = strcmp(m->plan, plan->name) == 0;
-	int published = strcmp(m->state, "fenced") != 0;
+	int published = marker_past_publish(m);
 	char epoch[48] = "";
 
 	if (published)
@@ -152,8 +152,33 @@ marker_routing_run(const char *path, char *run_id, size_t run_size, char *plan,
 	config_destroy(&cfg);
 }
 
+/* Refuse because shard SHARD says this very run is past publish while its
+ * journal has not begun publish: the journal lost its latest writes. */
+static int
+marker_refuse_behind(struct rs_run *run, int shard, const struct rs_marker *m,
+                     struct rs_err *err)
+{
+	return rs_err_set(
+		err, RS_EUSAGE,
+		"shard %s says run %s is %s at epoch %lld, but journal %s has "
+		"not begun publish: the journal lost its latest writes (a "
+		"-wal file removed, an older copy restored?).  Going on from "
+		"it would repeat steps over live data, and abort would undo "
+		"live shards, so nothing was done; restore the complete "
+		"journal and `reshard run` resumes",
+		run->plan->shards[shard].name, m->run_id, m->state,
+		(long long)m->epoch, run->plan->journal);
+}
+
 int
-marker_guard(struct rs_run *run, struct rs_err *err)
+marker_past_publish(const struct rs_marker *m)
+{
+	return strcmp(m->state, "fenced") != 0 &&
+	       strcmp(m->state, "aborted") != 0;
+}
+
+int
+marker_guard(struct rs_run *run, int published, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
 	char routed_run[40], routed_plan[128];
@@ -174,6 +199,10 @@ marker_guard(struct rs_run *run, struct rs_err *err)
 			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
 			    !marker_ended(markers[i].state))
 				rc = marker_refuse(run, s, &markers[i], err);
+			else if (strcmp(markers[i].run_id, run->run_id) == 0 &&
+			         marker_past_publish(&markers[i]) && !published)
+				rc = marker_refuse_behind(run, s, &markers[i],
+				                          err);
 		}
 		free(markers);
 	}

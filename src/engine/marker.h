@@ -40,10 +40,15 @@ int marker_read(struct rs_run *run, int shard, struct rs_marker **markers,
  * SHARD carries the marker of another run that has not ended. */
 int marker_check_shard(struct rs_run *run, int shard, struct rs_err *err);
 
+/* Whether marker M says its run has begun publish (published, purged,
+ * done): its routing may be live. */
+int marker_past_publish(const struct rs_marker *m);
+
 /* Before a run does anything: marker_check_shard on every shard of the
- * plan, and refuse when the routing file was published by another run
- * that no shard says is done. */
-int marker_guard(struct rs_run *run, struct rs_err *err);
+ * plan; refuse when the routing file was published by another run that no
+ * shard says is done; and refuse when a shard says this run is past
+ * publish while the journal (PUBLISHED 0) has not begun it. */
+int marker_guard(struct rs_run *run, int published, struct rs_err *err);
 
 /* Write RUN's marker with STATE and EPOCH on every shard of the plan that
  * exists and keeps markers. */

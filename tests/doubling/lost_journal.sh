@@ -36,6 +36,38 @@ for until in publish unfence purge; do
 	check "$name: abort changed nothing" cmp -s before.rows after.rows
 done
 
+# The journal's WAL lost after a crash right after publish: the journal
+# says less than the shards, and neither run nor abort trusts it.
+section lost-wal
+fresh lost-wal
+RESHARD_FAULT=after-step:publish run_reshard 99 "lost-wal: crash after publish" \
+	run plan.cfg --yes
+snapshot before.rows
+rm -f orders-2x.journal-wal orders-2x.journal-shm
+run_reshard 2 "lost-wal: run refuses" run plan.cfg --yes
+has err "published at epoch 1" "lost-wal: the refusal says the shards are published"
+run_reshard 2 "lost-wal: abort refuses" abort plan.cfg
+has err "may be live" "lost-wal: abort says the routing may be live"
+snapshot after.rows
+check "lost-wal: no shard changed" cmp -s before.rows after.rows
+
+# An older copy of the journal restored (publish not begun in it): the
+# shards say more, and neither run nor abort goes by the journal.
+section behind
+fresh behind
+run_reshard 0 "behind: run --until publish" run plan.cfg --until publish --yes
+sql orders-2x.journal "DELETE FROM steps WHERE name = 'publish';
+	DELETE FROM facts WHERE name = 'epoch'"
+snapshot before.rows
+run_reshard 2 "behind: run refuses" run plan.cfg --yes
+has err "has not begun publish: the journal lost its latest writes" \
+	"behind: it says the journal is behind the shards"
+run_reshard 2 "behind: abort refuses" abort plan.cfg
+has err "whatever journal" "behind: abort goes by the shards, not the journal"
+snapshot after.rows
+check "behind: no shard changed" cmp -s before.rows after.rows
+check "behind: the replicas are still there" test -s db2.db -a -s db3.db
+
 # The markers gone as well: the routing file still names its run.
 section lost-markers
 fresh lost-markers
@@ -95,7 +127,9 @@ has err "pid $first" "lock: the refusal names the holder"
 rm -f orders-2x.journal orders-2x.journal-wal orders-2x.journal-shm
 run_reshard 2 "lock: with the journal deleted, the markers refuse" run plan.cfg --yes
 has err "carries the marker of run" "lock: the refusal names the marker"
-kill -9 "$first"
-wait "$first" 2>/dev/null
+{
+	kill -9 "$first"
+	wait "$first"
+} 2>/dev/null
 
 finish
