@@ -115,8 +115,13 @@ demo_make_shards(struct demo *d, int rows, struct rs_err *err)
 
 	for (int s = 0; s < 2 && rc == 0; s++) {
 		const struct rs_plan_shard *shard = &d->plan->shards[s];
-		struct rs_backend_config config = {.shard = shard->name,
-		                                   .url = shard->url};
+		struct rs_backend_config config = {
+			.shard = shard->name,
+			.url = shard->url,
+			.op_timeout_ms =
+				d->plan->options.operation_timeout_seconds *
+				1000,
+		};
 		FILE *f;
 
 		rc = backend_new(&d->loop, &config, &d->shards[s], err);

@@ -398,6 +398,9 @@ live_start_next(struct live *live)
 			.url = shard->url,
 			.password_env = shard->password_env,
 			.base_dir = live->plan->dir,
+			.op_timeout_ms =
+				live->plan->options.operation_timeout_seconds *
+				1000,
 		};
 		struct rs_err err = {0};
 

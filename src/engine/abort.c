@@ -80,6 +80,8 @@ abort_steps(struct rs_run *run, struct rs_err *err)
 			.url = plan->shards[r].url,
 			.password_env = plan->shards[r].password_env,
 			.base_dir = plan->dir,
+			.op_timeout_ms =
+				plan->options.operation_timeout_seconds * 1000,
 		};
 		rc = backend_new(&run->loop, &config, &replica, err);
 		if (rc != 0)

@@ -76,6 +76,8 @@ engine_shard(struct rs_run *run, int shard, struct rs_err *err)
 		.url = s->url,
 		.password_env = s->password_env,
 		.base_dir = run->plan->dir,
+		.op_timeout_ms =
+			run->plan->options.operation_timeout_seconds * 1000,
 	};
 	struct rs_backend *backend;
 

@@ -13,6 +13,11 @@
 #include "engine/await.h"
 #include "steps/steps.h"
 
+/* Counting a table reads all of it: far longer than one batch on a large
+ * table, so the count has its own bound instead of
+ * options.operation_timeout_seconds. */
+#define PREFLIGHT_COUNT_TIMEOUT_MS (3600 * 1000)
+
 static int
 preflight_table(struct rs_run *run, int shard, int table, int slot,
                 const char *physical, void *arg, struct rs_err *err)
@@ -37,7 +42,9 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 			"table %s has no column %s, the plan's shard "
 			"key for it; fix key in the plan or the table",
 			physical, key);
+	backend_set_op_timeout(backend, PREFLIGHT_COUNT_TIMEOUT_MS);
 	rc = await_count(&run->loop, backend, physical, &count, err);
+	backend_set_op_timeout(backend, 0);
 	if (rc == 0)
 		*(int64_t *)arg += count;
 	return rc;
@@ -50,10 +57,14 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 {
 	const struct rs_plan_shard *p = &run->plan->shards[primary];
 	const struct rs_plan_shard *r = &run->plan->shards[replica];
-	struct rs_backend_config config = {.shard = r->name,
-	                                   .url = r->url,
-	                                   .password_env = r->password_env,
-	                                   .base_dir = run->plan->dir};
+	struct rs_backend_config config = {
+		.shard = r->name,
+		.url = r->url,
+		.password_env = r->password_env,
+		.base_dir = run->plan->dir,
+		.op_timeout_ms =
+			run->plan->options.operation_timeout_seconds * 1000,
+	};
 	struct rs_backend *b = NULL, *pb = engine_shard(run, primary, err);
 	struct stat st;
 	int rc;
