@@ -4,7 +4,7 @@
  * describe, read_batch, upsert, delete_keys, close and canonical_*), on one
  * libuv loop.  Usage: backend_check URL_PG URL_MY SQLITE_DIR.
  *
- * Five groups of checks, each printed as "ok - …" or "not ok - …", then
+ * Six groups of checks, each printed as "ok - …" or "not ok - …", then
  * "N passed, M failed" (exit 1 when anything failed):
  *
  *   1. The same logical rows, inserted on PostgreSQL, MariaDB and SQLite
@@ -25,6 +25,14 @@
  *   5. A connection killed by its server in the middle of a query fails
  *      that query within two seconds, without crashing, and the server
  *      takes new connections.
+ *   6. The operation bound (1 s here) ends what would otherwise wait:
+ *      a read from a PostgreSQL server process stopped with SIGSTOP, a
+ *      MariaDB SLEEP(5) and an upsert behind FLUSH TABLES WITH READ LOCK,
+ *      a SQLite insert behind another connection's exclusive lock and a
+ *      count to a billion; each with RS_ECONNECT and a message naming the
+ *      shard, the bound and how to raise it.  A longer bound set for one
+ *      operation lets it finish; the server processes behind connections
+ *      the bound closed end; the SQLite connection stays usable.
  *
  * Operations are started and then awaited by running the loop until their
  * callback has run, each bounded by a timer, so that a hanging engine
@@ -32,8 +40,11 @@
  * cleanly at the end: every handle the engines opened was released.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +66,8 @@
 #define CHECK_KILL_DELAY_MS  300   /* let the long query start first */
 #define CHECK_WRONG_PASSWORD "Wr0ng-pw-7f3a9c"
 #define CHECK_SQLITE_FILE    "backend_check.db"
+#define CHECK_DEADLINE_MS    1000  /* the short operation bound checked */
+#define CHECK_GONE_MS        10000 /* a server process must end this fast */
 
 /* ---- results ---- */
 
@@ -655,17 +668,19 @@ await(struct call *call, int rc, const char *what)
 
 /* ---- synchronous wrappers ---- */
 
-/* Make a backend for SHARD at URL and connect it.  Returns the connect
- * status with ERR filled; *BACKEND is set whenever backend_new worked
- * (close it even after a failed connect), else NULL. */
+/* Make a backend for SHARD at URL, each operation bounded by OP_MS (0:
+ * the default bound), and connect it within TIMEOUT_MS.  Returns the
+ * connect status with ERR filled; *BACKEND is set whenever backend_new
+ * worked (close it even after a failed connect), else NULL. */
 static int
-open_backend(const char *shard, const char *url, int timeout_ms,
+open_bounded(const char *shard, const char *url, int timeout_ms, int op_ms,
              struct rs_backend **backend, struct rs_err *err)
 {
 	struct rs_backend_config config = {
 		.shard = shard,
 		.url = url,
 		.connect_timeout_ms = timeout_ms,
+		.op_timeout_ms = op_ms,
 	};
 	struct call call = {0};
 	int rc;
@@ -678,6 +693,14 @@ open_backend(const char *shard, const char *url, int timeout_ms,
 	           shard);
 	*err = call.err;
 	return rc;
+}
+
+/* open_bounded with the default operation bound. */
+static int
+open_backend(const char *shard, const char *url, int timeout_ms,
+             struct rs_backend **backend, struct rs_err *err)
+{
+	return open_bounded(shard, url, timeout_ms, 0, backend, err);
 }
 
 /* Close BACKEND (may be NULL) and wait until it is released. */
@@ -1751,19 +1774,45 @@ check_errors(struct engine *engines, const char *sqlite_dir)
 
 /* ---- 5. a connection killed mid-query ---- */
 
+/* The server process id (PostgreSQL) or connection id (MariaDB) of
+ * VICTIM, which writes it into a fresh table rs_check_pids that HELPER
+ * reads back.  Returns the id (to free), or NULL after a "not ok" line. */
+static char *
+server_id(struct engine *engine, struct rs_backend *victim,
+          struct rs_backend *helper)
+{
+	struct rs_table_def *pids = NULL;
+	struct snapshot snap = {0};
+	char *id = NULL;
+
+	if (setup_sql(helper, "DROP TABLE IF EXISTS rs_check_pids") != 0 ||
+	    setup_sql(helper, "CREATE TABLE rs_check_pids (who varchar(8) "
+	                      "PRIMARY KEY, pid bigint)") != 0 ||
+	    setup_sql(victim, engine->sql->pid_sql) != 0 ||
+	    read_table(helper, "rs_check_pids", &pids, &snap) != 0) {
+		backend_table_free(pids);
+		return NULL;
+	}
+	if (check(snap.canon.n_rows == 1 &&
+	                  grid_row(&snap.canon, 0)[1].text != NULL,
+	          "%s: the id of %s read back", engine->shard, victim->shard))
+		id = xprintf("%s", grid_row(&snap.canon, 0)[1].text);
+	snapshot_free(&snap);
+	backend_table_free(pids);
+	return id;
+}
+
 static void
 check_kill(struct engine *engine)
 {
 	const char *name = engine->shard;
 	struct rs_backend *victim = NULL, *killer = NULL, *after = NULL;
-	struct rs_table_def *pids = NULL;
-	struct snapshot snap = {0};
 	struct call query = {0}, kill = {0}, again = {0};
 	struct rs_err err;
 	char *victim_shard = xprintf("%s-victim", name);
 	char *killer_shard = xprintf("%s-killer", name);
 	char *kill_sql = NULL;
-	const char *pid = NULL;
+	char *pid = NULL;
 	uint64_t kill_started;
 	int never = 0, rc;
 
@@ -1775,17 +1824,9 @@ check_kill(struct engine *engine)
 	if (!check_status(rc, &err, "%s: two connections for the kill", name))
 		goto out;
 	/* The victim writes down its own server process/connection id. */
-	if (setup_sql(killer, "DROP TABLE IF EXISTS rs_check_pids") != 0 ||
-	    setup_sql(killer, "CREATE TABLE rs_check_pids (who varchar(8) "
-	                      "PRIMARY KEY, pid bigint)") != 0 ||
-	    setup_sql(victim, engine->sql->pid_sql) != 0 ||
-	    read_table(killer, "rs_check_pids", &pids, &snap) != 0)
+	pid = server_id(engine, victim, killer);
+	if (pid == NULL)
 		goto out;
-	if (!check(snap.canon.n_rows == 1 &&
-	                   grid_row(&snap.canon, 0)[1].text != NULL,
-	           "%s: the victim's id read back", name))
-		goto out;
-	pid = grid_row(&snap.canon, 0)[1].text;
 	kill_sql = sql_fill(engine->sql->kill_sql, pid);
 
 	/* Start the long query, let it reach the server, then kill. */
@@ -1837,17 +1878,363 @@ check_kill(struct engine *engine)
 	check_status(rc, &err, "%s: a new connection works after the kill",
 	             name);
 out:
-	if (killer != NULL && pids != NULL)
+	if (killer != NULL && pid != NULL)
 		setup_sql(killer, "DROP TABLE IF EXISTS rs_check_pids");
 	close_backend(after);
 	close_backend(killer);
 	close_backend(victim);
-	if (pids != NULL)
-		snapshot_free(&snap);
-	backend_table_free(pids);
+	free(pid);
 	free(kill_sql);
 	free(victim_shard);
 	free(killer_shard);
+}
+
+/* ---- 6. the operation bound ---- */
+
+/* What check_deadline_failure expects of a failure ended by the bound. */
+struct deadline_case {
+	const char *what;       /* the check's name */
+	const char *shard;      /* the shard the message must name */
+	int bound_ms;           /* the operation's bound */
+	const char *hint;       /* how the message says to raise it */
+	const char *afterwards; /* what it says became of the connection */
+};
+
+/* Start timing an operation: the loop's clock, brought up to date. */
+static uint64_t
+op_started(void)
+{
+	uv_update_time(&check_loop);
+	return uv_now(&check_loop);
+}
+
+/* Check that CALL, started at STARTED (op_started), was ended by its bound
+ * as WANT describes: RS_ECONNECT, the shard, the bound, how to raise it,
+ * not before the bound and long before CHECK_OP_TIMEOUT_MS (await bails
+ * out at that point: the operation would be hanging). */
+static void
+check_deadline_failure(const struct deadline_case *want,
+                       const struct call *call, uint64_t started)
+{
+	char *within =
+		xprintf("did not finish within %d s", want->bound_ms / 1000);
+	uint64_t elapsed = call->ended_ms - started;
+
+	check(call->status == RS_ECONNECT && call->err.code == RS_ECONNECT,
+	      "%s: RS_ECONNECT (got %d)", want->what, call->status);
+	check(elapsed + 50 >= (uint64_t)want->bound_ms &&
+	              elapsed < CHECK_OP_TIMEOUT_MS,
+	      "%s: ended by the %d ms bound after %" PRIu64 " ms", want->what,
+	      want->bound_ms, elapsed);
+	check(strstr(call->err.message, want->shard) != NULL &&
+	              strstr(call->err.message, within) != NULL &&
+	              strstr(call->err.message, want->hint) != NULL &&
+	              strstr(call->err.message, want->afterwards) != NULL,
+	      "%s: the message names %s, \"%s\", \"%s\" and \"%s\"", want->what,
+	      want->shard, within, want->hint, want->afterwards);
+	diag("%s", call->err.message);
+	free(within);
+}
+
+/* Run SQL on BACKEND, timed from *STARTED; the outcome is in CALL. */
+static void
+timed_sql(struct rs_backend *backend, const char *sql, struct call *call,
+          uint64_t *started)
+{
+	*started = op_started();
+	await(call, backend_exec(backend, sql, on_done, call, &call->err), sql);
+}
+
+/* Whether server process PID (PostgreSQL runs one per connection) ends
+ * within CHECK_GONE_MS, serving the loop meanwhile. */
+static int
+process_ends(pid_t pid)
+{
+	int never = 0;
+
+	for (int waited = 0; waited < CHECK_GONE_MS; waited += 100) {
+		if (kill(pid, 0) != 0 && errno == ESRCH)
+			return 1;
+		wait_until(&never, 100);
+	}
+	return 0;
+}
+
+/* PostgreSQL: a server process stopped with SIGSTOP answers nothing and
+ * keeps its TCP connection open, so only the bound ends a read on it; a
+ * longer bound set for one operation lets a slow statement finish; a
+ * statement the bound ended stops on the server too. */
+static void
+check_deadline_pg(struct engine *engine)
+{
+	const struct deadline_case stopped = {
+		.what = "pg: a read from a stopped server process",
+		.shard = "pg-stopped",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "options.operation_timeout_seconds",
+		.afterwards = "the connection was closed",
+	};
+	const struct deadline_case slow = {
+		.what = "pg: pg_sleep(60) with the configured bound put back",
+		.shard = "pg-slow",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "options.operation_timeout_seconds",
+		.afterwards = "the connection was closed",
+	};
+	struct rs_backend *victim = NULL, *helper = NULL, *slow_backend = NULL;
+	struct rs_err err;
+	struct call read = {0}, again = {0}, sleep = {0};
+	struct grid rows;
+	char *pid = NULL, *slow_pid = NULL;
+	uint64_t started;
+	int rc, columns[1] = {0};
+
+	grid_init(&rows, engine->types != NULL ? engine->types->n_pk + 1 : 1);
+	rc = open_bounded("pg-stopped", engine->url, CHECK_CONNECT_MS,
+	                  CHECK_DEADLINE_MS, &victim, &err);
+	if (rc == 0)
+		rc = open_backend("pg-helper", engine->url, CHECK_CONNECT_MS,
+		                  &helper, &err);
+	if (!check_status(rc, &err, "pg: connections for the bound checks") ||
+	    !check(engine->types != NULL, "pg: rs_check_types to read") ||
+	    (pid = server_id(engine, victim, helper)) == NULL)
+		goto out;
+
+	/* The read's server process is stopped: nothing comes back. */
+	if (check(kill((pid_t)atol(pid), SIGSTOP) == 0,
+	          "pg: server process %s stopped", pid)) {
+		struct rs_read_request request = {
+			.table = engine->types,
+			.columns = columns,
+			.n_columns = 1,
+			.limit = CHECK_BATCH_ROWS,
+		};
+
+		read.rows = &rows;
+		started = op_started();
+		rc = backend_read_batch(victim, &request, on_rows, &read,
+		                        &read.err);
+		if (rc != 0) {
+			read.done = 1;
+			read.status = rc;
+		}
+		/* Not await: the process must continue even if the read
+		 * hangs, or it would hold up the server's shutdown. */
+		wait_until(&read.done, CHECK_OP_TIMEOUT_MS);
+		check(kill((pid_t)atol(pid), SIGCONT) == 0,
+		      "pg: server process %s continued", pid);
+		if (!read.done)
+			bail_out("read from a stopped server process");
+		check_deadline_failure(&stopped, &read, started);
+	}
+	/* The connection the bound ended is closed, and the server process
+	 * behind it ends once it runs again. */
+	rc = await(
+		&again,
+		backend_exec(victim, "SELECT 1", on_done, &again, &again.err),
+		"exec after the bound");
+	check(rc == RS_ECONNECT,
+	      "pg: exec on the closed connection fails "
+	      "with RS_ECONNECT (%d)",
+	      rc);
+	check(process_ends((pid_t)atol(pid)),
+	      "pg: the stopped server process ended within %d ms of "
+	      "continuing",
+	      CHECK_GONE_MS);
+
+	/* A longer bound for one operation, then the configured one back. */
+	rc = open_bounded("pg-slow", engine->url, CHECK_CONNECT_MS,
+	                  CHECK_DEADLINE_MS, &slow_backend, &err);
+	if (!check_status(rc, &err, "pg: a connection with a %d ms bound",
+	                  CHECK_DEADLINE_MS) ||
+	    (slow_pid = server_id(engine, slow_backend, helper)) == NULL)
+		goto out;
+	backend_set_op_timeout(slow_backend, 3 * CHECK_DEADLINE_MS);
+	rc = run_sql(slow_backend, "SELECT pg_sleep(1.5)", &err);
+	check_status(rc, &err,
+	             "pg: pg_sleep(1.5) finishes under a bound of %d ms set "
+	             "for it",
+	             3 * CHECK_DEADLINE_MS);
+	backend_set_op_timeout(slow_backend, 0);
+	timed_sql(slow_backend, "SELECT pg_sleep(60)", &sleep, &started);
+	check_deadline_failure(&slow, &sleep, started);
+	/* client_connection_check_interval: the server sees the closed
+	 * connection and stops the statement, long before its 60 s. */
+	check(process_ends((pid_t)atol(slow_pid)),
+	      "pg: the server stopped pg_sleep(60) within %d ms of the "
+	      "connection closing",
+	      CHECK_GONE_MS);
+out:
+	if (helper != NULL && pid != NULL)
+		setup_sql(helper, "DROP TABLE IF EXISTS rs_check_pids");
+	close_backend(slow_backend);
+	close_backend(helper);
+	close_backend(victim);
+	grid_free(&rows);
+	free(pid);
+	free(slow_pid);
+}
+
+/* MariaDB: a statement that runs too long, and a write that waits for a
+ * global read lock (lock_wait_timeout is a year by default, and
+ * innodb_lock_wait_timeout does not apply), each end at the bound, and
+ * the write leaves nothing behind. */
+static void
+check_deadline_my(struct engine *engine)
+{
+	const struct deadline_case sleeping = {
+		.what = "my: SELECT SLEEP(5) under a bound set for it",
+		.shard = "my-sleep",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "the bound this step sets for itself",
+		.afterwards = "the connection was closed",
+	};
+	const struct deadline_case blocked = {
+		.what = "my: an upsert behind FLUSH TABLES WITH READ LOCK",
+		.shard = "my-blocked",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "options.operation_timeout_seconds",
+		.afterwards = "the connection was closed",
+	};
+	struct rs_backend *sleeper = NULL, *writer = NULL, *helper = NULL;
+	struct rs_table_def *table = NULL, *after_def = NULL;
+	struct snapshot after = {0};
+	struct rs_err err;
+	struct call sleep = {0}, write = {0}, again = {0};
+	const struct rs_value row[2] = {{"blocked", 7}, {"1", 1}};
+	struct rs_rows rows = {1, 2, row};
+	uint64_t started;
+	int rc, locked = 0;
+
+	rc = open_backend("my-sleep", engine->url, CHECK_CONNECT_MS, &sleeper,
+	                  &err);
+	if (rc == 0)
+		rc = open_bounded("my-blocked", engine->url, CHECK_CONNECT_MS,
+		                  CHECK_DEADLINE_MS, &writer, &err);
+	if (rc == 0)
+		rc = open_backend("my-helper", engine->url, CHECK_CONNECT_MS,
+		                  &helper, &err);
+	if (!check_status(rc, &err, "my: connections for the bound checks"))
+		goto out;
+
+	backend_set_op_timeout(sleeper, CHECK_DEADLINE_MS);
+	timed_sql(sleeper, "SELECT SLEEP(5)", &sleep, &started);
+	check_deadline_failure(&sleeping, &sleep, started);
+	rc = await(
+		&again,
+		backend_exec(sleeper, "SELECT 1", on_done, &again, &again.err),
+		"exec after the bound");
+	check(rc == RS_ECONNECT,
+	      "my: exec on the closed connection fails "
+	      "with RS_ECONNECT (%d)",
+	      rc);
+
+	if (setup_sql(helper, "DROP TABLE IF EXISTS rs_check_pids") != 0 ||
+	    setup_sql(helper, "CREATE TABLE rs_check_pids (who varchar(8) "
+	                      "PRIMARY KEY, pid bigint)") != 0 ||
+	    describe(writer, "rs_check_pids", &table, &err) != 0 ||
+	    setup_sql(helper, "FLUSH TABLES WITH READ LOCK") != 0)
+		goto out;
+	locked = 1;
+	started = op_started();
+	await(&write,
+	      backend_upsert(writer, table, &rows, on_done, &write, &write.err),
+	      "upsert behind a global read lock");
+	check_deadline_failure(&blocked, &write, started);
+	if (setup_sql(helper, "UNLOCK TABLES") != 0)
+		goto out;
+	locked = 0;
+	if (read_table(helper, "rs_check_pids", &after_def, &after) == 0)
+		check(after.canon.n_rows == 0,
+		      "my: the upsert the bound ended wrote nothing (%d rows)",
+		      after.canon.n_rows);
+out:
+	if (locked)
+		setup_sql(helper, "UNLOCK TABLES");
+	if (helper != NULL)
+		setup_sql(helper, "DROP TABLE IF EXISTS rs_check_pids");
+	if (after_def != NULL)
+		snapshot_free(&after);
+	backend_table_free(after_def);
+	backend_table_free(table);
+	close_backend(helper);
+	close_backend(writer);
+	close_backend(sleeper);
+}
+
+/* SQLite: a write that waits for another connection's exclusive lock ends
+ * at the bound, or at the lock timeout (SQLITE_BUSY, RS_EQUERY) when that
+ * comes first; a statement that runs too long is interrupted, and the
+ * connection stays usable. */
+static void
+check_deadline_sqlite(struct engine *engine)
+{
+	const struct deadline_case locked = {
+		.what = "lite: an insert behind another connection's lock",
+		.shard = "lite-locked",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "options.operation_timeout_seconds",
+		.afterwards = "the statement was stopped",
+	};
+	const struct deadline_case counting = {
+		.what = "lite: counting to a billion",
+		.shard = "lite-locked",
+		.bound_ms = CHECK_DEADLINE_MS,
+		.hint = "options.operation_timeout_seconds",
+		.afterwards = "the statement was stopped",
+	};
+	static const char insert[] = "INSERT INTO rs_check_lock VALUES (1)";
+	struct rs_backend *bounded = NULL, *plain = NULL;
+	struct call write = {0}, busy = {0}, count = {0};
+	struct rs_err err;
+	sqlite3 *holder = NULL;
+	uint64_t started;
+	int rc;
+
+	rc = open_bounded("lite-locked", engine->url, CHECK_CONNECT_MS,
+	                  CHECK_DEADLINE_MS, &bounded, &err);
+	if (rc == 0)
+		rc = open_backend("lite-busy", engine->url, CHECK_CONNECT_MS,
+		                  &plain, &err);
+	if (!check_status(rc, &err, "lite: connections for the bound checks") ||
+	    setup_sql(plain, "DROP TABLE IF EXISTS rs_check_lock") != 0 ||
+	    setup_sql(plain, "CREATE TABLE rs_check_lock (id INTEGER)") != 0)
+		goto out;
+	/* Another client holds the database's exclusive lock. */
+	rc = sqlite3_open(bounded->url.database, &holder);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(holder, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+	if (!check(rc == SQLITE_OK,
+	           "lite: another connection holds the "
+	           "exclusive lock%s%s",
+	           rc != SQLITE_OK ? ": " : "",
+	           rc != SQLITE_OK ? sqlite3_errstr(rc) : ""))
+		goto out;
+	timed_sql(bounded, insert, &write, &started);
+	check_deadline_failure(&locked, &write, started);
+	/* With the default bound the lock timeout (2 s) ends the wait. */
+	timed_sql(plain, insert, &busy, &started);
+	check(busy.status == RS_EQUERY &&
+	              strstr(busy.err.message, "locked") != NULL &&
+	              busy.ended_ms - started < CHECK_OP_TIMEOUT_MS,
+	      "lite: with the default bound the lock timeout ends the wait: "
+	      "RS_EQUERY after %" PRIu64 " ms (%d: %s)",
+	      busy.ended_ms - started, busy.status, busy.err.message);
+	sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL);
+
+	timed_sql(bounded,
+	          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+	          "FROM c WHERE x < 1000000000) SELECT count(*) FROM c",
+	          &count, &started);
+	check_deadline_failure(&counting, &count, started);
+	rc = run_sql(bounded, insert, &err);
+	check_status(rc, &err, "lite: the connection works after the bound");
+out:
+	sqlite3_close(holder);
+	if (plain != NULL)
+		setup_sql(plain, "DROP TABLE IF EXISTS rs_check_lock");
+	close_backend(plain);
+	close_backend(bounded);
 }
 
 /* ---- main ---- */
@@ -1903,6 +2290,9 @@ main(int argc, char **argv)
 		check_errors(engines, argv[3]);
 		check_kill(&engines[ENG_PG]);
 		check_kill(&engines[ENG_MY]);
+		check_deadline_pg(&engines[ENG_PG]);
+		check_deadline_my(&engines[ENG_MY]);
+		check_deadline_sqlite(&engines[ENG_LITE]);
 	}
 
 	for (int i = 0; i < N_ENGINES; i++) {

@@ -20,6 +20,11 @@
 #     never the password;
 #   - a connection killed by its server mid-query (pg_terminate_backend,
 #     KILL) fails that query within 2 s without a crash;
+#   - the operation bound ends a read from a PostgreSQL server process
+#     stopped with kill -STOP, a MariaDB SLEEP(5) and an upsert behind
+#     FLUSH TABLES WITH READ LOCK, a SQLite write behind another
+#     connection's lock and a long SQLite query, naming shard and bound;
+#     the server side of a closed connection ends too;
 #   - the libuv loop closes cleanly at the end.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env) and

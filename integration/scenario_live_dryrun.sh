@@ -5,7 +5,8 @@
 # exactly the movers and summary that a --keys dry-run over the same keys
 # gives, table by table.  Then the errors an operator meets: an unreachable
 # shard, a wrong password (never printed), a missing table, a table without
-# a primary key.
+# a primary key, and a PostgreSQL server process stopped (SIGSTOP) in the
+# middle of the scan, which options.operation_timeout_seconds must end.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
 # Usage: integration/scenario_live_dryrun.sh
@@ -23,7 +24,10 @@ my() {
 		-P "$RESHARD_MY_PRIMARY_PORT" -u "$RESHARD_DB_USER" \
 		-p"$RESHARD_DB_PASSWORD" "$RESHARD_DB_NAME" -e "$1"
 }
+stopped_pid=
 cleanup() {
+	# A stopped server process would hold its locks for ever.
+	[ -n "$stopped_pid" ] && { kill -CONT "$stopped_pid" 2>/dev/null || true; }
 	[ -n "${KEEP:-}" ] && return
 	pg "DROP TABLE IF EXISTS orders, events, nopk" || true
 	my "DROP TABLE IF EXISTS orders, events, nopk" || true
@@ -147,6 +151,41 @@ sqlite3 "$tmp/lite.db" "DROP TABLE events"
 expect_failure "missing table" "shard lite (sqlite://.*table events does not exist" "$plan" --table events
 sed 's/name = "orders"; key = "customer_id"/name = "nopk"; key = "customer_id"/' "$plan" >"$tmp/nopk.cfg"
 expect_failure "table without primary key" "table nopk has no primary key" "$tmp/nopk.cfg" --table nopk
+
+# A server process that stops answering: SIGSTOP keeps its TCP connection
+# open, so only the operation bound ends the dry-run.  To stop it at a
+# known point, a locker holds orders while the dry-run's scan waits for it
+# (and before the 2 s lock timeout could end that wait); the bound (3 s)
+# is above the lock timeout, so only the bound can give its message.
+sed 's/options = { batch_rows = 97; parallel = 3; };/options = { batch_rows = 97; parallel = 3; operation_timeout_seconds = 3; };/' \
+	"$plan" >"$tmp/bound.cfg"
+psql -X -w -q -At "$pg_url" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT" >/dev/null 2>&1 &
+locker=$!
+for _ in $(seq 50); do
+	[ "$(pg "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'orders' AND l.mode = 'AccessExclusiveLock' AND l.granted")" = 1 ] && break
+	sleep 0.1
+done
+started=$(date +%s)
+rc=0
+timeout 60 "$bin" dry-run "$tmp/bound.cfg" --table orders >"$tmp/out" 2>"$tmp/err" &
+dryrun=$!
+for _ in $(seq 100); do
+	stopped_pid=$(pg "SELECT pid FROM pg_stat_activity WHERE application_name = 'reshard' AND wait_event_type = 'Lock'")
+	[ -n "$stopped_pid" ] && break
+	sleep 0.02
+done
+check "stopped server process: found waiting for the lock" test -n "$stopped_pid"
+[ -n "$stopped_pid" ] && { kill -STOP "$stopped_pid" || true; }
+wait "$dryrun" || rc=$?
+elapsed=$(($(date +%s) - started))
+[ -n "$stopped_pid" ] && { kill -CONT "$stopped_pid" 2>/dev/null || true; }
+stopped_pid=
+wait "$locker" || true
+check "stopped server process: exit 1" test "$rc" -eq 1
+check "stopped server process: ended within 30 s, not hanging (${elapsed} s)" test "$elapsed" -lt 30
+check "stopped server process: message names the shard, the bound and the option" \
+	grep -q "shard pg (postgresql://reshard@.*did not finish within 3 s.*options.operation_timeout_seconds" "$tmp/err"
+grep "did not finish" "$tmp/err" | sed "s/^/# /" || true
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

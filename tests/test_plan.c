@@ -99,6 +99,7 @@ test_valid_doubling_loads_with_defaults(void **state)
 	assert_int_equal(plan->options.batch_rows, 5000);
 	assert_int_equal(plan->options.parallel, 4);
 	assert_int_equal(plan->options.lock_timeout_ms, 2000);
+	assert_int_equal(plan->options.operation_timeout_seconds, 60);
 	assert_string_equal(plan->journal, "/tmp/t.journal");
 	assert_string_equal(plan->publish_file, "/tmp/t.routing.cfg");
 	assert_int_equal(plan->strategy, RS_STRATEGY_DOUBLING);
@@ -140,6 +141,42 @@ test_out_of_range(void **state)
 	expect_one(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n"
 	                                    "options = { parallel = 0; };\n",
 	           13, "between 1 and");
+}
+
+/* The operation bound: whole seconds from 1 to a day, the line named. */
+static void
+test_operation_timeout(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+	                           "strategy = \"doubling\";\n"
+	                           "options = { operation_timeout_seconds = "
+	                           "5; };\n",
+	                           &plan, &diags),
+	                 0);
+	assert_int_equal(plan->options.operation_timeout_seconds, 5);
+	plan_free(plan);
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = {\n  operation_timeout_seconds = 0;\n};\n",
+	           14,
+	           "'operation_timeout_seconds' is 0; it must be between 1 "
+	           "and 86400");
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = { operation_timeout_seconds = 86401; };\n",
+	           13, "between 1 and 86400");
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = { operation_timeout_seconds = \"60\"; };\n",
+	           13, "'operation_timeout_seconds' must be an integer");
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "options = { operation_timeout = 60; };\n",
+	           13, "did you mean 'operation_timeout_seconds'");
 }
 
 static void
@@ -467,6 +504,7 @@ main(void)
 		cmocka_unit_test(test_unknown_setting_suggests),
 		cmocka_unit_test(test_wrong_type_names_expected_type),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_operation_timeout),
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_unknown_hash_suggests),
 		cmocka_unit_test(test_unknown_map_kind),

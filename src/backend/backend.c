@@ -1,9 +1,9 @@
 /*
  * The engine-neutral half of the backend interface: choosing the engine
  * from the URL, resolving the password, checking that one operation runs
- * at a time, error messages that name the shard with its masked URL, and
- * freeing table descriptions.  The engine halves are pg.c, mysql.c and
- * sqlite.c.
+ * at a time, the operation bound, error messages that name the shard with
+ * its masked URL, and freeing table descriptions.  The engine halves are pg.c,
+ * mysql.c and sqlite.c.
  */
 #include "backend/backend.h"
 
@@ -30,6 +30,35 @@ backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
 	           masked != NULL ? masked : "(no memory)");
 	free(masked);
 	return code;
+}
+
+int
+backend_fail_deadline(const struct rs_backend *backend, struct rs_err *err,
+                      const char *what, int ms, const char *afterwards)
+{
+	char bound[32];
+
+	if (ms % 1000 == 0)
+		snprintf(bound, sizeof(bound), "%d s", ms / 1000);
+	else
+		snprintf(bound, sizeof(bound), "%d ms", ms);
+	if (ms == backend->op_timeout_plan_ms)
+		return backend_fail(
+			backend, err, RS_ECONNECT,
+			"%s: did not finish within %s; %s (the bound is "
+			"options.operation_timeout_seconds: raise "
+			"it if the shard is only slow)",
+			what, bound, afterwards);
+	return backend_fail(backend, err, RS_ECONNECT,
+	                    "%s: did not finish within %s; %s (the bound this "
+	                    "step sets for itself)",
+	                    what, bound, afterwards);
+}
+
+void
+backend_set_op_timeout(struct rs_backend *backend, int ms)
+{
+	backend->op_timeout_ms = ms > 0 ? ms : backend->op_timeout_plan_ms;
 }
 
 static void
@@ -66,6 +95,10 @@ backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
 	backend->connect_timeout_ms = config->connect_timeout_ms > 0
 	                                      ? config->connect_timeout_ms
 	                                      : 10000;
+	backend->op_timeout_plan_ms = config->op_timeout_ms > 0
+	                                      ? config->op_timeout_ms
+	                                      : BACKEND_OP_TIMEOUT_MS;
+	backend->op_timeout_ms = backend->op_timeout_plan_ms;
 	rc = url_parse(config->url, config->base_dir, &backend->url, err);
 	if (rc != 0) {
 		char message[sizeof(err->message)];

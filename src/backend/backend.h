@@ -19,6 +19,17 @@
  * parameters (libpq, SQLite) or escaped by the driver
  * (mysql_real_escape_string), never pasted raw (DESIGN §7 rule 6).  A
  * backend whose connect failed may be connected again.
+ *
+ * Every operation but connect and close is bounded in time by the
+ * backend's operation bound (op_timeout_ms, see backend_set_op_timeout):
+ * one that has not finished when it passes fails with RS_ECONNECT and a
+ * message naming the shard, the operation and the bound.  PostgreSQL and
+ * MariaDB then close the connection (a server that stopped answering
+ * leaves it in an unknown state): later operations fail with RS_ECONNECT
+ * until it is connected again, and nothing more of the dead connection
+ * reaches a callback.  SQLite interrupts the running statement (which
+ * rolls back) and keeps the connection.  Connect is bounded by
+ * connect_timeout_ms instead.
  */
 #ifndef RS_BACKEND_H
 #define RS_BACKEND_H
@@ -178,6 +189,9 @@ struct rs_backend {
 	struct rs_url url;      /* parsed; url.masked is safe to print */
 	char *password;         /* resolved secret or NULL; wiped on free */
 	int connect_timeout_ms; /* default 10,000 */
+	int op_timeout_ms;      /* bound of each operation started from now */
+	int op_timeout_plan_ms; /* the configured bound, op_timeout_ms's
+	                           default (BACKEND_OP_TIMEOUT_MS) */
 	int busy;               /* an operation is running */
 	void *engine;           /* engine-private state */
 	rs_backend_cb close_cb; /* set by backend_close */
@@ -190,7 +204,20 @@ struct rs_backend_config {
 	const char *password_env; /* NULL or the variable with the password */
 	const char *base_dir;     /* for relative sqlite paths */
 	int connect_timeout_ms;   /* 0: 10,000 */
+	int op_timeout_ms;        /* 0: BACKEND_OP_TIMEOUT_MS */
 };
+
+/*
+ * The default bound of one operation: 60 s.  A batch (a few thousand
+ * rows) takes milliseconds to a second on a healthy shard, and lock waits
+ * end on their own after the engines' 2 s lock timeout, so 60 s is only
+ * reached by a shard that stopped answering.  Without it such a shard
+ * would hold an operation forever: a server process that is stopped or
+ * wedged keeps its TCP connection open (the kernel still acknowledges), so
+ * TCP never reports it.  The plan's options.operation_timeout_seconds
+ * replaces it.
+ */
+#define BACKEND_OP_TIMEOUT_MS 60000
 
 /* Make a backend for one shard on LOOP: parse the URL, resolve the
  * password, pick the engine.  No I/O yet.  Returns 0 and *BACKEND, or
@@ -204,6 +231,26 @@ int backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
  * UTC time zone, text results, the engine's lock timeout. */
 int backend_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
+
+/*
+ * Bound every operation of BACKEND started from now on by MS milliseconds
+ * (MS > 0), or by the configured bound again (MS <= 0).  For a step that
+ * knowingly waits longer than any batch should (a replica's catch-up, a
+ * promotion, counting a whole table): set its own bound before the
+ * operation and put the configured one back after it.  Cannot fail; must
+ * not be called while an operation runs (the running one keeps its
+ * bound either way).
+ */
+void backend_set_op_timeout(struct rs_backend *backend, int ms);
+
+/* Fill ERR for an operation that did not finish within its bound of
+ * BOUND_MS: "shard NAME (MASKED-URL): WHAT: did not finish within N s;
+ * AFTERWARDS (…)", the parenthesis naming options.operation_timeout_seconds
+ * when BOUND_MS is the configured bound.  Code RS_ECONNECT, returned; the
+ * engine adds its SQLSTATE or errno.  For the engine files. */
+int backend_fail_deadline(const struct rs_backend *backend, struct rs_err *err,
+                          const char *what, int bound_ms,
+                          const char *afterwards);
 
 /* Describe TABLE: columns in order with types and kinds, primary key, row
  * estimate.  RS_ESCHEMA when the table does not exist or has no primary

@@ -18,9 +18,16 @@
  * as the connection.
  *
  * The same timer bounds connect (with the session setup that follows it)
- * and close by backend->connect_timeout_ms: when the deadline comes, the
+ * and close by backend->connect_timeout_ms, and every other operation by
+ * the bound it started with (backend->op_timeout_ms), whatever the URL's
+ * read-timeout and write-timeout say: when the deadline comes, the
  * suspended call is resumed with MYSQL_WAIT_TIMEOUT, which makes the
- * library fail its pending I/O and end the call cleanly.  A completion that
+ * library fail its pending I/O and end the call cleanly.  A read or write
+ * that fails so ends the library's connection (end_server: the socket is
+ * closed, later statements fail with "server has gone away"), and the
+ * operation fails with RS_ECONNECT and a message naming its bound.  The
+ * server notices the closed connection when it next reads or writes on
+ * it, and rolls back what the session left open.  A completion that
  * happens inside a public call (a dead connection fails at once) is
  * delivered from the timer on the next loop turn, so callbacks never run
  * inside the call that started them.
@@ -40,10 +47,7 @@
  * connection ends the operation at once (the server rolls back the
  * session's open transaction).  A value that MariaDB cannot store (NaN,
  * infinities, years outside 0000-9999, text not in its kind's canonical
- * form) is refused with RS_EVALUE before anything is sent.  Queries have
- * no deadline of their own: a peer that vanishes without closing the
- * connection is noticed by the URL's read-timeout and write-timeout, or by
- * TCP.
+ * form) is refused with RS_EVALUE before anything is sent.
  *
  * The snapshot scan (backend_scan_begin …) reads the way `mariadb --quick`
  * does: START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY, then one
@@ -166,9 +170,10 @@ struct my_engine {
 	int deferred;     /* the timer delivers a completion, not a timeout */
 	int uv_error;     /* libuv error that made a wait impossible, or 0 */
 
-	int deadline_on;       /* connect and close are bounded in time */
-	uint64_t deadline;     /* loop time (ms) when they give up */
-	int timeout_ms;        /* the bound, for the message */
+	int deadline_on;       /* the running operation is bounded in time */
+	uint64_t deadline;     /* loop time (ms) when it gives up */
+	int timeout_ms;        /* the bound of connect and close */
+	int op_bound_ms;       /* the running operation's bound, for messages */
 	int timer_is_deadline; /* the armed timer is the deadline */
 	int timed_out;         /* the deadline passed during this operation */
 
@@ -401,6 +406,10 @@ my_error(struct my_engine *e, const char *what)
 	if (e->timed_out && e->op == MY_OP_CONNECT)
 		backend_fail(backend, &e->err, code,
 		             "could not connect within %d ms", e->timeout_ms);
+	else if (e->timed_out)
+		code = backend_fail_deadline(backend, &e->err, what,
+		                             e->op_bound_ms,
+		                             "the connection was closed");
 	else if (e->uv_error != 0)
 		backend_fail(
 			backend, &e->err, code,
@@ -1594,6 +1603,21 @@ my_engine_new(struct rs_backend *backend, struct rs_err *err)
 	return 0;
 }
 
+/* Bound the operation that starts now by MS milliseconds from now. */
+static void
+my_deadline_start(struct my_engine *e, int ms)
+{
+	uv_loop_t *loop = e->backend->loop;
+
+	/* The loop's clock is as old as its last turn; a step may have
+	 * worked for a while since. */
+	uv_update_time(loop);
+	e->deadline = uv_now(loop) + (uint64_t)ms;
+	e->op_bound_ms = ms;
+	e->deadline_on = 1;
+	e->timed_out = 0;
+}
+
 /* Connect (see backend_connect).  Returns RS_EINTERNAL when already
  * connected, RS_EUSAGE for a URL parameter this engine does not take,
  * RS_ENOMEM; the callback then is not called.  The callback gets
@@ -1640,10 +1664,8 @@ my_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	e->cb.done = cb;
 	e->arg = arg;
 	e->status = 0;
-	e->timed_out = 0;
 	e->uv_error = 0;
-	e->deadline = uv_now(backend->loop) + (uint64_t)e->timeout_ms;
-	e->deadline_on = 1;
+	my_deadline_start(e, e->timeout_ms);
 	backend->busy = 1;
 	e->in_call = 1;
 	my_start(e, MY_CONNECTING);
@@ -1676,9 +1698,8 @@ my_begin(struct my_engine *e, enum my_op op, char *sql, size_t len, int owned)
 	e->op = op;
 	e->status = 0;
 	e->detail[0] = '\0';
-	e->timed_out = 0;
 	e->uv_error = 0;
-	e->deadline_on = 0;
+	my_deadline_start(e, e->backend->op_timeout_ms);
 	e->backend->busy = 1;
 	e->in_call = 1;
 	my_send(e, sql, len, owned);
@@ -2603,9 +2624,8 @@ my_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb, void *arg,
 	e->op = MY_OP_SCAN_NEXT;
 	e->status = 0;
 	e->detail[0] = '\0';
-	e->timed_out = 0;
 	e->uv_error = 0;
-	e->deadline_on = 0;
+	my_deadline_start(e, backend->op_timeout_ms);
 	e->scan_limit = limit;
 	e->scan_n = 0;
 	e->cb.rows = cb;
@@ -2640,9 +2660,8 @@ my_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	e->op = MY_OP_SCAN_END;
 	e->status = 0;
 	e->detail[0] = '\0';
-	e->timed_out = 0;
 	e->uv_error = 0;
-	e->deadline_on = 0;
+	my_deadline_start(e, backend->op_timeout_ms);
 	e->txn = MY_TXN_COMMIT;
 	e->cb.done = cb;
 	e->arg = arg;
@@ -2688,9 +2707,7 @@ my_close(struct rs_backend *backend, void (*done)(struct rs_backend *backend))
 		e->timeout_ms = backend->connect_timeout_ms > 0
 		                        ? backend->connect_timeout_ms
 		                        : 10000;
-	e->deadline = uv_now(backend->loop) + (uint64_t)e->timeout_ms;
-	e->deadline_on = 1;
-	e->timed_out = 0;
+	my_deadline_start(e, e->timeout_ms);
 	e->in_call = 1;
 	my_start(e, MY_CLOSING);
 	e->in_call = 0;

@@ -6,15 +6,15 @@
  * its whole life, and moves through an explicit state (enum pg_state).
  * Connecting is PQconnectStartParams + PQconnectPoll steps, each waiting on
  * the poll handle for what libpq asked for, bounded by the timer; then the
- * session is set up (UTC, lock and statement timeouts, application name) by
- * one simple query.  A host name is first resolved with uv_getaddrinfo and
- * handed to libpq as hostaddr, because libpq's own lookup would block the
- * loop.  Queries are sent with PQsendQueryParams (text in, text out); the
- * poll handle keeps UV_WRITABLE armed while PQflush() has more to send, and
- * on UV_READABLE the input is consumed and results collected until
- * PQgetResult() returns NULL.  Results never leave this file: rows handed to
- * a callback point into a PGresult that is cleared when the callback
- * returns.
+ * session is set up (UTC, lock and statement timeouts, the client check,
+ * application name) by one simple query.  A host name is first resolved
+ * with uv_getaddrinfo and handed to libpq as hostaddr, because libpq's own
+ * lookup would block the loop.  Queries are sent with PQsendQueryParams
+ * (text in, text out); the poll handle keeps UV_WRITABLE armed while
+ * PQflush() has more to send, and on UV_READABLE the input is consumed and
+ * results collected until PQgetResult() returns NULL.  Results never leave this
+ * file: rows handed to a callback point into a PGresult that is cleared when
+ * the callback returns.
  *
  * The poll handle must never outlive its socket in the loop: libuv removes
  * a watched descriptor from epoll by number when the handle stops, so a
@@ -27,6 +27,21 @@
  *
  * A connection that fails or is lost is dropped at once (PQfinish) and the
  * backend stays usable only for connect (again) and close.
+ *
+ * The timer bounds connecting by connect_timeout_ms and every other
+ * operation, from its first statement sent to its callback, by the bound
+ * it started with (backend->op_timeout_ms).  An operation still waiting
+ * when that passes fails with RS_ECONNECT and its connection is dropped:
+ * PQfinish without waiting for the server, since PQcancel would block the
+ * loop on a server that does not answer, and a connection left in the
+ * middle of a query is of no more use.  Closing the socket ends the
+ * server's side too: a server process that was only stopped sees it as
+ * soon as it runs again, and on PostgreSQL 14+ the session's
+ * client_connection_check_interval makes a running statement notice
+ * within a second and stop (statement_timeout stays 0: a statement
+ * bounded by the server as well would fail on a live server with another
+ * message, at the same moment, and a longer bound set for one operation
+ * would need the session changed first).
  *
  * Writes take canonical values (backend/canonical.h), which pg_buf_input
  * turns into PostgreSQL input text.  An upsert is multi-row INSERT … ON
@@ -53,6 +68,7 @@
 #define PG_MAX_POLL_ERRORS 8     /* poll errors in a row before giving up */
 #define PG_TEXT_OID        25    /* pg_type.oid of text */
 #define PG_MAX_PARAMS      65535 /* bind parameters in one statement */
+#define PG_CHECK_CLIENT_MS 1000  /* client_connection_check_interval */
 
 enum pg_state {
 	PG_NEW,        /* never connected: only connect or close */
@@ -78,6 +94,14 @@ enum pg_op {
 	PG_OP_SCAN_END,   /* CLOSE reshard_scan; COMMIT */
 };
 
+/* What the armed timer is for. */
+enum pg_timer_role {
+	PG_TIMER_IDLE,     /* not armed */
+	PG_TIMER_CONNECT,  /* the connect timeout */
+	PG_TIMER_DEADLINE, /* the running operation's bound */
+	PG_TIMER_DEFER,    /* ends an operation with nothing to send */
+};
+
 /* Where the poll handle is in its own life. */
 enum pg_poll_state {
 	PG_POLL_NONE,    /* not initialised (no socket yet, or closed) */
@@ -95,7 +119,7 @@ struct pg_engine {
 	int poll_fd;              /* the socket poll was initialised on */
 	int poll_events;          /* what the current step waits for */
 	int poll_errors;          /* poll callbacks in a row with an error */
-	uv_timer_t timer;         /* the connect timeout */
+	uv_timer_t timer;         /* connect timeout, operation deadline */
 	struct pg_lookup *lookup; /* the host name lookup in flight */
 	int pending;              /* close callbacks still to come */
 	const char **keywords;    /* connect: url_pg_conninfo's arrays */
@@ -120,7 +144,9 @@ struct pg_engine {
 	struct rs_err err;      /* the failure handed to a callback */
 	int scanning;           /* the scan's transaction and cursor are open */
 	int scan_rollback;      /* a scan op failed: its ROLLBACK runs */
-	struct rs_err scan_failure; /* what to report after that ROLLBACK */
+	struct rs_err scan_failure;    /* what to report after that ROLLBACK */
+	enum pg_timer_role timer_role; /* what the timer is armed for */
+	int op_bound_ms;               /* the running operation's bound */
 	void (*closed)(struct rs_backend *backend); /* close's DONE */
 };
 
@@ -422,6 +448,8 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	pg->op = PG_OP_NONE;
 	if (pg->state != PG_FAILED)
 		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
+	uv_timer_stop(&pg->timer);
+	pg->timer_role = PG_TIMER_IDLE;
 	backend->busy = 0;
 	pg_write_free(pg);
 	switch (op) {
@@ -452,7 +480,6 @@ static void
 pg_op_fail(struct pg_engine *pg, int code)
 {
 	if (pg->op == PG_OP_CONNECT) {
-		uv_timer_stop(&pg->timer);
 		pg_lookup_abandon(pg);
 		pg_connect_clear(pg);
 	}
@@ -543,26 +570,63 @@ pg_on_poll(uv_poll_t *handle, int status, int events)
 	}
 }
 
-/* The connect took too long: fail it with RS_ECONNECT (SQLSTATE 08001,
- * retryable) and drop the attempt.  Also ends an upsert or delete of no
- * rows, which has nothing to send (see pg_write_nothing). */
+/* What operation OP was doing, for its error messages. */
+static const char *
+pg_what(enum pg_op op)
+{
+	switch (op) {
+	case PG_OP_CONNECT:
+		return "could not set up the session";
+	case PG_OP_DESCRIBE:
+		return "could not read the catalog";
+	case PG_OP_READ:
+	case PG_OP_SCAN_BEGIN:
+	case PG_OP_SCAN_NEXT:
+		return "could not read rows";
+	case PG_OP_SCAN_END:
+		return "could not end the scan";
+	case PG_OP_UPSERT:
+		return "could not write rows";
+	case PG_OP_DELETE:
+		return "could not delete rows";
+	default:
+		return "statement failed";
+	}
+}
+
+/* The timer fired.  A connect that took too long fails with RS_ECONNECT
+ * (SQLSTATE 08001, retryable) and the attempt is dropped; an operation
+ * past its bound fails with RS_ECONNECT (08006) and its connection is
+ * dropped (see the top of the file); an upsert or delete of no rows, which
+ * has nothing to send, ends (see pg_write_nothing). */
 static void
 pg_on_timer(uv_timer_t *timer)
 {
 	struct pg_engine *pg = timer->data;
+	enum pg_timer_role role = pg->timer_role;
 
-	if (pg->op == PG_OP_UPSERT || pg->op == PG_OP_DELETE ||
-	    pg->op == PG_OP_SCAN_END) {
+	pg->timer_role = PG_TIMER_IDLE;
+	switch (role) {
+	case PG_TIMER_DEFER:
 		pg_op_finish(pg, 0, NULL, NULL);
 		return;
-	}
-	if (pg->op != PG_OP_CONNECT)
+	case PG_TIMER_CONNECT:
+		backend_fail(pg->backend, &pg->err, RS_ECONNECT,
+		             "could not connect within %d ms",
+		             pg->backend->connect_timeout_ms);
+		pg_err_state(&pg->err, "08001");
+		pg_op_fail(pg, RS_ECONNECT);
 		return;
-	backend_fail(pg->backend, &pg->err, RS_ECONNECT,
-	             "could not connect within %d ms",
-	             pg->backend->connect_timeout_ms);
-	pg_err_state(&pg->err, "08001");
-	pg_op_fail(pg, RS_ECONNECT);
+	case PG_TIMER_DEADLINE:
+		backend_fail_deadline(pg->backend, &pg->err, pg_what(pg->op),
+		                      pg->op_bound_ms,
+		                      "the connection was closed");
+		pg_err_state(&pg->err, "08006");
+		pg_op_fail(pg, RS_ECONNECT);
+		return;
+	case PG_TIMER_IDLE:
+		return;
+	}
 }
 
 /* ---- queries ---- */
@@ -665,17 +729,7 @@ pg_query_done(struct pg_engine *pg)
 	if (pg->poll_state == PG_POLL_OPEN)
 		uv_poll_stop(&pg->poll);
 	if (!pg_result_ok(result) || PQstatus(pg->conn) == CONNECTION_BAD) {
-		const char *what =
-			pg->op == PG_OP_CONNECT ? "could not set up the session"
-			: pg->op == PG_OP_DESCRIBE
-				? "could not read the catalog"
-			: pg->op == PG_OP_READ || pg->op == PG_OP_SCAN_BEGIN ||
-					pg->op == PG_OP_SCAN_NEXT
-				? "could not read rows"
-			: pg->op == PG_OP_SCAN_END ? "could not end the scan"
-			: pg->op == PG_OP_UPSERT   ? "could not write rows"
-			: pg->op == PG_OP_DELETE   ? "could not delete rows"
-						   : "statement failed";
+		const char *what = pg_what(pg->op);
 		int code = pg->op == PG_OP_CONNECT ? RS_ECONNECT : RS_EQUERY;
 
 		code = pg_fail_result(pg, code, what, result);
@@ -743,6 +797,22 @@ pg_check_ready(struct rs_backend *backend, struct rs_err *err)
 	                    "not connected (a bug in the caller)");
 }
 
+/* Start the bound of an operation that begins now: its first statement
+ * is on its way.  Returns 0 or a negative libuv code. */
+static int
+pg_deadline_start(struct pg_engine *pg)
+{
+	uv_loop_t *loop = pg->backend->loop;
+
+	/* The loop's clock is as old as its last turn; a step may have
+	 * worked for a while since. */
+	uv_update_time(loop);
+	pg->op_bound_ms = pg->backend->op_timeout_ms;
+	pg->timer_role = PG_TIMER_DEADLINE;
+	return uv_timer_start(&pg->timer, pg_on_timer,
+	                      (uint64_t)pg->op_bound_ms, 0);
+}
+
 /* Send SQL and run it as operation OP: a simple query for connect's
  * session setup and for exec (several statements allowed), else one
  * statement with N text PARAMS (TYPES may be NULL).  Returns 0, or
@@ -771,6 +841,8 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 		pg->flushing = flushed == 1;
 		rc = pg_poll_watch(
 			pg, UV_READABLE | (pg->flushing ? UV_WRITABLE : 0));
+		if (rc == 0 && before == PG_READY)
+			rc = pg_deadline_start(pg);
 		if (rc == 0) {
 			pg->op = op;
 			pg->backend->busy = 1;
@@ -807,7 +879,7 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 static void
 pg_setup_session(struct pg_engine *pg)
 {
-	char sql[256];
+	char sql[256], check[64] = "";
 	int named = 0;
 	struct rs_err err;
 
@@ -815,10 +887,15 @@ pg_setup_session(struct pg_engine *pg)
 		if (strcmp(pg->backend->url.params[i].name,
 		           "application_name") == 0)
 			named = 1;
+	/* client_connection_check_interval: see the top of the file. */
+	if (PQserverVersion(pg->conn) >= 140000)
+		snprintf(check, sizeof(check),
+		         "; SET client_connection_check_interval = %d",
+		         PG_CHECK_CLIENT_MS);
 	snprintf(sql, sizeof(sql),
 	         "SET TimeZone = 'UTC'; SET lock_timeout = %d; "
-	         "SET statement_timeout = 0%s",
-	         PG_LOCK_TIMEOUT_MS,
+	         "SET statement_timeout = 0%s%s",
+	         PG_LOCK_TIMEOUT_MS, check,
 	         named ? "" : "; SET application_name = 'reshard'");
 	if (PQsetnonblocking(pg->conn, 1) != 0) {
 		pg_fail_result(pg, RS_ECONNECT,
@@ -1099,6 +1176,7 @@ pg_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 			return rc;
 		}
 	}
+	pg->timer_role = PG_TIMER_CONNECT;
 	uv_timer_start(&pg->timer, pg_on_timer,
 	               (uint64_t)backend->connect_timeout_ms, 0);
 	backend->busy = 1;
@@ -1111,6 +1189,7 @@ pg_connected(struct pg_engine *pg, PGresult *result)
 {
 	PQclear(result);
 	uv_timer_stop(&pg->timer);
+	pg->timer_role = PG_TIMER_IDLE;
 	pg_connect_clear(pg);
 	pg_op_finish(pg, 0, NULL, NULL);
 }
@@ -1564,6 +1643,7 @@ pg_write_nothing(struct pg_engine *pg, enum pg_op op, rs_backend_cb cb,
 {
 	int rc = uv_timer_start(&pg->timer, pg_on_timer, 0, 0);
 
+	pg->timer_role = rc == 0 ? PG_TIMER_DEFER : PG_TIMER_IDLE;
 	if (rc != 0)
 		return backend_fail(pg->backend, err, RS_EINTERNAL,
 		                    "cannot start a timer: %s",

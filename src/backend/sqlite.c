@@ -19,6 +19,20 @@
  * numbers, booleans as 0/1, bytes as BLOBs, timestamps as
  * "YYYY-MM-DD HH:MM:SS[.ffffff]" text in UTC.  Each batch is one
  * transaction (BEGIN IMMEDIATE … COMMIT, rolled back on any error).
+ *
+ * A worker cannot be stopped from outside, so every operation bounds
+ * itself: the loop thread gives it a deadline when it queues it (connect:
+ * connect_timeout_ms; the others: backend->op_timeout_ms), and on the
+ * worker a progress handler (every SQLITE_PROGRESS_OPS virtual machine
+ * steps), the busy handler and the replica copy's loop look at the clock.
+ * Past the deadline the progress handler interrupts the statement
+ * (SQLITE_INTERRUPT, which rolls back its transaction) and the busy
+ * handler stops waiting for the lock; the operation then fails with
+ * RS_ECONNECT naming its bound.  The connection stays open and usable.
+ * Waiting for another connection's lock is bounded on its own by
+ * SQLITE_LOCK_TIMEOUT_MS, like the lock timeouts of the other engines.
+ * Only a worker stuck inside one system call (a hung disk) is beyond
+ * reach.
  */
 #include <limits.h>
 #include <math.h>
@@ -31,6 +45,9 @@
 #include "backend/backend.h"
 #include "common/strbuf.h"
 #include "common/text.h"
+
+#define SQLITE_LOCK_TIMEOUT_MS 2000 /* the longest wait for a lock */
+#define SQLITE_PROGRESS_OPS    1000 /* VM steps between looks at the clock */
 
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
@@ -51,8 +68,14 @@ struct sqlite_engine {
 	sqlite3 *db;
 	uv_work_t work;
 	enum sqlite_op op;
-	int status;        /* outcome of the work function */
-	struct rs_err err; /* filled by the work function on failure */
+	int status;             /* outcome of the work function */
+	struct rs_err err;      /* filled by the work function on failure */
+	uint64_t deadline_ns;   /* uv_hrtime() when the operation gives up, or
+	                           0: no bound (set by the loop thread before
+	                           queueing, read by the worker) */
+	int bound_ms;           /* the bound, for the message */
+	int timed_out;          /* the worker passed the deadline */
+	uint64_t busy_since_ns; /* when the current lock wait began */
 	union {
 		rs_backend_cb done; /* connect, exec */
 		rs_describe_cb describe;
@@ -104,6 +127,61 @@ sqlite_fail(struct rs_backend *backend, int code, const char *what)
 	return code;
 }
 
+/* Worker: whether the running operation is past its deadline (noted in
+ * e->timed_out). */
+static int
+sqlite_past_deadline(struct sqlite_engine *e)
+{
+	if (e->deadline_ns == 0 || uv_hrtime() < e->deadline_ns)
+		return 0;
+	e->timed_out = 1;
+	return 1;
+}
+
+/* Worker, SQLite's progress handler: a non-zero return interrupts the
+ * running statement. */
+static int
+sqlite_on_progress(void *arg)
+{
+	return sqlite_past_deadline(arg);
+}
+
+/* Worker, SQLite's busy handler for attempt N (from 0) to take a lock
+ * another connection holds: sleep a little and try again (1 = retry),
+ * up to SQLITE_LOCK_TIMEOUT_MS or the deadline, whichever comes first (0:
+ * SQLITE_BUSY).  The sleeps grow like those of sqlite3_busy_timeout. */
+static int
+sqlite_on_busy(void *arg, int n)
+{
+	static const int delays[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50};
+	struct sqlite_engine *e = arg;
+	uint64_t now = uv_hrtime(), waited_ms, left_ms;
+	int delay =
+		n < (int)(sizeof(delays) / sizeof(delays[0])) ? delays[n] : 100;
+
+	if (n == 0)
+		e->busy_since_ns = now;
+	waited_ms = (now - e->busy_since_ns) / 1000000;
+	if (sqlite_past_deadline(e) || waited_ms >= SQLITE_LOCK_TIMEOUT_MS)
+		return 0;
+	left_ms = SQLITE_LOCK_TIMEOUT_MS - waited_ms;
+	if (e->deadline_ns != 0 && (e->deadline_ns - now) / 1000000 < left_ms)
+		left_ms = (e->deadline_ns - now) / 1000000 + 1;
+	if ((uint64_t)delay > left_ms)
+		delay = (int)left_ms;
+	sqlite3_sleep(delay);
+	return 1;
+}
+
+/* Worker: roll back after a failure.  Never interrupted: the deadline is
+ * dropped first. */
+static void
+sqlite_rollback(struct sqlite_engine *e)
+{
+	e->deadline_ns = 0;
+	sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 /* Append NAME as a quoted identifier: "a""b". */
 static void
 sql_ident(struct rs_strbuf *q, const char *name)
@@ -148,7 +226,9 @@ sqlite_work_connect(struct rs_backend *backend)
 		e->db = NULL;
 		return;
 	}
-	sqlite3_busy_timeout(e->db, 2000);
+	sqlite3_busy_handler(e->db, sqlite_on_busy, e);
+	sqlite3_progress_handler(e->db, SQLITE_PROGRESS_OPS, sqlite_on_progress,
+	                         e);
 	sqlite3_extended_result_codes(e->db, 1);
 	/* Chunk walks re-read pages: a 64 MiB page cache for this
 	 * connection (SQLite's default is 2 MiB).  Connection-local: the
@@ -696,7 +776,7 @@ fail:
 	                        upsert ? "upsert failed" : "delete failed");
 rollback:
 	sqlite3_finalize(stmt);
-	sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite_rollback(e);
 }
 
 static void
@@ -750,7 +830,7 @@ sqlite_work_script(struct rs_backend *backend)
 		rc = sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		e->status = sqlite_fail(backend, RS_EQUERY, e->what);
-		sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite_rollback(e);
 	}
 }
 
@@ -862,7 +942,7 @@ sqlite_work_replicate(struct rs_backend *backend)
 		sqlite3_close_v2(dest);
 		return;
 	}
-	sqlite3_busy_timeout(dest, 2000);
+	sqlite3_busy_timeout(dest, SQLITE_LOCK_TIMEOUT_MS);
 	backup = sqlite3_backup_init(dest, "main", e->db, "main");
 	if (backup == NULL) {
 		e->status = backend_fail(backend, &e->err, RS_EQUERY,
@@ -875,7 +955,9 @@ sqlite_work_replicate(struct rs_backend *backend)
 		rc = sqlite3_backup_step(backup, 1000);
 		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 			sqlite3_sleep(50);
-	} while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+	} while (
+		(rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) &&
+		!sqlite_past_deadline(e));
 	sqlite3_backup_finish(backup);
 	if (rc != SQLITE_DONE)
 		e->status = backend_fail(backend, &e->err, RS_EQUERY,
@@ -885,6 +967,55 @@ sqlite_work_replicate(struct rs_backend *backend)
 		e->status = backend_fail(backend, &e->err, RS_EIO,
 		                         "closing the replica %s failed",
 		                         e->replica_path);
+}
+
+/* What operation OP was doing, for the deadline's message. */
+static const char *
+sqlite_what(const struct sqlite_engine *e)
+{
+	switch (e->op) {
+	case SQLITE_OP_DESCRIBE:
+		return "reading the catalog failed";
+	case SQLITE_OP_READ:
+		return "reading rows failed";
+	case SQLITE_OP_UPSERT:
+		return "upsert failed";
+	case SQLITE_OP_DELETE:
+		return "delete failed";
+	case SQLITE_OP_COUNT:
+		return "counting rows failed";
+	case SQLITE_OP_SCRIPT:
+		return e->what;
+	case SQLITE_OP_MARKERS:
+		return "reading the run markers failed";
+	case SQLITE_OP_FENCED:
+		return "reading the fence failed";
+	case SQLITE_OP_REPLICATE:
+		return "copying to the replica failed";
+	default:
+		return "statement failed";
+	}
+}
+
+/* Worker: the operation failed because its deadline passed: say so
+ * instead of SQLite's "interrupted" or "database is locked", keeping
+ * SQLite's result code. */
+static void
+sqlite_timed_out(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	int code = e->err.server_errno;
+
+	if (e->op == SQLITE_OP_CONNECT)
+		e->status = backend_fail(backend, &e->err, RS_ECONNECT,
+		                         "could not connect within %d ms",
+		                         e->bound_ms);
+	else
+		e->status = backend_fail_deadline(
+			backend, &e->err, sqlite_what(e), e->bound_ms,
+			"the statement was stopped and rolled back");
+	e->err.server_errno = code;
+	e->err.retryable = rs_err_retryable(NULL, code);
 }
 
 static void
@@ -931,6 +1062,8 @@ sqlite_work(uv_work_t *work)
 		e->db = NULL;
 		break;
 	}
+	if (e->status != 0 && e->timed_out)
+		sqlite_timed_out(backend);
 }
 
 static void
@@ -1063,6 +1196,13 @@ sqlite_queue(struct rs_backend *backend, enum sqlite_op op, void *arg,
 	e->op = op;
 	e->arg = arg;
 	e->work.data = backend;
+	e->timed_out = 0;
+	e->bound_ms = op == SQLITE_OP_CONNECT ? backend->connect_timeout_ms
+	              : op == SQLITE_OP_CLOSE ? 0
+	                                      : backend->op_timeout_ms;
+	e->deadline_ns = e->bound_ms > 0
+	                         ? uv_hrtime() + (uint64_t)e->bound_ms * 1000000
+	                         : 0;
 	backend->busy = op != SQLITE_OP_CLOSE;
 	rc = uv_queue_work(backend->loop, &e->work, sqlite_work,
 	                   sqlite_after_work);

@@ -131,9 +131,8 @@ demo_make_shards(struct demo *d, int rows, struct rs_err *err)
 	int rc = 0;
 
 	for (int s = 0; s < 2 && rc == 0; s++) {
-		const struct rs_plan_shard *shard = &d->plan->shards[s];
-		struct rs_backend_config config = {.shard = shard->name,
-		                                   .url = shard->url};
+		struct rs_backend_config config =
+			engine_shard_config(d->plan, s);
 		FILE *f;
 
 		rc = backend_new(&d->loop, &config, &d->shards[s], err);

@@ -26,6 +26,7 @@
 #include "backend/backend.h"
 #include "common/progress.h"
 #include "dryrun/dryrun.h"
+#include "engine/engine.h"
 
 struct live;
 
@@ -391,14 +392,8 @@ live_start_next(struct live *live)
 	while (!live->failed && live->next < live->n_streams &&
 	       live->running < live->plan->options.parallel) {
 		struct live_stream *s = &live->streams[live->next++];
-		const struct rs_plan_shard *shard =
-			&live->plan->shards[s->shard];
-		struct rs_backend_config config = {
-			.shard = shard->name,
-			.url = shard->url,
-			.password_env = shard->password_env,
-			.base_dir = live->plan->dir,
-		};
+		struct rs_backend_config config =
+			engine_shard_config(live->plan, s->shard);
 		struct rs_err err = {0};
 
 		s->started = 1;

@@ -79,6 +79,7 @@ engine_shard_config(const struct rs_plan *plan, int shard)
 		.url = s->url,
 		.password_env = s->password_env,
 		.base_dir = plan->dir,
+		.op_timeout_ms = plan->options.operation_timeout_seconds * 1000,
 	};
 }
 

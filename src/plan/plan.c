@@ -692,6 +692,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	                                    "max_replica_lag_seconds",
 	                                    "fence_timeout_seconds",
 	                                    "lock_timeout_ms",
+	                                    "operation_timeout_seconds",
 	                                    NULL};
 	struct rs_plan_options *o = &ld->plan->options;
 	const config_setting_t *g = get_group(
@@ -703,6 +704,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	o->max_replica_lag_seconds = 5;
 	o->fence_timeout_seconds = 30;
 	o->lock_timeout_ms = 2000;
+	o->operation_timeout_seconds = 60;
 	if (g == NULL)
 		return;
 	check_known(ld, g, "options", known);
@@ -716,6 +718,8 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400);
 	o->lock_timeout_ms =
 		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000);
+	o->operation_timeout_seconds =
+		(int)get_int(ld, g, "operation_timeout_seconds", 60, 1, 86400);
 }
 
 /* PATH if absolute, else DIR/PATH.  NULL on no memory. */

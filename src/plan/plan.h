@@ -41,6 +41,8 @@ struct rs_plan_options {
 	int max_replica_lag_seconds; /* 5 */
 	int fence_timeout_seconds;   /* 30 */
 	int lock_timeout_ms;         /* 2000 */
+	/* 60: the bound of one operation on a shard, in seconds */
+	int operation_timeout_seconds;
 };
 
 struct rs_plan {

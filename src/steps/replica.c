@@ -4,6 +4,9 @@
  * SQLite: the replica file is made now, under the fence, with the online
  * backup API (a consistent copy, fence triggers included) — repeating it
  * after a crash makes the same copy again.
+ *
+ * Both wait longer than any batch should, so they run with bounds of their
+ * own instead of options.operation_timeout_seconds (backend_set_op_timeout).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +17,14 @@
 #include "engine/await.h"
 #include "engine/marker.h"
 #include "steps/steps.h"
+
+/* Catch-up copies a whole database (SQLite) or waits for a replica to
+ * replay everything before the fence: hours for a file of a few hundred
+ * GB on a slow disk, and still an end for one that never finishes. */
+#define REPLICA_CATCH_UP_TIMEOUT_MS (6 * 3600 * 1000)
+/* Promotion waits for the server to leave recovery (pg_promote waits up
+ * to 60 s by default). */
+#define REPLICA_PROMOTE_TIMEOUT_MS (10 * 60 * 1000)
 
 static int
 catch_up_run(struct rs_run *run, struct rs_err *err)
@@ -37,8 +48,12 @@ catch_up_run(struct rs_run *run, struct rs_err *err)
 		engine_shard_close(run, r); /* its file is about to change */
 		struct rs_backend_config config = engine_shard_config(plan, r);
 		rc = backend_new(&run->loop, &config, &replica, err);
-		if (rc == 0)
+		if (rc == 0) {
+			backend_set_op_timeout(primary,
+			                       REPLICA_CATCH_UP_TIMEOUT_MS);
 			rc = await_replicate(&run->loop, primary, replica, err);
+			backend_set_op_timeout(primary, 0);
+		}
 		await_close(&run->loop, replica);
 		if (rc != 0)
 			return rc;
@@ -65,7 +80,9 @@ promote_run(struct rs_run *run, struct rs_err *err)
 		replica = engine_shard(run, r, err);
 		if (replica == NULL)
 			return err->code;
+		backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
 		rc = await_promote(&run->loop, replica, err);
+		backend_set_op_timeout(replica, 0);
 		if (rc != 0)
 			return rc;
 		fprintf(stderr, "  %s: promoted to a primary\n",
