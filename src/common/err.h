@@ -43,7 +43,8 @@ int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* The process exit code for an error code (DESIGN §5): 2 for usage and plan
- * errors, 3 for verification differences, 1 for everything else. */
+ * errors and for a key the plan's hash cannot take (bad input), 3 for
+ * verification differences, 1 for everything else. */
 int rs_err_exit_code(int code);
 
 /* Whether a failure with SQLSTATE (may be NULL or "") or MariaDB errno /

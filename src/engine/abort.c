@@ -23,7 +23,7 @@ abort_unfence(struct rs_run *run, int shard, struct rs_err *err)
 	const struct rs_plan *plan = run->plan;
 	int slots = engine_tables_per_shard(plan->from);
 	struct rs_backend *backend = engine_shard(run, shard, err);
-	char physical[256];
+	char physical[RS_PLAN_MAX_NAME + 1];
 
 	if (backend == NULL)
 		return err->code;
@@ -47,8 +47,8 @@ abort_steps(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
 	struct rs_step_record publish, catch_up;
-	int shards[1024];
-	int n = stats_map_shards(plan->from, shards, 1024), rc;
+	int shards[RS_PLAN_MAX_SHARDS];
+	int n = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS), rc;
 
 	rc = journal_step_get(run->journal, "publish", &publish, err);
 	if (rc == 0)

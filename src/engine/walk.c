@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/canonical.h"
+#include "common/text.h"
 
 /* An owned copy of a primary key. */
 struct key_copy {
@@ -114,12 +115,18 @@ walk_owner(const struct rs_walk *walk, const struct rs_map *map,
 			"table %s has a row whose shard key is NULL; "
 			"such a row has no owner",
 			walk->physical);
-	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) != 0)
+	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) !=
+	    0) {
+		char shown[TEXT_KEY_SHOWN_SIZE];
+
 		return backend_fail(
 			walk->backend, err, RS_EKEY,
-			"table %s: key '%.*s' cannot be hashed with %s",
-			walk->physical, (int)(key->len > 100 ? 100 : key->len),
-			key->text, hash_name(walk->run->plan->hash));
+			"table %s: key '%s' cannot be hashed with %s",
+			walk->physical,
+			text_key_shown(key->text, key->len, shown,
+		                       sizeof(shown)),
+			hash_name(walk->run->plan->hash));
+	}
 	*owner = map_owner(map, point);
 	return 0;
 }

@@ -12,7 +12,7 @@
 static int
 fence_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(run->plan->from, shards);
 	char since[32], now[32];
 	int rc;
@@ -37,7 +37,7 @@ static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 	int rc;
 

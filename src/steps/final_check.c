@@ -41,13 +41,17 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			return rc;
 		if (owner.shard == walk->shard && owner.table == walk->slot)
 			continue;
-		if (++count->misplaced <= 10)
-			fprintf(stderr, "  %s on %s: key %.*s belongs to %s\n",
+		if (++count->misplaced <= 10) {
+			char shown[TEXT_KEY_SHOWN_SIZE];
+
+			fprintf(stderr, "  %s on %s: key %s belongs to %s\n",
 			        walk->physical,
 			        walk->run->plan->shards[walk->shard].name,
-			        (int)row[walk->key_at].len,
-			        row[walk->key_at].text,
+			        text_key_shown(row[walk->key_at].text,
+			                       row[walk->key_at].len, shown,
+			                       sizeof(shown)),
 			        walk->run->plan->shards[owner.shard].name);
+		}
 		(*affected)++;
 	}
 	count->rows += rows->n_rows;

@@ -92,7 +92,7 @@ static int
 preflight_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 	int64_t rows = 0;
 	char value[32], text[32];
