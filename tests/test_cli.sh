@@ -100,10 +100,49 @@ check "no movers in summary" bash -c "! grep -q $'\t' '$tmp/out'"
 expect_exit 0 "--table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table orders
 expect_exit 2 "unknown --table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table nope
 
-# A key the hash cannot take: exit 1, the key and its line named.
+# A key the hash cannot take is bad input: exit 2, the key and its line
+# named, control bytes in it escaped.
 printf '1\n2\nabc\n' >"$tmp/ids.txt"
-expect_exit 1 "bad identity key" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
+expect_exit 2 "bad identity key" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
 check "names key and line" grep -q "ids.txt:3: key 'abc'" "$tmp/err"
+printf '1\n12\t7\n' >"$tmp/ids.txt"
+expect_exit 2 "identity key with a TAB" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
+check "TAB in the key escaped" grep -qF "ids.txt:2: key '12\t7' cannot be hashed with identity" "$tmp/err"
+printf '1\n2\033[2J\n' >"$tmp/ids.txt"
+expect_exit 2 "identity key with ESC" "$bin" dry-run "$data/ranges-ids.cfg" --keys "$tmp/ids.txt"
+check "ESC in the key escaped" grep -qF "ids.txt:2: key '2\x1b[2J' cannot" "$tmp/err"
+check "no ESC on stderr" bash -c "! grep -q $'\033' '$tmp/err'"
+expect_exit 2 "route: identity key with a newline" "$bin" route "$data/ranges-ids.cfg" -- 7 $'8\n9'
+check "newline in the key escaped" grep -qxF "reshard: key '8\n9' cannot be hashed with identity, which takes only non-negative integers below 2^64" "$tmp/err"
+check "keys before it routed" grep -q $'^7\t' "$tmp/out"
+
+# Keys with bytes that would break a mover line are escaped as in
+# PostgreSQL's COPY text format (\t \n \r \\ \b \f \v, \xHH for other
+# control bytes and DEL), by route and by dry-run alike; other keys are
+# written as they are.  Each kind of key, once escaped, must read as
+# documented, and the dry-run's movers must be route's.
+check "route --help documents the escaping" grep -qF 'as \xHH' <("$bin" route --help)
+check "dry-run --help documents the escaping" grep -qF 'as \xHH' <("$bin" dry-run --help)
+: >"$tmp/odd-keys.txt"
+: >"$tmp/odd-want.txt"
+for i in $(seq 1 150); do
+	# key (printf format) and its escaped form (printf format)
+	printf "tab\t$i\nback\\\\slash$i\nctl\001$i\ndel\177$i\ncr\rin$i\nesc\033[1m$i\nbs\bff\fvt\v$i\nplain-$i\n" >>"$tmp/odd-keys.txt"
+	printf '%s\n' "tab\\t$i" "back\\\\slash$i" "ctl\\x01$i" "del\\x7f$i" "cr\\rin$i" "esc\\x1b[1m$i" "bs\\bff\\fvt\\v$i" "plain-$i" >>"$tmp/odd-want.txt"
+done
+mapfile -t odd_keys <"$tmp/odd-keys.txt"
+expect_exit 0 "route odd keys" "$bin" route "$data/ring-4to5.cfg" -- "${odd_keys[@]}" $'new\nline'
+printf 'new\\nline\n' >>"$tmp/odd-want.txt"
+cut -f1 "$tmp/out" >"$tmp/odd-got.txt"
+check "route escapes keys as documented" cmp -s "$tmp/odd-got.txt" "$tmp/odd-want.txt"
+check "route: one line a key" test "$(wc -l <"$tmp/out")" -eq 1201
+awk -F'\t' '$4 == "moves" { print $1 "\t" $2 "\t" $3 }' "$tmp/out" | grep -v '^new' >"$tmp/odd-route.tsv"
+expect_exit 0 "dry-run odd keys" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$tmp/odd-keys.txt"
+check "dry-run movers of odd keys are route's" cmp -s "$tmp/out" "$tmp/odd-route.tsv"
+for kind in 'tab\\t' 'back\\\\slash' 'ctl\\x01' 'del\\x7f' 'cr\\rin' 'esc\\x1b' 'bs\\b' 'plain-'; do
+	check "some $kind keys move" grep -q "^$kind" "$tmp/out"
+done
+check "three fields a mover line" awk -F'\t' 'NF != 3 { exit 1 }' "$tmp/out"
 
 # Mover lines for keys and owner names of every length around the
 # dry-run's fixed-size copies (32 bytes: keys of 31, 32, 33 bytes; labels
@@ -170,7 +209,55 @@ check "route key 2" grep -qx $'2\tdb1.orders_2\tdb3.orders_2\tmoves\t0xd4735e3a2
 check "route key 1" grep -qx $'1\tdb0.orders_1\tdb0.orders_1\tstays\t0x6b86b273ff34fce1' "$tmp/out"
 expect_exit 0 "route negative key" "$bin" route "$data/ranges-ids.cfg" -- 7000 2000
 check "route by value" grep -qx $'7000\tb\tb\tstays\t0x0000000000001b58' "$tmp/out"
-expect_exit 1 "route bad key" "$bin" route "$data/ranges-ids.cfg" -- -5
+expect_exit 2 "route bad key" "$bin" route "$data/ranges-ids.cfg" -- -5
+
+# A slot table name past PostgreSQL's 63 bytes is refused when the plan is
+# loaded, naming the line and the limit: before, dry-run said "out of
+# memory" and route printed a line without the table.
+sed 's/tables_per_db = 12; nodes = \["db0", "db1", "db2"/tables_per_db = 12; table_format = "%s_partition_kept_for_the_tax_auditor_all_%d"; nodes = ["db0", "db1", "db2"/' \
+	"$tmp/long-slots.cfg" >"$tmp/long-format.cfg"
+check "long-format plan made" grep -q tax_auditor "$tmp/long-format.cfg"
+expect_exit 2 "route with a long table_format" "$bin" route "$tmp/long-format.cfg" 1
+check "route names line and limit" grep -q "long-format.cfg:10: slots map 'to' names a table 'order_lines_archive_26_partition_kept_for_the_tax_auditor_all_11' (64 bytes) .* at most 63 bytes" "$tmp/err"
+check "route prints nothing" test ! -s "$tmp/out"
+expect_exit 2 "dry-run with a long table_format" "$bin" dry-run "$tmp/long-format.cfg" --keys "$tmp/long-keys.txt"
+check "dry-run names line and limit" grep -q "long-format.cfg:10: .*(64 bytes).*at most 63 bytes" "$tmp/err"
+check "dry-run prints nothing" test ! -s "$tmp/out"
+
+# The live dry-run reads keys from the shards, where a key may hold any
+# byte, a newline too: its mover lines are escaped like route's.
+if command -v sqlite3 >/dev/null; then
+	cat >"$tmp/live.cfg" <<PLAN
+version = 1;
+name = "live";
+tables = ( { name = "t"; key = "k"; } );
+shards = ( { name = "a"; url = "sqlite://$tmp/live-a.db"; },
+           { name = "b"; url = "sqlite://$tmp/live-b.db"; } );
+from = { map = "modulo"; nodes = ["a"]; };
+to   = { map = "modulo"; nodes = ["a", "b"]; };
+strategy = "split";
+PLAN
+	sqlite3 "$tmp/live-a.db" "CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+		INSERT INTO t SELECT 'nl' || char(10) || i, i FROM n
+		UNION ALL SELECT 'tab' || char(9) || i, i FROM n
+		UNION ALL SELECT 'bs\' || i, i FROM n
+		UNION ALL SELECT 'cr' || char(13) || i, i FROM n
+		UNION ALL SELECT 'plain' || i, i FROM n;"
+	keys=()
+	for i in $(seq 1 200); do
+		keys+=($'nl\n'"$i" $'tab\t'"$i" "bs\\$i" $'cr\r'"$i" "plain$i")
+	done
+	"$bin" route "$tmp/live.cfg" -- "${keys[@]}" 2>"$tmp/err" |
+		awk -F'\t' '$4 == "moves" { print $1 "\t" $2 "\t" $3 }' | sort >"$tmp/live-want.tsv"
+	expect_exit 0 "live dry-run of odd keys" "$bin" dry-run "$tmp/live.cfg"
+	sort "$tmp/out" >"$tmp/live-got.tsv"
+	check "live movers are route's" cmp -s "$tmp/live-got.tsv" "$tmp/live-want.tsv"
+	check "live: newline keys escaped" grep -qx $'nl\\\\n7\ta\tb' "$tmp/live-got.tsv"
+	check "live: one line a mover" test "$(wc -l <"$tmp/live-got.tsv")" -gt 300
+else
+	echo "skipped: the live dry-run of odd keys (no sqlite3)" >&2
+fi
 
 # The demo: a whole doubling on SQLite shards, then status.
 expect_exit 0 "demo" "$bin" demo "$tmp/demo" --rows 3000

@@ -495,6 +495,338 @@ test_missing_file(void **state)
 	assert_int_equal(diags.n, 0);
 }
 
+/* A growing plan text for the limit tests. */
+struct plan_text {
+	char *s;
+	size_t len, cap;
+};
+
+static void add(struct plan_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+add(struct plan_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if ((size_t)n < t->cap - t->len)
+			break;
+		t->cap = 2 * t->cap + (size_t)n + 1024;
+		t->s = realloc(t->s, t->cap);
+		assert_non_null(t->s);
+	}
+	t->len += (size_t)n;
+}
+
+/* ["s0", …, "s(N-1)"] */
+static void
+add_nodes(struct plan_text *t, int n)
+{
+	add(t, "[");
+	for (int i = 0; i < n; i++)
+		add(t, "%s\"s%d\"", i ? ", " : "", i);
+	add(t, "]");
+}
+
+/* A split plan with SHARDS shards s0…, one a line, and TABLES tables t0…
+ * (or the one table TABLE_LINE gives): line 1 version, 2 name, 3 tables,
+ * 4 `shards = (`, then one a shard, `);`, and on lines SHARDS + 6 and
+ * SHARDS + 7 the maps FROM_SETTINGS over nodes s0…s(N_FROM-1) and
+ * TO_SETTINGS over s0…s(N_TO-1).  Free the text. */
+static char *
+limits_plan(int shards, int tables, const char *table_line,
+            const char *from_settings, int n_from, const char *to_settings,
+            int n_to)
+{
+	struct plan_text t = {0};
+
+	add(&t, "version = 1;\nname = \"limits\";\n");
+	if (table_line != NULL) {
+		add(&t, "%s\n", table_line);
+	} else {
+		add(&t, "tables = (");
+		for (int i = 0; i < tables; i++)
+			add(&t, "%s{ name = \"t%d\"; key = \"k\"; }",
+			    i ? ", " : " ", i);
+		add(&t, " );\n");
+	}
+	add(&t, "shards = (\n");
+	for (int i = 0; i < shards; i++)
+		add(&t,
+		    "  { name = \"s%d\"; url = \"sqlite:///tmp/s%d.db\"; }%s\n",
+		    i, i, i + 1 < shards ? "," : "");
+	add(&t, ");\nfrom = { %s nodes = ", from_settings);
+	add_nodes(&t, n_from);
+	add(&t, "; };\nto = { %s nodes = ", to_settings);
+	add_nodes(&t, n_to);
+	add(&t, "; };\nstrategy = \"split\";\n");
+	return t.s;
+}
+
+/* TEXT must load; returns the plan (free it). */
+static struct rs_plan *
+expect_loads(const char *text)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+
+	if (rc != 0) {
+		plan_diags_print(&diags, "plan", stderr);
+		fail_msg("the plan was refused (%d mistakes)", diags.n);
+	}
+	assert_non_null(plan);
+	return plan;
+}
+
+static void
+test_limit_shards(void **state)
+{
+	struct rs_plan *plan;
+	char *text;
+
+	(void)state;
+	text = limits_plan(RS_PLAN_MAX_SHARDS, 1, NULL, "map = \"modulo\";",
+	                   RS_PLAN_MAX_SHARDS - 1, "map = \"modulo\";",
+	                   RS_PLAN_MAX_SHARDS);
+	plan = expect_loads(text);
+	assert_int_equal(plan->n_shards, 1024);
+	plan_free(plan);
+	free(text);
+
+	text = limits_plan(RS_PLAN_MAX_SHARDS + 1, 1, NULL, "map = \"modulo\";",
+	                   RS_PLAN_MAX_SHARDS, "map = \"modulo\";",
+	                   RS_PLAN_MAX_SHARDS + 1);
+	expect_one(text, 4,
+	           "the plan lists 1025 shards; a plan may have at most 1024");
+	free(text);
+}
+
+static void
+test_limit_ring_points(void **state)
+{
+	struct rs_plan *plan;
+	char *text;
+
+	(void)state;
+	/* 4 × 65536 = 262,144 points. */
+	text = limits_plan(5, 1, NULL, "map = \"modulo\";", 5,
+	                   "map = \"ring\"; vnodes = 65536;", 4);
+	plan = expect_loads(text);
+	assert_int_equal(map_n_pieces(plan->to), 262144 + 1);
+	plan_free(plan);
+	free(text);
+
+	/* 5 × 52429 = 262,145. */
+	text = limits_plan(5, 1, NULL, "map = \"modulo\";", 5,
+	                   "map = \"ring\"; vnodes = 52429;", 5);
+	expect_one(text, 12,
+	           "ring map 'to' has 5 nodes x 52429 vnodes = 262,145 "
+	           "points; a ring may have at most 262,144: use vnodes = "
+	           "52428 or fewer");
+	free(text);
+}
+
+/* A plan whose `to` is a ranges map of N ranges (ends 0, 1, …, "max"),
+ * all owned by "a"; its ranges list starts on line 7. */
+static char *
+ranges_plan(int n)
+{
+	struct plan_text t = {0};
+
+	add(&t,
+	    "version = 1;\nname = \"limits\";\n"
+	    "tables = ( { name = \"t\"; key = \"k\"; } );\n"
+	    "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; } );\n"
+	    "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	    "to = { map = \"ranges\";\n  ranges = (\n");
+	for (int i = 0; i + 1 < n; i++)
+		add(&t, "{ end = %d; node = \"a\"; },\n", i);
+	add(&t, "{ end = \"max\"; node = \"a\"; } ); };\n"
+	        "strategy = \"split\";\n");
+	return t.s;
+}
+
+static void
+test_limit_ranges(void **state)
+{
+	struct rs_plan *plan;
+	char *text;
+
+	(void)state;
+	text = ranges_plan(RS_PLAN_MAX_RANGES);
+	plan = expect_loads(text);
+	assert_int_equal(map_n_pieces(plan->to), 65536);
+	plan_free(plan);
+	free(text);
+
+	text = ranges_plan(RS_PLAN_MAX_RANGES + 1);
+	expect_one(text, 7,
+	           "the map lists 65,537 ranges; a ranges map may have at "
+	           "most 65,536");
+	free(text);
+}
+
+static void
+test_limit_slot_tables(void **state)
+{
+	struct rs_plan *plan;
+	char *text;
+
+	(void)state;
+	text = limits_plan(
+		2, 1, NULL, "map = \"modulo\";", 2,
+		"map = \"slots\"; databases = 2; tables_per_db = 32768;", 2);
+	plan = expect_loads(text);
+	assert_int_equal(map_period(plan->to), 65536);
+	plan_free(plan);
+	free(text);
+
+	text = limits_plan(
+		2, 1, NULL, "map = \"modulo\";", 2,
+		"map = \"slots\"; databases = 2; tables_per_db = 32769;", 2);
+	expect_one(text, 9,
+	           "slots map 'to' has 2 databases x 32769 tables_per_db = "
+	           "65,538 slot tables; a slots map may have at most 65,536: "
+	           "use tables_per_db = 32768 or fewer");
+	free(text);
+
+	/* 1 × 65537, the one product just past: tables_per_db's range. */
+	text = limits_plan(
+		1, 1, NULL, "map = \"modulo\";", 1,
+		"map = \"slots\"; databases = 1; tables_per_db = 65537;", 1);
+	expect_one(text, 8,
+	           "'tables_per_db' is 65537; it must be between 1 and 65536");
+	free(text);
+}
+
+static void
+test_limit_physical_tables(void **state)
+{
+	struct rs_plan *plan;
+	char *text;
+
+	(void)state;
+	/* 16 tables × 65536 slot tables = 1,048,576. */
+	text = limits_plan(
+		1, 16, NULL, "map = \"modulo\";", 1,
+		"map = \"slots\"; databases = 1; tables_per_db = 65536;", 1);
+	plan = expect_loads(text);
+	assert_int_equal(plan->n_tables, 16);
+	plan_free(plan);
+	free(text);
+
+	/* 17 × 61681 = 1,048,577. */
+	text = limits_plan(
+		1, 17, NULL, "map = \"modulo\";", 1,
+		"map = \"slots\"; databases = 1; tables_per_db = 61681;", 1);
+	expect_one(text, 8,
+	           "map 'to' makes 17 tables x 61,681 slot tables = 1,048,577 "
+	           "physical tables; a map may make at most 1,048,576");
+	free(text);
+}
+
+/* The table line `tables = ( { name = "NAME"; key = "KEY"; } );` with
+ * NAME and KEY of the given lengths (letters). */
+static char *
+table_line(size_t name_len, size_t key_len)
+{
+	char name[128], key[128];
+	struct plan_text t = {0};
+
+	memset(name, 'n', name_len);
+	name[name_len] = '\0';
+	memset(key, 'k', key_len);
+	key[key_len] = '\0';
+	add(&t, "tables = ( { name = \"%s\"; key = \"%s\"; } );", name, key);
+	return t.s;
+}
+
+static void
+test_limit_names(void **state)
+{
+	struct rs_plan *plan;
+	char *line, *text;
+
+	(void)state;
+	/* Table name and key column of 63 bytes. */
+	line = table_line(63, 63);
+	text = limits_plan(2, 1, line, "map = \"modulo\";", 1,
+	                   "map = \"modulo\";", 2);
+	plan = expect_loads(text);
+	assert_int_equal(strlen(plan->tables[0].name), 63);
+	plan_free(plan);
+	free(text);
+	free(line);
+
+	line = table_line(64, 3);
+	text = limits_plan(2, 1, line, "map = \"modulo\";", 1,
+	                   "map = \"modulo\";", 2);
+	expect_one(
+		text, 3,
+		"table name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+		"nnnnnnnnnnnnnnn' is 64 bytes; at most 63 are allowed");
+	free(text);
+	free(line);
+
+	line = table_line(3, 64);
+	text = limits_plan(2, 1, line, "map = \"modulo\";", 1,
+	                   "map = \"modulo\";", 2);
+	expect_one(text, 3, "shard key column 'kkkkkkkkkk");
+	expect_one(text, 3, "is 64 bytes; at most 63 are allowed");
+	free(text);
+	free(line);
+}
+
+static void
+test_limit_physical_names(void **state)
+{
+	struct rs_plan *plan;
+	char *line, *text;
+
+	(void)state;
+	/* A 61-byte table name, "%s_%d" and index 9: 63 bytes. */
+	line = table_line(61, 1);
+	text = limits_plan(
+		2, 1, line, "map = \"modulo\";", 2,
+		"map = \"slots\"; databases = 2; tables_per_db = 10;", 2);
+	plan = expect_loads(text);
+	plan_free(plan);
+	free(text);
+
+	/* Index 10 makes it 64. */
+	text = limits_plan(
+		2, 1, line, "map = \"modulo\";", 2,
+		"map = \"slots\"; databases = 2; tables_per_db = 11;", 2);
+	expect_one(text, 9,
+	           "names a table 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+	           "nnnnnnnnnnnnnnnnnnn_10' (64 bytes) with table_format "
+	           "\"%s_%d\"; a physical table name may have at most 63 "
+	           "bytes");
+	free(text);
+	free(line);
+
+	/* A long table_format, on its own line. */
+	text = limits_plan(
+		2, 1, NULL, "map = \"modulo\";", 2,
+		"map = \"slots\"; databases = 2; tables_per_db = 4;\n"
+		"  table_format = "
+		"\"%s_archived_rows_kept_for_the_auditors_and_the_lawyers_of_"
+		"the_year_%d\";",
+		2);
+	expect_one(text, 10,
+	           "slots map 'to' names a table "
+	           "'t0_archived_rows_kept_for_the_auditors_and_the_lawyers_of_"
+	           "the_year_3'");
+	free(text);
+}
+
 int
 main(void)
 {
@@ -525,6 +857,13 @@ main(void)
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_limit_shards),
+		cmocka_unit_test(test_limit_ring_points),
+		cmocka_unit_test(test_limit_ranges),
+		cmocka_unit_test(test_limit_slot_tables),
+		cmocka_unit_test(test_limit_physical_tables),
+		cmocka_unit_test(test_limit_names),
+		cmocka_unit_test(test_limit_physical_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

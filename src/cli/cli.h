@@ -21,6 +21,16 @@ struct rs_command {
 	int (*run)(int argc, char **argv, struct rs_err *err);
 };
 
+/* How `route` and `dry-run` write keys (common/text.h), for their help. */
+#define CLI_ESCAPING_HELP                                                      \
+	"Keys and owner names are written as in PostgreSQL's COPY text "       \
+	"format, so that\n"                                                    \
+	"no key can break a line: a backslash as \\\\, TAB as \\t, newline "   \
+	"as \\n, carriage\n"                                                   \
+	"return as \\r, backspace \\b, form feed \\f, vertical tab \\v, any "  \
+	"other byte\n"                                                         \
+	"below 0x20 and 0x7f as \\xHH; all other bytes as they are.\n"
+
 extern const struct rs_command cli_dryrun_command;
 extern const struct rs_command cli_route_command;
 extern const struct rs_command cli_run_command;

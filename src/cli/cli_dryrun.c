@@ -111,7 +111,9 @@ const struct rs_command cli_dryrun_command = {
 		"output\n"
 		"  --format FORMAT  tsv (movers as key<TAB>from<TAB>to, text "
 		"summary) or\n"
-		"                   json (the summary as one JSON object)\n"
-		"  --top N          also list the N keys with the most rows\n",
+		"                   json (the summary as one JSON object, "
+		"keys escaped as JSON)\n"
+		"  --top N          also list the N keys with the most rows\n"
+		"\n" CLI_ESCAPING_HELP,
 	.run = cli_dryrun,
 };

@@ -8,19 +8,41 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/text.h"
+
+/* Print TEXT (LEN bytes) escaped like the dry-run's mover lines
+ * (common/text.h). */
+static void
+print_escaped(const char *text, size_t len)
+{
+	char buf[TEXT_ESCAPE_GROWTH * 256];
+
+	if (!text_key_needs_escape(text, len)) {
+		fwrite(text, 1, len, stdout);
+		return;
+	}
+	for (size_t at = 0; at < len; at += 256) {
+		size_t n = len - at < 256 ? len - at : 256;
+
+		fwrite(buf, 1, text_escape_key(text + at, n, buf), stdout);
+	}
+}
 
 static void
 print_owner(const struct rs_plan *plan, const struct rs_map *map,
             const char *table, struct rs_owner owner)
 {
-	char physical[256];
+	const char *shard = plan->shards[owner.shard].name;
+	char physical[RS_PLAN_MAX_NAME + 1];
 
+	print_escaped(shard, strlen(shard));
+	/* The plan's limits make every physical name fit. */
 	if (map_has_tables(map) &&
 	    map_table_name(map, table, owner.table, physical,
-	                   sizeof(physical)) >= 0)
-		printf("%s.%s", plan->shards[owner.shard].name, physical);
-	else
-		printf("%s", plan->shards[owner.shard].name);
+	                   sizeof(physical)) >= 0) {
+		putchar('.');
+		print_escaped(physical, strlen(physical));
+	}
 }
 
 static int
@@ -71,8 +93,12 @@ cli_route(int argc, char **argv, struct rs_err *err)
 
 		rc = hash_point(plan->hash, key, strlen(key), &point);
 		if (rc != 0) {
+			char shown[TEXT_KEY_SHOWN_SIZE];
+
 			rs_err_set(err, rc,
-			           "key '%s' cannot be hashed with %s%s", key,
+			           "key '%s' cannot be hashed with %s%s",
+			           text_key_shown(key, strlen(key), shown,
+			                          sizeof(shown)),
 			           hash_name(plan->hash),
 			           plan->hash == RS_HASH_IDENTITY
 			                   ? ", which takes only non-negative "
@@ -82,7 +108,8 @@ cli_route(int argc, char **argv, struct rs_err *err)
 		}
 		from = map_owner(plan->from, point);
 		to = map_owner(plan->to, point);
-		printf("%s\t", key);
+		print_escaped(key, strlen(key));
+		putchar('\t');
 		print_owner(plan, plan->from, plan->tables[table].name, from);
 		putchar('\t');
 		print_owner(plan, plan->to, plan->tables[table].name, to);
@@ -106,6 +133,7 @@ const struct rs_command cli_route_command = {
 		"(default: the plan's first)\n"
 		"  --               everything after it is a key, even if it "
 		"starts with -\n"
-		"                   (reshard route PLAN -- -42)\n",
+		"                   (reshard route PLAN -- -42)\n"
+		"\n" CLI_ESCAPING_HELP,
 	.run = cli_route,
 };

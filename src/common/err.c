@@ -33,6 +33,8 @@ rs_err_exit_code(int code)
 	case RS_EUSAGE:
 	case RS_EPLAN:
 	case RS_EDATA:
+	case RS_EKEY: /* bad input: fixing the key or the plan's hash helps,
+	                 running again does not */
 		return 2;
 	case RS_EVERIFY:
 		return 3;

@@ -46,10 +46,11 @@ int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* The process exit code for an error code: 2 for usage, plan and data
- * errors (fix the input, nothing was changed by the refusal), 3 for rows
- * that could not be proven on their owner (verification differences, rows
- * purge kept), 4 for a deliberate stop (a signal, a "no" at a prompt;
- * `reshard run` resumes), 1 for everything else. */
+ * errors, a key the plan's hash cannot take among them (fix the input,
+ * nothing was changed by the refusal), 3 for rows that could not be
+ * proven on their owner (verification differences, rows purge kept), 4 for a
+ * deliberate stop (a signal, a "no" at a prompt; `reshard run` resumes), 1 for
+ * everything else. */
 int rs_err_exit_code(int code);
 
 /* Whether a failure with SQLSTATE (may be NULL or "") or MariaDB errno /

@@ -1,5 +1,6 @@
 /*
- * Text helpers for messages: misspelling suggestions and number formatting.
+ * Text helpers for messages: misspelling suggestions, number formatting,
+ * and escaping keys (the format is described in text.h).
  */
 #include "common/text.h"
 
@@ -87,4 +88,80 @@ text_hex_digit(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/* The escape of byte C into OUT (1 to 4 bytes); returns how many. */
+static size_t
+text_escape_one(unsigned char c, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	char letter = 0;
+
+	if (!text_escape_byte(c)) {
+		out[0] = (char)c;
+		return 1;
+	}
+	switch (c) {
+	case '\\':
+		letter = '\\';
+		break;
+	case '\t':
+		letter = 't';
+		break;
+	case '\n':
+		letter = 'n';
+		break;
+	case '\r':
+		letter = 'r';
+		break;
+	case '\b':
+		letter = 'b';
+		break;
+	case '\f':
+		letter = 'f';
+		break;
+	case '\v':
+		letter = 'v';
+		break;
+	default:
+		out[0] = '\\';
+		out[1] = 'x';
+		out[2] = hex[c >> 4];
+		out[3] = hex[c & 15];
+		return 4;
+	}
+	out[0] = '\\';
+	out[1] = letter;
+	return 2;
+}
+
+size_t
+text_escape_key(const char *key, size_t len, char *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += text_escape_one((unsigned char)key[i], out + n);
+	return n;
+}
+
+char *
+text_key_shown(const char *key, size_t len, char *buf, size_t size)
+{
+	size_t total = 0, n = 0, room;
+	char one[TEXT_ESCAPE_GROWTH];
+
+	for (size_t i = 0; i < len; i++)
+		total += text_escape_one((unsigned char)key[i], one);
+	room = total < size ? total : size - 4; /* else "..." and the NUL */
+	for (size_t i = 0; i < len; i++) {
+		size_t k = text_escape_one((unsigned char)key[i], one);
+
+		if (n + k > room)
+			break;
+		memcpy(buf + n, one, k);
+		n += k;
+	}
+	memcpy(buf + n, total < size ? "" : "...", total < size ? 1 : 4);
+	return buf;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "shardmap/pairmap.h"
 
 #define BATCH 128
@@ -22,17 +23,21 @@
  * (a key, or a label with its tab and newline). */
 #define PIECE 32
 
-/* Printable owner names of one map for one logical table:
- * names[shard * tables + table].  PIECES holds each name again as the piece
- * of a mover line it becomes ("\tdb0" under from, "\tdb2\n" under to),
- * padded to PIECE bytes so that it is copied with one fixed-size memcpy;
- * piece_lens says how much of it counts, 0 for a name too long for that
- * (copied the slow way). */
+/* Printable owner names of one map for one logical table, escaped like
+ * keys (common/text.h): names[rows[shard] * tables + table], a row for
+ * each shard the map names (a plan's other shards take no room: a slots
+ * map of one database with many tables beside a map of many shards would
+ * otherwise need shards × tables names).  PIECES holds each name again as
+ * the piece of a mover line it becomes ("\tdb0" under from, "\tdb2\n"
+ * under to), padded to PIECE bytes so that it is copied with one
+ * fixed-size memcpy; piece_lens says how much of it counts, 0 for a name
+ * too long for that (copied the slow way). */
 struct labels {
 	char **names;
 	size_t *lens;
 	char (*pieces)[PIECE];
 	size_t *piece_lens;
+	int *rows; /* [n_shards]: the shard's row, -1 if the map has none */
 	int tables;
 	int count;
 };
@@ -73,6 +78,7 @@ labels_clear(struct labels *l)
 	free(l->lens);
 	free(l->pieces);
 	free(l->piece_lens);
+	free(l->rows);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -82,41 +88,56 @@ static int
 labels_init(struct labels *l, const struct rs_plan *plan,
             const struct rs_map *map, const char *table, int last)
 {
-	char physical[256], label[512];
+	char physical[RS_PLAN_MAX_NAME + 1];
+	char label[2 * RS_PLAN_MAX_NAME + 2];
+	char escaped[TEXT_ESCAPE_GROWTH * sizeof(label)];
+	int shards[RS_PLAN_MAX_SHARDS];
+	int n_shards = stats_map_shards(map, shards, RS_PLAN_MAX_SHARDS);
 
+	if (n_shards > RS_PLAN_MAX_SHARDS)
+		return RS_EINTERNAL; /* plan_load refuses such plans */
 	l->tables = map_has_tables(map) ? map_def(map)->tables_per_db : 1;
-	l->count = plan->n_shards * l->tables;
+	l->count = n_shards * l->tables;
 	l->names = calloc((size_t)l->count, sizeof(char *));
 	l->lens = calloc((size_t)l->count, sizeof(size_t));
 	l->pieces = calloc((size_t)l->count, sizeof(*l->pieces));
 	l->piece_lens = calloc((size_t)l->count, sizeof(size_t));
+	l->rows = malloc(sizeof(int) * (size_t)plan->n_shards);
 	if (l->names == NULL || l->lens == NULL || l->pieces == NULL ||
-	    l->piece_lens == NULL)
+	    l->piece_lens == NULL || l->rows == NULL)
 		return RS_ENOMEM;
-	for (int s = 0; s < plan->n_shards; s++) {
+	for (int s = 0; s < plan->n_shards; s++)
+		l->rows[s] = -1;
+	for (int r = 0; r < n_shards; r++) {
+		const char *shard = plan->shards[shards[r]].name;
+
+		l->rows[shards[r]] = r;
 		for (int t = 0; t < l->tables; t++) {
-			int i = s * l->tables + t;
-			int n;
+			int i = r * l->tables + t;
+			size_t n;
 
 			if (map_has_tables(map)) {
+				/* The plan's limits make every name fit. */
 				if (map_table_name(map, table, t, physical,
 				                   sizeof(physical)) < 0)
-					return RS_ENOMEM;
-				n = snprintf(label, sizeof(label), "%s.%s",
-				             plan->shards[s].name, physical);
+					return RS_EINTERNAL;
+				snprintf(label, sizeof(label), "%s.%s", shard,
+				         physical);
 			} else {
-				n = snprintf(label, sizeof(label), "%s",
-				             plan->shards[s].name);
+				snprintf(label, sizeof(label), "%s", shard);
 			}
-			l->names[i] = strdup(label);
+			n = text_escape_key(label, strlen(label), escaped);
+			l->names[i] = malloc(n + 1);
 			if (l->names[i] == NULL)
 				return RS_ENOMEM;
-			l->lens[i] = (size_t)n;
-			if ((size_t)n + 2 <= PIECE) {
+			memcpy(l->names[i], escaped, n);
+			l->names[i][n] = '\0';
+			l->lens[i] = n;
+			if (n + 2 <= PIECE) {
 				l->pieces[i][0] = '\t';
-				memcpy(l->pieces[i] + 1, label, (size_t)n);
+				memcpy(l->pieces[i] + 1, escaped, n);
 				l->pieces[i][n + 1] = '\n';
-				l->piece_lens[i] = (size_t)n + 1 + (size_t)last;
+				l->piece_lens[i] = n + 1 + (size_t)last;
 			}
 		}
 	}
@@ -126,7 +147,7 @@ labels_init(struct labels *l, const struct rs_plan *plan,
 static inline int
 label_index(const struct labels *l, struct rs_owner o)
 {
-	return o.shard * l->tables + o.table;
+	return l->rows[o.shard] * l->tables + o.table;
 }
 
 void
@@ -192,12 +213,30 @@ dryrun_begin(const struct rs_plan *plan,
 	dr->pairs = pairmap_new(plan->from, plan->to, &pairs_err);
 	if (dr->pairs == NULL && pairs_err.code != 0)
 		goto nomem;
-	for (int i = 0; i < plan->n_tables; i++)
-		if (labels_init(&dr->from_labels[i], plan, plan->from,
-		                plan->tables[i].name, 0) != 0 ||
-		    labels_init(&dr->to_labels[i], plan, plan->to,
-		                plan->tables[i].name, 1) != 0)
+	/* Labels only for mover lines, and only for the tables whose keys
+	 * are read: a key file's one, or the live shards' (all, or
+	 * --table). */
+	for (int i = 0; i < plan->n_tables && dr->movers_out != NULL; i++) {
+		int rc;
+
+		if (options->keys_path != NULL ? i != dr->result.table
+		                               : only >= 0 && i != only)
+			continue;
+		rc = labels_init(&dr->from_labels[i], plan, plan->from,
+		                 plan->tables[i].name, 0);
+		if (rc == 0)
+			rc = labels_init(&dr->to_labels[i], plan, plan->to,
+			                 plan->tables[i].name, 1);
+		if (rc == RS_EINTERNAL) {
+			dryrun_free(dr);
+			return rs_err_set(err, rc,
+			                  "table %s: an owner name does not "
+			                  "fit the plan's limits (a bug)",
+			                  plan->tables[i].name);
+		}
+		if (rc != 0)
 			goto nomem;
+	}
 	*out = dr;
 	return 0;
 nomem:
@@ -209,13 +248,16 @@ int
 dryrun_key_error(const struct rs_plan *plan, const char *where, const char *key,
                  size_t len, struct rs_err *err)
 {
-	return rs_err_set(
-		err, RS_EKEY, "%s: key '%.*s' cannot be hashed with %s%s",
-		where, (int)(len > 200 ? 200 : len), key, hash_name(plan->hash),
-		plan->hash == RS_HASH_IDENTITY
-			? ", which takes only non-negative integers "
-			  "below 2^64"
-			: ": it is not valid UTF-8");
+	char shown[TEXT_KEY_SHOWN_SIZE];
+
+	return rs_err_set(err, RS_EKEY,
+	                  "%s: key '%s' cannot be hashed with %s%s", where,
+	                  text_key_shown(key, len, shown, sizeof(shown)),
+	                  hash_name(plan->hash),
+	                  plan->hash == RS_HASH_IDENTITY
+	                          ? ", which takes only non-negative integers "
+	                            "below 2^64"
+	                          : ": it is not valid UTF-8");
 }
 
 /* Copy the LEN bytes of KEY (LEN at most PIECE) to DST, reading no byte
@@ -241,7 +283,35 @@ copy_short(char *dst, const char *key, size_t len)
 	}
 }
 
-/* Append one mover line to the buffer.  Returns 0 or RS_EIO. */
+/* Write a mover line whose key is too long for the line buffer (a huge
+ * key, or one that escaping makes huge).  Returns 0 or RS_EIO / RS_ENOMEM. */
+static int
+dryrun_huge_mover(struct rs_dryrun *dr, const char *key, size_t len, int escape,
+                  const char *from, const char *to, struct rs_err *err)
+{
+	char *escaped = NULL;
+
+	if (escape) {
+		escaped = malloc(TEXT_ESCAPE_GROWTH * len);
+		if (escaped == NULL)
+			return rs_err_set(err, RS_ENOMEM,
+			                  "out of memory for a %zu-byte key",
+			                  len);
+		len = text_escape_key(key, len, escaped);
+		key = escaped;
+	}
+	if (fwrite(key, 1, len, dr->movers_out) != len ||
+	    fprintf(dr->movers_out, "\t%s\t%s\n", from, to) < 0) {
+		free(escaped);
+		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
+		                  strerror(errno));
+	}
+	free(escaped);
+	return 0;
+}
+
+/* Append one mover line to the buffer, the key escaped if it holds a byte
+ * that needs it (common/text.h).  Returns 0 or RS_EIO / RS_ENOMEM. */
 static int
 dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
              struct rs_owner from, struct rs_owner to, struct rs_err *err)
@@ -249,7 +319,9 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	const struct labels *fl = &dr->from_labels[table];
 	const struct labels *tl = &dr->to_labels[table];
 	int f = label_index(fl, from), t = label_index(tl, to);
-	size_t need = len + fl->lens[f] + tl->lens[t] + 3;
+	int escape = text_key_needs_escape(key, len);
+	size_t key_room = escape ? TEXT_ESCAPE_GROWTH * len : len;
+	size_t need = key_room + fl->lens[f] + tl->lens[t] + 3;
 	char *p;
 
 	/* PIECE bytes of room past the line: the fixed-size copies write
@@ -259,15 +331,15 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 
 		if (rc != 0)
 			return rc;
-		if (need + PIECE > LINE_BUF_SIZE) { /* a huge key: as is */
-			fprintf(dr->movers_out, "%.*s\t%s\t%s\n", (int)len, key,
-			        fl->names[f], tl->names[t]);
-			return 0;
-		}
+		if (need + PIECE > LINE_BUF_SIZE)
+			return dryrun_huge_mover(dr, key, len, escape,
+			                         fl->names[f], tl->names[t],
+			                         err);
 	}
 	p = dr->line_buf + dr->line_len;
-	dr->line_len += need;
-	if (len <= PIECE && fl->piece_lens[f] != 0 && tl->piece_lens[t] != 0) {
+	if (len <= PIECE && !escape && fl->piece_lens[f] != 0 &&
+	    tl->piece_lens[t] != 0) {
+		dr->line_len += need;
 		copy_short(p, key, len);
 		p += len;
 		memcpy(p, fl->pieces[f], PIECE);
@@ -275,7 +347,13 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 		memcpy(p, tl->pieces[t], PIECE);
 		return 0;
 	}
-	memcpy(p, key, len);
+	if (escape) {
+		len = text_escape_key(key, len, p);
+		need = len + fl->lens[f] + tl->lens[t] + 3;
+	} else {
+		memcpy(p, key, len);
+	}
+	dr->line_len += need;
 	p += len;
 	*p++ = '\t';
 	memcpy(p, fl->names[f], fl->lens[f]);

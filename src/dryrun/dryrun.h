@@ -4,7 +4,9 @@
  *
  * A dry-run is a sink for shard keys: dryrun_begin, then dryrun_add_keys for
  * each batch of keys read (one key per row), then dryrun_finish prints the
- * summary.  Movers are written as `key<TAB>from<TAB>to` as they are found.
+ * summary.  Movers are written as `key<TAB>from<TAB>to` as they are found,
+ * a key (or owner name) with a TAB, a newline, a backslash or another
+ * control byte escaped as common/text.h describes.
  * Keys come from a key file (keyfile.c: dryrun_run_keyfile) or from the
  * live source shards (live.c: dryrun_run_live).
  */

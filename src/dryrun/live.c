@@ -35,7 +35,7 @@ struct live_stream {
 	int shard;             /* plan shard index */
 	int table;             /* plan table index */
 	struct rs_owner where; /* shard and slot table index, for misplaced */
-	char physical[256];    /* the table's name on the shard */
+	char physical[RS_PLAN_MAX_NAME + 1]; /* the table's name on the shard */
 	struct rs_backend *backend;
 	struct rs_table_def *def;
 	int key_column; /* index into def->columns */
@@ -418,8 +418,8 @@ live_plan_streams(struct live *live, struct rs_err *err)
 	const struct rs_plan *plan = live->plan;
 	const struct rs_map *from = plan->from;
 	int tables = map_has_tables(from) ? map_def(from)->tables_per_db : 1;
-	int shards[1024];
-	int n_shards = stats_map_shards(from, shards, 1024);
+	int shards[RS_PLAN_MAX_SHARDS]; /* plan_load allows no more */
+	int n_shards = stats_map_shards(from, shards, RS_PLAN_MAX_SHARDS);
 	int only = live->options->table != NULL
 	                   ? plan_table_index(plan, live->options->table)
 	                   : -1;

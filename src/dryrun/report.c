@@ -16,17 +16,21 @@
 #define BAR_WIDTH    30
 
 struct shard_set {
-	int before[1024];
+	int before[RS_PLAN_MAX_SHARDS];
 	int n_before;
-	int after[1024];
+	int after[RS_PLAN_MAX_SHARDS];
 	int n_after;
 };
 
+/* A plan has at most RS_PLAN_MAX_SHARDS shards (plan_load refuses more),
+ * and so has each map. */
 static void
 shard_set_init(struct shard_set *set, const struct rs_plan *plan)
 {
-	set->n_before = stats_map_shards(plan->from, set->before, 1024);
-	set->n_after = stats_map_shards(plan->to, set->after, 1024);
+	set->n_before =
+		stats_map_shards(plan->from, set->before, RS_PLAN_MAX_SHARDS);
+	set->n_after =
+		stats_map_shards(plan->to, set->after, RS_PLAN_MAX_SHARDS);
 }
 
 static json_t *
@@ -238,12 +242,16 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 			return rs_err_set(err, RS_ENOMEM, "out of memory");
 		}
 		fprintf(out, "\ntop %d keys by rows:\n", r->n_top);
-		for (int i = 0; i < n; i++)
-			fprintf(out, "  %-24.*s %13s rows  %s -> %s\n",
-			        (int)best[i]->len, best[i]->key,
+		for (int i = 0; i < n; i++) {
+			char shown[TEXT_KEY_SHOWN_SIZE];
+
+			fprintf(out, "  %-24s %13s rows  %s -> %s\n",
+			        text_key_shown(best[i]->key, best[i]->len,
+			                       shown, sizeof(shown)),
 			        text_thousands(best[i]->rows, a, sizeof(a)),
 			        plan->shards[best[i]->from.shard].name,
 			        plan->shards[best[i]->to.shard].name);
+		}
 		free(best);
 	}
 	if (fflush(out) != 0 || ferror(out))

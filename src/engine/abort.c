@@ -40,7 +40,7 @@ abort_check_journal(struct rs_run *run, struct rs_err *err)
 		return rs_err_set(
 			err, RS_EUSAGE,
 			"run %s has passed publish, or begun it: the new "
-		        "routing "
+			"routing "
 			"may be live and the old one is gone, so abort cannot "
 			"undo it; `reshard run %s` finishes the run",
 			run->plan->name, run->plan->path);
@@ -57,7 +57,7 @@ abort_check_journal(struct rs_run *run, struct rs_err *err)
 					"shard %s says run %s of plan %s is %s "
 					"at epoch %lld: the new routing may be "
 					"live, so abort cannot undo it, "
-				        "whatever "
+					"whatever "
 					"journal %s says; `reshard run %s` "
 					"finishes the run",
 					run->plan->shards[s].name,

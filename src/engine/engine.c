@@ -208,8 +208,8 @@ engine_fence_note(struct rs_run *run, char *buf, size_t size)
 {
 	const struct rs_plan *plan = run->plan;
 	char since[32];
-	int shards[1024];
-	int n = stats_map_shards(plan->from, shards, 1024);
+	int shards[RS_PLAN_MAX_SHARDS];
+	int n = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
 	size_t at;
 
 	buf[0] = '\0';

@@ -40,7 +40,8 @@ static int
 status_fenced(const struct rs_plan *plan, char *which, size_t size)
 {
 	struct rs_run run = {0};
-	int shards[2048], n, n_from, fenced = 0, unknown = 0;
+	int shards[2 * RS_PLAN_MAX_SHARDS]; /* from's shards, then replicas */
+	int n, n_from, fenced = 0, unknown = 0;
 	size_t at = 0;
 
 	which[0] = '\0';
@@ -49,7 +50,7 @@ status_fenced(const struct rs_plan *plan, char *which, size_t size)
 	if (run.shards == NULL)
 		return -1;
 	uv_loop_init(&run.loop);
-	n = n_from = stats_map_shards(plan->from, shards, 1024);
+	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
 	for (int i = 0, k = n; i < k; i++)
 		if (plan->strategy == RS_STRATEGY_DOUBLING &&
 		    plan->shards[shards[i]].replica >= 0)
@@ -58,7 +59,7 @@ status_fenced(const struct rs_plan *plan, char *which, size_t size)
 		struct rs_err err = {0};
 		struct rs_backend *b = engine_shard(&run, shards[i], &err);
 		int any = 0;
-		char physical[256];
+		char physical[RS_PLAN_MAX_NAME + 1];
 
 		if (b == NULL) {
 			/* A replica reshard has not made yet is not fenced. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/canonical.h"
+#include "common/text.h"
 
 /* An owned copy of a primary key. */
 struct key_copy {
@@ -90,42 +91,23 @@ key_from_json(struct key_copy *k, const char *text, int n_pk,
 	return rc;
 }
 
-/* Append V to BUF at *AT as 'text' (or NULL), control bytes, quotes and
- * backslashes escaped, cut with "…" past 60 bytes. */
+/* Append V to BUF at *AT as 'text' (or NULL), escaped as keys are in
+ * every message (common/text.h), cut with "..." when long. */
 static void
 walk_show_value(const struct rs_value *v, char *buf, size_t size, size_t *at)
 {
-	static const char hex[] = "0123456789abcdef";
+	char shown[80]; /* a long key is cut: the message stays one line */
 
-	if (v->text == NULL) {
-		*at += (size_t)snprintf(buf + *at, size - *at, "NULL");
+	if (*at >= size)
 		return;
-	}
-	if (*at + 1 < size)
-		buf[(*at)++] = '\'';
-	for (size_t i = 0; i < v->len && *at + 8 < size; i++) {
-		unsigned char c = (unsigned char)v->text[i];
-
-		if (i == 60) {
-			*at += (size_t)snprintf(buf + *at, size - *at, "…");
-			break;
-		}
-		if (c < 0x20 || c == 0x7f || c == '\\' || c == '\'') {
-			buf[(*at)++] = '\\';
-			if (c == '\\' || c == '\'') {
-				buf[(*at)++] = (char)c;
-				continue;
-			}
-			buf[(*at)++] = 'x';
-			buf[(*at)++] = hex[c >> 4];
-			buf[(*at)++] = hex[c & 15];
-		} else {
-			buf[(*at)++] = (char)c;
-		}
-	}
-	if (*at + 1 < size)
-		buf[(*at)++] = '\'';
-	buf[*at < size ? *at : size - 1] = '\0';
+	if (v->text == NULL)
+		*at += (size_t)snprintf(buf + *at, size - *at, "NULL");
+	else
+		*at += (size_t)snprintf(
+			buf + *at, size - *at, "'%s'",
+			text_key_shown(v->text, v->len, shown, sizeof(shown)));
+	if (*at >= size)
+		*at = size - 1;
 }
 
 void
@@ -174,12 +156,18 @@ walk_owner(const struct rs_walk *walk, const struct rs_map *map,
 			"table %s has a row whose shard key is NULL; "
 			"such a row has no owner",
 			walk->physical);
-	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) != 0)
+	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) !=
+	    0) {
+		char shown[TEXT_KEY_SHOWN_SIZE];
+
 		return backend_fail(
 			walk->backend, err, RS_EKEY,
-			"table %s: key '%.*s' cannot be hashed with %s",
-			walk->physical, (int)(key->len > 100 ? 100 : key->len),
-			key->text, hash_name(walk->run->plan->hash));
+			"table %s: key '%s' cannot be hashed with %s",
+			walk->physical,
+			text_key_shown(key->text, key->len, shown,
+		                       sizeof(shown)),
+			hash_name(walk->run->plan->hash));
+	}
 	*owner = map_owner(map, point);
 	return 0;
 }

@@ -18,12 +18,12 @@
 
 struct rs_walk {
 	struct rs_run *run;
-	const char *step;           /* journal step name */
-	int shard;                  /* the shard walked */
-	int table;                  /* logical table (plan->tables index) */
-	int slot;                   /* table index on the shard (slot maps) */
-	char physical[256];         /* the physical table name */
-	struct rs_backend *backend; /* the shard's control connection */
+	const char *step; /* journal step name */
+	int shard;        /* the shard walked */
+	int table;        /* logical table (plan->tables index) */
+	int slot;         /* table index on the shard (slot maps) */
+	char physical[RS_PLAN_MAX_NAME + 1]; /* the physical table name */
+	struct rs_backend *backend;     /* the shard's control connection */
 	const struct rs_table_def *def; /* engine_table's, set by walk_table */
 	int key_column;                 /* index of the shard key in def */
 	int all_columns;                /* read every column (else pk + key) */

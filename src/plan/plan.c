@@ -239,6 +239,26 @@ is_plain_name(const char *s)
 	return 1;
 }
 
+/* A long name in a message: its first 100 bytes, then "..." if cut
+ * (for "%.*s%s"). */
+#define NAME_SHOWN(name, len)                                                  \
+	(int)((len) > 100 ? 100 : (len)), (name), (len) > 100 ? "..." : ""
+
+/* Report NAME (a table name or a shard key column, WHAT) at LINE when it
+ * is longer than an identifier may be. */
+static void
+check_name_length(struct plan_loader *ld, int line, const char *what,
+                  const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len > RS_PLAN_MAX_NAME)
+		plan_diag(ld, line,
+		          "%s '%.*s%s' is %zu bytes; at most %d are allowed, "
+		          "the longest identifier PostgreSQL keeps whole",
+		          what, NAME_SHOWN(name, len), len, RS_PLAN_MAX_NAME);
+}
+
 static const char *
 shard_list(const struct rs_plan *plan, char *buf, size_t size)
 {
@@ -324,12 +344,15 @@ read_tables(struct plan_loader *ld, const config_setting_t *root)
 					          "(first on line %d); list "
 					          "each table once",
 					          name, plan->tables[j].line);
+			check_name_length(ld, table->line, "table name", name);
 			table->name = dup_or_flag(ld, name);
 		}
 		if (key != NULL) {
 			if (*key == '\0')
 				plan_diag(ld, table->line,
 				          "a shard key column cannot be empty");
+			check_name_length(ld, table->line, "shard key column",
+			                  key);
 			table->key = dup_or_flag(ld, key);
 		}
 	}
@@ -363,6 +386,12 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 	if (list == NULL)
 		return;
 	plan->n_shards = config_setting_length(list);
+	if (plan->n_shards > RS_PLAN_MAX_SHARDS)
+		plan_diag(ld, setting_line(list),
+		          "the plan lists %d shards; a plan may have at most "
+		          "%d: split the fleet into plans of at most %d shards",
+		          plan->n_shards, RS_PLAN_MAX_SHARDS,
+		          RS_PLAN_MAX_SHARDS);
 	plan->shards = calloc((size_t)plan->n_shards, sizeof(*plan->shards));
 	plan->shard_names = calloc((size_t)plan->n_shards, sizeof(char *));
 	replica_names = calloc((size_t)plan->n_shards, sizeof(char *));
@@ -499,6 +528,16 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 	if (list == NULL)
 		return;
 	def->n_ranges = config_setting_length(list);
+	if (def->n_ranges > RS_PLAN_MAX_RANGES) {
+		char n[32], most[32];
+
+		plan_diag(
+			ld, setting_line(list),
+			"the map lists %s ranges; a ranges map may have at "
+			"most %s: merge neighbouring ranges of one node",
+			text_thousands((uint64_t)def->n_ranges, n, sizeof(n)),
+			text_thousands(RS_PLAN_MAX_RANGES, most, sizeof(most)));
+	}
 	def->ranges = calloc((size_t)def->n_ranges, sizeof(*def->ranges));
 	if (def->ranges == NULL) {
 		ld->nomem = 1;
@@ -548,6 +587,140 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 			plan_diag(ld, setting_line(end),
 			          "the last range must end at \"max\" so that "
 			          "every point has an owner");
+	}
+}
+
+/* The distinct shards that DEF names (those that resolved). */
+static int
+map_def_distinct_nodes(struct plan_loader *ld, const struct rs_map_def *def)
+{
+	unsigned char *seen = calloc((size_t)ld->plan->n_shards + 1, 1);
+	int n = 0;
+
+	if (seen == NULL) {
+		ld->nomem = 1;
+		return 0;
+	}
+	for (int i = 0; i < def->n_nodes + def->n_ranges; i++) {
+		int shard = i < def->n_nodes
+		                    ? def->nodes[i]
+		                    : def->ranges[i - def->n_nodes].shard;
+
+		if (shard >= 0 && !seen[shard]) {
+			seen[shard] = 1;
+			n++;
+		}
+	}
+	free(seen);
+	return n;
+}
+
+/* The limits of plan.h on map WHICH (GROUP, read into DEF): ring points,
+ * slot tables, the physical tables the map makes and their names. */
+static void
+check_map_limits(struct plan_loader *ld, const config_setting_t *group,
+                 const char *which, const struct rs_map_def *def)
+{
+	const struct rs_plan *plan = ld->plan;
+	uint64_t per_table = (uint64_t)map_def_distinct_nodes(ld, def);
+	char a[32], b[32];
+
+	if (def->kind == RS_MAP_RING && def->vnodes > 0) {
+		uint64_t points =
+			(uint64_t)def->n_nodes * (uint64_t)def->vnodes;
+
+		if (points > RS_PLAN_MAX_RING_POINTS)
+			plan_diag(ld,
+			          setting_line(config_setting_get_member(
+					  group, "vnodes")),
+			          "ring map '%s' has %d nodes x %d vnodes = %s "
+			          "points; a ring may have at most %s: use "
+			          "vnodes = %d or fewer",
+			          which, def->n_nodes, def->vnodes,
+			          text_thousands(points, a, sizeof(a)),
+			          text_thousands(RS_PLAN_MAX_RING_POINTS, b,
+			                         sizeof(b)),
+			          RS_PLAN_MAX_RING_POINTS / def->n_nodes);
+	}
+	if (def->kind == RS_MAP_SLOTS && def->databases > 0) {
+		const config_setting_t *t =
+			config_setting_get_member(group, "tables_per_db");
+		const config_setting_t *f =
+			config_setting_get_member(group, "table_format");
+		const char *format = def->table_format != NULL
+		                             ? def->table_format
+		                             : RS_TABLE_FORMAT_DEFAULT;
+		uint64_t slots =
+			(uint64_t)def->databases * (uint64_t)def->tables_per_db;
+		char longest[1024] = "";
+		size_t longest_len = 0;
+
+		per_table = slots;
+		/* An unusable table_format is reported already. */
+		if (f != NULL && def->table_format == NULL)
+			format = NULL;
+		if (slots > RS_PLAN_MAX_SLOT_TABLES)
+			plan_diag(ld, setting_line(t != NULL ? t : group),
+			          "slots map '%s' has %d databases x %d "
+			          "tables_per_db = %s slot tables; a slots map "
+			          "may have at most %s: use tables_per_db = %d "
+			          "or fewer",
+			          which, def->databases, def->tables_per_db,
+			          text_thousands(slots, a, sizeof(a)),
+			          text_thousands(RS_PLAN_MAX_SLOT_TABLES, b,
+			                         sizeof(b)),
+			          RS_PLAN_MAX_SLOT_TABLES / def->databases);
+		/* The last table index has the most digits: the longest name
+		 * of each table.  Names already too long are reported. */
+		for (int i = 0; i < plan->n_tables && format != NULL; i++) {
+			const char *name = plan->tables[i].name;
+			char physical[sizeof(longest)];
+			int len;
+
+			if (name == NULL || strlen(name) > RS_PLAN_MAX_NAME)
+				continue;
+			/* A name too long even for PHYSICAL keeps what fit. */
+			memset(physical, 0, sizeof(physical));
+			len = map_format_table_name(format, name,
+			                            def->tables_per_db - 1,
+			                            physical, sizeof(physical));
+			if (len < 0)
+				len = (int)sizeof(physical);
+			if ((size_t)len > RS_PLAN_MAX_NAME &&
+			    (size_t)len > longest_len) {
+				longest_len = (size_t)len;
+				snprintf(longest, sizeof(longest), "%s",
+				         physical);
+			}
+		}
+		if (longest_len > 0)
+			plan_diag(ld, setting_line(f != NULL ? f : group),
+			          "slots map '%s' names a table '%.*s%s' "
+			          "(%zu bytes) with table_format \"%s\"; a "
+			          "physical table name may have at most %d "
+			          "bytes, the longest PostgreSQL keeps whole: "
+			          "use a shorter table_format or table name",
+			          which, NAME_SHOWN(longest, longest_len),
+			          longest_len, format, RS_PLAN_MAX_NAME);
+	}
+	if ((uint64_t)plan->n_tables * per_table >
+	    RS_PLAN_MAX_PHYSICAL_TABLES) {
+		char c[32];
+
+		plan_diag(ld, setting_line(group),
+		          "map '%s' makes %d tables x %s %s = %s physical "
+		          "tables; a map may make at most %s: put fewer tables "
+		          "in one plan%s",
+		          which, plan->n_tables,
+		          text_thousands(per_table, a, sizeof(a)),
+		          def->kind == RS_MAP_SLOTS ? "slot tables" : "nodes",
+		          text_thousands((uint64_t)plan->n_tables * per_table,
+		                         b, sizeof(b)),
+		          text_thousands(RS_PLAN_MAX_PHYSICAL_TABLES, c,
+		                         sizeof(c)),
+		          def->kind == RS_MAP_SLOTS
+		                  ? " or use fewer slot tables"
+		                  : "");
 	}
 }
 
@@ -607,6 +780,8 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	}
 	if (def->kind == RS_MAP_RANGES) {
 		read_ranges(ld, group, def);
+		if (def->ranges != NULL)
+			check_map_limits(ld, group, which, def);
 		return;
 	}
 	nodes = get_list(ld, group, where, "nodes", CONFIG_TYPE_ARRAY, 1,
@@ -614,10 +789,10 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	if (def->kind == RS_MAP_SLOTS) {
 		const config_setting_t *f;
 
-		def->databases =
-			(int)get_int(ld, group, "databases", 0, 1, 4096);
-		def->tables_per_db =
-			(int)get_int(ld, group, "tables_per_db", 1, 1, 65536);
+		def->databases = (int)get_int(ld, group, "databases", 0, 1,
+		                              RS_PLAN_MAX_SHARDS);
+		def->tables_per_db = (int)get_int(ld, group, "tables_per_db", 1,
+		                                  1, RS_PLAN_MAX_SLOT_TABLES);
 		if (config_setting_get_member(group, "databases") == NULL)
 			plan_diag(ld, setting_line(group),
 			          "a slots map needs 'databases'; add "
@@ -681,6 +856,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		          "a slots map with databases = %d needs %d nodes, "
 		          "one per database, but lists %d",
 		          def->databases, def->databases, def->n_nodes);
+	check_map_limits(ld, group, which, def);
 }
 
 static void

@@ -15,6 +15,29 @@
 #include "shardmap/hash.h"
 #include "shardmap/map.h"
 
+/*
+ * The largest plan reshard takes.  plan_load refuses a plan beyond any of
+ * these with a message naming the limit, so that the code below may size
+ * its arrays by them and every name fits its buffer.
+ *
+ * RS_PLAN_MAX_SHARDS: shards in `shards`; arrays indexed by shard are this
+ * long.  RS_PLAN_MAX_NAME: bytes in a table name, a shard key column and
+ * every physical table name a map makes (PostgreSQL's identifier limit:
+ * it silently cuts longer names, so two slot tables could become one).
+ * RS_PLAN_MAX_RING_POINTS: nodes × vnodes of one ring, 256 vnodes for each
+ * of 1024 shards; every command sorts the rings when it loads the plan.
+ * RS_PLAN_MAX_RANGES: ranges of one ranges map.  RS_PLAN_MAX_SLOT_TABLES:
+ * databases × tables_per_db of one slots map.  RS_PLAN_MAX_PHYSICAL_TABLES:
+ * tables × the physical tables each has under one map (one a node, or
+ * databases × tables_per_db for slots); the live dry-run reads each.
+ */
+#define RS_PLAN_MAX_SHARDS          1024
+#define RS_PLAN_MAX_NAME            63
+#define RS_PLAN_MAX_RING_POINTS     262144
+#define RS_PLAN_MAX_RANGES          65536
+#define RS_PLAN_MAX_SLOT_TABLES     65536
+#define RS_PLAN_MAX_PHYSICAL_TABLES 1048576
+
 enum rs_strategy {
 	RS_STRATEGY_DOUBLING, /* promote replicas, then purge both halves */
 	RS_STRATEGY_SPLIT,    /* copy the movers to their new owners */

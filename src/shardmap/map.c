@@ -435,20 +435,13 @@ map_check_table_format(const char *format, const char **why)
 }
 
 int
-map_table_name(const struct rs_map *map, const char *logical, int table,
-               char *buf, size_t size)
+map_format_table_name(const char *format, const char *logical, int table,
+                      char *buf, size_t size)
 {
 	size_t n = 0;
 
-	if (map->def.kind != RS_MAP_SLOTS) {
-		n = strlen(logical);
-		if (n >= size)
-			return -1;
-		memcpy(buf, logical, n + 1);
-		return (int)n;
-	}
 	/* The format was checked by map_check_table_format: only %s, %d, %%. */
-	for (const char *p = map->def.table_format; *p != '\0'; p++) {
+	for (const char *p = format; *p != '\0'; p++) {
 		char digits[16];
 		const char *piece = p;
 		size_t len = 1;
@@ -470,6 +463,22 @@ map_table_name(const struct rs_map *map, const char *logical, int table,
 		n += len;
 	}
 	buf[n] = '\0';
+	return (int)n;
+}
+
+int
+map_table_name(const struct rs_map *map, const char *logical, int table,
+               char *buf, size_t size)
+{
+	size_t n;
+
+	if (map->def.kind == RS_MAP_SLOTS)
+		return map_format_table_name(map->def.table_format, logical,
+		                             table, buf, size);
+	n = strlen(logical);
+	if (n >= size)
+		return -1;
+	memcpy(buf, logical, n + 1);
 	return (int)n;
 }
 

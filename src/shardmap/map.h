@@ -86,6 +86,11 @@ int map_has_tables(const struct rs_map *map);
 int map_table_name(const struct rs_map *map, const char *logical, int table,
                    char *buf, size_t size);
 
+/* The same for a slot map's table_format FORMAT (checked by
+ * map_check_table_format) before the map is compiled. */
+int map_format_table_name(const char *format, const char *logical, int table,
+                          char *buf, size_t size);
+
 /* Check a slot map's table_format: only %s (once, first), %d (once) and
  * %% are allowed.  Returns 0, or -1 with a reason in WHY. */
 int map_check_table_format(const char *format, const char **why);

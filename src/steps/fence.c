@@ -17,7 +17,7 @@
 static int
 fence_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(run->plan->from, shards);
 	char since[32], now[32];
 	struct rs_marker marker;
@@ -70,7 +70,7 @@ static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024], to[1024];
+	int shards[RS_PLAN_MAX_SHARDS], to[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 	int n_to = steps_map_shards(plan->to, to);
 	int rc;
@@ -101,7 +101,7 @@ unfence_run(struct rs_run *run, struct rs_err *err)
 static int
 fence_undo(struct rs_run *run, struct rs_err *err)
 {
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(run->plan->from, shards);
 	struct rs_marker marker;
 

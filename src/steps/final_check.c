@@ -46,7 +46,7 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		if (owner.shard == walk->shard && owner.table == walk->slot)
 			continue;
 		if (++count->misplaced <= 10) {
-			char shown[300];
+			char shown[TEXT_KEY_SHOWN_SIZE];
 
 			walk_describe_row(walk, row, shown, sizeof(shown));
 			fprintf(stderr, "  %s on %s: %s belongs to %s\n",
@@ -105,7 +105,7 @@ static int
 final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->to, shards);
 	struct log_count count = {0, 0};
 	char value[32];

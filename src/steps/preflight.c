@@ -143,7 +143,7 @@ static int
 preflight_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 	struct preflight_count count = {0};
 	const struct steps_walk_spec spec = {

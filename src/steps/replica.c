@@ -30,7 +30,7 @@ static int
 catch_up_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 
 	for (int i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ static int
 promote_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 
 	for (int i = 0; i < n; i++) {
@@ -114,7 +114,7 @@ static int
 catch_up_undo(struct rs_run *run, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(plan->from, shards);
 	struct rs_marker marker;
 

@@ -14,13 +14,13 @@
 int
 steps_map_shards(const struct rs_map *map, int *out)
 {
-	return stats_map_shards(map, out, 1024);
+	return stats_map_shards(map, out, RS_PLAN_MAX_SHARDS);
 }
 
 int
 steps_in_map(const struct rs_map *map, int shard)
 {
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(map, shards);
 
 	for (int i = 0; i < n; i++)
@@ -36,7 +36,7 @@ steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
                  void *arg, struct rs_err *err)
 {
 	int slots = engine_tables_per_shard(map);
-	char physical[256];
+	char physical[RS_PLAN_MAX_NAME + 1];
 
 	for (int t = 0; t < run->plan->n_tables; t++)
 		for (int slot = 0; slot < slots; slot++) {
@@ -190,7 +190,7 @@ int
 steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
                struct rs_err *err)
 {
-	int shards[1024];
+	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(spec->map, shards);
 	char before[32];
 	uint64_t expected = 0;

@@ -23,8 +23,8 @@ extern const struct rs_step_def step_final_check;
 
 /* Shared by the steps (steps.c). */
 
-/* The shards of MAP (each once), into OUT (at most 1024); returns how
- * many. */
+/* The shards of MAP (each once), into OUT (RS_PLAN_MAX_SHARDS long: no
+ * plan has more); returns how many. */
 int steps_map_shards(const struct rs_map *map, int *out);
 
 /* Whether SHARD is a node of MAP. */
