@@ -1,7 +1,9 @@
 /*
  * One backend operation at a time, awaited: the callback records the
- * outcome in a struct waiter on the caller's stack and stops the loop, and
- * the caller runs the loop until the outcome is there.  (Running it with
+ * outcome in a struct await_waiter on the caller's stack and stops the loop,
+ * and the caller runs the loop until the outcome is there — or, in a stream
+ * (engine/streams.h), pauses its fiber until then while the scheduler runs
+ * the loop for every stream.  (Running it with
  * UV_RUN_ONCE instead can block in the poll phase for an unrelated event
  * when an engine completes through a zero-delay timer.)
  */
@@ -10,21 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct waiter {
-	uv_loop_t *loop;
-	int done;
-	int status;
-	struct rs_err err;
-	int64_t value;
-	struct rs_table_def *def;
-	struct rs_rowbuf *rows;
-};
+#include "common/fiber.h"
 
 static int
-waiter_wait(uv_loop_t *loop, struct waiter *w, int started, struct rs_err *err)
+waiter_wait(uv_loop_t *loop, struct await_waiter *w, int started,
+            struct rs_err *err)
 {
 	if (started != 0)
 		return started; /* ERR is filled; no callback will come */
+	if (fiber_current() != NULL)
+		fiber_wait(&w->done, 1); /* the scheduler runs the loop */
 	while (!w->done)
 		uv_run(loop, UV_RUN_DEFAULT);
 	if (w->status != 0 && err != NULL)
@@ -33,7 +30,7 @@ waiter_wait(uv_loop_t *loop, struct waiter *w, int started, struct rs_err *err)
 }
 
 static void
-waiter_note(struct waiter *w, int status, const struct rs_err *err)
+waiter_note(struct await_waiter *w, int status, const struct rs_err *err)
 {
 	w->done = 1;
 	uv_stop(w->loop);
@@ -58,7 +55,7 @@ static void
 on_count(struct rs_backend *backend, int status, const struct rs_err *err,
          int64_t value, void *arg)
 {
-	struct waiter *w = arg;
+	struct await_waiter *w = arg;
 
 	(void)backend;
 	w->value = value;
@@ -69,7 +66,7 @@ static void
 on_describe(struct rs_backend *backend, int status, const struct rs_err *err,
             struct rs_table_def *def, void *arg)
 {
-	struct waiter *w = arg;
+	struct await_waiter *w = arg;
 
 	(void)backend;
 	w->def = def;
@@ -132,7 +129,7 @@ static void
 on_rows(struct rs_backend *backend, int status, const struct rs_err *err,
         const struct rs_rows *rows, void *arg)
 {
-	struct waiter *w = arg;
+	struct await_waiter *w = arg;
 	struct rs_err local = {0};
 
 	if (status == 0 && rowbuf_copy(w->rows, rows) != 0) {
@@ -146,7 +143,7 @@ on_rows(struct rs_backend *backend, int status, const struct rs_err *err,
 int
 await_connect(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w, backend_connect(backend, on_done, &w, err),
 	                   err);
@@ -156,7 +153,7 @@ int
 await_describe(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                struct rs_table_def **def, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 	int rc = waiter_wait(
 		loop, &w,
 		backend_describe(backend, table, on_describe, &w, err), err);
@@ -170,7 +167,7 @@ await_read(uv_loop_t *loop, struct rs_backend *backend,
            const struct rs_read_request *request, struct rs_rowbuf *out,
            struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	w.rows = out;
 	return waiter_wait(
@@ -179,11 +176,38 @@ await_read(uv_loop_t *loop, struct rs_backend *backend,
 }
 
 int
+await_read_start(uv_loop_t *loop, struct rs_backend *backend,
+                 const struct rs_read_request *request, struct rs_rowbuf *out,
+                 struct await_waiter *w, struct rs_err *err)
+{
+	*w = (struct await_waiter){.loop = loop, .rows = out};
+	w->started = backend_read_batch(backend, request, on_rows, w, err);
+	if (w->started != 0) {
+		w->done = 1;
+		w->status = w->started;
+		if (err != NULL)
+			w->err = *err;
+	}
+	return w->started;
+}
+
+int
+await_read_finish(struct await_waiter *w, struct rs_err *err)
+{
+	if (w->started != 0) {
+		if (err != NULL)
+			*err = w->err;
+		return w->started;
+	}
+	return waiter_wait(w->loop, w, 0, err);
+}
+
+int
 await_upsert(uv_loop_t *loop, struct rs_backend *backend,
              const struct rs_table_def *table, const struct rs_rows *rows,
              struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -195,7 +219,7 @@ await_delete(uv_loop_t *loop, struct rs_backend *backend,
              const struct rs_table_def *table, const struct rs_rows *keys,
              struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -207,7 +231,7 @@ int
 await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
            struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w,
 	                   backend_exec(backend, sql, on_done, &w, err), err);
@@ -217,7 +241,7 @@ int
 await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
             int64_t *count, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 	int rc = waiter_wait(loop, &w,
 	                     backend_count(backend, table, on_count, &w, err),
 	                     err);
@@ -231,7 +255,7 @@ await_fence(uv_loop_t *loop, struct rs_backend *backend,
             const char *const *tables, int n_tables, const char *message,
             int on, const struct rs_marker *marker, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w,
 	                   backend_fence(backend, tables, n_tables, message, on,
@@ -241,7 +265,7 @@ await_fence(uv_loop_t *loop, struct rs_backend *backend,
 
 /* The markers of one read, copied for the caller. */
 struct marker_copy {
-	struct waiter w;
+	struct await_waiter w;
 	struct rs_marker *markers;
 	int n;
 };
@@ -290,7 +314,7 @@ int
 await_mark(uv_loop_t *loop, struct rs_backend *backend,
            const struct rs_marker *marker, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w, backend_mark(backend, marker, on_done, &w, err), err);
@@ -300,7 +324,7 @@ int
 await_delete_log(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_table_def *table, int on, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w,
@@ -311,7 +335,7 @@ int
 await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
              int *fenced, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 	int rc = waiter_wait(loop, &w,
 	                     backend_fenced(backend, table, on_count, &w, err),
 	                     err);
@@ -324,7 +348,7 @@ int
 await_replicate(uv_loop_t *loop, struct rs_backend *primary,
                 struct rs_backend *replica, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
 		loop, &w, backend_replicate(primary, replica, on_done, &w, err),
@@ -334,7 +358,7 @@ await_replicate(uv_loop_t *loop, struct rs_backend *primary,
 int
 await_promote(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
 {
-	struct waiter w = {.loop = loop};
+	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w, backend_promote(backend, on_done, &w, err),
 	                   err);
@@ -362,6 +386,8 @@ on_closed(struct rs_backend *backend, int status, const struct rs_err *err,
 static void
 await_flag(uv_loop_t *loop, const int *flag, int value)
 {
+	if (fiber_current() != NULL)
+		fiber_wait(flag, value);
 	while (*flag != value)
 		uv_run(loop, UV_RUN_DEFAULT);
 }

@@ -39,6 +39,29 @@ int await_describe(uv_loop_t *loop, struct rs_backend *backend,
 int await_read(uv_loop_t *loop, struct rs_backend *backend,
                const struct rs_read_request *request, struct rs_rowbuf *out,
                struct rs_err *err);
+/* The outcome of one operation, filled by its callback. */
+struct await_waiter {
+	uv_loop_t *loop;
+	int started; /* what starting it returned (0: a callback will come) */
+	int done;
+	int status;
+	struct rs_err err;
+	int64_t value;
+	struct rs_table_def *def;
+	struct rs_rowbuf *rows;
+};
+
+/* A read in two halves, for reading ahead: await_read_start starts the
+ * read into OUT and returns at once (0, or the error that kept it from
+ * starting, ERR filled); await_read_finish waits for it and returns what
+ * await_read would have.  Between the two, REQUEST (and the key values it
+ * points to), OUT and W must stay as they are, and BACKEND does nothing
+ * else.  Every started read must be finished, on error paths too. */
+int await_read_start(uv_loop_t *loop, struct rs_backend *backend,
+                     const struct rs_read_request *request,
+                     struct rs_rowbuf *out, struct await_waiter *w,
+                     struct rs_err *err);
+int await_read_finish(struct await_waiter *w, struct rs_err *err);
 int await_upsert(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_table_def *table, const struct rs_rows *rows,
                  struct rs_err *err);

@@ -18,8 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fiber.h"
 #include "engine/await.h"
 #include "engine/marker.h"
+#include "engine/streams.h"
 #include "shardmap/stats.h"
 #include "engine/plan_text.h"
 
@@ -100,20 +102,50 @@ engine_shard_exists(struct rs_run *run, int shard)
 }
 
 struct rs_backend *
-engine_shard(struct rs_run *run, int shard, struct rs_err *err)
+engine_connect(struct rs_run *run, int shard, struct rs_err *err)
 {
 	struct rs_backend_config config = engine_shard_config(run->plan, shard);
 	struct rs_backend *backend;
 
-	if (run->shards[shard] != NULL)
-		return run->shards[shard];
 	if (backend_new(&run->loop, &config, &backend, err) != 0)
 		return NULL;
 	if (await_connect(&run->loop, backend, err) != 0) {
 		await_close(&run->loop, backend);
 		return NULL;
 	}
+	return backend;
+}
+
+struct rs_backend *
+engine_shard(struct rs_run *run, int shard, struct rs_err *err)
+{
+	int mine;
+	struct rs_backend *backend =
+		streams_connection(run, shard, 0, &mine, err);
+
+	if (mine)
+		return backend;
+	if (run->shards[shard] != NULL)
+		return run->shards[shard];
+	backend = engine_connect(run, shard, err);
+	if (backend != NULL && run->shards[shard] != NULL) {
+		/* Another stream connected it while this one waited. */
+		await_close(&run->loop, backend);
+		return run->shards[shard];
+	}
 	run->shards[shard] = backend;
+	return backend;
+}
+
+struct rs_backend *
+engine_reader(struct rs_run *run, int shard, struct rs_err *err)
+{
+	int mine;
+	struct rs_backend *backend =
+		streams_connection(run, shard, 1, &mine, err);
+
+	if (!mine)
+		err->code = 0;
 	return backend;
 }
 
@@ -133,6 +165,13 @@ engine_table(struct rs_run *run, int shard, const char *physical,
 	if (backend == NULL ||
 	    await_describe(&run->loop, backend, physical, &def, err) != 0)
 		return NULL;
+	/* Another stream may have described it while this one waited. */
+	for (int i = 0; i < run->n_tables; i++)
+		if (run->tables[i].shard == shard &&
+		    strcmp(run->tables[i].physical, physical) == 0) {
+			backend_table_free(def);
+			return run->tables[i].def;
+		}
 	grown = realloc(run->tables,
 	                sizeof(*grown) * (size_t)(run->n_tables + 1));
 	if (grown == NULL) {
@@ -176,7 +215,14 @@ engine_shard_close(struct rs_run *run, int shard)
 int
 engine_checkpoint(struct rs_run *run, struct rs_err *err)
 {
-	uv_run(&run->loop, UV_RUN_NOWAIT); /* deliver pending signals */
+	if (fiber_current() == NULL)
+		uv_run(&run->loop, UV_RUN_NOWAIT); /* deliver pending signals */
+	else
+		fiber_yield(); /* the scheduler runs the loop */
+	if (streams_failed(run))
+		return rs_err_set(err, RS_ECANCELED,
+		                  "stopped: another stream of step %s failed",
+		                  run->step != NULL ? run->step->name : "-");
 	if (run->stop_requested)
 		return rs_err_set(
 			err, RS_ECANCELED,

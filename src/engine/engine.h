@@ -26,6 +26,7 @@
 #include "plan/plan.h"
 
 struct rs_run;
+struct streams_group;
 
 /* One described table, cached by engine_table. */
 struct engine_table {
@@ -80,6 +81,10 @@ struct rs_run {
 	                                shard markers (marker_run_id) */
 	struct engine_table *tables; /* described tables: engine_table */
 	int n_tables;
+	struct streams_group *streams; /* the step's streams running now
+	                                  (streams.h), NULL between them */
+	uint64_t throttle_at; /* loop time when max_rows_per_second lets the
+	                         next rows go (streams_throttle) */
 };
 
 /*
@@ -108,10 +113,24 @@ struct rs_backend_config engine_shard_config(const struct rs_plan *plan,
  * reshard has not made does not, and is not created by asking. */
 int engine_shard_exists(struct rs_run *run, int shard);
 
-/* The connected control backend of shard SHARD, connecting it on first
- * use.  Returns NULL with ERR filled when it cannot connect. */
+/* The connected backend of shard SHARD for the caller: inside a stream
+ * with connections of its own (streams.h) the stream's, else the run's
+ * control connection, connecting it on first use.  Returns NULL with ERR
+ * filled when it cannot connect. */
 struct rs_backend *engine_shard(struct rs_run *run, int shard,
                                 struct rs_err *err);
+
+/* Inside a stream with connections of its own (streams.h): a second
+ * connection of the stream to SHARD, for reading ahead while the first
+ * one writes.  Elsewhere NULL with ERR->code 0 (read on engine_shard's).
+ * NULL with ERR filled when it cannot connect. */
+struct rs_backend *engine_reader(struct rs_run *run, int shard,
+                                 struct rs_err *err);
+
+/* A new connection to shard SHARD, the caller's to close (await_close).
+ * Returns NULL with ERR filled when it cannot connect. */
+struct rs_backend *engine_connect(struct rs_run *run, int shard,
+                                  struct rs_err *err);
 
 /*
  * Abort PLAN's run of STRATEGY before publish: undo every step that began,
@@ -154,8 +173,9 @@ const struct rs_table_def *engine_table(struct rs_run *run, int shard,
 /* Close shard SHARD's control connection (so a file can be replaced). */
 void engine_shard_close(struct rs_run *run, int shard);
 
-/* 0, or RS_ECANCELED with ERR filled when a signal asked the run to stop:
- * steps call it between chunks. */
+/* 0, or RS_ECANCELED with ERR filled when a signal asked the run to stop
+ * or, inside a stream, when another stream of the step failed: steps call
+ * it between chunks. */
 int engine_checkpoint(struct rs_run *run, struct rs_err *err);
 
 /*

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/await.h"
+#include "engine/streams.h"
 
 int
 marker_ended(const char *state)
@@ -222,27 +223,34 @@ marker_guard(struct rs_run *run, int published, struct rs_err *err)
 	return rc;
 }
 
+/* Task S of marker_set_all: mark shard S (one that exists). */
+static int
+marker_set_one(struct rs_run *run, int s, void *arg, struct rs_err *err)
+{
+	struct rs_backend *backend;
+
+	if (!engine_shard_exists(run, s))
+		return 0;
+	backend = engine_shard(run, s, err);
+	if (backend == NULL)
+		return err->code;
+	if (!backend_can_mark(backend))
+		return 0;
+	return await_mark(&run->loop, backend, arg, err);
+}
+
 int
 marker_set_all(struct rs_run *run, const char *state, int64_t epoch,
                struct rs_err *err)
 {
 	struct rs_marker m;
+	struct rs_streams_spec spec = {
+		.n = run->plan->n_shards,
+		.parallel = run->plan->n_shards,
+		.task = marker_set_one,
+		.arg = &m,
+	};
 
 	marker_fill(run, state, epoch, &m);
-	for (int s = 0; s < run->plan->n_shards; s++) {
-		struct rs_backend *backend;
-		int rc;
-
-		if (!engine_shard_exists(run, s))
-			continue;
-		backend = engine_shard(run, s, err);
-		if (backend == NULL)
-			return err->code;
-		if (!backend_can_mark(backend))
-			continue;
-		rc = await_mark(&run->loop, backend, &m, err);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
+	return streams_run(run, &spec, err);
 }

@@ -193,10 +193,12 @@ walk_row_hash(const struct rs_backend *backend, const struct rs_table_def *def,
 }
 
 int
-walk_read_range(struct rs_run *run, struct rs_backend *backend,
-                const struct rs_table_def *def, const struct rs_value *after,
-                const struct rs_value *upto, int keys_only,
-                struct rs_rowbuf *out, struct rs_err *err)
+walk_range_pages(struct rs_run *run, struct rs_backend *backend,
+                 const struct rs_table_def *def, const struct rs_value *after,
+                 const struct rs_value *upto, int keys_only,
+                 int (*page)(const struct rs_rowbuf *rows, void *ctx,
+                             struct rs_err *err),
+                 void *ctx, struct rs_err *err)
 {
 	int *columns = malloc(sizeof(int) * (size_t)(def->n_columns + 1));
 	struct rs_read_request req = {
@@ -205,22 +207,33 @@ walk_read_range(struct rs_run *run, struct rs_backend *backend,
 		.n_columns = keys_only ? 0 : def->n_columns,
 		.after = after,
 		.upto = upto,
-		.limit = run->plan->options.batch_rows * 4 + 16,
+		/* One more than a chunk: a range holding just the chunk's
+		 * rows (a replica's copy) takes one read, not two. */
+		.limit = run->plan->options.batch_rows + 1,
 	};
-	int rc;
+	struct rs_rowbuf rows = {0};
+	struct key_copy last = {0};
+	int rc = 0;
 
 	if (columns == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int i = 0; i < def->n_columns; i++)
 		columns[i] = i;
-	/* A range holds about one batch; a bigger one is read in one go
-	 * with a limit raised until everything fits. */
 	for (;;) {
-		rc = await_read(&run->loop, backend, &req, out, err);
-		if (rc != 0 || out->n_rows < req.limit)
+		rc = await_read(&run->loop, backend, &req, &rows, err);
+		if (rc == 0 && rows.n_rows > 0)
+			rc = page(&rows, ctx, err);
+		if (rc != 0 || rows.n_rows < req.limit)
 			break;
-		req.limit *= 4;
+		if (key_copy_set(&last, rowbuf_row(&rows, rows.n_rows - 1),
+		                 def->n_pk) != 0) {
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+			break;
+		}
+		req.after = last.values;
 	}
+	key_copy_clear(&last);
+	rowbuf_free(&rows);
 	free(columns);
 	return rc;
 }
@@ -233,9 +246,13 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	const char *shard = run->plan->shards[walk->shard].name;
 	const char *key_name = run->plan->tables[walk->table].key;
 	struct rs_chunk_record last = {0};
-	struct key_copy after = {0};
-	struct rs_rowbuf rows = {0};
-	struct rs_read_request req = {0};
+	struct key_copy after = {0}, ahead_after = {0};
+	struct rs_rowbuf rows = {0}, ahead = {0};
+	struct rs_read_request req = {0}, ahead_req;
+	struct rs_backend *reader;
+	struct await_waiter pending;
+	struct rs_err ahead_err = {0};
+	int reading = 0;
 	int *columns = NULL;
 	int64_t number = 0;
 	int rc;
@@ -306,17 +323,40 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	}
 	rc = 0;
 	walk->step_chunk = 0;
-	for (;;) {
+	walk->affected = 0;
+	/* In a stream of its own connections the walk reads on a second
+	 * one, a chunk ahead: the next chunk is on its way while the step
+	 * works on this one (on the first connection and the owners'). */
+	reader = engine_reader(run, walk->shard, err);
+	if (reader == NULL && err->code != 0) {
+		rc = err->code;
+		goto out;
+	}
+	if (reader == NULL)
+		reader = walk->backend;
+	ahead_req = req;
+	req.after = after.n > 0 ? after.values : NULL;
+	rc = await_read(&run->loop, reader, &req, &rows, err);
+	while (rc == 0 && rows.n_rows > 0) {
 		struct rs_chunk_record rec = {0};
-		const struct rs_value *upto;
+		const struct rs_value *upto =
+			rowbuf_row(&rows, rows.n_rows - 1);
 		int64_t affected = 0;
 		uint64_t checksum = 0;
+		int more = rows.n_rows == req.limit;
 
-		req.after = after.n > 0 ? after.values : NULL;
-		rc = await_read(&run->loop, walk->backend, &req, &rows, err);
-		if (rc != 0 || rows.n_rows == 0)
-			break;
-		upto = rowbuf_row(&rows, rows.n_rows - 1);
+		if (more && reader != walk->backend) {
+			if (key_copy_set(&ahead_after, upto, walk->def->n_pk) !=
+			    0) {
+				rc = rs_err_set(err, RS_ENOMEM,
+				                "out of memory");
+				break;
+			}
+			ahead_req.after = ahead_after.values;
+			await_read_start(&run->loop, reader, &ahead_req, &ahead,
+			                 &pending, &ahead_err);
+			reading = 1;
+		}
 		snprintf(rec.step, sizeof(rec.step), "%s", walk->step);
 		snprintf(rec.shard, sizeof(rec.shard), "%s", shard);
 		snprintf(rec.table, sizeof(rec.table), "%s", walk->physical);
@@ -348,15 +388,31 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		progress_add(&run->progress, (uint64_t)rows.n_rows);
 		number++;
 		walk->step_chunk++;
+		walk->affected += affected;
 		engine_fault_chunk(walk->step, ++run->step_chunks);
 		rc = engine_checkpoint(run, err);
-		if (rc != 0 || rows.n_rows < req.limit)
+		if (rc != 0 || !more)
 			break;
+		req.after = after.values;
+		if (reading) {
+			struct rs_rowbuf t = rows;
+
+			reading = 0;
+			rc = await_read_finish(&pending, err);
+			rows = ahead;
+			ahead = t;
+		} else {
+			rc = await_read(&run->loop, reader, &req, &rows, err);
+		}
 	}
+	if (reading) /* the walk ends early: the read ahead is not needed */
+		await_read_finish(&pending, &ahead_err);
 out:
 	free(columns);
 	rowbuf_free(&rows);
+	rowbuf_free(&ahead);
 	key_copy_clear(&after);
+	key_copy_clear(&ahead_after);
 	walk->def = NULL;
 	return rc;
 }

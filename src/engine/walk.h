@@ -31,6 +31,8 @@ struct rs_walk {
 	int key_at;         /* index of the shard key in a row read */
 	int64_t step_chunk; /* chunks of this table done in this process,
 	                       0 in the first chunk function call */
+	int64_t affected;   /* rows the chunk function reported affected in
+	                       this process, over the chunks before */
 	void *arg;          /* the step's own */
 };
 
@@ -55,13 +57,20 @@ int walk_owner(const struct rs_walk *walk, const struct rs_map *map,
                const struct rs_value *key, struct rs_owner *owner,
                struct rs_err *err);
 
-/* Read every row of DEF on BACKEND in the key range (AFTER, UPTO] into OUT
- * (in key order): the key columns, then every column unless KEYS_ONLY.
- * For confirming (keys) and comparing (all) a chunk on another shard. */
-int walk_read_range(struct rs_run *run, struct rs_backend *backend,
-                    const struct rs_table_def *def,
-                    const struct rs_value *after, const struct rs_value *upto,
-                    int keys_only, struct rs_rowbuf *out, struct rs_err *err);
+/* Read the rows of DEF on BACKEND in the key range (AFTER, UPTO], in key
+ * order, a page of at most options.batch_rows rows at a time, and call
+ * PAGE(ROWS, CTX, ERR) for each: the key columns, then every column unless
+ * KEYS_ONLY.  ROWS is the walk's until PAGE returns.  So a range on
+ * another shard that holds many more rows than the chunk never needs more
+ * memory than one batch.  Returns 0, the first error of a read, or the
+ * first non-zero return of PAGE. */
+int walk_range_pages(struct rs_run *run, struct rs_backend *backend,
+                     const struct rs_table_def *def,
+                     const struct rs_value *after, const struct rs_value *upto,
+                     int keys_only,
+                     int (*page)(const struct rs_rowbuf *rows, void *ctx,
+                                 struct rs_err *err),
+                     void *ctx, struct rs_err *err);
 
 /* The canonical row hash of ROW (all columns of DEF, engine text form of
  * BACKEND).  Returns 0 or RS_EVALUE. */

@@ -14,11 +14,20 @@
 #include "engine/marker.h"
 #include "steps/steps.h"
 
+/* Fence SHARD, its marker going up in the same transaction. */
+static int
+fence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	/* Another run's marker (one whose journal is not ours) may have
+	 * come since the run began: never fence over it. */
+	int rc = marker_check_shard(run, shard, err);
+
+	return rc != 0 ? rc : steps_fence_shard(run, shard, 1, arg, err);
+}
+
 static int
 fence_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(run->plan->from, shards);
 	char since[32], now[32];
 	struct rs_marker marker;
 	int rc;
@@ -32,16 +41,8 @@ fence_run(struct rs_run *run, struct rs_err *err)
 			return rc;
 	}
 	marker_fill(run, "fenced", 0, &marker);
-	for (int i = 0; i < n; i++) {
-		/* Another run's marker (one whose journal is not ours) may
-		 * have come since the run began: never fence over it. */
-		rc = marker_check_shard(run, shards[i], err);
-		if (rc == 0)
-			rc = steps_fence_shard(run, shards[i], 1, &marker, err);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
+	return steps_each_shard(run, run->plan->from, fence_shard, &marker,
+	                        err);
 }
 
 /* Start the delete log of every table of SHARD under `to`, where the
@@ -66,61 +67,74 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	return await_delete_log(&run->loop, backend, def, 1, err);
 }
 
+/* Start the delete log on every table of SHARD under `to`. */
+static int
+delete_log_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	return steps_each_table(run, run->plan->to, shard, delete_log_table,
+	                        arg, err);
+}
+
+/* Lift the fence from SHARD and, in a doubling, from its replica. */
+static int
+unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica;
+	int rc = steps_fence_shard(run, shard, 0, NULL, err);
+
+	(void)arg;
+	if (rc == 0 && run->plan->strategy == RS_STRATEGY_DOUBLING &&
+	    replica >= 0)
+		rc = steps_fence_shard(run, replica, 0, NULL, err);
+	return rc;
+}
+
 static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	int shards[RS_PLAN_MAX_SHARDS], to[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(plan->from, shards);
-	int n_to = steps_map_shards(plan->to, to);
-	int rc;
-
 	/* Under the fence, so that no delete after it goes unrecorded. */
-	for (int i = 0; i < n_to; i++) {
-		rc = steps_each_table(run, plan->to, to[i], delete_log_table,
-		                      NULL, err);
-		if (rc != 0)
-			return rc;
-	}
-	for (int i = 0; i < n; i++) {
-		int replica = plan->shards[shards[i]].replica;
+	int rc = steps_each_shard(run, run->plan->to, delete_log_shard, NULL,
+	                          err);
 
-		rc = steps_fence_shard(run, shards[i], 0, NULL, err);
-		if (rc == 0 && plan->strategy == RS_STRATEGY_DOUBLING &&
-		    replica >= 0)
-			rc = steps_fence_shard(run, replica, 0, NULL, err);
-		if (rc != 0)
-			return rc;
-	}
-	return journal_fact_delete(run->journal, "fenced_since", err);
+	if (rc == 0)
+		rc = steps_each_shard(run, run->plan->from, unfence_shard, NULL,
+		                      err);
+	return rc != 0 ? rc
+	               : journal_fact_delete(run->journal, "fenced_since", err);
 }
 
 /* Abort: lift the fence from every source, marking it aborted in the same
  * transaction — unless another run's marker is there (its fence is not
  * ours to lift). */
+/* Lift the fence from SHARD, its marker saying aborted. */
+static int
+fence_undo_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	char point[128];
+	int rc = marker_check_shard(run, shard, err);
+
+	if (rc == 0)
+		rc = steps_fence_shard(run, shard, 0, arg, err);
+	if (rc != 0)
+		return rc;
+	snprintf(point, sizeof(point), "after-abort:unfence:%s",
+	         run->plan->shards[shard].name);
+	engine_fault(point);
+	return 0;
+}
+
 static int
 fence_undo(struct rs_run *run, struct rs_err *err)
 {
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(run->plan->from, shards);
 	struct rs_marker marker;
+	int rc;
 
 	marker_fill(run, "aborted", 0, &marker);
-	for (int i = 0; i < n; i++) {
-		char point[128];
-		int rc = marker_check_shard(run, shards[i], err);
-
-		if (rc == 0)
-			rc = steps_fence_shard(run, shards[i], 0, &marker, err);
-		if (rc != 0)
-			return rc;
-		snprintf(point, sizeof(point), "after-abort:unfence:%s",
-		         run->plan->shards[shards[i]].name);
-		engine_fault(point);
-	}
-	return run->journal != NULL
-	               ? journal_fact_delete(run->journal, "fenced_since", err)
-	               : 0;
+	rc = steps_each_shard(run, run->plan->from, fence_undo_shard, &marker,
+	                      err);
+	if (rc != 0 || run->journal == NULL)
+		return rc;
+	return journal_fact_delete(run->journal, "fenced_since", err);
 }
 
 const struct rs_step_def step_fence = {

@@ -99,14 +99,20 @@ final_delete_log(struct rs_run *run, int shard, int table, int slot,
 	return rc;
 }
 
+/* Count (or remove) the delete logs of SHARD's tables under `to`. */
+static int
+final_delete_logs(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	return steps_each_table(run, run->plan->to, shard, final_delete_log,
+	                        arg, err);
+}
+
 /* Rows the application deleted since unfence, at least: the deletes the
  * logs recorded less purge's own. */
 static int
 final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(plan->to, shards);
 	struct log_count count = {0, 0};
 	char value[32];
 	int64_t purged = 0;
@@ -114,18 +120,17 @@ final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 
 	if (journal_fact_get(run->journal, "deletes_logged", value,
 	                     sizeof(value)) != 1) {
-		for (int i = 0; i < n && rc == 0; i++)
-			rc = steps_each_table(run, plan->to, shards[i],
-			                      final_delete_log, &count, err);
+		rc = steps_each_shard(run, plan->to, final_delete_logs, &count,
+		                      err);
 		snprintf(value, sizeof(value), "%lld", (long long)count.rows);
 		if (rc == 0)
 			rc = journal_fact_set(run->journal, "deletes_logged",
 			                      value, err);
 	}
 	count.remove = 1;
-	for (int i = 0; i < n && rc == 0; i++)
-		rc = steps_each_table(run, plan->to, shards[i],
-		                      final_delete_log, &count, err);
+	if (rc == 0)
+		rc = steps_each_shard(run, plan->to, final_delete_logs, &count,
+		                      err);
 	if (rc == 0)
 		rc = journal_step_affected(run->journal, "purge", &purged, err);
 	*deletes = strtoll(value, NULL, 10) - purged;

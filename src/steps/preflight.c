@@ -44,9 +44,8 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 /* What the walk over the sources finds. */
 struct preflight_count {
 	int64_t rows;
-	int64_t misplaced;       /* over every table */
-	int64_t table_misplaced; /* in the table walked now */
-	char first[400];         /* "db0.orders_1" of the first misplaced */
+	int64_t misplaced; /* over every table */
+	char first[400];   /* "db0.orders_1" of the first misplaced */
 };
 
 /* Count the rows of a chunk and those that sit on a shard or table that
@@ -64,9 +63,7 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	(void)after;
 	(void)upto;
 	(void)checksum;
-	*affected = 0;
-	if (walk->step_chunk == 0)
-		count->table_misplaced = 0;
+	*affected = 0; /* the misplaced rows of the chunk */
 	for (int r = 0; r < rows->n_rows; r++) {
 		const struct rs_value *row = rowbuf_row(rows, r);
 		struct rs_owner owner;
@@ -82,7 +79,9 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			snprintf(count->first, sizeof(count->first), "%s.%s",
 			         plan->shards[walk->shard].name,
 			         walk->physical);
-		if (count->table_misplaced++ >= 5)
+		/* Five examples a table (walk->affected: its earlier
+		 * chunks'). */
+		if (walk->affected + (*affected)++ >= 5)
 			continue;
 		walk_describe_row(walk, row, shown, sizeof(shown));
 		engine_physical(plan->from, plan->tables[walk->table].name,
@@ -90,7 +89,6 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		fprintf(stderr, "  %s on %s: %s belongs to %s.%s under from\n",
 		        walk->physical, plan->shards[walk->shard].name, shown,
 		        plan->shards[owner.shard].name, physical);
-		(*affected)++;
 	}
 	count->rows += rows->n_rows;
 	return 0;
@@ -139,6 +137,21 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	return rc;
 }
 
+/* The tables of SHARD, and its replica in a doubling. */
+static int
+preflight_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int rc = steps_each_table(run, plan->from, shard, preflight_table, arg,
+	                          err);
+
+	if (rc == 0 && plan->strategy == RS_STRATEGY_DOUBLING &&
+	    plan->shards[shard].replica >= 0)
+		rc = preflight_replica(run, shard, plan->shards[shard].replica,
+		                       err);
+	return rc;
+}
+
 static int
 preflight_run(struct rs_run *run, struct rs_err *err)
 {
@@ -157,20 +170,9 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 	char value[32], text[32];
 	int rc;
 
-	for (int i = 0; i < n; i++) {
-		rc = steps_each_table(run, plan->from, shards[i],
-		                      preflight_table, NULL, err);
-		if (rc != 0)
-			return rc;
-		if (plan->strategy == RS_STRATEGY_DOUBLING &&
-		    plan->shards[shards[i]].replica >= 0) {
-			rc = preflight_replica(run, shards[i],
-			                       plan->shards[shards[i]].replica,
-			                       err);
-			if (rc != 0)
-				return rc;
-		}
-	}
+	rc = steps_each_shard(run, plan->from, preflight_shard, NULL, err);
+	if (rc != 0)
+		return rc;
 	rc = steps_walk_all(run, &spec, err);
 	if (rc != 0)
 		return rc;

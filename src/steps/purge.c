@@ -23,6 +23,7 @@
 #include "backend/canonical.h"
 #include "engine/walk.h"
 #include "engine/marker.h"
+#include "engine/streams.h"
 #include "steps/steps.h"
 
 /* What confirming one chunk on its new owners gathers. */
@@ -31,29 +32,6 @@ struct purge_range {
 	char *keep;                          /* per row: 1 to keep it */
 	int kept;                            /* rows kept in this chunk */
 };
-
-/* Whether OWNER's delete log records the deletion of the rows of ROWS
- * that are missing there: into FOUND (a keyset of the logged keys in the
- * chunk's range, empty when the engine keeps no log). */
-static int
-purge_read_deletes(struct rs_walk *walk, struct rs_backend *target,
-                   struct rs_owner owner, const char *physical,
-                   const struct purge_range *range, struct rs_rowbuf *logged,
-                   struct rs_err *err)
-{
-	struct rs_run *run = walk->run;
-	const struct rs_table_def *log_def;
-	char log[300];
-
-	if (!backend_can_log_deletes(target))
-		return 0;
-	backend_delete_log_name(physical, log, sizeof(log));
-	log_def = engine_table(run, owner.shard, log, err);
-	if (log_def == NULL)
-		return err->code;
-	return walk_read_range(run, target, log_def, range->after, range->upto,
-	                       1, logged, err);
-}
 
 /* Keep row R of ROWS: record it in the journal and say so. */
 static int
@@ -94,9 +72,49 @@ purge_keep(struct rs_walk *walk, const struct rs_value *row,
 	return rc;
 }
 
+/* One owner's side of a chunk: which of the chunk's rows it has, or has
+ * a record of deleting. */
+struct purge_owner {
+	const struct rs_owner *owners;
+	struct rs_owner owner;
+	struct steps_keyset set; /* over the chunk's rows */
+	char *seen;              /* per row: 1 when accounted for */
+};
+
+/* A page of the owner's keys (of its table or its delete log) in the
+ * chunk's range: mark the chunk's rows it accounts for. */
+static int
+purge_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
+{
+	struct purge_owner *po = ctx;
+
+	(void)err;
+	for (int p = 0; p < page->n_rows; p++) {
+		int r = steps_keyset_find(&po->set, rowbuf_row(page, p));
+
+		if (r >= 0 && po->owners[r].shard == po->owner.shard &&
+		    po->owners[r].table == po->owner.table)
+			po->seen[r] = 1;
+	}
+	return 0;
+}
+
+/* How many rows of ROWS that OWNER owns are not accounted for yet. */
+static int
+purge_unseen(const struct rs_rowbuf *rows, const struct purge_owner *po)
+{
+	int n = 0;
+
+	for (int r = 0; r < rows->n_rows; r++)
+		n += po->owners[r].shard == po->owner.shard &&
+		     po->owners[r].table == po->owner.table && !po->seen[r];
+	return n;
+}
+
 /* Check every row of ROWS owned by OWNER: it exists there, or the owner's
  * delete log says the application deleted it after unfence; any other is
- * marked to keep (and recorded).  Returns 0 or an error. */
+ * marked to keep (and recorded).  The owner's side is read a page at a
+ * time.  Returns 0 or an error. */
 static int
 purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
               const struct rs_owner *owners, struct rs_owner owner, void *ctx,
@@ -106,52 +124,50 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct rs_backend *target = engine_shard(run, owner.shard, err);
+	struct purge_owner po = {
+		.owners = owners,
+		.owner = owner,
+		.seen = calloc((size_t)rows->n_rows + 1, 1),
+	};
 	const struct rs_table_def *def;
-	struct rs_rowbuf there = {0}, logged = {0};
-	struct steps_keyset set = {0}, gone = {0};
-	char physical[256];
-	int rc, read_log = 0;
+	char physical[256], log[300];
+	int rc = 0;
 
 	if (target == NULL)
-		return err->code;
+		rc = err->code;
+	else if (po.seen == NULL ||
+	         steps_keyset_init(&po.set, rows, walk->def->n_pk) != 0)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
-	def = engine_table(run, owner.shard, physical, err);
-	rc = def != NULL ? 0 : err->code;
-	if (rc == 0)
-		rc = walk_read_range(run, target, def, range->after,
-		                     range->upto, 1, &there, err);
-	if (rc == 0 && steps_keyset_init(&set, &there, def->n_pk) != 0)
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0) {
+		def = engine_table(run, owner.shard, physical, err);
+		rc = def == NULL ? err->code
+		                 : walk_range_pages(run, target, def,
+		                                    range->after, range->upto,
+		                                    1, purge_page, &po, err);
+	}
+	/* Missing on their owner: deleted there since unfence? */
+	if (rc == 0 && purge_unseen(rows, &po) > 0 &&
+	    backend_can_log_deletes(target)) {
+		backend_delete_log_name(physical, log, sizeof(log));
+		def = engine_table(run, owner.shard, log, err);
+		rc = def == NULL ? err->code
+		                 : walk_range_pages(run, target, def,
+		                                    range->after, range->upto,
+		                                    1, purge_page, &po, err);
+	}
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
-		const struct rs_value *row = rowbuf_row(rows, r);
-
 		if (owners[r].shard != owner.shard ||
-		    owners[r].table != owner.table ||
-		    steps_keyset_find(&set, row) >= 0)
-			continue;
-		/* Missing on its owner: deleted there since unfence? */
-		if (!read_log) {
-			read_log = 1;
-			rc = purge_read_deletes(walk, target, owner, physical,
-			                        range, &logged, err);
-			if (rc == 0 &&
-			    steps_keyset_init(&gone, &logged, def->n_pk) != 0)
-				rc = rs_err_set(err, RS_ENOMEM,
-				                "out of memory");
-			if (rc != 0)
-				break;
-		}
-		if (steps_keyset_find(&gone, row) >= 0)
+		    owners[r].table != owner.table || po.seen[r])
 			continue;
 		range->keep[r] = 1;
 		range->kept++;
-		rc = purge_keep(walk, row, owner, physical, err);
+		rc = purge_keep(walk, rowbuf_row(rows, r), owner, physical,
+		                err);
 	}
-	steps_keyset_free(&set);
-	steps_keyset_free(&gone);
-	rowbuf_free(&there);
-	rowbuf_free(&logged);
+	steps_keyset_free(&po.set);
+	free(po.seen);
 	return rc;
 }
 
@@ -205,7 +221,6 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
             int64_t *affected, uint64_t *checksum, struct rs_err *err)
 {
 	struct rs_run *run = walk->run;
-	const struct rs_plan *plan = run->plan;
 	struct purge_range range = {after, upto, NULL, 0};
 	struct rs_rowbuf keys = {0};
 	struct rs_owner *owners;
@@ -233,11 +248,8 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 
 		rc = await_delete(&run->loop, walk->backend, walk->def, &del,
 		                  err);
-		if (rc == 0 && plan->options.max_rows_per_second > 0)
-			await_sleep(&run->loop,
-			            (uint64_t)keys.n_rows * 1000 /
-			                    (uint64_t)plan->options
-			                            .max_rows_per_second);
+		if (rc == 0)
+			streams_throttle(run, keys.n_rows);
 	}
 	*affected = keys.n_rows;
 	*(int64_t *)walk->arg += range.kept;

@@ -26,69 +26,69 @@
  * to 60 s by default). */
 #define REPLICA_PROMOTE_TIMEOUT_MS (10 * 60 * 1000)
 
+/* Bring the replica of SHARD (if it has one) up to date. */
+static int
+catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int r = plan->shards[shard].replica, rc;
+	struct rs_backend *primary, *replica = NULL;
+	struct rs_backend_config config;
+
+	(void)arg;
+	if (r < 0)
+		return 0;
+	primary = engine_shard(run, shard, err);
+	if (primary == NULL)
+		return err->code;
+	engine_shard_close(run, r); /* its file is about to change */
+	config = engine_shard_config(plan, r);
+	rc = backend_new(&run->loop, &config, &replica, err);
+	if (rc == 0) {
+		backend_set_op_timeout(primary, REPLICA_CATCH_UP_TIMEOUT_MS);
+		rc = await_replicate(&run->loop, primary, replica, err);
+		backend_set_op_timeout(primary, 0);
+	}
+	await_close(&run->loop, replica);
+	if (rc == 0)
+		fprintf(stderr, "  %s: replica %s is up to date\n",
+		        plan->shards[shard].name, plan->shards[r].name);
+	return rc;
+}
+
 static int
 catch_up_run(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(plan->from, shards);
+	return steps_each_shard(run, run->plan->from, catch_up_shard, NULL,
+	                        err);
+}
 
-	for (int i = 0; i < n; i++) {
-		int r = plan->shards[shards[i]].replica;
-		const struct rs_plan_shard *rs;
-		struct rs_backend *primary, *replica = NULL;
-		int rc;
+/* Promote the replica of SHARD (if it has one). */
+static int
+promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	int r = run->plan->shards[shard].replica, rc;
+	struct rs_backend *replica;
 
-		if (r < 0)
-			continue;
-		rs = &plan->shards[r];
-		primary = engine_shard(run, shards[i], err);
-		if (primary == NULL)
-			return err->code;
-		engine_shard_close(run, r); /* its file is about to change */
-		struct rs_backend_config config = engine_shard_config(plan, r);
-		rc = backend_new(&run->loop, &config, &replica, err);
-		if (rc == 0) {
-			backend_set_op_timeout(primary,
-			                       REPLICA_CATCH_UP_TIMEOUT_MS);
-			rc = await_replicate(&run->loop, primary, replica, err);
-			backend_set_op_timeout(primary, 0);
-		}
-		await_close(&run->loop, replica);
-		if (rc != 0)
-			return rc;
-		fprintf(stderr, "  %s: replica %s is up to date\n",
-		        plan->shards[shards[i]].name, rs->name);
-	}
-	return 0;
+	(void)arg;
+	if (r < 0)
+		return 0;
+	replica = engine_shard(run, r, err);
+	if (replica == NULL)
+		return err->code;
+	backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
+	rc = await_promote(&run->loop, replica, err);
+	backend_set_op_timeout(replica, 0);
+	if (rc == 0)
+		fprintf(stderr, "  %s: promoted to a primary\n",
+		        run->plan->shards[r].name);
+	return rc;
 }
 
 static int
 promote_run(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(plan->from, shards);
-
-	for (int i = 0; i < n; i++) {
-		int r = plan->shards[shards[i]].replica;
-		struct rs_backend *replica;
-		int rc;
-
-		if (r < 0)
-			continue;
-		replica = engine_shard(run, r, err);
-		if (replica == NULL)
-			return err->code;
-		backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
-		rc = await_promote(&run->loop, replica, err);
-		backend_set_op_timeout(replica, 0);
-		if (rc != 0)
-			return rc;
-		fprintf(stderr, "  %s: promoted to a primary\n",
-		        plan->shards[r].name);
-	}
-	return 0;
+	return steps_each_shard(run, run->plan->from, promote_shard, NULL, err);
 }
 
 /* Whether shard SHARD carries the marker of RUN. */
@@ -106,6 +106,49 @@ replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
 	return rc;
 }
 
+/* Undo the catch-up of SHARD's replica (see catch_up_undo). */
+static int
+catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
+                    struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int r = plan->shards[shard].replica, ours, rc;
+	struct rs_backend *replica;
+	char point[128], path[4096];
+
+	if (r < 0 || !engine_shard_exists(run, r))
+		return 0;
+	rc = replica_is_ours(run, r, &ours, err);
+	replica = rc == 0 ? engine_shard(run, r, err) : NULL;
+	if (replica == NULL)
+		return err->code;
+	if (replica->url.engine != RS_ENGINE_SQLITE) {
+		rc = steps_fence_shard(run, r, 0, arg, err);
+		if (rc != 0)
+			return rc;
+	} else if (!ours) {
+		fprintf(stderr,
+		        "  %s: replica file %s does not carry this run's "
+		        "marker; left as it is\n",
+		        plan->shards[r].name, replica->url.database);
+		return 0;
+	} else {
+		snprintf(path, sizeof(path), "%s", replica->url.database);
+		engine_shard_close(run, r);
+		if (unlink(path) != 0 && errno != ENOENT)
+			return rs_err_set(
+				err, RS_EIO,
+				"cannot remove the replica file %s: %s", path,
+				strerror(errno));
+		fprintf(stderr, "  %s: replica file %s removed\n",
+		        plan->shards[r].name, path);
+	}
+	snprintf(point, sizeof(point), "after-abort:replica:%s",
+	         plan->shards[r].name);
+	engine_fault(point);
+	return 0;
+}
+
 /* Abort: a replica file reshard made (SQLite) is deleted when it carries
  * this run's marker (it was never published, so nothing but this run ever
  * wrote to it); a server replica only loses the fence it carries from its
@@ -113,55 +156,11 @@ replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
 static int
 catch_up_undo(struct rs_run *run, struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(plan->from, shards);
 	struct rs_marker marker;
 
 	marker_fill(run, "aborted", 0, &marker);
-	for (int i = 0; i < n; i++) {
-		int r = plan->shards[shards[i]].replica, ours, rc;
-		struct rs_backend *replica;
-		char point[128];
-
-		if (r < 0 || !engine_shard_exists(run, r))
-			continue;
-		rc = replica_is_ours(run, r, &ours, err);
-		replica = rc == 0 ? engine_shard(run, r, err) : NULL;
-		if (replica == NULL)
-			return err->code;
-		if (replica->url.engine == RS_ENGINE_SQLITE) {
-			char path[4096];
-
-			if (!ours) {
-				fprintf(stderr,
-				        "  %s: replica file %s does not carry "
-				        "this run's marker; left as it is\n",
-				        plan->shards[r].name,
-				        replica->url.database);
-				continue;
-			}
-			snprintf(path, sizeof(path), "%s",
-			         replica->url.database);
-			engine_shard_close(run, r);
-			if (unlink(path) != 0 && errno != ENOENT)
-				return rs_err_set(
-					err, RS_EIO,
-					"cannot remove the replica file "
-					"%s: %s",
-					path, strerror(errno));
-			fprintf(stderr, "  %s: replica file %s removed\n",
-			        plan->shards[r].name, path);
-		} else {
-			rc = steps_fence_shard(run, r, 0, &marker, err);
-			if (rc != 0)
-				return rc;
-		}
-		snprintf(point, sizeof(point), "after-abort:replica:%s",
-		         plan->shards[r].name);
-		engine_fault(point);
-	}
-	return 0;
+	return steps_each_shard(run, run->plan->from, catch_up_undo_shard,
+	                        &marker, err);
 }
 
 const struct rs_step_def step_catch_up = {

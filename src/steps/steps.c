@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "engine/await.h"
+#include "engine/streams.h"
 #include "engine/walk.h"
 #include "shardmap/stats.h"
 
@@ -49,6 +50,39 @@ steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
 				return rc;
 		}
 	return 0;
+}
+
+/* The shards of a steps_each_shard and what to do on each. */
+struct each_shard {
+	const int *shards;
+	int (*fn)(struct rs_run *run, int shard, void *arg, struct rs_err *err);
+	void *arg;
+};
+
+static int
+each_shard_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	const struct each_shard *each = arg;
+
+	return each->fn(run, each->shards[i], each->arg, err);
+}
+
+int
+steps_each_shard(struct rs_run *run, const struct rs_map *map,
+                 int (*fn)(struct rs_run *run, int shard, void *arg,
+                           struct rs_err *err),
+                 void *arg, struct rs_err *err)
+{
+	int shards[RS_PLAN_MAX_SHARDS];
+	struct each_shard each = {shards, fn, arg};
+	struct rs_streams_spec spec = {
+		.n = steps_map_shards(map, shards),
+		.task = each_shard_task,
+		.arg = &each,
+	};
+
+	spec.parallel = spec.n;
+	return streams_run(run, &spec, err);
 }
 
 /* The physical tables of the plan's tables on a shard under MAP. */
@@ -163,24 +197,38 @@ steps_keyset_find(const struct steps_keyset *set, const struct rs_value *key)
 	return -1;
 }
 
+/* One physical table to walk: task I of a steps_walk_all. */
+struct walk_task {
+	int shard, table, slot;
+};
+
+struct walk_all {
+	const struct steps_walk_spec *spec;
+	struct walk_task *tasks;
+	int n;
+};
+
+/* Task I: walk one physical table, in a stream of its own connections. */
 static int
-walk_one_table(struct rs_run *run, int shard, int table, int slot,
-               const char *physical, void *arg, struct rs_err *err)
+walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 {
-	const struct steps_walk_spec *spec = arg;
+	const struct walk_all *all = arg;
+	const struct steps_walk_spec *spec = all->spec;
+	const struct walk_task *task = &all->tasks[i];
 	struct rs_walk walk = {
 		.run = run,
 		.step = spec->step,
-		.shard = shard,
-		.table = table,
-		.slot = slot,
+		.shard = task->shard,
+		.table = task->table,
+		.slot = task->slot,
 		.all_columns = spec->all_columns,
 		.restart = spec->restart,
 		.arg = spec->arg,
 	};
 
-	snprintf(walk.physical, sizeof(walk.physical), "%s", physical);
-	walk.backend = engine_shard(run, shard, err);
+	engine_physical(spec->map, run->plan->tables[task->table].name,
+	                task->slot, walk.physical, sizeof(walk.physical));
+	walk.backend = engine_shard(run, task->shard, err);
 	if (walk.backend == NULL)
 		return err->code;
 	return walk_table(&walk, spec->chunk, NULL, err);
@@ -192,21 +240,43 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 {
 	int shards[RS_PLAN_MAX_SHARDS];
 	int n = steps_map_shards(spec->map, shards);
+	int per_shard =
+		run->plan->n_tables * engine_tables_per_shard(spec->map);
+	struct walk_all all = {
+		.spec = spec,
+		.tasks = malloc(sizeof(*all.tasks) *
+	                        (size_t)(n * per_shard + 1)),
+	};
+	struct rs_streams_spec streams = {
+		.parallel = run->plan->options.parallel,
+		.own_connections = 1,
+		.task = walk_one_table,
+		.arg = &all,
+	};
 	char before[32];
 	uint64_t expected = 0;
+	int rc = 0;
 
+	if (all.tasks == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (journal_fact_get(run->journal, "rows_before", before,
 	                     sizeof(before)) == 1)
 		expected = strtoull(before, NULL, 10) * (uint64_t)spec->copies;
+	/* Table by table across the shards, so that the first streams
+	 * spread over the shards instead of queueing on one. */
+	for (int slot = 0; slot < per_shard; slot++)
+		for (int i = 0; i < n; i++)
+			all.tasks[all.n++] = (struct walk_task){
+				shards[i],
+				slot / engine_tables_per_shard(spec->map),
+				slot % engine_tables_per_shard(spec->map)};
 	progress_start(&run->progress, spec->step, expected);
-	for (int i = 0; i < n; i++) {
-		int rc = steps_each_table(run, spec->map, shards[i],
-		                          walk_one_table, (void *)spec, err);
-		if (rc != 0)
-			return rc;
-	}
-	progress_finish(&run->progress);
-	return 0;
+	streams.n = all.n;
+	rc = streams_run(run, &streams, err);
+	free(all.tasks);
+	if (rc == 0)
+		progress_finish(&run->progress);
+	return rc;
 }
 
 int

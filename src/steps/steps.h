@@ -30,6 +30,15 @@ int steps_map_shards(const struct rs_map *map, int *out);
 /* Whether SHARD is a node of MAP. */
 int steps_in_map(const struct rs_map *map, int shard);
 
+/* Call FN for every shard of MAP, all at once (streams.h: each a stream
+ * of its own on the run's control connections, so FN may touch only SHARD
+ * and that shard's replica).  Returns 0, the first error (the others are
+ * printed) or RS_ECANCELED on a stop request. */
+int steps_each_shard(struct rs_run *run, const struct rs_map *map,
+                     int (*fn)(struct rs_run *run, int shard, void *arg,
+                               struct rs_err *err),
+                     void *arg, struct rs_err *err);
+
 /* Call FN for every physical table of every logical table on SHARD under
  * MAP; stops at the first non-zero return and returns it. */
 int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,

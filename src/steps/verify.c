@@ -27,7 +27,46 @@ struct verify_chunk {
 	int differ;                          /* movers missing or different */
 };
 
-/* Compare the movers of ROWS that go to OWNER with their copy there. */
+/* One owner's side of a chunk: its movers, indexed by key, and what the
+ * owner's pages said of each. */
+struct verify_owner {
+	struct rs_walk *walk;
+	const struct rs_owner *owners;
+	struct rs_owner owner;
+	struct rs_backend *target;
+	const struct rs_table_def *def; /* the table on the owner */
+	struct steps_keyset set;        /* over the chunk's rows */
+	uint64_t *hashes;               /* per row: its hash, source side */
+	char *seen; /* per row: 0 not on the owner, 1 same, 2 differs */
+};
+
+/* A page of the owner's rows in the chunk's range: compare each that is a
+ * mover of the chunk to this owner with its source row. */
+static int
+verify_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
+{
+	struct verify_owner *vo = ctx;
+
+	for (int p = 0; p < page->n_rows; p++) {
+		const struct rs_value *there = rowbuf_row(page, p);
+		int r = steps_keyset_find(&vo->set, there);
+		uint64_t theirs;
+		int rc;
+
+		if (r < 0 || vo->owners[r].shard != vo->owner.shard ||
+		    vo->owners[r].table != vo->owner.table)
+			continue;
+		rc = walk_row_hash(vo->target, vo->def, there + vo->def->n_pk,
+		                   &theirs, err);
+		if (rc != 0)
+			return rc;
+		vo->seen[r] = theirs == vo->hashes[r] ? 1 : 2;
+	}
+	return 0;
+}
+
+/* Compare the movers of ROWS that go to OWNER with their copy there,
+ * reading the owner's side of the range a page at a time. */
 static int
 verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
              const struct rs_owner *owners, struct rs_owner owner, void *ctx,
@@ -36,57 +75,59 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct verify_chunk *vc = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
-	struct rs_backend *target = engine_shard(run, owner.shard, err);
-	const struct rs_table_def *def;
-	struct rs_rowbuf there = {0};
-	struct steps_keyset set = {0};
+	struct verify_owner vo = {
+		.walk = walk,
+		.owners = owners,
+		.owner = owner,
+		.target = engine_shard(run, owner.shard, err),
+		.hashes = malloc(sizeof(uint64_t) * (size_t)(rows->n_rows + 1)),
+		.seen = calloc((size_t)rows->n_rows + 1, 1),
+	};
 	char physical[256];
-	int n_pk = walk->def->n_pk, rc;
+	int n_pk = walk->def->n_pk, rc = 0;
 
-	if (target == NULL)
-		return err->code;
-	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
-	                physical, sizeof(physical));
-	def = engine_table(run, owner.shard, physical, err);
-	rc = def != NULL ? 0 : err->code;
-	if (rc == 0)
-		rc = walk_read_range(run, target, def, vc->after, vc->upto, 0,
-		                     &there, err);
-	if (rc == 0 && steps_keyset_init(&set, &there, def->n_pk) != 0)
+	if (vo.target == NULL)
+		rc = err->code;
+	else if (vo.hashes == NULL || vo.seen == NULL ||
+	         steps_keyset_init(&vo.set, rows, n_pk) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
-		const struct rs_value *row = rowbuf_row(rows, r);
-		uint64_t mine, theirs;
-		int at;
-
 		if (owners[r].shard != owner.shard ||
 		    owners[r].table != owner.table)
 			continue;
-		rc = walk_row_hash(walk->backend, walk->def, row + n_pk, &mine,
+		rc = walk_row_hash(walk->backend, walk->def,
+		                   rowbuf_row(rows, r) + n_pk, &vo.hashes[r],
 		                   err);
-		if (rc != 0)
-			break;
-		canonical_chunk_add(&vc->sum, mine);
-		at = steps_keyset_find(&set, row);
-		if (at >= 0) {
-			rc = walk_row_hash(target, def,
-			                   rowbuf_row(&there, at) + def->n_pk,
-			                   &theirs, err);
-			if (rc != 0 || theirs == mine)
-				continue;
-		}
-		if (++vc->differ <= SHOW_KEYS) {
-			char shown[300];
-
-			walk_describe_row(walk, row, shown, sizeof(shown));
-			fprintf(stderr, "  %s on %s: %s %s on %s.%s\n",
-			        walk->physical, plan->shards[walk->shard].name,
-			        shown, at < 0 ? "missing" : "differs",
-			        plan->shards[owner.shard].name, physical);
-		}
+		if (rc == 0)
+			canonical_chunk_add(&vc->sum, vo.hashes[r]);
 	}
-	steps_keyset_free(&set);
-	rowbuf_free(&there);
+	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
+	                physical, sizeof(physical));
+	if (rc == 0) {
+		vo.def = engine_table(run, owner.shard, physical, err);
+		rc = vo.def != NULL ? 0 : err->code;
+	}
+	if (rc == 0)
+		rc = walk_range_pages(run, vo.target, vo.def, vc->after,
+		                      vc->upto, 0, verify_page, &vo, err);
+	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
+		char shown[300];
+
+		if (owners[r].shard != owner.shard ||
+		    owners[r].table != owner.table || vo.seen[r] == 1)
+			continue;
+		if (++vc->differ > SHOW_KEYS)
+			continue;
+		walk_describe_row(walk, rowbuf_row(rows, r), shown,
+		                  sizeof(shown));
+		fprintf(stderr, "  %s on %s: %s %s on %s.%s\n", walk->physical,
+		        plan->shards[walk->shard].name, shown,
+		        vo.seen[r] == 0 ? "missing" : "differs",
+		        plan->shards[owner.shard].name, physical);
+	}
+	steps_keyset_free(&vo.set);
+	free(vo.hashes);
+	free(vo.seen);
 	return rc;
 }
 

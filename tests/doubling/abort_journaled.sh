@@ -8,9 +8,11 @@
 begin "$@"
 read_owners
 
-# A key db0.orders_0 owns under `from` (the application routes by it).
-key=$(sql "$template/master.db" "SELECT key FROM routes
-	WHERE from_owner = 'db0.orders_0' AND moves = 'moves' LIMIT 1")
+# A key SHARD.orders_0 owns under `from` (the application routes by it).
+key_of() {
+	sql "$template/master.db" "SELECT key FROM routes
+		WHERE from_owner = '$1.orders_0' AND moves = 'moves' LIMIT 1"
+}
 
 # The fault points after each of abort's side effects, in the order abort
 # goes: its intent, the replicas (catch-up's undo), the sources (fence's).
@@ -30,13 +32,20 @@ for point in after-abort-begun after-abort:replica:db2 after-abort:replica:db3 \
 	check "$name: the refused run published nothing" test ! -e routing.cfg
 	status_json
 	equals "$(jget '$.abort')" begun "$name: status shows the abort begun"
-	# The application writes to db0 now, by the old routing: refused by
-	# the fence while it stands, kept once abort lifted it.
-	out=$(sql db0.db "INSERT INTO orders_0 VALUES (700001, '${key//\'/\'\'}',
+	# The application writes to a source now, by the old routing: refused
+	# by the fence while it stands, kept once abort lifted it.  Abort
+	# lifts the sources' fences all at once, so after unfence:db1 only
+	# db1 is known to be open: the write goes there.
+	case "$point" in
+	*unfence:db1) target=db1 ;;
+	*) target=db0 ;;
+	esac
+	key=$(key_of $target)
+	out=$(sql $target.db "INSERT INTO orders_0 VALUES (700001, '${key//\'/\'\'}',
 		12.5, 'written between the two aborts'); SELECT changes();" 2>&1)
 	case "$point" in
 	*unfence:db0 | *unfence:db1)
-		equals "$out" 1 "$name: a write to the unfenced db0 succeeds"
+		equals "$out" 1 "$name: a write to the unfenced $target succeeds"
 		sql master.db "INSERT INTO orders VALUES (700001,
 			'${key//\'/\'\'}', 12.5, 'written between the two aborts')"
 		;;
