@@ -46,6 +46,10 @@
 #include "common/strbuf.h"
 #include "common/text.h"
 
+/* What SQLite may keep in memory in one process, all connections
+ * together (sqlite3_soft_heap_limit64): past it, caches shrink. */
+#define SQLITE_HEAP_LIMIT (128LL * 1024 * 1024)
+
 #define SQLITE_LOCK_TIMEOUT_MS 2000 /* the longest wait for a lock */
 #define SQLITE_PROGRESS_OPS    1000 /* VM steps between looks at the clock */
 
@@ -230,10 +234,11 @@ sqlite_work_connect(struct rs_backend *backend)
 	sqlite3_progress_handler(e->db, SQLITE_PROGRESS_OPS, sqlite_on_progress,
 	                         e);
 	sqlite3_extended_result_codes(e->db, 1);
-	/* Chunk walks re-read pages: a 64 MiB page cache for this
-	 * connection (SQLite's default is 2 MiB).  Connection-local: the
-	 * database itself is not changed. */
-	sqlite3_exec(e->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL);
+	/* Chunk walks re-read pages: up to a 16 MiB page cache for this
+	 * connection (SQLite's default is 2 MiB), all connections together
+	 * held under SQLITE_HEAP_LIMIT.  Connection-local: the database
+	 * itself is not changed. */
+	sqlite3_exec(e->db, "PRAGMA cache_size = -16384", NULL, NULL, NULL);
 	/* Fail now, not at the first read, on a file that is not SQLite. */
 	rc = sqlite3_exec(e->db, "SELECT count(*) FROM sqlite_schema", NULL,
 	                  NULL, NULL);
@@ -1177,6 +1182,10 @@ static struct sqlite_engine *
 sqlite_engine_get(struct rs_backend *backend, struct rs_err *err)
 {
 	if (backend->engine == NULL) {
+		/* The process's SQLite heap, page caches of every connection
+		 * (journal included) together: the run's memory stays flat
+		 * however many streams and tables it has.  Idempotent. */
+		sqlite3_soft_heap_limit64(SQLITE_HEAP_LIMIT);
 		backend->engine = calloc(1, sizeof(struct sqlite_engine));
 		if (backend->engine == NULL)
 			rs_err_set(err, RS_ENOMEM, "out of memory");
