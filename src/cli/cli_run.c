@@ -3,9 +3,28 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "engine/engine.h"
+#include "strategy/strategy.h"
+
+/* Ask on the terminal before an irreversible step: 1 yes, 0 no, -1 no
+ * terminal (cron, CI: they must say --yes). */
+static int
+cli_confirm(const struct rs_step_def *step, void *arg)
+{
+	char answer[16];
+
+	(void)arg;
+	if (!isatty(STDIN_FILENO))
+		return -1;
+	fprintf(stderr, "step %s cannot be undone: %s.\nGo on? [y/N] ",
+	        step->name, step->summary);
+	fflush(stderr);
+	return fgets(answer, sizeof(answer), stdin) != NULL &&
+	       (answer[0] == 'y' || answer[0] == 'Y');
+}
 
 static int
 cli_run(int argc, char **argv, struct rs_err *err)
@@ -16,7 +35,7 @@ cli_run(int argc, char **argv, struct rs_err *err)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct rs_run_options options = {0};
+	struct rs_run_options options = {.confirm = cli_confirm};
 	const struct rs_strategy_def *strategy;
 	struct rs_plan *plan = NULL;
 	int c, rc;
@@ -46,7 +65,7 @@ cli_run(int argc, char **argv, struct rs_err *err)
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc != 0)
 		return rc;
-	strategy = engine_strategy(plan);
+	strategy = strategy_for(plan);
 	if (strategy == NULL)
 		rc = rs_err_set(
 			err, RS_EUSAGE,

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "engine/engine.h"
+#include "strategy/strategy.h"
 
 static int
 cli_status(int argc, char **argv, struct rs_err *err)
@@ -45,7 +46,7 @@ cli_status(int argc, char **argv, struct rs_err *err)
 		                  "`reshard status --help`");
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc == 0)
-		rc = engine_status(plan, json, stdout, err);
+		rc = engine_status(plan, strategy_for(plan), json, stdout, err);
 	plan_free(plan);
 	return rc;
 }
@@ -65,13 +66,13 @@ cli_abort(int argc, char **argv, struct rs_err *err)
 		                  "abort needs exactly one plan file; see "
 		                  "`reshard abort --help`");
 	rc = cli_load_plan(argv[1], &plan, err);
-	if (rc == 0 && engine_strategy(plan) == NULL)
+	if (rc == 0 && strategy_for(plan) == NULL)
 		rc = rs_err_set(err, RS_EUSAGE,
 		                "%s: strategy \"%s\" cannot be run by this "
 		                "version, so there is nothing to abort",
 		                plan->path, plan_strategy_name(plan->strategy));
 	else if (rc == 0)
-		rc = engine_abort(plan, engine_strategy(plan), err);
+		rc = engine_abort(plan, strategy_for(plan), err);
 	plan_free(plan);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include "dryrun/dryrun.h"
 #include "engine/await.h"
 #include "engine/engine.h"
+#include "strategy/strategy.h"
 
 #define DEMO_TABLES   4 /* slot tables per shard */
 #define DEMO_BATCH    5000
@@ -264,12 +265,12 @@ demo_run(const char *dir_arg, int rows, struct rs_err *err)
 	if (rc == 0) {
 		printf("\n== reshard run %s --yes\n", path);
 		fflush(stdout);
-		rc = engine_run(plan, engine_strategy(plan), &run, err);
+		rc = engine_run(plan, strategy_for(plan), &run, err);
 	}
 	if (rc == 0) {
 		printf("\n== reshard status %s\n", path);
 		fflush(stdout);
-		rc = engine_status(plan, 0, stdout, err);
+		rc = engine_status(plan, strategy_for(plan), 0, stdout, err);
 	}
 	plan_free(plan);
 	return rc;

@@ -25,16 +25,6 @@
 #include "shardmap/stats.h"
 #include "engine/plan_text.h"
 
-extern const struct rs_strategy_def strategy_doubling;
-
-const struct rs_strategy_def *
-engine_strategy(const struct rs_plan *plan)
-{
-	/* The split strategy's copy and capture steps are not built yet. */
-	return plan->strategy == RS_STRATEGY_DOUBLING ? &strategy_doubling
-	                                              : NULL;
-}
-
 void
 engine_fault(const char *point)
 {
@@ -274,27 +264,26 @@ engine_fence_note(struct rs_run *run, char *buf, size_t size)
 		         plan->path, plan->path);
 }
 
-/* Ask before STEP on a terminal.  Returns 0 to go on, RS_EUSAGE without
- * a terminal to ask, RS_ECANCELED for a "no". */
+/* Ask before STEP (options->confirm).  Returns 0 to go on, RS_EUSAGE
+ * with nobody to ask, RS_ECANCELED for a "no". */
 static int
 engine_confirm(struct rs_run *run, const struct rs_step_def *step,
                struct rs_err *err)
 {
-	char answer[16], note[512];
+	const struct rs_run_options *o = run->options;
+	char note[512];
+	int answer;
 
-	if (run->options->yes)
+	if (o->yes)
 		return 0;
-	if (!isatty(STDIN_FILENO))
+	answer = o->confirm != NULL ? o->confirm(step, o->confirm_arg) : -1;
+	if (answer < 0)
 		return rs_err_set(
 			err, RS_EUSAGE,
 			"step %s cannot be undone (%s) and there is no "
 			"terminal to ask; run again with --yes",
 			step->name, step->summary);
-	fprintf(stderr, "step %s cannot be undone: %s.\nGo on? [y/N] ",
-	        step->name, step->summary);
-	fflush(stderr);
-	if (fgets(answer, sizeof(answer), stdin) != NULL &&
-	    (answer[0] == 'y' || answer[0] == 'Y'))
+	if (answer > 0)
 		return 0;
 	engine_fence_note(run, note, sizeof(note));
 	return rs_err_set(err, RS_ECANCELED,

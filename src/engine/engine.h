@@ -50,15 +50,28 @@ struct rs_step_def {
 	int (*undo)(struct rs_run *run, struct rs_err *err);
 };
 
+/* A strategy (src/strategy/): its steps, and what they need to know of
+ * it — no step asks which strategy runs. */
 struct rs_strategy_def {
 	const char *name;
 	const struct rs_step_def *const *steps;
 	int n_steps;
+	/* Replicas become owners (doubling): they carry their primary's
+	 * fence, are checked in preflight and unfenced with it. */
+	int promotes_replicas;
+	/* How many copies of each row exist before purge (for purge's
+	 * progress): 2 after a promotion, 1 after a copy of the movers. */
+	int copies_before_purge;
 };
 
 struct rs_run_options {
 	const char *until; /* stop after this step (NULL: run to the end) */
 	int yes;           /* do not ask before irreversible steps */
+	/* Ask whether to begin irreversible STEP (the command line's
+	 * question to its user): 1 go on, 0 no, -1 nobody to ask.  NULL:
+	 * nobody to ask.  Not asked when YES. */
+	int (*confirm)(const struct rs_step_def *step, void *arg);
+	void *confirm_arg;
 };
 
 /* One run of a plan, shared by the executor and the steps. */
@@ -99,10 +112,6 @@ struct rs_run {
 int engine_run(const struct rs_plan *plan,
                const struct rs_strategy_def *strategy,
                const struct rs_run_options *options, struct rs_err *err);
-
-/* The strategy a plan asks for, or NULL when this version cannot run it
- * (split: not built yet). */
-const struct rs_strategy_def *engine_strategy(const struct rs_plan *plan);
 
 /* The backend configuration of PLAN's shard SHARD (its strings are the
  * plan's). */
@@ -158,7 +167,8 @@ void engine_tables_release(struct rs_run *run);
 
 /* Print the state of PLAN's run (steps, fence right now, epoch) as text
  * or one JSON object.  RS_EIO when the plan has no journal yet. */
-int engine_status(const struct rs_plan *plan, int json, FILE *out,
+int engine_status(const struct rs_plan *plan,
+                  const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);
 
 /* The description of table PHYSICAL on shard SHARD, described once per

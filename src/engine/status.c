@@ -37,7 +37,8 @@ status_time(int64_t ms, char *buf, size_t size)
  * 1 yes (all or some, named in WHICH), 0 no, -1 unknown (a shard did not
  * answer; WHICH says which). */
 static int
-status_fenced(const struct rs_plan *plan, char *which, size_t size)
+status_fenced(const struct rs_plan *plan,
+              const struct rs_strategy_def *strategy, char *which, size_t size)
 {
 	struct rs_run run = {0};
 	int shards[2 * RS_PLAN_MAX_SHARDS]; /* from's shards, then replicas */
@@ -52,7 +53,7 @@ status_fenced(const struct rs_plan *plan, char *which, size_t size)
 	uv_loop_init(&run.loop);
 	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
 	for (int i = 0, k = n; i < k; i++)
-		if (plan->strategy == RS_STRATEGY_DOUBLING &&
+		if (strategy != NULL && strategy->promotes_replicas &&
 		    plan->shards[shards[i]].replica >= 0)
 			shards[n++] = plan->shards[shards[i]].replica;
 	for (int i = 0; i < n; i++) {
@@ -149,10 +150,10 @@ status_kept_text(FILE *out, const struct rs_plan *plan,
 }
 
 int
-engine_status(const struct rs_plan *plan, int json, FILE *out,
+engine_status(const struct rs_plan *plan,
+              const struct rs_strategy_def *strategy, int json, FILE *out,
               struct rs_err *err)
 {
-	const struct rs_strategy_def *strategy = engine_strategy(plan);
 	struct rs_journal *journal = NULL;
 	struct rs_step_record rec;
 	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
@@ -178,7 +179,7 @@ engine_status(const struct rs_plan *plan, int json, FILE *out,
 		since[0] = '\0';
 	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
 		epoch[0] = '\0';
-	fenced = status_fenced(plan, which, sizeof(which));
+	fenced = status_fenced(plan, strategy, which, sizeof(which));
 
 	if (json) {
 		root = json_object();

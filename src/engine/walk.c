@@ -208,7 +208,7 @@ walk_range_pages(struct rs_run *run, struct rs_backend *backend,
 		.after = after,
 		.upto = upto,
 		/* One more than a chunk: a range holding just the chunk's
-		 * rows (a replica's copy) takes one read, not two. */
+	         * rows (a replica's copy) takes one read, not two. */
 		.limit = run->plan->options.batch_rows + 1,
 	};
 	struct rs_rowbuf rows = {0};

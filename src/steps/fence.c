@@ -83,8 +83,7 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int rc = steps_fence_shard(run, shard, 0, NULL, err);
 
 	(void)arg;
-	if (rc == 0 && run->plan->strategy == RS_STRATEGY_DOUBLING &&
-	    replica >= 0)
+	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
 		rc = steps_fence_shard(run, replica, 0, NULL, err);
 	return rc;
 }

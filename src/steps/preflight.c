@@ -145,7 +145,7 @@ preflight_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int rc = steps_each_table(run, plan->from, shard, preflight_table, arg,
 	                          err);
 
-	if (rc == 0 && plan->strategy == RS_STRATEGY_DOUBLING &&
+	if (rc == 0 && run->strategy->promotes_replicas &&
 	    plan->shards[shard].replica >= 0)
 		rc = preflight_replica(run, shard, plan->shards[shard].replica,
 		                       err);

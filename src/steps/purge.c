@@ -269,7 +269,7 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.map = run->plan->to,
 		.chunk = purge_chunk,
 		/* A doubling's replicas hold a full copy until purged. */
-		.copies = run->plan->strategy == RS_STRATEGY_DOUBLING ? 2 : 1,
+		.copies = run->strategy->copies_before_purge,
 		.arg = &kept,
 	};
 	char epoch[32] = "0";

@@ -1,8 +1,9 @@
 /*
- * The doubling strategy (DESIGN §6): N shards become 2N by promoting a
- * replica of each; then each side deletes the half it no longer owns.
+ * The doubling strategy: N shards become 2N by promoting a replica of
+ * each; then each side deletes the half it no longer owns.
  */
 #include "steps/steps.h"
+#include "strategy/strategy.h"
 
 static const struct rs_step_def *const doubling_steps[] = {
 	&step_preflight, &step_fence,  &step_catch_up,
@@ -14,4 +15,6 @@ const struct rs_strategy_def strategy_doubling = {
 	.name = "doubling",
 	.steps = doubling_steps,
 	.n_steps = sizeof(doubling_steps) / sizeof(*doubling_steps),
+	.promotes_replicas = 1,
+	.copies_before_purge = 2,
 };

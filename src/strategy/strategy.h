@@ -1,0 +1,18 @@
+/*
+ * The strategies: which steps a plan's strategy runs, in order, and what
+ * the steps need to know of it.  The engine runs whatever strategy it is
+ * handed; only this file maps a plan's `strategy` to one.
+ */
+#ifndef RS_STRATEGY_H
+#define RS_STRATEGY_H
+
+#include "engine/engine.h"
+
+/* Doubling: each source's replica is promoted and owns half its rows. */
+extern const struct rs_strategy_def strategy_doubling;
+
+/* The strategy PLAN asks for, or NULL when this version cannot run it
+ * (split: not built yet). */
+const struct rs_strategy_def *strategy_for(const struct rs_plan *plan);
+
+#endif
