@@ -7,11 +7,14 @@
  */
 #include "backend/backend.h"
 
+#include <errno.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int
 backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
@@ -281,12 +284,6 @@ backend_exists(const struct rs_backend *backend)
 }
 
 int
-backend_can_mark(const struct rs_backend *backend)
-{
-	return backend->ops->markers != NULL && backend->ops->mark != NULL;
-}
-
-int
 backend_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
                    int on, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
@@ -297,12 +294,6 @@ backend_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	return rc != 0 ? rc
 	               : backend->ops->delete_log(backend, table, on, cb, arg,
 	                                          err);
-}
-
-int
-backend_can_log_deletes(const struct rs_backend *backend)
-{
-	return backend->ops->delete_log != NULL;
 }
 
 void
@@ -323,37 +314,120 @@ backend_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
 	               : backend->ops->fenced(backend, table, cb, arg, err);
 }
 
-int
-backend_replicate(struct rs_backend *primary, struct rs_backend *replica,
-                  rs_backend_cb cb, void *arg, struct rs_err *err)
+/* Enter PRIMARY for a replication operation on REPLICA. */
+static int
+backend_enter_replication(struct rs_backend *primary,
+                          const struct rs_backend *replica, const char *what,
+                          struct rs_err *err)
 {
 	int rc = backend_enter(primary, err);
 
-	if (rc == 0 &&
-	    (primary->ops->replicate == NULL || primary->ops != replica->ops))
-		rc = backend_unsupported(primary, "replica catch-up", err);
+	if (rc == 0 && (!backend_supports(primary, RS_CAP_REPLICATION) ||
+	                (replica != NULL && primary->ops != replica->ops)))
+		rc = backend_unsupported(primary, what, err);
+	return rc;
+}
+
+int
+backend_replica_check(struct rs_backend *primary, struct rs_backend *replica,
+                      rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter_replication(
+		primary, replica, "doubling by replica promotion", err);
+
 	return rc != 0 ? rc
-	               : primary->ops->replicate(primary, replica, cb, arg,
-	                                         err);
+	               : primary->ops->replica_check(primary, replica, cb, arg,
+	                                             err);
+}
+
+int
+backend_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	int rc = backend_enter_replication(primary, NULL, "replica catch-up",
+	                                   err);
+
+	return rc != 0 ? rc : primary->ops->position(primary, cb, arg, err);
+}
+
+int
+backend_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+                 const char *position, int slice_ms, rs_replication_cb cb,
+                 void *arg, struct rs_err *err)
+{
+	int rc = backend_enter_replication(primary, replica, "replica catch-up",
+	                                   err);
+
+	return rc != 0 ? rc
+	               : primary->ops->catch_up(primary, replica, position,
+	                                        slice_ms, cb, arg, err);
 }
 
 int
 backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                 struct rs_err *err)
 {
-	int rc = backend_enter(replica, err);
+	int rc = backend_enter_replication(replica, NULL, "replica promotion",
+	                                   err);
 
-	if (rc == 0 && replica->ops->promote == NULL)
-		rc = backend_unsupported(replica, "replica promotion", err);
 	return rc != 0 ? rc : replica->ops->promote(replica, cb, arg, err);
 }
 
 int
-backend_can_scan(const struct rs_backend *backend)
+backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+                 struct rs_err *err)
 {
-	return backend->ops->scan_begin != NULL &&
-	       backend->ops->scan_next != NULL &&
-	       backend->ops->scan_end != NULL;
+	int rc = backend_enter_replication(replica, NULL, "replica promotion",
+	                                   err);
+
+	return rc != 0 ? rc : replica->ops->promoted(replica, cb, arg, err);
+}
+
+int
+backend_remove(struct rs_backend *backend, struct rs_err *err)
+{
+	char side[4200];
+
+	if (!backend_supports(backend, RS_CAP_MADE_REPLICA))
+		return backend_fail(backend, err, RS_EUSAGE,
+		                    "not a database reshard made; not removed");
+	if (unlink(backend->url.database) != 0 && errno != ENOENT)
+		return backend_fail(backend, err, RS_EIO,
+		                    "cannot remove %s: %s",
+		                    backend->url.database, strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		snprintf(side, sizeof(side), "%s-%s", backend->url.database,
+		         i ? "shm" : "wal");
+		unlink(side);
+	}
+	return 0;
+}
+
+const char *
+backend_engine(const struct rs_backend *backend)
+{
+	return backend->ops->engine;
+}
+
+int
+backend_supports(const struct rs_backend *backend, enum rs_capability cap)
+{
+	const struct rs_backend_ops *ops = backend->ops;
+
+	switch (cap) {
+	case RS_CAP_REPLICATION:
+		return ops->catch_up != NULL;
+	case RS_CAP_MARKERS:
+		return ops->markers != NULL && ops->mark != NULL;
+	case RS_CAP_DELETE_LOG:
+		return ops->delete_log != NULL;
+	case RS_CAP_SCAN:
+		return ops->scan_begin != NULL && ops->scan_next != NULL &&
+		       ops->scan_end != NULL;
+	case RS_CAP_MADE_REPLICA:
+		return backend->url.engine == RS_ENGINE_SQLITE;
+	}
+	return 0;
 }
 
 int
@@ -363,7 +437,7 @@ backend_scan_begin(struct rs_backend *backend, const struct rs_table_def *table,
 {
 	int rc = backend_enter(backend, err);
 
-	if (rc == 0 && !backend_can_scan(backend))
+	if (rc == 0 && !backend_supports(backend, RS_CAP_SCAN))
 		rc = backend_unsupported(backend, "the snapshot scan", err);
 	return rc != 0 ? rc
 	               : backend->ops->scan_begin(backend, table, columns,
@@ -376,7 +450,7 @@ backend_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb,
 {
 	int rc = backend_enter(backend, err);
 
-	if (rc == 0 && !backend_can_scan(backend))
+	if (rc == 0 && !backend_supports(backend, RS_CAP_SCAN))
 		rc = backend_unsupported(backend, "the snapshot scan", err);
 	return rc != 0 ? rc
 	               : backend->ops->scan_next(backend, limit, cb, arg, err);
@@ -388,7 +462,7 @@ backend_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 {
 	int rc = backend_enter(backend, err);
 
-	if (rc == 0 && !backend_can_scan(backend))
+	if (rc == 0 && !backend_supports(backend, RS_CAP_SCAN))
 		rc = backend_unsupported(backend, "the snapshot scan", err);
 	return rc != 0 ? rc : backend->ops->scan_end(backend, cb, arg, err);
 }

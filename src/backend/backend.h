@@ -117,6 +117,24 @@ typedef void (*rs_rows_cb)(struct rs_backend *backend, int status,
                            void *arg);
 typedef void (*rs_count_cb)(struct rs_backend *backend, int status,
                             const struct rs_err *err, int64_t value, void *arg);
+/* How far a replica is, after one slice of catch-up (backend_catch_up). */
+struct rs_replication {
+	int reached;      /* it has everything up to the position */
+	int64_t behind;   /* how far behind, in UNIT; -1 unknown */
+	int64_t total;    /* for progress: the whole, in UNIT; -1 unknown */
+	const char *unit; /* "bytes", "transactions", "pages" */
+};
+
+/* The most a position (backend_position) takes, NUL included. */
+#define RS_POSITION_SIZE 256
+
+typedef void (*rs_position_cb)(struct rs_backend *backend, int status,
+                               const struct rs_err *err, const char *position,
+                               void *arg);
+typedef void (*rs_replication_cb)(struct rs_backend *backend, int status,
+                                  const struct rs_err *err,
+                                  const struct rs_replication *state,
+                                  void *arg);
 typedef void (*rs_markers_cb)(struct rs_backend *backend, int status,
                               const struct rs_err *err,
                               const struct rs_marker *markers, int n,
@@ -159,10 +177,19 @@ struct rs_backend_ops {
 	                  rs_backend_cb cb, void *arg, struct rs_err *err);
 	int (*fenced)(struct rs_backend *backend, const char *table,
 	              rs_count_cb cb, void *arg, struct rs_err *err);
-	int (*replicate)(struct rs_backend *primary, struct rs_backend *replica,
-	                 rs_backend_cb cb, void *arg, struct rs_err *err);
+	/* Replication (a doubling): all five or none. */
+	int (*replica_check)(struct rs_backend *primary,
+	                     struct rs_backend *replica, rs_backend_cb cb,
+	                     void *arg, struct rs_err *err);
+	int (*position)(struct rs_backend *primary, rs_position_cb cb,
+	                void *arg, struct rs_err *err);
+	int (*catch_up)(struct rs_backend *primary, struct rs_backend *replica,
+	                const char *position, int slice_ms,
+	                rs_replication_cb cb, void *arg, struct rs_err *err);
 	int (*promote)(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	               struct rs_err *err);
+	int (*promoted)(struct rs_backend *replica, rs_count_cb cb, void *arg,
+	                struct rs_err *err);
 	/* The unordered snapshot scan (backend_scan_begin …): all three or
 	 * none. */
 	int (*scan_begin)(struct rs_backend *backend,
@@ -311,7 +338,7 @@ int backend_fence(struct rs_backend *backend, const char *const *tables,
 
 /* Every marker the shard carries (none when it never took part in a
  * run): the callback's array is borrowed for the call.  RS_EUSAGE when the
- * engine has no markers (backend_can_mark tells beforehand). */
+ * engine has no markers (backend_supports RS_CAP_MARKERS tells beforehand). */
 int backend_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
                     struct rs_err *err);
 
@@ -323,9 +350,6 @@ int backend_mark(struct rs_backend *backend, const struct rs_marker *marker,
  * file is missing or empty is one reshard has yet to make (a replica);
  * servers always exist.  No I/O beyond a stat. */
 int backend_exists(const struct rs_backend *backend);
-
-/* Whether BACKEND's engine keeps markers (1) or not (0). */
-int backend_can_mark(const struct rs_backend *backend);
 
 /*
  * The delete log of TABLE: with ON, a table named by backend_delete_log_name
@@ -339,9 +363,6 @@ int backend_delete_log(struct rs_backend *backend,
                        const struct rs_table_def *table, int on,
                        rs_backend_cb cb, void *arg, struct rs_err *err);
 
-/* Whether BACKEND's engine keeps delete logs (1) or not (0). */
-int backend_can_log_deletes(const struct rs_backend *backend);
-
 /* The name of TABLE's delete log into BUF ("reshard_del_orders_1"). */
 void backend_delete_log_name(const char *table, char *buf, size_t size);
 
@@ -350,18 +371,72 @@ int backend_fenced(struct rs_backend *backend, const char *table,
                    rs_count_cb cb, void *arg, struct rs_err *err);
 
 /*
- * Bring REPLICA up to date with PRIMARY (doubling's catch-up).  SQLite:
- * REPLICA's file is made now as a copy of PRIMARY's with the online backup
- * API (a consistent snapshot, fence triggers included), replacing whatever
- * it held.  PostgreSQL and MariaDB: wait until the replica has replayed
- * everything the primary wrote (not in this version).
+ * Replication, for a doubling: the replica of each primary is brought to
+ * the primary's position after the fence, then promoted.  Bounded,
+ * position-based operations, so that the step can journal the position,
+ * show the lag, honour a stop request between slices and resume a
+ * promotion that already happened.  A position is the primary's own text
+ * (PostgreSQL: a WAL location; MariaDB: a GTID list; SQLite: its size in
+ * pages — a SQLite replica is a copy reshard makes, under the fence).
+ * PRIMARY and REPLICA are of one engine; backend_supports(primary,
+ * RS_CAP_REPLICATION) says whether the engine has them in this version.
+ *
+ * backend_replica_check: preflight's proof that REPLICA can become a copy
+ * of PRIMARY (a server replica streams from exactly that primary; a SQLite
+ * replica file does not exist yet or is empty).  RS_EUSAGE with the fix
+ * when not.
+ *
+ * backend_position: PRIMARY's position now (after the fence, every write
+ * is before it), into the callback's POSITION (at most RS_POSITION_SIZE
+ * bytes with its NUL, valid during the callback).
+ *
+ * backend_catch_up: one slice of at most about SLICE_MS of bringing REPLICA
+ * to POSITION (a server replica: waiting for its replay; SQLite: copying
+ * pages with the online backup API, the copy's state kept in PRIMARY
+ * between slices and dropped when PRIMARY closes).  The callback says
+ * whether it is reached and how far behind it is.  Call again until
+ * reached.
+ *
+ * backend_promote: make REPLICA a primary that accepts writes (SQLite:
+ * nothing to do).  backend_promoted: whether it is one already (1 or 0),
+ * so that a resumed step does not promote twice.
  */
-int backend_replicate(struct rs_backend *primary, struct rs_backend *replica,
-                      rs_backend_cb cb, void *arg, struct rs_err *err);
-
-/* Make REPLICA a primary that accepts writes (SQLite: nothing to do). */
+int backend_replica_check(struct rs_backend *primary,
+                          struct rs_backend *replica, rs_backend_cb cb,
+                          void *arg, struct rs_err *err);
+int backend_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+                     struct rs_err *err);
+int backend_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+                     const char *position, int slice_ms, rs_replication_cb cb,
+                     void *arg, struct rs_err *err);
 int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
+int backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+                     struct rs_err *err);
+
+/* What an engine can do in this version, for callers that must choose
+ * (instead of testing engines or slots). */
+enum rs_capability {
+	RS_CAP_REPLICATION, /* backend_replica_check … backend_promoted */
+	RS_CAP_MARKERS,     /* backend_markers, backend_mark */
+	RS_CAP_DELETE_LOG,  /* backend_delete_log */
+	RS_CAP_SCAN,        /* backend_scan_begin … */
+	/* The replica is a database reshard makes (a SQLite file), so an
+	 * abort removes it; else it is a server that only loses the
+	 * fence. */
+	RS_CAP_MADE_REPLICA,
+};
+
+int backend_supports(const struct rs_backend *backend, enum rs_capability cap);
+
+/* The engine's name: "postgresql", "mysql", "sqlite". */
+const char *backend_engine(const struct rs_backend *backend);
+
+/* Remove the database of BACKEND, one reshard made (RS_CAP_MADE_REPLICA:
+ * a SQLite file and its -wal and -shm), with no connection open to it.
+ * Synchronous.  Returns 0, also when it is gone already; RS_EIO with the
+ * reason; RS_EUSAGE for a database reshard did not make. */
+int backend_remove(struct rs_backend *backend, struct rs_err *err);
 
 /*
  * The unordered snapshot scan: every row of a table, in no particular
@@ -381,8 +456,8 @@ int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
  * scan_end and backend_close may be called.  A failed scan_begin or
  * scan_next has already ended the scan (its transaction rolled back; a
  * lost connection is RS_ECONNECT): scan_end is then not needed, and is
- * harmless.  RS_EUSAGE when the engine lacks the scan (backend_can_scan
- * tells beforehand); RS_EQUERY when a statement fails.
+ * harmless.  RS_EUSAGE when the engine lacks the scan (backend_supports
+ * RS_CAP_SCAN tells beforehand); RS_EQUERY when a statement fails.
  */
 int backend_scan_begin(struct rs_backend *backend,
                        const struct rs_table_def *table, const int *columns,
@@ -392,9 +467,6 @@ int backend_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb,
                       void *arg, struct rs_err *err);
 int backend_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
                      struct rs_err *err);
-
-/* Whether BACKEND's engine has the snapshot scan (1) or not (0). */
-int backend_can_scan(const struct rs_backend *backend);
 
 /* The text form BACKEND's values arrive in, for canonical_value. */
 enum rs_canon_src backend_canon_src(const struct rs_backend *backend);

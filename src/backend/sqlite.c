@@ -38,6 +38,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,11 @@ enum sqlite_op {
 	SQLITE_OP_SCRIPT, /* sql, as one transaction: fence, mark, delete log */
 	SQLITE_OP_MARKERS,
 	SQLITE_OP_FENCED,
-	SQLITE_OP_REPLICATE,
+	SQLITE_OP_REPLICA_CHECK,
+	SQLITE_OP_POSITION,
+	SQLITE_OP_REPLICATE, /* one slice of the catch-up copy */
+	SQLITE_OP_PROMOTE,
+	SQLITE_OP_PROMOTED,
 	SQLITE_OP_CLOSE,
 };
 
@@ -86,6 +91,8 @@ struct sqlite_engine {
 		rs_rows_cb rows;
 		rs_count_cb count;
 		rs_markers_cb markers;
+		rs_position_cb position;
+		rs_replication_cb replication;
 	} cb;
 	void *arg;
 	/* Operation inputs. */
@@ -94,9 +101,16 @@ struct sqlite_engine {
 	const struct rs_read_request *request;  /* read */
 	const struct rs_table_def *write_table; /* upsert, delete */
 	const struct rs_rows *write_rows;       /* upsert, delete */
-	const char *what;          /* script: what it does, for its error */
-	char *replica_path;        /* replicate: the file to make */
-	struct rs_marker *markers; /* markers: what was read */
+	const char *what;   /* script: what it does, for its error */
+	char *replica_path; /* replica check, replicate: its file */
+	int slice_ms;       /* replicate: how long one slice copies */
+	/* The catch-up copy between slices (primary's engine): NULL when
+	 * none is under way. */
+	sqlite3 *backup_dest;
+	sqlite3_backup *backup;
+	struct rs_replication replication; /* replicate: how far it is */
+	char position[RS_POSITION_SIZE];   /* position: the answer */
+	struct rs_marker *markers;         /* markers: what was read */
 	int n_markers;
 	int64_t value; /* count, fenced: the answer */
 	/* Operation outputs. */
@@ -926,15 +940,25 @@ sqlite_work_fenced(struct rs_backend *backend)
 	sqlite3_finalize(stmt);
 }
 
-/* Copy the whole database into replica_path with the online backup API,
- * 1,000 pages a step (a writer is fenced, but readers go on). */
+/* Worker: drop the catch-up copy under way, if any. */
 static void
-sqlite_work_replicate(struct rs_backend *backend)
+sqlite_backup_drop(struct sqlite_engine *e)
+{
+	if (e->backup != NULL)
+		sqlite3_backup_finish(e->backup);
+	if (e->backup_dest != NULL)
+		sqlite3_close_v2(e->backup_dest);
+	e->backup = NULL;
+	e->backup_dest = NULL;
+}
+
+/* Worker: start the copy of the whole database into replica_path with the
+ * online backup API.  Returns 0 or fills the error. */
+static int
+sqlite_backup_start(struct rs_backend *backend)
 {
 	struct sqlite_engine *e = sqlite_engine(backend);
-	sqlite3 *dest = NULL;
-	sqlite3_backup *backup;
-	int rc = sqlite3_open_v2(e->replica_path, &dest,
+	int rc = sqlite3_open_v2(e->replica_path, &e->backup_dest,
 	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	                                 SQLITE_OPEN_NOMUTEX,
 	                         NULL);
@@ -943,35 +967,96 @@ sqlite_work_replicate(struct rs_backend *backend)
 		e->status = backend_fail(
 			backend, &e->err, RS_EQUERY,
 			"cannot create the replica %s: %s", e->replica_path,
-			dest ? sqlite3_errmsg(dest) : "out of memory");
-		sqlite3_close_v2(dest);
-		return;
+			e->backup_dest != NULL ? sqlite3_errmsg(e->backup_dest)
+					       : "out of memory");
+		sqlite_backup_drop(e);
+		return e->status;
 	}
-	sqlite3_busy_timeout(dest, SQLITE_LOCK_TIMEOUT_MS);
-	backup = sqlite3_backup_init(dest, "main", e->db, "main");
-	if (backup == NULL) {
+	sqlite3_busy_timeout(e->backup_dest, SQLITE_LOCK_TIMEOUT_MS);
+	e->backup = sqlite3_backup_init(e->backup_dest, "main", e->db, "main");
+	if (e->backup == NULL) {
 		e->status = backend_fail(backend, &e->err, RS_EQUERY,
 		                         "cannot copy to the replica %s: %s",
-		                         e->replica_path, sqlite3_errmsg(dest));
-		sqlite3_close_v2(dest);
-		return;
+		                         e->replica_path,
+		                         sqlite3_errmsg(e->backup_dest));
+		sqlite_backup_drop(e);
 	}
+	return e->status;
+}
+
+/* Worker: one slice of the catch-up copy, 1,000 pages a step for about
+ * slice_ms (a writer is fenced, but readers go on).  The copy stays open
+ * in the engine between slices; done, it is closed. */
+static void
+sqlite_work_replicate(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	uint64_t until = uv_hrtime() + (uint64_t)e->slice_ms * 1000000;
+	int rc;
+
+	e->replication = (struct rs_replication){0, -1, -1, "pages"};
+	if (e->backup == NULL && sqlite_backup_start(backend) != 0)
+		return;
 	do {
-		rc = sqlite3_backup_step(backup, 1000);
+		rc = sqlite3_backup_step(e->backup, 1000);
 		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 			sqlite3_sleep(50);
 	} while (
 		(rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) &&
-		!sqlite_past_deadline(e));
-	sqlite3_backup_finish(backup);
+		uv_hrtime() < until && !sqlite_past_deadline(e));
+	e->replication.behind = sqlite3_backup_remaining(e->backup);
+	e->replication.total = sqlite3_backup_pagecount(e->backup);
+	if (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return; /* the next slice goes on */
+	e->replication.reached = rc == SQLITE_DONE;
 	if (rc != SQLITE_DONE)
 		e->status = backend_fail(backend, &e->err, RS_EQUERY,
 		                         "copying to the replica %s failed: %s",
 		                         e->replica_path, sqlite3_errstr(rc));
-	if (sqlite3_close_v2(dest) != SQLITE_OK && e->status == 0)
+	sqlite3_backup_finish(e->backup);
+	e->backup = NULL;
+	if (sqlite3_close_v2(e->backup_dest) != SQLITE_OK && e->status == 0)
 		e->status = backend_fail(backend, &e->err, RS_EIO,
 		                         "closing the replica %s failed",
 		                         e->replica_path);
+	e->backup_dest = NULL;
+	if (e->status != 0)
+		e->replication.reached = 0;
+}
+
+/* Worker: a SQLite replica is a file reshard makes: it must not hold
+ * data yet. */
+static void
+sqlite_work_replica_check(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	struct stat st;
+
+	if (stat(e->replica_path, &st) == 0 && st.st_size > 0)
+		e->status = backend_fail(
+			backend, &e->err, RS_EUSAGE,
+			"replica file %s already exists; reshard makes "
+			"SQLite replicas itself (online backup) — move "
+			"it aside",
+			e->replica_path);
+}
+
+/* Worker: the primary's position, its size in pages. */
+static void
+sqlite_work_position(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(e->db, "PRAGMA page_count", -1, &stmt, NULL) !=
+	            SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW)
+		e->status = sqlite_fail(backend, RS_EQUERY,
+		                        "reading the position failed");
+	else
+		snprintf(e->position, sizeof(e->position), "%lld pages",
+		         (long long)sqlite3_column_int64(stmt, 0));
+	sqlite3_finalize(stmt);
 }
 
 /* What operation OP was doing, for the deadline's message. */
@@ -997,6 +1082,8 @@ sqlite_what(const struct sqlite_engine *e)
 		return "reading the fence failed";
 	case SQLITE_OP_REPLICATE:
 		return "copying to the replica failed";
+	case SQLITE_OP_POSITION:
+		return "reading the position failed";
 	default:
 		return "statement failed";
 	}
@@ -1062,7 +1149,19 @@ sqlite_work(uv_work_t *work)
 	case SQLITE_OP_REPLICATE:
 		sqlite_work_replicate(backend);
 		break;
+	case SQLITE_OP_REPLICA_CHECK:
+		sqlite_work_replica_check(backend);
+		break;
+	case SQLITE_OP_POSITION:
+		sqlite_work_position(backend);
+		break;
+	case SQLITE_OP_PROMOTE: /* a copy reshard made is writable */
+		break;
+	case SQLITE_OP_PROMOTED:
+		e->value = 1;
+		break;
 	case SQLITE_OP_CLOSE:
+		sqlite_backup_drop(e);
 		sqlite3_close_v2(e->db);
 		e->db = NULL;
 		break;
@@ -1113,8 +1212,17 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 	case SQLITE_OP_UPSERT:
 	case SQLITE_OP_DELETE:
 	case SQLITE_OP_SCRIPT:
-	case SQLITE_OP_REPLICATE:
+	case SQLITE_OP_REPLICA_CHECK:
+	case SQLITE_OP_PROMOTE:
 		e->cb.done(backend, e->status, err, arg);
+		break;
+	case SQLITE_OP_REPLICATE:
+		e->cb.replication(backend, e->status, err,
+		                  e->status == 0 ? &e->replication : NULL, arg);
+		break;
+	case SQLITE_OP_POSITION:
+		e->cb.position(backend, e->status, err,
+		               e->status == 0 ? e->position : NULL, arg);
 		break;
 	case SQLITE_OP_MARKERS:
 		e->cb.markers(backend, e->status, err, e->markers,
@@ -1122,6 +1230,7 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 		break;
 	case SQLITE_OP_COUNT:
 	case SQLITE_OP_FENCED:
+	case SQLITE_OP_PROMOTED:
 		e->cb.count(backend, e->status, err, e->status ? 0 : e->value,
 		            arg);
 		break;
@@ -1559,61 +1668,84 @@ sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	                     cb, arg, err);
 }
 
+/* Queue replication operation OP on BACKEND (connected, its callback
+ * set), REPLICA's file as its replica_path when REPLICA is given. */
 static int
-sqlite_replicate(struct rs_backend *primary, struct rs_backend *replica,
-                 rs_backend_cb cb, void *arg, struct rs_err *err)
+sqlite_queue_replication(struct rs_backend *backend,
+                         const struct rs_backend *replica, enum sqlite_op op,
+                         void *arg, struct rs_err *err)
 {
-	int rc = sqlite_check_open(primary, err);
-	struct sqlite_engine *e = sqlite_engine(primary);
+	struct sqlite_engine *e = sqlite_engine(backend);
 
-	if (rc != 0)
-		return rc;
-	e->replica_path = strdup(replica->url.database);
-	if (e->replica_path == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	e->cb.done = cb;
-	return sqlite_queue(primary, SQLITE_OP_REPLICATE, arg, err);
+	if (replica != NULL) {
+		e->replica_path = strdup(replica->url.database);
+		if (e->replica_path == NULL)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return sqlite_queue(backend, op, arg, err);
 }
 
-static void
-sqlite_timer_free(uv_handle_t *handle)
+static int
+sqlite_replica_check(struct rs_backend *primary, struct rs_backend *replica,
+                     rs_backend_cb cb, void *arg, struct rs_err *err)
 {
-	free(handle);
+	if (sqlite_check_open(primary, err) != 0)
+		return RS_EINTERNAL;
+	sqlite_engine(primary)->cb.done = cb;
+	return sqlite_queue_replication(primary, replica,
+	                                SQLITE_OP_REPLICA_CHECK, arg, err);
+}
+
+static int
+sqlite_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+                struct rs_err *err)
+{
+	if (sqlite_check_open(primary, err) != 0)
+		return RS_EINTERNAL;
+	sqlite_engine(primary)->cb.position = cb;
+	return sqlite_queue_replication(primary, NULL, SQLITE_OP_POSITION, arg,
+	                                err);
+}
+
+/* The position is not needed: the copy is made under the fence, so all
+ * of the primary is before it. */
+static int
+sqlite_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+                const char *position, int slice_ms, rs_replication_cb cb,
+                void *arg, struct rs_err *err)
+{
+	struct sqlite_engine *e = sqlite_engine(primary);
+
+	(void)position;
+	if (sqlite_check_open(primary, err) != 0)
+		return RS_EINTERNAL;
+	e->cb.replication = cb;
+	e->slice_ms = slice_ms > 0 ? slice_ms : 1;
+	return sqlite_queue_replication(primary, replica, SQLITE_OP_REPLICATE,
+	                                arg, err);
 }
 
 /* A SQLite replica is a file reshard made: it is writable already. */
-static void
-sqlite_promoted(uv_timer_t *timer)
+static int
+sqlite_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
 {
-	struct rs_backend *backend = timer->data;
-	rs_backend_cb cb = sqlite_engine(backend)->cb.done;
-	void *arg = sqlite_engine(backend)->arg;
-
-	uv_close((uv_handle_t *)timer, sqlite_timer_free);
-	backend->busy = 0;
-	cb(backend, 0, NULL, arg);
+	if (sqlite_check_open(replica, err) != 0)
+		return RS_EINTERNAL;
+	sqlite_engine(replica)->cb.done = cb;
+	return sqlite_queue_replication(replica, NULL, SQLITE_OP_PROMOTE, arg,
+	                                err);
 }
 
 static int
-sqlite_promote(struct rs_backend *backend, rs_backend_cb cb, void *arg,
-               struct rs_err *err)
+sqlite_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+                struct rs_err *err)
 {
-	struct sqlite_engine *e = sqlite_engine_get(backend, err);
-	uv_timer_t *timer;
-
-	if (e == NULL)
-		return RS_ENOMEM;
-	/* The callback must not run inside this call: defer it a turn. */
-	timer = malloc(sizeof(*timer));
-	if (timer == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	uv_timer_init(backend->loop, timer);
-	timer->data = backend;
-	e->cb.done = cb;
-	e->arg = arg;
-	backend->busy = 1;
-	uv_timer_start(timer, sqlite_promoted, 0, 0);
-	return 0;
+	if (sqlite_check_open(replica, err) != 0)
+		return RS_EINTERNAL;
+	sqlite_engine(replica)->cb.count = cb;
+	return sqlite_queue_replication(replica, NULL, SQLITE_OP_PROMOTED, arg,
+	                                err);
 }
 
 static void
@@ -1650,7 +1782,10 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.mark = sqlite_mark,
 	.delete_log = sqlite_delete_log,
 	.fenced = sqlite_fenced,
-	.replicate = sqlite_replicate,
+	.replica_check = sqlite_replica_check,
+	.position = sqlite_position,
+	.catch_up = sqlite_catch_up,
 	.promote = sqlite_promote,
+	.promoted = sqlite_promoted,
 	.close = sqlite_close,
 };

@@ -8,7 +8,7 @@
  * options.batch_rows, asking for the next batch before hashing the current
  * one: memory stays bounded by batch_rows × parallel whatever the table
  * sizes.  Nothing is written.  Where the engine has the unordered snapshot
- * scan (backend_can_scan: PostgreSQL) only the shard key column is read,
+ * scan (RS_CAP_SCAN: PostgreSQL) only the shard key column is read,
  * in no particular order (a sequential scan in one snapshot); elsewhere
  * the primary key and the shard key are read in key order with keyset
  * pagination (read_batch).
@@ -352,7 +352,7 @@ live_stream_described(struct rs_backend *backend, int status,
 	s->request.n_columns = 1;
 	s->request.after = NULL;
 	s->request.limit = live->plan->options.batch_rows;
-	if (backend_can_scan(backend)) {
+	if (backend_supports(backend, RS_CAP_SCAN)) {
 		s->scan = 1;
 		if (backend_scan_begin(backend, def, &s->key_column, 1,
 		                       live_stream_scan_begun, s,

@@ -9,6 +9,7 @@
  */
 #include "engine/await.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,14 +346,83 @@ await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
 }
 
 int
-await_replicate(uv_loop_t *loop, struct rs_backend *primary,
-                struct rs_backend *replica, struct rs_err *err)
+await_replica_check(uv_loop_t *loop, struct rs_backend *primary,
+                    struct rs_backend *replica, struct rs_err *err)
 {
 	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(
-		loop, &w, backend_replicate(primary, replica, on_done, &w, err),
-		err);
+		loop, &w,
+		backend_replica_check(primary, replica, on_done, &w, err), err);
+}
+
+/* Where await_position and await_catch_up copy their answer. */
+struct replication_out {
+	struct await_waiter w;
+	char *position;
+	size_t size;
+	struct rs_replication *state;
+};
+
+static void
+on_position(struct rs_backend *backend, int status, const struct rs_err *err,
+            const char *position, void *arg)
+{
+	struct replication_out *out = arg;
+
+	(void)backend;
+	if (status == 0)
+		snprintf(out->position, out->size, "%s", position);
+	waiter_note(&out->w, status, err);
+}
+
+static void
+on_replication(struct rs_backend *backend, int status, const struct rs_err *err,
+               const struct rs_replication *state, void *arg)
+{
+	struct replication_out *out = arg;
+
+	(void)backend;
+	if (status == 0)
+		*out->state = *state;
+	waiter_note(&out->w, status, err);
+}
+
+int
+await_position(uv_loop_t *loop, struct rs_backend *primary, char *position,
+               size_t size, struct rs_err *err)
+{
+	struct replication_out out = {{.loop = loop}, position, size, NULL};
+
+	return waiter_wait(loop, &out.w,
+	                   backend_position(primary, on_position, &out, err),
+	                   err);
+}
+
+int
+await_catch_up(uv_loop_t *loop, struct rs_backend *primary,
+               struct rs_backend *replica, const char *position, int slice_ms,
+               struct rs_replication *state, struct rs_err *err)
+{
+	struct replication_out out = {{.loop = loop}, NULL, 0, state};
+
+	return waiter_wait(loop, &out.w,
+	                   backend_catch_up(primary, replica, position,
+	                                    slice_ms, on_replication, &out,
+	                                    err),
+	                   err);
+}
+
+int
+await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
+               struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+	int rc = waiter_wait(loop, &w,
+	                     backend_promoted(replica, on_count, &w, err), err);
+
+	*promoted = rc == 0 && w.value != 0;
+	return rc;
 }
 
 int

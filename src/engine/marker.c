@@ -72,7 +72,7 @@ marker_read(struct rs_run *run, int shard, struct rs_marker **markers, int *n,
 	backend = engine_shard(run, shard, err);
 	if (backend == NULL)
 		return err->code;
-	if (!backend_can_mark(backend))
+	if (!backend_supports(backend, RS_CAP_MARKERS))
 		return 0;
 	return await_markers(&run->loop, backend, markers, n, err);
 }
@@ -234,7 +234,7 @@ marker_set_one(struct rs_run *run, int s, void *arg, struct rs_err *err)
 	backend = engine_shard(run, s, err);
 	if (backend == NULL)
 		return err->code;
-	if (!backend_can_mark(backend))
+	if (!backend_supports(backend, RS_CAP_MARKERS))
 		return 0;
 	return await_mark(&run->loop, backend, arg, err);
 }

@@ -59,7 +59,7 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	(void)arg;
 	if (backend == NULL)
 		return err->code;
-	if (!backend_can_log_deletes(backend))
+	if (!backend_supports(backend, RS_CAP_DELETE_LOG))
 		return 0;
 	def = engine_table(run, shard, physical, err);
 	if (def == NULL)

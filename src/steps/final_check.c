@@ -84,7 +84,7 @@ final_delete_log(struct rs_run *run, int shard, int table, int slot,
 	(void)slot;
 	if (backend == NULL)
 		return err->code;
-	if (!backend_can_log_deletes(backend))
+	if (!backend_supports(backend, RS_CAP_DELETE_LOG))
 		return 0;
 	def = engine_table(run, shard, physical, err);
 	if (def == NULL)

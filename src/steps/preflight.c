@@ -6,9 +6,8 @@
  * replica one reshard can bring up to date.  Changes nothing.
  */
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
-#include <sys/stat.h>
+#include <string.h>
 
 #include "common/text.h"
 #include "engine/await.h"
@@ -104,7 +103,6 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	struct rs_backend_config config =
 		engine_shard_config(run->plan, replica);
 	struct rs_backend *b = NULL, *pb = engine_shard(run, primary, err);
-	struct stat st;
 	int rc;
 
 	if (pb == NULL)
@@ -112,27 +110,23 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	rc = backend_new(&run->loop, &config, &b, err);
 	if (rc != 0)
 		return rc;
-	if (b->url.engine != pb->url.engine)
+	if (strcmp(backend_engine(b), backend_engine(pb)) != 0)
 		rc = backend_fail(
 			b, err, RS_EUSAGE,
 			"replica %s is not the same engine as its "
 			"primary %s; a doubling promotes replicas, "
 			"use strategy \"split\" to copy across engines",
 			r->name, p->name);
-	else if (b->ops->replicate == NULL)
+	else if (!backend_supports(b, RS_CAP_REPLICATION))
 		rc = backend_fail(b, err, RS_EUSAGE,
 		                  "doubling by replica promotion is not "
 		                  "supported on %s shards in this version; use "
 		                  "strategy \"split\"",
-		                  b->ops->engine);
-	else if (b->url.engine == RS_ENGINE_SQLITE &&
-	         stat(b->url.database, &st) == 0 && st.st_size > 0)
-		rc = backend_fail(
-			b, err, RS_EUSAGE,
-			"replica file %s already exists; reshard makes "
-			"SQLite replicas itself (online backup) — move "
-			"it aside",
-			b->url.database);
+		                  backend_engine(b));
+	else if (!backend_supports(b, RS_CAP_MADE_REPLICA))
+		rc = await_connect(&run->loop, b, err);
+	if (rc == 0)
+		rc = await_replica_check(&run->loop, pb, b, err);
 	await_close(&run->loop, b);
 	return rc;
 }

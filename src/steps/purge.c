@@ -149,7 +149,7 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	}
 	/* Missing on their owner: deleted there since unfence? */
 	if (rc == 0 && purge_unseen(rows, &po) > 0 &&
-	    backend_can_log_deletes(target)) {
+	    backend_supports(target, RS_CAP_DELETE_LOG)) {
 		backend_delete_log_name(physical, log, sizeof(log));
 		def = engine_table(run, owner.shard, log, err);
 		rc = def == NULL ? err->code

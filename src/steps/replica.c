@@ -20,13 +20,38 @@
 
 /* Catch-up copies a whole database (SQLite) or waits for a replica to
  * replay everything before the fence: hours for a file of a few hundred
- * GB on a slow disk, and still an end for one that never finishes. */
+ * GB on a slow disk, and still an end for one that never finishes.  It
+ * goes in slices of REPLICA_SLICE_MS, saying how far behind the replica is
+ * every REPLICA_SAY_MS. */
 #define REPLICA_CATCH_UP_TIMEOUT_MS (6 * 3600 * 1000)
+#define REPLICA_SLICE_MS            500
+#define REPLICA_SAY_MS              5000
 /* Promotion waits for the server to leave recovery (pg_promote waits up
  * to 60 s by default). */
 #define REPLICA_PROMOTE_TIMEOUT_MS (10 * 60 * 1000)
 
-/* Bring the replica of SHARD (if it has one) up to date. */
+/* The position SHARD's replica must reach: read from the primary under
+ * the fence the first time, journaled, and the journal's on a resume. */
+static int
+catch_up_position(struct rs_run *run, int shard, struct rs_backend *primary,
+                  char *position, size_t size, struct rs_err *err)
+{
+	char fact[200];
+	int rc;
+
+	snprintf(fact, sizeof(fact), "position:%s",
+	         run->plan->shards[shard].name);
+	rc = journal_fact_get(run->journal, fact, position, size);
+	if (rc == 1)
+		return 0;
+	rc = await_position(&run->loop, primary, position, size, err);
+	return rc != 0 ? rc
+	               : journal_fact_set(run->journal, fact, position, err);
+}
+
+/* Bring the replica of SHARD (if it has one) to the primary's position,
+ * slice by slice, saying how far behind it is every few seconds; a stop
+ * request is honoured between slices. */
 static int
 catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
@@ -34,6 +59,9 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int r = plan->shards[shard].replica, rc;
 	struct rs_backend *primary, *replica = NULL;
 	struct rs_backend_config config;
+	struct rs_replication state = {0};
+	char position[RS_POSITION_SIZE];
+	uint64_t started, said;
 
 	(void)arg;
 	if (r < 0)
@@ -41,18 +69,46 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	primary = engine_shard(run, shard, err);
 	if (primary == NULL)
 		return err->code;
-	engine_shard_close(run, r); /* its file is about to change */
+	rc = catch_up_position(run, shard, primary, position, sizeof(position),
+	                       err);
+	if (rc != 0)
+		return rc;
+	engine_shard_close(run, r); /* a made replica's file is replaced */
 	config = engine_shard_config(plan, r);
 	rc = backend_new(&run->loop, &config, &replica, err);
-	if (rc == 0) {
-		backend_set_op_timeout(primary, REPLICA_CATCH_UP_TIMEOUT_MS);
-		rc = await_replicate(&run->loop, primary, replica, err);
-		backend_set_op_timeout(primary, 0);
+	/* A server replica is asked how far it is; a made one is not
+	 * there yet. */
+	if (rc == 0 && !backend_supports(replica, RS_CAP_MADE_REPLICA))
+		rc = await_connect(&run->loop, replica, err);
+	uv_update_time(&run->loop);
+	started = said = uv_now(&run->loop);
+	while (rc == 0) {
+		rc = await_catch_up(&run->loop, primary, replica, position,
+		                    REPLICA_SLICE_MS, &state, err);
+		if (rc != 0 || state.reached)
+			break;
+		uv_update_time(&run->loop);
+		if (uv_now(&run->loop) - said >= REPLICA_SAY_MS) {
+			said = uv_now(&run->loop);
+			fprintf(stderr, "  %s: replica %s is %lld %s behind\n",
+			        plan->shards[shard].name, plan->shards[r].name,
+			        (long long)state.behind, state.unit);
+		}
+		if (uv_now(&run->loop) - started > REPLICA_CATCH_UP_TIMEOUT_MS)
+			rc = backend_fail(
+				replica, err, RS_ECONNECT,
+				"did not catch up with %s within %d h; check "
+				"that it replicates, then `reshard run` again",
+				plan->shards[shard].name,
+				REPLICA_CATCH_UP_TIMEOUT_MS / 3600000);
+		if (rc == 0)
+			rc = engine_checkpoint(run, err);
 	}
 	await_close(&run->loop, replica);
 	if (rc == 0)
-		fprintf(stderr, "  %s: replica %s is up to date\n",
-		        plan->shards[shard].name, plan->shards[r].name);
+		fprintf(stderr, "  %s: replica %s has everything up to %s\n",
+		        plan->shards[shard].name, plan->shards[r].name,
+		        position);
 	return rc;
 }
 
@@ -63,11 +119,12 @@ catch_up_run(struct rs_run *run, struct rs_err *err)
 	                        err);
 }
 
-/* Promote the replica of SHARD (if it has one). */
+/* Promote the replica of SHARD (if it has one and it is not a primary
+ * yet: a resumed step does not promote twice). */
 static int
 promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
-	int r = run->plan->shards[shard].replica, rc;
+	int r = run->plan->shards[shard].replica, promoted, rc;
 	struct rs_backend *replica;
 
 	(void)arg;
@@ -76,11 +133,14 @@ promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	replica = engine_shard(run, r, err);
 	if (replica == NULL)
 		return err->code;
-	backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
-	rc = await_promote(&run->loop, replica, err);
-	backend_set_op_timeout(replica, 0);
+	rc = await_promoted(&run->loop, replica, &promoted, err);
+	if (rc == 0 && !promoted) {
+		backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
+		rc = await_promote(&run->loop, replica, err);
+		backend_set_op_timeout(replica, 0);
+	}
 	if (rc == 0)
-		fprintf(stderr, "  %s: promoted to a primary\n",
+		fprintf(stderr, "  %s: a primary of its own\n",
 		        run->plan->shards[r].name);
 	return rc;
 }
@@ -114,7 +174,7 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 	const struct rs_plan *plan = run->plan;
 	int r = plan->shards[shard].replica, ours, rc;
 	struct rs_backend *replica;
-	char point[128], path[4096];
+	char point[128];
 
 	if (r < 0 || !engine_shard_exists(run, r))
 		return 0;
@@ -122,26 +182,29 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 	replica = rc == 0 ? engine_shard(run, r, err) : NULL;
 	if (replica == NULL)
 		return err->code;
-	if (replica->url.engine != RS_ENGINE_SQLITE) {
+	if (!backend_supports(replica, RS_CAP_MADE_REPLICA)) {
 		rc = steps_fence_shard(run, r, 0, arg, err);
 		if (rc != 0)
 			return rc;
 	} else if (!ours) {
 		fprintf(stderr,
-		        "  %s: replica file %s does not carry this run's "
+		        "  %s: replica %s does not carry this run's "
 		        "marker; left as it is\n",
-		        plan->shards[r].name, replica->url.database);
+		        plan->shards[r].name, plan->shards[r].url);
 		return 0;
 	} else {
-		snprintf(path, sizeof(path), "%s", replica->url.database);
+		struct rs_backend_config config = engine_shard_config(plan, r);
+		struct rs_backend *file;
+
 		engine_shard_close(run, r);
-		if (unlink(path) != 0 && errno != ENOENT)
-			return rs_err_set(
-				err, RS_EIO,
-				"cannot remove the replica file %s: %s", path,
-				strerror(errno));
-		fprintf(stderr, "  %s: replica file %s removed\n",
-		        plan->shards[r].name, path);
+		rc = backend_new(&run->loop, &config, &file, err);
+		if (rc == 0)
+			rc = backend_remove(file, err);
+		await_close(&run->loop, file);
+		if (rc != 0)
+			return rc;
+		fprintf(stderr, "  %s: replica %s removed\n",
+		        plan->shards[r].name, plan->shards[r].url);
 	}
 	snprintf(point, sizeof(point), "after-abort:replica:%s",
 	         plan->shards[r].name);
