@@ -53,7 +53,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "backend/backend.h"
+#include "backend/backend_engine.h"
 #include "backend/canonical.h"
 #include "backend/url.h"
 

@@ -7,6 +7,8 @@
  */
 #include "backend/backend.h"
 
+#include "backend/backend_engine.h"
+
 #include <errno.h>
 
 #include <stdarg.h>
@@ -407,6 +409,22 @@ const char *
 backend_engine(const struct rs_backend *backend)
 {
 	return backend->ops->engine;
+}
+
+int
+backend_create(struct rs_backend *backend, struct rs_err *err)
+{
+	FILE *f;
+
+	if (!backend_supports(backend, RS_CAP_MADE_REPLICA))
+		return backend_fail(backend, err, RS_EUSAGE,
+		                    "reshard cannot make this database");
+	f = fopen(backend->url.database, "w");
+	if (f == NULL || fclose(f) != 0)
+		return backend_fail(backend, err, RS_EIO,
+		                    "cannot create %s: %s",
+		                    backend->url.database, strerror(errno));
+	return 0;
 }
 
 int

@@ -78,7 +78,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "backend/backend.h"
+#include "backend/backend_engine.h"
 #include "common/strbuf.h"
 
 /* The library call that is running or suspended. */

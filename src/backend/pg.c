@@ -60,7 +60,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "backend/backend.h"
+#include "backend/backend_engine.h"
 #include "common/strbuf.h"
 
 #define PG_LOCK_TIMEOUT_MS 2000  /* how long a statement waits for a lock */

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/backend_engine.h"
 #include "common/strbuf.h"
 #include "common/text.h"
 

@@ -134,17 +134,12 @@ demo_make_shards(struct demo *d, int rows, struct rs_err *err)
 	for (int s = 0; s < 2 && rc == 0; s++) {
 		struct rs_backend_config config =
 			engine_shard_config(d->plan, s);
-		FILE *f;
 
 		rc = backend_new(&d->loop, &config, &d->shards[s], err);
+		if (rc == 0)
+			rc = backend_create(d->shards[s], err);
 		if (rc != 0)
 			return rc;
-		f = fopen(d->shards[s]->url.database, "w"); /* empty database */
-		if (f == NULL)
-			return rs_err_set(err, RS_EIO, "cannot create %s: %s",
-			                  d->shards[s]->url.database,
-			                  strerror(errno));
-		fclose(f);
 		rc = await_connect(&d->loop, d->shards[s], err);
 		for (int slot = 0; slot < DEMO_TABLES && rc == 0; slot++) {
 			struct demo_table *t = &d->tables[s][slot];

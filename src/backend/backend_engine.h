@@ -1,0 +1,110 @@
+/*
+ * The inside of a backend, for the engine files (pg.c, mysql.c, sqlite.c)
+ * and backend.c only: the table of an engine's operations and the part of
+ * a backend every engine shares.  Everything else holds a struct
+ * rs_backend by pointer and goes through backend.h.
+ */
+#ifndef RS_BACKEND_ENGINE_H
+#define RS_BACKEND_ENGINE_H
+
+#include "backend/backend.h"
+
+/* What an engine file implements; see the functions below for contracts. */
+struct rs_backend_ops {
+	const char *engine; /* "postgresql", "mysql", "sqlite" */
+	int (*connect)(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+	               struct rs_err *err);
+	int (*describe)(struct rs_backend *backend, const char *table,
+	                rs_describe_cb cb, void *arg, struct rs_err *err);
+	int (*read_batch)(struct rs_backend *backend,
+	                  const struct rs_read_request *request, rs_rows_cb cb,
+	                  void *arg, struct rs_err *err);
+	int (*exec)(struct rs_backend *backend, const char *sql,
+	            rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*upsert)(struct rs_backend *backend,
+	              const struct rs_table_def *table,
+	              const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+	              struct rs_err *err);
+	int (*delete_keys)(struct rs_backend *backend,
+	                   const struct rs_table_def *table,
+	                   const struct rs_rows *keys, rs_backend_cb cb,
+	                   void *arg, struct rs_err *err);
+	/* The operations below may be NULL for an engine that does not
+	 * support them yet; backend.c then fails with RS_EUSAGE. */
+	int (*count)(struct rs_backend *backend, const char *table,
+	             rs_count_cb cb, void *arg, struct rs_err *err);
+	int (*fence)(struct rs_backend *backend, const char *const *tables,
+	             int n_tables, const char *message, int on,
+	             const struct rs_marker *marker, rs_backend_cb cb,
+	             void *arg, struct rs_err *err);
+	int (*markers)(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+	               struct rs_err *err);
+	int (*mark)(struct rs_backend *backend, const struct rs_marker *marker,
+	            rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*delete_log)(struct rs_backend *backend,
+	                  const struct rs_table_def *table, int on,
+	                  rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*fenced)(struct rs_backend *backend, const char *table,
+	              rs_count_cb cb, void *arg, struct rs_err *err);
+	/* Replication (a doubling): all five or none. */
+	int (*replica_check)(struct rs_backend *primary,
+	                     struct rs_backend *replica, rs_backend_cb cb,
+	                     void *arg, struct rs_err *err);
+	int (*position)(struct rs_backend *primary, rs_position_cb cb,
+	                void *arg, struct rs_err *err);
+	int (*catch_up)(struct rs_backend *primary, struct rs_backend *replica,
+	                const char *position, int slice_ms,
+	                rs_replication_cb cb, void *arg, struct rs_err *err);
+	int (*promote)(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+	               struct rs_err *err);
+	int (*promoted)(struct rs_backend *replica, rs_count_cb cb, void *arg,
+	                struct rs_err *err);
+	/* The unordered snapshot scan (backend_scan_begin …): all three or
+	 * none. */
+	int (*scan_begin)(struct rs_backend *backend,
+	                  const struct rs_table_def *table, const int *columns,
+	                  int n_columns, rs_backend_cb cb, void *arg,
+	                  struct rs_err *err);
+	int (*scan_next)(struct rs_backend *backend, int limit, rs_rows_cb cb,
+	                 void *arg, struct rs_err *err);
+	int (*scan_end)(struct rs_backend *backend, rs_backend_cb cb, void *arg,
+	                struct rs_err *err);
+	/* Start closing; call done(backend) from the last close callback
+	 * (possibly at once when nothing is open).  Called once, with no
+	 * operation running, also on a backend that never connected. */
+	void (*close)(struct rs_backend *backend,
+	              void (*done)(struct rs_backend *backend));
+};
+
+/* The part every engine shares.  Engines keep their own state in
+ * `engine`; nobody else looks inside it. */
+struct rs_backend {
+	const struct rs_backend_ops *ops;
+	uv_loop_t *loop;
+	char *shard;            /* shard name, for every message */
+	struct rs_url url;      /* parsed; url.masked is safe to print */
+	char *password;         /* resolved secret or NULL; wiped on free */
+	int connect_timeout_ms; /* default 10,000 */
+	int op_timeout_ms;      /* bound of each operation started from now */
+	int op_timeout_plan_ms; /* the configured bound, op_timeout_ms's
+	                           default (BACKEND_OP_TIMEOUT_MS) */
+	int busy;               /* an operation is running */
+	void *engine;           /* engine-private state */
+	rs_backend_cb close_cb; /* set by backend_close */
+	void *close_arg;
+};
+
+/* Fill ERR for an operation that did not finish within its bound of
+ * BOUND_MS: "shard NAME (MASKED-URL): WHAT: did not finish within N s;
+ * AFTERWARDS (…)", the parenthesis naming options.operation_timeout_seconds
+ * when BOUND_MS is the configured bound.  Code RS_ECONNECT, returned; the
+ * engine adds its SQLSTATE or errno.  For the engine files. */
+int backend_fail_deadline(const struct rs_backend *backend, struct rs_err *err,
+                          const char *what, int bound_ms,
+                          const char *afterwards);
+
+extern const struct rs_backend_ops backend_pg_ops;
+extern const struct rs_backend_ops backend_mysql_ops;
+extern const struct rs_backend_ops backend_sqlite_ops;
+
+#endif
