@@ -367,6 +367,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 				: NULL;
 		rec.upto_key = walk_key_json(upto, walk->def->n_pk);
 		rec.rows = rows.n_rows;
+		rec.no_effect = walk->no_effect;
 		rc = journal_chunk_begin(run->journal, &rec, err);
 		if (rc == 0)
 			rc = fn(walk, &rows, req.after, upto, &affected,

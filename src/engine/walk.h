@@ -28,6 +28,7 @@ struct rs_walk {
 	int key_column;                 /* index of the shard key in def */
 	int all_columns;                /* read every column (else pk + key) */
 	int restart;                    /* ignore earlier chunks: walk it all */
+	int no_effect;      /* the chunk function only reads (journal.h) */
 	int key_at;         /* index of the shard key in a row read */
 	int64_t step_chunk; /* chunks of this table done in this process,
 	                       0 in the first chunk function call */

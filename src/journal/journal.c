@@ -1223,6 +1223,23 @@ journal_chunk_name(const struct rs_chunk_record *rec, char *buf, size_t size)
 
 /* RS_EINTERNAL for a chunk of a step never begun (foreign key), else on
  * error the code of journal_fail and nothing was recorded. */
+/* Run STMT (journal_finish's arguments) as a lazy write when LAZY: in the
+ * WAL at once, on disk with the next durable write (journal.h). */
+static int
+journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
+                    int rc, const char *what, const char *name,
+                    struct rs_err *err)
+{
+	if (lazy)
+		sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL", NULL,
+		             NULL, NULL);
+	rc = journal_finish(journal, stmt, rc, what, name, err);
+	if (lazy)
+		sqlite3_exec(journal->db, "PRAGMA synchronous = FULL", NULL,
+		             NULL, NULL);
+	return rc;
+}
+
 int
 journal_chunk_begin(struct rs_journal *journal,
                     const struct rs_chunk_record *rec, struct rs_err *err)
@@ -1260,8 +1277,9 @@ journal_chunk_begin(struct rs_journal *journal,
 	rc = journal_bind_int64(stmt, 8, journal_checksum_to_db(rec->checksum),
 	                        rc);
 	rc = journal_bind_int64(stmt, 9, rec->affected, rc);
-	return journal_finish(journal, stmt, rc, "record the start of chunk",
-	                      journal_chunk_name(rec, name, sizeof(name)), err);
+	return journal_finish_lazy(
+		journal, rec->no_effect, stmt, rc, "record the start of chunk",
+		journal_chunk_name(rec, name, sizeof(name)), err);
 }
 
 /* RS_EINTERNAL for a chunk whose intent was never recorded, else on error
@@ -1298,8 +1316,8 @@ journal_chunk_done(struct rs_journal *journal,
 	rc = journal_bind_int64(stmt, 7, journal_checksum_to_db(rec->checksum),
 	                        rc);
 	rc = journal_bind_int64(stmt, 8, rec->affected, rc);
-	rc = journal_finish(journal, stmt, rc, "record the end of chunk", name,
-	                    err);
+	rc = journal_finish_lazy(journal, 1, stmt, rc,
+	                         "record the end of chunk", name, err);
 	if (rc == 0 && sqlite3_changes(journal->db) == 0)
 		rc = rs_err_set(
 			err, RS_EINTERNAL,

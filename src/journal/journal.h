@@ -72,6 +72,9 @@ struct rs_chunk_record {
 	int64_t rows;      /* rows in the range */
 	uint64_t checksum; /* chunk checksum sum (DESIGN §9), 0 if none */
 	int64_t affected;  /* rows changed by the step in this chunk */
+	int no_effect;     /* the step changes nothing in this chunk (it
+	                      reads and compares): its start need not be on
+	                      disk before the work (journal_chunk_begin) */
 };
 
 /*
@@ -129,7 +132,17 @@ int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,
 
 /* Chunk checkpoints.  journal_chunk_begin records the intent (state
  * STARTED) before the side effect, journal_chunk_done the result after it
- * (same identity: step, shard, table, number).  journal_chunk_get returns 0
+ * (same identity: step, shard, table, number).
+ *
+ * What must be on disk when: the start of a chunk with a side effect is
+ * durable (fsync) before journal_chunk_begin returns.  The end of a chunk,
+ * and the start of one with no side effect (REC->no_effect), are written
+ * to the WAL at once — a killed process loses nothing, the kernel has
+ * them — but reach the disk with the next durable write (the next chunk's
+ * start, the step's end), one fsync instead of two or three a chunk.
+ * After a power loss the WAL is cut at a commit, so such a record is lost
+ * only with everything after it: the chunk is then "started" or absent
+ * and is done again, as chunks are idempotent.  journal_chunk_get returns 0
  * and fills REC when the chunk is recorded, RS_OK with REC->state = -1
  * when it is not. */
 int journal_chunk_begin(struct rs_journal *journal,

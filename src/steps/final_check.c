@@ -145,6 +145,7 @@ final_run(struct rs_run *run, struct rs_err *err)
 	struct final_count count = {0, 0};
 	const struct steps_walk_spec spec = {
 		.step = "final-check",
+		.no_effect = 1,
 		.map = run->plan->to,
 		.chunk = final_chunk,
 		.copies = 1,

@@ -155,6 +155,7 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 	struct preflight_count count = {0};
 	const struct steps_walk_spec spec = {
 		.step = "preflight",
+		.no_effect = 1,
 		.map = plan->from,
 		.chunk = preflight_chunk,
 		.copies = 1,

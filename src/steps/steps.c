@@ -223,6 +223,7 @@ walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 		.slot = task->slot,
 		.all_columns = spec->all_columns,
 		.restart = spec->restart,
+		.no_effect = spec->no_effect,
 		.arg = spec->arg,
 	};
 

@@ -77,6 +77,7 @@ struct steps_walk_spec {
 	rs_chunk_fn chunk;        /* the step's work on one chunk */
 	int all_columns;          /* read every column (else pk + key) */
 	int restart;              /* ignore earlier chunks */
+	int no_effect;            /* CHUNK only reads and compares */
 	int copies; /* rows expected: this many times the count before the
 	               run (for progress) */
 	void *arg;  /* handed to CHUNK as walk->arg */

@@ -163,6 +163,7 @@ verify_run(struct rs_run *run, struct rs_err *err)
 {
 	const struct steps_walk_spec spec = {
 		.step = "verify",
+		.no_effect = 1,
 		.map = run->plan->from,
 		.chunk = verify_chunk,
 		.copies = 1,
