@@ -91,83 +91,99 @@ engine_shard_exists(struct rs_run *run, int shard)
 	return exists;
 }
 
-struct rs_backend *
-engine_connect(struct rs_run *run, int shard, struct rs_err *err)
+int
+engine_connect(struct rs_run *run, int shard, struct rs_backend **out,
+               struct rs_err *err)
 {
 	struct rs_backend_config config = engine_shard_config(run->plan, shard);
-	struct rs_backend *backend;
+	int rc;
 
-	if (backend_new(&run->loop, &config, &backend, err) != 0)
-		return NULL;
-	if (await_connect(&run->loop, backend, err) != 0) {
-		await_close(&run->loop, backend);
-		return NULL;
+	*out = NULL;
+	rc = backend_new(&run->loop, &config, out, err);
+
+	if (rc == 0)
+		rc = await_connect(&run->loop, *out, err);
+	if (rc != 0 && *out != NULL) {
+		await_close(&run->loop, *out);
+		*out = NULL;
 	}
-	return backend;
+	return rc;
 }
 
-struct rs_backend *
-engine_shard(struct rs_run *run, int shard, struct rs_err *err)
-{
-	int mine;
-	struct rs_backend *backend =
-		streams_connection(run, shard, 0, &mine, err);
-
-	if (mine)
-		return backend;
-	if (run->shards[shard] != NULL)
-		return run->shards[shard];
-	backend = engine_connect(run, shard, err);
-	if (backend != NULL && run->shards[shard] != NULL) {
-		/* Another stream connected it while this one waited. */
-		await_close(&run->loop, backend);
-		return run->shards[shard];
-	}
-	run->shards[shard] = backend;
-	return backend;
-}
-
-struct rs_backend *
-engine_reader(struct rs_run *run, int shard, struct rs_err *err)
-{
-	int mine;
-	struct rs_backend *backend =
-		streams_connection(run, shard, 1, &mine, err);
-
-	if (!mine)
-		err->code = 0;
-	return backend;
-}
-
-const struct rs_table_def *
-engine_table(struct rs_run *run, int shard, const char *physical,
+int
+engine_shard(struct rs_run *run, int shard, struct rs_backend **out,
              struct rs_err *err)
 {
 	struct rs_backend *backend;
-	struct engine_table *grown, *t;
-	struct rs_table_def *def;
+	int mine, rc = streams_connection(run, shard, 0, &mine, out, err);
 
+	if (mine)
+		return rc;
+	*out = run->shards[shard];
+	if (*out != NULL)
+		return 0;
+	rc = engine_connect(run, shard, &backend, err);
+	if (rc != 0)
+		return rc;
+	if (run->shards[shard] != NULL) {
+		/* Another stream connected it while this one waited. */
+		await_close(&run->loop, backend);
+		backend = run->shards[shard];
+	}
+	run->shards[shard] = *out = backend;
+	return 0;
+}
+
+int
+engine_reader(struct rs_run *run, int shard, struct rs_backend **out,
+              struct rs_err *err)
+{
+	int mine, rc = streams_connection(run, shard, 1, &mine, out, err);
+
+	if (!mine)
+		*out = NULL;
+	return mine ? rc : 0;
+}
+
+/* The description of PHYSICAL on SHARD in the run's cache, or NULL. */
+static const struct rs_table_def *
+engine_table_cached(const struct rs_run *run, int shard, const char *physical)
+{
 	for (int i = 0; i < run->n_tables; i++)
 		if (run->tables[i].shard == shard &&
 		    strcmp(run->tables[i].physical, physical) == 0)
 			return run->tables[i].def;
-	backend = engine_shard(run, shard, err);
-	if (backend == NULL ||
-	    await_describe(&run->loop, backend, physical, &def, err) != 0)
-		return NULL;
+	return NULL;
+}
+
+int
+engine_table(struct rs_run *run, int shard, const char *physical,
+             const struct rs_table_def **out, struct rs_err *err)
+{
+	struct rs_backend *backend;
+	struct engine_table *grown, *t;
+	struct rs_table_def *def;
+	int rc;
+
+	*out = engine_table_cached(run, shard, physical);
+	if (*out != NULL)
+		return 0;
+	rc = engine_shard(run, shard, &backend, err);
+	if (rc == 0)
+		rc = await_describe(&run->loop, backend, physical, &def, err);
+	if (rc != 0)
+		return rc;
 	/* Another stream may have described it while this one waited. */
-	for (int i = 0; i < run->n_tables; i++)
-		if (run->tables[i].shard == shard &&
-		    strcmp(run->tables[i].physical, physical) == 0) {
-			backend_table_free(def);
-			return run->tables[i].def;
-		}
+	*out = engine_table_cached(run, shard, physical);
+	if (*out != NULL) {
+		backend_table_free(def);
+		return 0;
+	}
 	grown = realloc(run->tables,
 	                sizeof(*grown) * (size_t)(run->n_tables + 1));
 	if (grown == NULL) {
 		backend_table_free(def);
-		rs_err_set(err, RS_ENOMEM, "out of memory");
-		return NULL;
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	run->tables = grown;
 	t = &run->tables[run->n_tables];
@@ -176,11 +192,11 @@ engine_table(struct rs_run *run, int shard, const char *physical,
 	t->def = def;
 	if (t->physical == NULL) {
 		backend_table_free(def);
-		rs_err_set(err, RS_ENOMEM, "out of memory");
-		return NULL;
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	run->n_tables++;
-	return def;
+	*out = def;
+	return 0;
 }
 
 void

@@ -122,24 +122,24 @@ struct rs_backend_config engine_shard_config(const struct rs_plan *plan,
  * reshard has not made does not, and is not created by asking. */
 int engine_shard_exists(struct rs_run *run, int shard);
 
-/* The connected backend of shard SHARD for the caller: inside a stream
- * with connections of its own (streams.h) the stream's, else the run's
- * control connection, connecting it on first use.  Returns NULL with ERR
- * filled when it cannot connect. */
-struct rs_backend *engine_shard(struct rs_run *run, int shard,
-                                struct rs_err *err);
+/* The connected backend of shard SHARD for the caller, into *OUT: inside
+ * a stream with connections of its own (streams.h) the stream's, else the
+ * run's control connection, connecting it on first use.  Borrowed (the
+ * run or the stream closes it).  Returns 0 or the error of connecting. */
+int engine_shard(struct rs_run *run, int shard, struct rs_backend **out,
+                 struct rs_err *err);
 
 /* Inside a stream with connections of its own (streams.h): a second
- * connection of the stream to SHARD, for reading ahead while the first
- * one writes.  Elsewhere NULL with ERR->code 0 (read on engine_shard's).
- * NULL with ERR filled when it cannot connect. */
-struct rs_backend *engine_reader(struct rs_run *run, int shard,
-                                 struct rs_err *err);
+ * connection of the stream to SHARD into *OUT, for reading ahead while
+ * the first one writes.  Elsewhere *OUT is NULL (read on engine_shard's).
+ * Returns 0 or the error of connecting. */
+int engine_reader(struct rs_run *run, int shard, struct rs_backend **out,
+                  struct rs_err *err);
 
-/* A new connection to shard SHARD, the caller's to close (await_close).
- * Returns NULL with ERR filled when it cannot connect. */
-struct rs_backend *engine_connect(struct rs_run *run, int shard,
-                                  struct rs_err *err);
+/* A new connection to shard SHARD into *OUT, the caller's to close
+ * (await_close).  Returns 0 or the error of connecting (*OUT NULL). */
+int engine_connect(struct rs_run *run, int shard, struct rs_backend **out,
+                   struct rs_err *err);
 
 /*
  * Abort PLAN's run of STRATEGY before publish: undo every step that began,
@@ -171,14 +171,13 @@ int engine_status(const struct rs_plan *plan,
                   const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);
 
-/* The description of table PHYSICAL on shard SHARD, described once per
- * run and kept (a table's columns and key do not change under a run; the
- * row estimate is the one of the first call).  Borrowed: valid until the
- * run ends.  Returns NULL with ERR filled when the shard cannot be reached
- * or the table is missing or has no primary key. */
-const struct rs_table_def *engine_table(struct rs_run *run, int shard,
-                                        const char *physical,
-                                        struct rs_err *err);
+/* The description of table PHYSICAL on shard SHARD into *OUT, described
+ * once per run and kept (a table's columns and key do not change under a
+ * run; the row estimate is the one of the first call).  Borrowed: valid
+ * until the run ends.  Returns 0, or the error when the shard cannot be
+ * reached or the table is missing or has no primary key. */
+int engine_table(struct rs_run *run, int shard, const char *physical,
+                 const struct rs_table_def **out, struct rs_err *err);
 
 /* Close shard SHARD's control connection (so a file can be replaced). */
 void engine_shard_close(struct rs_run *run, int shard);

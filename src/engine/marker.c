@@ -63,17 +63,16 @@ marker_read(struct rs_run *run, int shard, struct rs_marker **markers, int *n,
             struct rs_err *err)
 {
 	struct rs_backend *backend;
+	int rc;
 
 	*markers = NULL;
 	*n = 0;
 	/* A shard that does not exist yet is not created by looking. */
 	if (!engine_shard_exists(run, shard))
 		return 0;
-	backend = engine_shard(run, shard, err);
-	if (backend == NULL)
-		return err->code;
-	if (!backend_supports(backend, RS_CAP_MARKERS))
-		return 0;
+	rc = engine_shard(run, shard, &backend, err);
+	if (rc != 0 || !backend_supports(backend, RS_CAP_MARKERS))
+		return rc;
 	return await_markers(&run->loop, backend, markers, n, err);
 }
 
@@ -228,14 +227,13 @@ static int
 marker_set_one(struct rs_run *run, int s, void *arg, struct rs_err *err)
 {
 	struct rs_backend *backend;
+	int rc;
 
 	if (!engine_shard_exists(run, s))
 		return 0;
-	backend = engine_shard(run, s, err);
-	if (backend == NULL)
-		return err->code;
-	if (!backend_supports(backend, RS_CAP_MARKERS))
-		return 0;
+	rc = engine_shard(run, s, &backend, err);
+	if (rc != 0 || !backend_supports(backend, RS_CAP_MARKERS))
+		return rc;
 	return await_mark(&run->loop, backend, arg, err);
 }
 

@@ -58,11 +58,11 @@ status_fenced(const struct rs_plan *plan,
 			shards[n++] = plan->shards[shards[i]].replica;
 	for (int i = 0; i < n; i++) {
 		struct rs_err err = {0};
-		struct rs_backend *b = engine_shard(&run, shards[i], &err);
+		struct rs_backend *b;
 		int any = 0;
 		char physical[RS_PLAN_MAX_NAME + 1];
 
-		if (b == NULL) {
+		if (engine_shard(&run, shards[i], &b, &err) != 0) {
 			/* A replica reshard has not made yet is not fenced. */
 			if (i >= n_from)
 				continue;

@@ -185,20 +185,23 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 	return 0;
 }
 
-struct rs_backend *
+int
 streams_connection(struct rs_run *run, int shard, int reader, int *mine,
-                   struct rs_err *err)
+                   struct rs_backend **out, struct rs_err *err)
 {
 	struct stream *s = stream_current(run);
 	struct rs_backend **slot;
+	int rc = 0;
 
 	*mine = s != NULL && s->own != NULL;
+	*out = NULL;
 	if (!*mine)
-		return NULL;
+		return 0;
 	slot = &s->own[reader ? run->plan->n_shards + shard : shard];
 	if (*slot == NULL)
-		*slot = engine_connect(run, shard, err);
-	return *slot;
+		rc = engine_connect(run, shard, slot, err);
+	*out = *slot;
+	return rc;
 }
 
 int

@@ -51,12 +51,12 @@ int streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
                 struct rs_err *err);
 
 /* For engine_shard and engine_reader: the running stream's own connection
- * to SHARD (its second one, for reading ahead, when READER), connected on
- * first use, or NULL with *MINE 0 when the caller is not in a stream with
- * connections of its own.  NULL with *MINE 1 and ERR filled when it cannot
- * connect. */
-struct rs_backend *streams_connection(struct rs_run *run, int shard, int reader,
-                                      int *mine, struct rs_err *err);
+ * to SHARD (its second one, for reading ahead, when READER) into *OUT,
+ * connected on first use; *MINE 0 (and 0 returned) when the caller is not
+ * in a stream with connections of its own.  Returns 0 or the error of
+ * connecting. */
+int streams_connection(struct rs_run *run, int shard, int reader, int *mine,
+                       struct rs_backend **out, struct rs_err *err);
 
 /* Whether the running stream should stop: its group has failed. */
 int streams_failed(const struct rs_run *run);

@@ -259,9 +259,9 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 
 	if (seen != NULL)
 		*seen = 0;
-	walk->def = engine_table(run, walk->shard, walk->physical, err);
-	if (walk->def == NULL)
-		return err->code;
+	rc = engine_table(run, walk->shard, walk->physical, &walk->def, err);
+	if (rc != 0)
+		return rc;
 	walk->key_column = -1;
 	for (int i = 0; i < walk->def->n_columns; i++)
 		if (strcmp(walk->def->columns[i].name, key_name) == 0)
@@ -327,11 +327,9 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	/* In a stream of its own connections the walk reads on a second
 	 * one, a chunk ahead: the next chunk is on its way while the step
 	 * works on this one (on the first connection and the owners'). */
-	reader = engine_reader(run, walk->shard, err);
-	if (reader == NULL && err->code != 0) {
-		rc = err->code;
+	rc = engine_reader(run, walk->shard, &reader, err);
+	if (rc != 0)
 		goto out;
-	}
 	if (reader == NULL)
 		reader = walk->backend;
 	ahead_req = req;

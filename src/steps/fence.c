@@ -51,20 +51,18 @@ static int
 delete_log_table(struct rs_run *run, int shard, int table, int slot,
                  const char *physical, void *arg, struct rs_err *err)
 {
-	struct rs_backend *backend = engine_shard(run, shard, err);
+	struct rs_backend *backend;
 	const struct rs_table_def *def;
+	int rc = engine_shard(run, shard, &backend, err);
 
 	(void)table;
 	(void)slot;
 	(void)arg;
-	if (backend == NULL)
-		return err->code;
-	if (!backend_supports(backend, RS_CAP_DELETE_LOG))
-		return 0;
-	def = engine_table(run, shard, physical, err);
-	if (def == NULL)
-		return err->code;
-	return await_delete_log(&run->loop, backend, def, 1, err);
+	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
+		return rc;
+	rc = engine_table(run, shard, physical, &def, err);
+	return rc != 0 ? rc
+	               : await_delete_log(&run->loop, backend, def, 1, err);
 }
 
 /* Start the delete log on every table of SHARD under `to`. */

@@ -74,21 +74,19 @@ final_delete_log(struct rs_run *run, int shard, int table, int slot,
                  const char *physical, void *arg, struct rs_err *err)
 {
 	struct log_count *count = arg;
-	struct rs_backend *backend = engine_shard(run, shard, err);
+	struct rs_backend *backend;
 	const struct rs_table_def *def;
 	char log[300];
 	int64_t n = 0;
-	int rc;
+	int rc = engine_shard(run, shard, &backend, err);
 
 	(void)table;
 	(void)slot;
-	if (backend == NULL)
-		return err->code;
-	if (!backend_supports(backend, RS_CAP_DELETE_LOG))
-		return 0;
-	def = engine_table(run, shard, physical, err);
-	if (def == NULL)
-		return err->code;
+	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
+		return rc;
+	rc = engine_table(run, shard, physical, &def, err);
+	if (rc != 0)
+		return rc;
 	if (count->remove)
 		return await_delete_log(&run->loop, backend, def, 0, err);
 	backend_delete_log_name(physical, log, sizeof(log));

@@ -17,17 +17,16 @@ static int
 preflight_table(struct rs_run *run, int shard, int table, int slot,
                 const char *physical, void *arg, struct rs_err *err)
 {
-	struct rs_backend *backend = engine_shard(run, shard, err);
 	const char *key = run->plan->tables[table].key;
 	const struct rs_table_def *def;
-	int found = 0;
+	struct rs_backend *backend;
+	int found = 0, rc = engine_shard(run, shard, &backend, err);
 
 	(void)slot;
-	if (backend == NULL)
-		return err->code;
-	def = engine_table(run, shard, physical, err);
-	if (def == NULL)
-		return err->code;
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &def, err);
+	if (rc != 0)
+		return rc;
 	for (int i = 0; i < def->n_columns; i++)
 		found |= strcmp(def->columns[i].name, key) == 0;
 	if (!found)
@@ -102,11 +101,11 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	const struct rs_plan_shard *r = &run->plan->shards[replica];
 	struct rs_backend_config config =
 		engine_shard_config(run->plan, replica);
-	struct rs_backend *b = NULL, *pb = engine_shard(run, primary, err);
-	int rc;
+	struct rs_backend *b = NULL, *pb;
+	int rc = engine_shard(run, primary, &pb, err);
 
-	if (pb == NULL)
-		return err->code;
+	if (rc != 0)
+		return rc;
 	rc = backend_new(&run->loop, &config, &b, err);
 	if (rc != 0)
 		return rc;

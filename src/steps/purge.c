@@ -123,7 +123,7 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct purge_range *range = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
-	struct rs_backend *target = engine_shard(run, owner.shard, err);
+	struct rs_backend *target;
 	struct purge_owner po = {
 		.owners = owners,
 		.owner = owner,
@@ -131,31 +131,27 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	};
 	const struct rs_table_def *def;
 	char physical[256], log[300];
-	int rc = 0;
+	int rc = engine_shard(run, owner.shard, &target, err);
 
-	if (target == NULL)
-		rc = err->code;
-	else if (po.seen == NULL ||
-	         steps_keyset_init(&po.set, rows, walk->def->n_pk) != 0)
+	if (rc == 0 && (po.seen == NULL ||
+	                steps_keyset_init(&po.set, rows, walk->def->n_pk) != 0))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
-	if (rc == 0) {
-		def = engine_table(run, owner.shard, physical, err);
-		rc = def == NULL ? err->code
-		                 : walk_range_pages(run, target, def,
-		                                    range->after, range->upto,
-		                                    1, purge_page, &po, err);
-	}
+	if (rc == 0)
+		rc = engine_table(run, owner.shard, physical, &def, err);
+	if (rc == 0)
+		rc = walk_range_pages(run, target, def, range->after,
+		                      range->upto, 1, purge_page, &po, err);
 	/* Missing on their owner: deleted there since unfence? */
 	if (rc == 0 && purge_unseen(rows, &po) > 0 &&
 	    backend_supports(target, RS_CAP_DELETE_LOG)) {
 		backend_delete_log_name(physical, log, sizeof(log));
-		def = engine_table(run, owner.shard, log, err);
-		rc = def == NULL ? err->code
-		                 : walk_range_pages(run, target, def,
-		                                    range->after, range->upto,
-		                                    1, purge_page, &po, err);
+		rc = engine_table(run, owner.shard, log, &def, err);
+		if (rc == 0)
+			rc = walk_range_pages(run, target, def, range->after,
+			                      range->upto, 1, purge_page, &po,
+			                      err);
 	}
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
 		if (owners[r].shard != owner.shard ||

@@ -66,9 +66,9 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	(void)arg;
 	if (r < 0)
 		return 0;
-	primary = engine_shard(run, shard, err);
-	if (primary == NULL)
-		return err->code;
+	rc = engine_shard(run, shard, &primary, err);
+	if (rc != 0)
+		return rc;
 	rc = catch_up_position(run, shard, primary, position, sizeof(position),
 	                       err);
 	if (rc != 0)
@@ -130,10 +130,9 @@ promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	(void)arg;
 	if (r < 0)
 		return 0;
-	replica = engine_shard(run, r, err);
-	if (replica == NULL)
-		return err->code;
-	rc = await_promoted(&run->loop, replica, &promoted, err);
+	rc = engine_shard(run, r, &replica, err);
+	if (rc == 0)
+		rc = await_promoted(&run->loop, replica, &promoted, err);
 	if (rc == 0 && !promoted) {
 		backend_set_op_timeout(replica, REPLICA_PROMOTE_TIMEOUT_MS);
 		rc = await_promote(&run->loop, replica, err);
@@ -179,9 +178,10 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 	if (r < 0 || !engine_shard_exists(run, r))
 		return 0;
 	rc = replica_is_ours(run, r, &ours, err);
-	replica = rc == 0 ? engine_shard(run, r, err) : NULL;
-	if (replica == NULL)
-		return err->code;
+	if (rc == 0)
+		rc = engine_shard(run, r, &replica, err);
+	if (rc != 0)
+		return rc;
 	if (!backend_supports(replica, RS_CAP_MADE_REPLICA)) {
 		rc = steps_fence_shard(run, r, 0, arg, err);
 		if (rc != 0)

@@ -119,8 +119,8 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
 		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
 	};
-	struct rs_backend *backend = engine_shard(run, shard, err);
-	int rc = backend == NULL ? err->code : 0;
+	struct rs_backend *backend;
+	int rc = engine_shard(run, shard, &backend, err);
 
 	if (rc == 0 && (list.names == NULL || list.ptrs == NULL))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
@@ -229,10 +229,9 @@ walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 
 	engine_physical(spec->map, run->plan->tables[task->table].name,
 	                task->slot, walk.physical, sizeof(walk.physical));
-	walk.backend = engine_shard(run, task->shard, err);
-	if (walk.backend == NULL)
-		return err->code;
-	return walk_table(&walk, spec->chunk, NULL, err);
+	int rc = engine_shard(run, task->shard, &walk.backend, err);
+
+	return rc != 0 ? rc : walk_table(&walk, spec->chunk, NULL, err);
 }
 
 int

@@ -79,17 +79,15 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		.walk = walk,
 		.owners = owners,
 		.owner = owner,
-		.target = engine_shard(run, owner.shard, err),
 		.hashes = malloc(sizeof(uint64_t) * (size_t)(rows->n_rows + 1)),
 		.seen = calloc((size_t)rows->n_rows + 1, 1),
 	};
 	char physical[256];
-	int n_pk = walk->def->n_pk, rc = 0;
+	int n_pk = walk->def->n_pk;
+	int rc = engine_shard(run, owner.shard, &vo.target, err);
 
-	if (vo.target == NULL)
-		rc = err->code;
-	else if (vo.hashes == NULL || vo.seen == NULL ||
-	         steps_keyset_init(&vo.set, rows, n_pk) != 0)
+	if (rc == 0 && (vo.hashes == NULL || vo.seen == NULL ||
+	                steps_keyset_init(&vo.set, rows, n_pk) != 0))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
 		if (owners[r].shard != owner.shard ||
@@ -104,8 +102,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
 	if (rc == 0) {
-		vo.def = engine_table(run, owner.shard, physical, err);
-		rc = vo.def != NULL ? 0 : err->code;
+		rc = engine_table(run, owner.shard, physical, &vo.def, err);
 	}
 	if (rc == 0)
 		rc = walk_range_pages(run, vo.target, vo.def, vc->after,
