@@ -162,7 +162,7 @@ fiber_ready(const struct fiber *f)
 {
 	if (f->done)
 		return 0;
-	return f->wait_flag == NULL || *f->wait_flag == f->wait_value;
+	return f->wait_flag == NULL || *f->wait_flag >= f->wait_value;
 }
 
 int
@@ -197,7 +197,7 @@ fiber_wait(const int *flag, int value)
 {
 	struct fiber *f = fiber_running;
 
-	while (*flag != value) {
+	while (*flag < value) {
 		f->wait_flag = flag;
 		f->wait_value = value;
 		fiber_leave(f, 0);

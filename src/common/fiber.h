@@ -15,7 +15,8 @@
  *   calls FN(ARG) on the fiber's stack.  Only the main context (the thread's
  *   own stack) resumes fibers; a fiber never resumes another.
  * - Inside a fiber, fiber_wait(FLAG, VALUE) returns at once when *FLAG is
- *   VALUE, else pauses the fiber until a resume finds *FLAG == VALUE
+ *   VALUE or more, else pauses the fiber until a resume finds *FLAG >=
+ *   VALUE (flags only grow: a done flag 0 → 1, a generation counter)
  *   (fiber_ready says whether it would).  fiber_yield pauses it once.
  * - When FN returns, the fiber is done (fiber_done); fiber_free releases
  *   it, which the resumer does; freeing a fiber that is not done is a bug
@@ -64,7 +65,7 @@ struct fiber *fiber_current(void);
 /* The DATA FIBER was made with. */
 void *fiber_data(const struct fiber *fiber);
 
-/* Inside a fiber: pause until *FLAG == VALUE (see above). */
+/* Inside a fiber: pause until *FLAG >= VALUE (see above). */
 void fiber_wait(const int *flag, int value);
 
 /* Inside a fiber: pause once, letting the others run. */

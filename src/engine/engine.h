@@ -98,6 +98,10 @@ struct rs_run {
 	                                  (streams.h), NULL between them */
 	uint64_t throttle_at; /* loop time when max_rows_per_second lets the
 	                         next rows go (streams_throttle) */
+	int journal_wanted;   /* journal syncs asked for by streams … */
+	int journal_synced;   /* … and made (streams_sync_journal) */
+	int journal_sync_rc;  /* the last group sync's outcome */
+	struct rs_err journal_sync_err;
 };
 
 /*

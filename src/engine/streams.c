@@ -159,6 +159,14 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 	while (!streams_all_done(streams, n)) {
 		if (streams_turn(streams, n) > 0)
 			continue;
+		/* Every stream waits; those waiting for the journal share
+		 * one fsync. */
+		if (run->journal_wanted > run->journal_synced) {
+			run->journal_sync_rc = journal_sync(
+				run->journal, &run->journal_sync_err);
+			run->journal_synced = run->journal_wanted;
+			continue;
+		}
 		/* Every stream waits: for a callback, which stops the loop. */
 		uv_run(&run->loop, UV_RUN_DEFAULT);
 		if (streams_turn(streams, n) == 0 &&
@@ -202,6 +210,20 @@ streams_connection(struct rs_run *run, int shard, int reader, int *mine,
 		rc = engine_connect(run, shard, slot, err);
 	*out = *slot;
 	return rc;
+}
+
+int
+streams_sync_journal(struct rs_run *run, struct rs_err *err)
+{
+	int generation;
+
+	if (stream_current(run) == NULL)
+		return journal_sync(run->journal, err);
+	generation = ++run->journal_wanted;
+	fiber_wait(&run->journal_synced, generation);
+	if (run->journal_sync_rc != 0)
+		*err = run->journal_sync_err;
+	return run->journal_sync_rc;
 }
 
 int

@@ -61,6 +61,12 @@ int streams_connection(struct rs_run *run, int shard, int reader, int *mine,
 /* Whether the running stream should stop: its group has failed. */
 int streams_failed(const struct rs_run *run);
 
+/* Make the run's journal writes so far durable before a side effect
+ * (journal_sync).  In a stream it waits for the scheduler, which makes one
+ * sync for every stream that asked in the same turn of the loop.  Returns
+ * 0 or the journal's error. */
+int streams_sync_journal(struct rs_run *run, struct rs_err *err);
+
 /* Spend ROWS of options.max_rows_per_second, the one budget every stream
  * of the run shares: waits (letting the other streams run) until the rows
  * written so far fit the rate.  No wait when the plan sets no rate. */

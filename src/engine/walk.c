@@ -9,6 +9,7 @@
 
 #include "backend/canonical.h"
 #include "common/text.h"
+#include "engine/streams.h"
 
 /* An owned copy of a primary key. */
 struct key_copy {
@@ -365,8 +366,12 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 				: NULL;
 		rec.upto_key = walk_key_json(upto, walk->def->n_pk);
 		rec.rows = rows.n_rows;
-		rec.no_effect = walk->no_effect;
+		rec.lazy = 1;
 		rc = journal_chunk_begin(run->journal, &rec, err);
+		/* The intent on disk before the side effect, in one fsync
+		 * with the other streams' (streams_sync_journal). */
+		if (rc == 0 && !walk->no_effect)
+			rc = streams_sync_journal(run, err);
 		if (rc == 0)
 			rc = fn(walk, &rows, req.after, upto, &affected,
 			        &checksum, err);

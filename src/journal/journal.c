@@ -1278,7 +1278,7 @@ journal_chunk_begin(struct rs_journal *journal,
 	                        rc);
 	rc = journal_bind_int64(stmt, 9, rec->affected, rc);
 	return journal_finish_lazy(
-		journal, rec->no_effect, stmt, rc, "record the start of chunk",
+		journal, rec->lazy, stmt, rc, "record the start of chunk",
 		journal_chunk_name(rec, name, sizeof(name)), err);
 }
 
@@ -1467,6 +1467,17 @@ journal_chunk_free(struct rs_chunk_record *rec)
 }
 
 /* On error the code of journal_fail and the old value (if any) stays. */
+int
+journal_sync(struct rs_journal *journal, struct rs_err *err)
+{
+	/* A commit with synchronous = FULL syncs the WAL, and with it every
+	 * commit before it; the fact itself says when it last happened. */
+	char now[32];
+
+	snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+	return journal_fact_set(journal, "synced_at", now, err);
+}
+
 int
 journal_fact_set(struct rs_journal *journal, const char *name,
                  const char *value, struct rs_err *err)

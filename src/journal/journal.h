@@ -72,9 +72,9 @@ struct rs_chunk_record {
 	int64_t rows;      /* rows in the range */
 	uint64_t checksum; /* chunk checksum sum (DESIGN §9), 0 if none */
 	int64_t affected;  /* rows changed by the step in this chunk */
-	int no_effect;     /* the step changes nothing in this chunk (it
-	                      reads and compares): its start need not be on
-	                      disk before the work (journal_chunk_begin) */
+	int lazy; /* journal_chunk_begin need not wait for the disk: the chunk
+	             has no side effect, or the caller makes its start
+	             durable (journal_sync) before the side effect */
 };
 
 /*
@@ -135,16 +135,17 @@ int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,
  * (same identity: step, shard, table, number).
  *
  * What must be on disk when: the start of a chunk with a side effect is
- * durable (fsync) before journal_chunk_begin returns.  The end of a chunk,
- * and the start of one with no side effect (REC->no_effect), are written
- * to the WAL at once — a killed process loses nothing, the kernel has
- * them — but reach the disk with the next durable write (the next chunk's
- * start, the step's end), one fsync instead of two or three a chunk.
- * After a power loss the WAL is cut at a commit, so such a record is lost
- * only with everything after it: the chunk is then "started" or absent
- * and is done again, as chunks are idempotent.  journal_chunk_get returns 0
- * and fills REC when the chunk is recorded, RS_OK with REC->state = -1
- * when it is not. */
+ * durable (fsync) before the side effect: journal_chunk_begin waits for
+ * it, or with REC->lazy the caller calls journal_sync (so that streams
+ * share one fsync).  The end of a chunk, and the start of one with no
+ * side effect (REC->lazy), are written to the WAL at once — a killed process
+ * loses nothing, the kernel has them — but reach the disk with the next durable
+ * write (the next chunk's start, the step's end), one fsync instead of two or
+ * three a chunk. After a power loss the WAL is cut at a commit, so such a
+ * record is lost only with everything after it: the chunk is then "started" or
+ * absent and is done again, as chunks are idempotent.  journal_chunk_get
+ * returns 0 and fills REC when the chunk is recorded, RS_OK with REC->state =
+ * -1 when it is not. */
 int journal_chunk_begin(struct rs_journal *journal,
                         const struct rs_chunk_record *rec, struct rs_err *err);
 int journal_chunk_done(struct rs_journal *journal,
@@ -170,6 +171,11 @@ int journal_step_affected(struct rs_journal *journal, const char *step,
  * before the run, the published epoch, when the fence went up …).
  * journal_fact_get returns 1 and copies the value into VALUE, or 0 when
  * it is not set. */
+/* Make every write so far durable (the lazy ones of chunks, journal.h
+ * above): one durable write, one fsync.  Several streams that each need
+ * their chunk's start on disk share one (engine/streams.c). */
+int journal_sync(struct rs_journal *journal, struct rs_err *err);
+
 int journal_fact_set(struct rs_journal *journal, const char *name,
                      const char *value, struct rs_err *err);
 int journal_fact_get(struct rs_journal *journal, const char *name, char *value,
