@@ -1,0 +1,180 @@
+/*
+ * Unit tests of src/engine/streams.c on a real libuv loop (timers stand in
+ * for backend operations): tasks of one step run at once, each waiting
+ * without holding up the others, so they end in the order of their waits,
+ * not of their numbers; one stream runs them in order; at most `parallel`
+ * run at once; the first failure is the step's and stops the streams that
+ * reach a checkpoint; a group started inside a stream runs inline.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/await.h"
+#include "engine/streams.h"
+
+struct log {
+	int order[16]; /* task numbers, as they ended */
+	int n;
+	int running, most; /* tasks running now, the most at once */
+	const int *sleep_ms;
+	int fail; /* this task fails (-1: none) */
+};
+
+static int
+sleepy_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	struct log *log = arg;
+	int rc;
+
+	if (++log->running > log->most)
+		log->most = log->running;
+	await_sleep(&run->loop, (uint64_t)log->sleep_ms[i]);
+	log->running--;
+	if (i == log->fail)
+		return rs_err_set(err, RS_EQUERY, "task %d failed", i);
+	rc = engine_checkpoint(run, err);
+	if (rc == 0)
+		log->order[log->n++] = i;
+	return rc;
+}
+
+static void
+run_init(struct rs_run *run, struct rs_plan *plan)
+{
+	memset(run, 0, sizeof(*run));
+	memset(plan, 0, sizeof(*plan));
+	plan->path = "test.cfg";
+	run->plan = plan;
+	assert_int_equal(uv_loop_init(&run->loop), 0);
+}
+
+static void
+run_end(struct rs_run *run)
+{
+	uv_run(&run->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&run->loop), 0);
+}
+
+static void
+test_at_once_and_in_order(void **state)
+{
+	static const int sleep_ms[] = {60, 20, 40};
+	struct rs_run run;
+	struct rs_plan plan;
+	struct log log = {.sleep_ms = sleep_ms, .fail = -1};
+	struct rs_streams_spec spec = {
+		.n = 3, .parallel = 3, .task = sleepy_task, .arg = &log};
+	struct rs_err err = {0};
+
+	(void)state;
+	run_init(&run, &plan);
+	assert_int_equal(streams_run(&run, &spec, &err), 0);
+	assert_int_equal(log.n, 3);
+	/* They waited side by side: the shortest wait ends first. */
+	assert_int_equal(log.order[0], 1);
+	assert_int_equal(log.order[1], 2);
+	assert_int_equal(log.order[2], 0);
+	assert_int_equal(log.most, 3);
+	/* One stream: one after another, in their order. */
+	log = (struct log){.sleep_ms = sleep_ms, .fail = -1};
+	spec.parallel = 1;
+	assert_int_equal(streams_run(&run, &spec, &err), 0);
+	assert_int_equal(log.order[0], 0);
+	assert_int_equal(log.order[1], 1);
+	assert_int_equal(log.order[2], 2);
+	assert_int_equal(log.most, 1);
+	run_end(&run);
+}
+
+static void
+test_parallel_bound(void **state)
+{
+	static const int sleep_ms[] = {5, 5, 5, 5, 5, 5, 5, 5, 5};
+	struct rs_run run;
+	struct rs_plan plan;
+	struct log log = {.sleep_ms = sleep_ms, .fail = -1};
+	struct rs_streams_spec spec = {
+		.n = 9, .parallel = 2, .task = sleepy_task, .arg = &log};
+	struct rs_err err = {0};
+
+	(void)state;
+	run_init(&run, &plan);
+	assert_int_equal(streams_run(&run, &spec, &err), 0);
+	assert_int_equal(log.n, 9);
+	assert_int_equal(log.most, 2);
+	run_end(&run);
+}
+
+static void
+test_first_failure_stops_the_rest(void **state)
+{
+	/* Task 1 fails first (10 ms); task 0 (50 ms) is running then and
+	 * stops at its checkpoint; tasks 2 and 3 never start. */
+	static const int sleep_ms[] = {50, 10, 5, 5};
+	struct rs_run run;
+	struct rs_plan plan;
+	struct log log = {.sleep_ms = sleep_ms, .fail = 1};
+	struct rs_streams_spec spec = {
+		.n = 4, .parallel = 2, .task = sleepy_task, .arg = &log};
+	struct rs_err err = {0};
+
+	(void)state;
+	run_init(&run, &plan);
+	assert_int_equal(streams_run(&run, &spec, &err), RS_EQUERY);
+	assert_string_equal(err.message, "task 1 failed");
+	assert_int_equal(log.n, 0);
+	run_end(&run);
+}
+
+/* A task that runs a group of its own: inline, in order. */
+static int
+nesting_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	static const int sleep_ms[] = {30, 10};
+	struct log *inner = arg;
+	struct log mine = {.sleep_ms = sleep_ms, .fail = -1};
+	struct rs_streams_spec spec = {
+		.n = 2, .parallel = 2, .task = sleepy_task, .arg = &mine};
+	int rc = streams_run(run, &spec, err);
+
+	(void)i;
+	if (rc == 0 && mine.order[0] == 0 && mine.order[1] == 1)
+		inner->n++;
+	return rc;
+}
+
+static void
+test_nested_runs_inline(void **state)
+{
+	struct rs_run run;
+	struct rs_plan plan;
+	struct log log = {0};
+	struct rs_streams_spec spec = {
+		.n = 2, .parallel = 2, .task = nesting_task, .arg = &log};
+	struct rs_err err = {0};
+
+	(void)state;
+	run_init(&run, &plan);
+	assert_int_equal(streams_run(&run, &spec, &err), 0);
+	assert_int_equal(log.n, 2);
+	run_end(&run);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_at_once_and_in_order),
+		cmocka_unit_test(test_parallel_bound),
+		cmocka_unit_test(test_first_failure_stops_the_rest),
+		cmocka_unit_test(test_nested_runs_inline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
