@@ -49,18 +49,79 @@ key_copy_set(struct key_copy *k, const struct rs_value *values, int n)
 	return 0;
 }
 
+/* One key value for the journal: a JSON string when its bytes are UTF-8
+ * (what keys nearly always are), else {"hex": "…"}, so that any bytes
+ * (a BLOB or VARBINARY key) come back the same.  NULL when out of
+ * memory. */
+static json_t *
+key_value_json(const struct rs_value *v)
+{
+	static const char digits[] = "0123456789abcdef";
+	json_t *s = json_stringn(v->text != NULL ? v->text : "", v->len);
+	char *hex;
+
+	if (s != NULL)
+		return s;
+	hex = malloc(2 * v->len + 1);
+	if (hex == NULL)
+		return NULL;
+	for (size_t i = 0; i < v->len; i++) {
+		hex[2 * i] = digits[(unsigned char)v->text[i] >> 4];
+		hex[2 * i + 1] = digits[(unsigned char)v->text[i] & 0xf];
+	}
+	hex[2 * v->len] = '\0';
+	s = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	return s;
+}
+
 char *
 walk_key_json(const struct rs_value *values, int n)
 {
 	json_t *array = json_array();
-	char *text;
+	char *text = NULL;
+	int ok = array != NULL;
 
-	for (int i = 0; i < n; i++)
-		json_array_append_new(
-			array, json_stringn(values[i].text, values[i].len));
-	text = json_dumps(array, JSON_COMPACT);
+	for (int i = 0; ok && i < n; i++)
+		ok = json_array_append_new(array, key_value_json(&values[i])) ==
+		     0;
+	if (ok)
+		text = json_dumps(array, JSON_COMPACT);
 	json_decref(array);
 	return text;
+}
+
+/* The bytes of a key value written by key_value_json into BUF (LEN bytes
+ * of hex, decoded in place).  Returns 0, or -1 when V is neither form. */
+static int
+key_value_from_json(json_t *v, struct rs_value *out)
+{
+	const char *hex;
+	size_t len;
+	char *bytes;
+
+	if (json_is_string(v)) {
+		out->text = json_string_value(v);
+		out->len = json_string_length(v);
+		return 0;
+	}
+	hex = json_string_value(json_object_get(v, "hex"));
+	if (hex == NULL || (len = strlen(hex)) % 2 != 0)
+		return -1;
+	/* Decoded over the hex itself, which jansson owns and the caller
+	 * drops with the array after copying. */
+	bytes = (char *)hex;
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = text_hex_digit(hex[i]),
+		    lo = text_hex_digit(hex[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		bytes[i / 2] = (char)(hi * 16 + lo);
+	}
+	out->text = bytes;
+	out->len = len / 2;
+	return 0;
 }
 
 /* Back from the journal's JSON array.  Returns 0 or RS_EIO. */
@@ -73,18 +134,17 @@ key_from_json(struct key_copy *k, const char *text, int n_pk,
 	struct rs_value values[16];
 	int rc = 0;
 
-	if (array == NULL || (int)json_array_size(array) != n_pk) {
+	if (array == NULL || (int)json_array_size(array) != n_pk)
+		rc = -1;
+	for (int i = 0; rc == 0 && i < n_pk; i++)
+		rc = key_value_from_json(json_array_get(array, (size_t)i),
+		                         &values[i]);
+	if (rc != 0) {
 		json_decref(array);
 		return rs_err_set(err, RS_EIO,
 		                  "the journal holds a chunk key that does not "
 		                  "fit the table's primary key: %s",
 		                  text);
-	}
-	for (int i = 0; i < n_pk; i++) {
-		json_t *v = json_array_get(array, (size_t)i);
-
-		values[i].text = json_string_value(v);
-		values[i].len = json_string_length(v);
 	}
 	if (key_copy_set(k, values, n_pk) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
@@ -322,7 +382,6 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		if (rc != 0)
 			goto out;
 	}
-	rc = 0;
 	walk->step_chunk = 0;
 	walk->affected = 0;
 	/* In a stream of its own connections the walk reads on a second
@@ -365,6 +424,13 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 				? walk_key_json(req.after, walk->def->n_pk)
 				: NULL;
 		rec.upto_key = walk_key_json(upto, walk->def->n_pk);
+		if (rec.upto_key == NULL ||
+		    (req.after != NULL && rec.after_key == NULL)) {
+			free(rec.after_key);
+			free(rec.upto_key);
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+			break;
+		}
 		rec.rows = rows.n_rows;
 		rec.lazy = 1;
 		rc = journal_chunk_begin(run->journal, &rec, err);

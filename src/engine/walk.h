@@ -79,8 +79,9 @@ int walk_row_hash(const struct rs_backend *backend,
                   const struct rs_table_def *def, const struct rs_value *row,
                   uint64_t *hash, struct rs_err *err);
 
-/* A primary key (N values) as a JSON array of strings, as the journal
- * keeps keys: malloc'd (free it), NULL when out of memory. */
+/* A primary key (N values) as a JSON array, as the journal keeps keys: a
+ * string per value, or {"hex": "…"} for a value whose bytes are not UTF-8
+ * (a BLOB key).  malloc'd (free it), NULL when out of memory. */
 char *walk_key_json(const struct rs_value *values, int n);
 
 /* A row read by WALK named for people, by shard key and primary key, into

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# blob_keys: a table whose primary key is a BLOB that is not UTF-8 (0xff
+# bytes).  The journal keeps each chunk's key as JSON: such a key must come
+# back byte for byte, or a run stopped in the middle of a step cannot
+# resume from its last chunk.  A crash after chunk 2 of verify and of purge,
+# then `run` again: every step done, the row set exact.
+. "$(dirname "$0")/lib.sh"
+table_sql='(id BLOB PRIMARY KEY, customer_id TEXT NOT NULL,
+            amount DECIMAL(12,2), note TEXT)'
+begin "$@"
+
+# Every id i becomes the 4 bytes ff, i >> 8, i & 0xff, fe: not UTF-8.
+python3 -S -c '
+import sys
+print("BEGIN;")
+for i in range(1, int(sys.argv[1]) + 1):
+    print("UPDATE %s SET id = X%s WHERE id = %d;" % ("@T@", "'"'"'ff%04xfe'"'"'" % i, i))
+print("COMMIT;")' "$n_rows" >"$root/blob_ids.sql"
+sed 's/@T@/orders/' "$root/blob_ids.sql" | sql "$template/master.db" &&
+	for db in db0 db1; do
+		for t in 0 1; do
+			sed "s/@T@/orders_$t/" "$root/blob_ids.sql" |
+				sql "$template/$db.db" || exit 1
+		done
+	done && rm -f "$template"/expected.* ||
+	bail "making the ids BLOBs"
+equals "$(sql "$template/db0.db" "SELECT count(*) FROM orders_0
+	WHERE typeof(id) <> 'blob' OR substr(hex(id), 1, 2) <> 'FF'")" 0 \
+	"every id of db0.orders_0 is a BLOB starting with 0xff"
+
+section blob-keys
+fresh blob-keys
+RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 \
+	"blob-keys: crash after chunk 2 of verify" run plan.cfg --yes
+equals "$(sql orders-2x.journal "SELECT count(*) > 0 AND
+	sum(upto_key NOT LIKE '[{\"hex\":\"ff%') = 0 FROM chunks
+	WHERE step = 'verify'")" 1 \
+	"blob-keys: the journal keeps the chunks' keys as hex"
+RESHARD_FAULT=after-chunk:purge:2 run_reshard 99 \
+	"blob-keys: resume, crash after chunk 2 of purge" run plan.cfg --yes
+has err "step verify         resuming" "blob-keys: verify resumed"
+run_reshard 0 "blob-keys: resume to the end" run plan.cfg --yes
+has err "step purge          resuming" "blob-keys: purge resumed"
+complete blob-keys
+finish
