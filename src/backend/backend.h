@@ -399,5 +399,10 @@ void backend_table_free(struct rs_table_def *table);
  * with any secret in MESSAGE masked.  Returns CODE. */
 int backend_fail(const struct rs_backend *backend, struct rs_err *err, int code,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#ifdef __clang_analyzer__
+/* As rs_err_set (common/err.h): the result is CODE. */
+#define backend_fail(backend, err, code, ...)                                  \
+	(backend_fail((backend), (err), (code), __VA_ARGS__), (code))
+#endif
 
 #endif

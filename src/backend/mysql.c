@@ -144,7 +144,7 @@ static const char my_scan_begin_sql[] =
  * below max_allowed_packet (16 MiB by default in MariaDB 10.2+, 4 MiB in
  * MySQL 5.7, 64 MiB in MySQL 8), and large enough that the round trips
  * do not matter. */
-#define MY_STMT_BYTES (1024 * 1024)
+#define MY_STMT_BYTES ((size_t)1024 * 1024)
 
 /* Keys per DELETE statement.  `(a, b) IN ((…), …)` and `a IN (…)` give the
  * range optimizer one range per key on the primary key (checked with

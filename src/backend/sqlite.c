@@ -252,8 +252,8 @@ sqlite_work_connect(struct rs_backend *backend)
 	 * several connections a stream: 1 MiB of page cache each (SQLite's
 	 * default is 2 MiB), all together held under SQLITE_HEAP_LIMIT.
 	 * Measured with bench/doubling-sqlite: a run's peak memory is 43 MB
-	 * at 100,000 rows and 42 MB at 3,000,000, at the speed of 16 MiB.  Connection-local: the database
-	 * itself is not changed. */
+	 * at 100,000 rows and 42 MB at 3,000,000, at the speed of 16 MiB.
+	 * Connection-local: the database itself is not changed. */
 	sqlite3_exec(e->db, "PRAGMA cache_size = -1024", NULL, NULL, NULL);
 	/* Fail now, not at the first read, on a file that is not SQLite. */
 	rc = sqlite3_exec(e->db, "SELECT count(*) FROM sqlite_schema", NULL,

@@ -360,6 +360,11 @@ url_fail(struct rs_err *err, const char *text, const char *fmt, ...)
 	free(masked);
 	return RS_EUSAGE;
 }
+#ifdef __clang_analyzer__
+/* The analyzer does not follow variadic calls: show it the result. */
+#define url_fail(err, text, ...)                                               \
+	(url_fail((err), (text), __VA_ARGS__), RS_EUSAGE)
+#endif
 
 static int
 url_nomem(struct rs_err *err)
@@ -414,8 +419,6 @@ url_decode_part(struct rs_err *err, const char *text, const char *s, size_t n,
 {
 	int rc = url_decode(s, n, out);
 
-	if (rc == RS_ENOMEM)
-		return url_nomem(err);
 	if (rc == URL_DECODE_BAD_ESCAPE)
 		return url_fail(err, text,
 		                "the %s has a '%%' without two hex digits "
@@ -426,6 +429,8 @@ url_decode_part(struct rs_err *err, const char *text, const char *s, size_t n,
 		                "the %s contains %%00, which cannot be passed "
 		                "to a database driver",
 		                what);
+	if (rc != 0)
+		return url_nomem(err);
 	if (empty_is_null && (*out)[0] == '\0') {
 		free(*out);
 		*out = NULL;
@@ -723,18 +728,15 @@ url_parse_sqlite(struct rs_url *url, struct rs_err *err, const char *text,
 	if (path[0] != '/' && base_dir != NULL && base_dir[0] != '\0') {
 		size_t dir_len = strlen(base_dir);
 		int slash = base_dir[dir_len - 1] != '/';
-		char *joined =
-			malloc(dir_len + (size_t)slash + strlen(path) + 1);
+		size_t size = dir_len + (size_t)slash + strlen(path) + 1;
+		char *joined = malloc(size);
 
 		if (joined == NULL) {
 			free(path);
 			return url_nomem(err);
 		}
-		memcpy(joined, base_dir, dir_len);
-		if (slash)
-			joined[dir_len] = '/';
-		memcpy(joined + dir_len + (size_t)slash, path,
-		       strlen(path) + 1);
+		snprintf(joined, size, "%s%s%s", base_dir, slash ? "/" : "",
+		         path);
 		free(path);
 		path = joined;
 	}

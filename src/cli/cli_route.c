@@ -23,8 +23,9 @@ print_escaped(const char *text, size_t len)
 	}
 	for (size_t at = 0; at < len; at += 256) {
 		size_t n = len - at < 256 ? len - at : 256;
+		size_t written = text_escape_key(text + at, n, buf);
 
-		fwrite(buf, 1, text_escape_key(text + at, n, buf), stdout);
+		fwrite(buf, 1, written, stdout);
 	}
 }
 

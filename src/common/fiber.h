@@ -38,7 +38,7 @@
 
 /* 1 MiB: steps keep error messages (1 KiB each) and name buffers on the
  * stack, and the sanitizers' redzones make frames several times larger. */
-#define FIBER_STACK_SIZE (1024 * 1024)
+#define FIBER_STACK_SIZE ((size_t)1024 * 1024)
 
 struct fiber;
 

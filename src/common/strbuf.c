@@ -23,7 +23,7 @@ strbuf_reserve(struct rs_strbuf *b, size_t extra)
 		return -1;
 	}
 	need = b->len + extra + 1;
-	if (need <= b->cap)
+	if (need <= b->cap && b->text != NULL)
 		return 0;
 	if (need < b->cap * 2)
 		need = b->cap * 2;
@@ -69,6 +69,9 @@ strbuf_vprintf(struct rs_strbuf *b, const char *fmt, va_list ap)
 	if (n < 0) {
 		b->failed = 1;
 	} else if (strbuf_reserve(b, (size_t)n) == 0) {
+		/* AGAIN was va_copy'd above; clang 14's analyzer loses a
+		 * va_copy of a parameter. */
+		// NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
 		vsnprintf(b->text + b->len, (size_t)n + 1, fmt, again);
 		b->len += (size_t)n;
 	}

@@ -189,6 +189,8 @@ demo_make_shards(struct demo *d, int rows, struct rs_err *err)
 static void
 demo_free(struct demo *d)
 {
+	struct rs_err err = {0};
+
 	for (int s = 0; s < 2; s++) {
 		for (int slot = 0; slot < DEMO_TABLES; slot++) {
 			backend_table_free(d->tables[s][slot].def);
@@ -197,8 +199,8 @@ demo_free(struct demo *d)
 		}
 		await_close(&d->loop, d->shards[s]);
 	}
-	uv_run(&d->loop, UV_RUN_DEFAULT);
-	uv_loop_close(&d->loop);
+	if (await_loop_close(&d->loop, &err) != 0)
+		fprintf(stderr, "reshard: %s\n", err.message);
 }
 
 int
@@ -246,7 +248,9 @@ demo_run(const char *dir_arg, int rows, struct rs_err *err)
 
 	printf("== making two SQLite shards with %d orders in %s\n", rows, dir);
 	fflush(stdout);
-	uv_loop_init(&d.loop);
+	rc = await_loop_init(&d.loop, err);
+	if (rc != 0)
+		return rc;
 	d.plan = plan;
 	rc = demo_make_shards(&d, rows, err);
 	demo_free(&d);

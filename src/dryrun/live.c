@@ -121,7 +121,7 @@ live_stream_remember(struct live_stream *s, const struct rs_rows *rows)
 	for (int i = 0; i < n_pk; i++)
 		total += last[i].len + 1;
 	free(s->after_buf);
-	s->after_buf = malloc(total);
+	s->after_buf = malloc(total + 1); /* + 1: never malloc(0) */
 	if (s->after == NULL)
 		s->after = calloc((size_t)n_pk, sizeof(*s->after));
 	if (s->after_buf == NULL || s->after == NULL)

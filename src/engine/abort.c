@@ -196,6 +196,8 @@ static int
 abort_start(struct rs_run *run, const struct rs_plan *plan,
             const struct rs_strategy_def *strategy, struct rs_err *err)
 {
+	int rc;
+
 	run->plan = plan;
 	run->strategy = strategy;
 	snprintf(run->fence_message, sizeof(run->fence_message),
@@ -203,17 +205,21 @@ abort_start(struct rs_run *run, const struct rs_plan *plan,
 	run->shards = calloc((size_t)plan->n_shards, sizeof(*run->shards));
 	if (run->shards == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	uv_loop_init(&run->loop);
-	return 0;
+	rc = await_loop_init(&run->loop, err);
+	if (rc != 0)
+		free(run->shards);
+	return rc;
 }
 
 static void
 abort_finish(struct rs_run *run)
 {
+	struct rs_err err = {0};
+
 	for (int i = 0; i < run->plan->n_shards; i++)
 		await_close(&run->loop, run->shards[i]);
-	uv_run(&run->loop, UV_RUN_DEFAULT);
-	uv_loop_close(&run->loop);
+	if (await_loop_close(&run->loop, &err) != 0)
+		fprintf(stderr, "reshard: %s\n", err.message);
 	engine_tables_release(run);
 	free(run->shards);
 }

@@ -487,15 +487,38 @@ on_timer_closed(uv_handle_t *handle)
 	uv_stop(handle->loop);
 }
 
+int
+await_loop_init(uv_loop_t *loop, struct rs_err *err)
+{
+	int rc = uv_loop_init(loop);
+
+	if (rc != 0)
+		return rs_err_set(err, RS_EIO, "cannot start an event loop: %s",
+		                  uv_strerror(rc));
+	return 0;
+}
+
+int
+await_loop_close(uv_loop_t *loop, struct rs_err *err)
+{
+	uv_run(loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(loop) != 0)
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "handles left open on the loop (a bug: "
+		                  "please report it)");
+	return 0;
+}
+
 void
 await_sleep(uv_loop_t *loop, uint64_t ms)
 {
 	uv_timer_t timer;
 	int state = 0;
 
-	if (ms == 0)
+	/* uv_timer_init cannot fail on a live loop; if it ever did, the
+	 * sleep is skipped, which only shortens a wait between tries. */
+	if (ms == 0 || uv_timer_init(loop, &timer) != 0)
 		return;
-	uv_timer_init(loop, &timer);
 	timer.data = &state;
 	uv_timer_start(&timer, on_timer, ms, 0);
 	await_flag(loop, &state, 1);

@@ -105,4 +105,13 @@ void await_sleep(uv_loop_t *loop, uint64_t ms);
 /* Close BACKEND and wait until it is released. */
 void await_close(uv_loop_t *loop, struct rs_backend *backend);
 
+/* A loop of its own for a command: 0, or RS_EIO (ERR filled) when the
+ * system refuses one (no file descriptors left for epoll). */
+int await_loop_init(uv_loop_t *loop, struct rs_err *err);
+
+/* Run LOOP until its closing handles are gone and close it.  Returns 0,
+ * or RS_EINTERNAL (ERR filled, when not NULL) when a handle is still
+ * open, which is a bug in reshard. */
+int await_loop_close(uv_loop_t *loop, struct rs_err *err);
+
 #endif

@@ -454,14 +454,33 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		free(run.shards);
 		return rc;
 	}
-	uv_loop_init(&run.loop);
-	uv_signal_init(&run.loop, &run.sigint);
-	uv_signal_init(&run.loop, &run.sigterm);
+	rc = await_loop_init(&run.loop, err);
+	if (rc != 0) {
+		journal_close(run.journal, "failed");
+		free(run.shards);
+		return rc;
+	}
+	/* A run that could not be stopped by a signal does not start.  The
+	 * first signal handle of a loop makes its signal pipe: only it can
+	 * fail for want of file descriptors. */
+	rc = uv_signal_init(&run.loop, &run.sigint);
+	if (rc != 0) {
+		await_loop_close(&run.loop, NULL);
+		journal_close(run.journal, "failed");
+		free(run.shards);
+		return rs_err_set(err, RS_EIO, "cannot watch signals: %s",
+		                  uv_strerror(rc));
+	}
+	uv_signal_init(&run.loop, &run.sigterm); /* the pipe is there */
 	run.sigint.data = run.sigterm.data = &run;
-	uv_signal_start(&run.sigint, on_signal, SIGINT);
-	uv_signal_start(&run.sigterm, on_signal, SIGTERM);
+	rc = 0;
+	if (uv_signal_start(&run.sigint, on_signal, SIGINT) != 0 ||
+	    uv_signal_start(&run.sigterm, on_signal, SIGTERM) != 0)
+		rc = rs_err_set(err, RS_EINTERNAL,
+		                "cannot watch SIGINT and SIGTERM");
 
-	rc = marker_run_id(&run, &created, err);
+	if (rc == 0)
+		rc = marker_run_id(&run, &created, err);
 	if (rc == 0)
 		rc = engine_refuse_aborting(&run, err);
 	if (rc == 0)
@@ -487,10 +506,8 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		await_close(&run.loop, run.shards[i]);
 	uv_close((uv_handle_t *)&run.sigint, NULL);
 	uv_close((uv_handle_t *)&run.sigterm, NULL);
-	uv_run(&run.loop, UV_RUN_DEFAULT);
-	if (uv_loop_close(&run.loop) != 0 && rc == 0)
-		rc = rs_err_set(err, RS_EINTERNAL,
-		                "handles left open on the loop (a bug)");
+	if (await_loop_close(&run.loop, rc == 0 ? err : NULL) != 0 && rc == 0)
+		rc = RS_EINTERNAL;
 	engine_tables_release(&run);
 	journal_close(run.journal, rc == 0              ? "done"
 	                           : rc == RS_ECANCELED ? "stopped"

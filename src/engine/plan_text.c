@@ -84,8 +84,11 @@ engine_plan_fingerprint(const char *text, char hex[65])
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
 
-	EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL);
-	for (unsigned int i = 0; i < len && i < 32; i++)
+	hex[0] = '\0';
+	if (EVP_Digest(text, strlen(text), digest, &len, EVP_sha256(), NULL) !=
+	    1)
+		len = 0; /* libcrypto failed: no fingerprint, refused later */
+	for (size_t i = 0; i < len && i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 }
 

@@ -42,6 +42,7 @@ status_fenced(const struct rs_plan *plan,
 {
 	struct rs_run run = {0};
 	int shards[2 * RS_PLAN_MAX_SHARDS]; /* from's shards, then replicas */
+	struct rs_err loop_err = {0};
 	int n, n_from, fenced = 0, unknown = 0;
 	size_t at = 0;
 
@@ -50,7 +51,10 @@ status_fenced(const struct rs_plan *plan,
 	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
 	if (run.shards == NULL)
 		return -1;
-	uv_loop_init(&run.loop);
+	if (await_loop_init(&run.loop, NULL) != 0) {
+		free(run.shards);
+		return -1;
+	}
 	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
 	for (int i = 0, k = n; i < k; i++)
 		if (strategy != NULL && strategy->promotes_replicas &&
@@ -94,8 +98,8 @@ status_fenced(const struct rs_plan *plan,
 	}
 	for (int i = 0; i < plan->n_shards; i++)
 		await_close(&run.loop, run.shards[i]);
-	uv_run(&run.loop, UV_RUN_DEFAULT);
-	uv_loop_close(&run.loop);
+	if (await_loop_close(&run.loop, &loop_err) != 0)
+		fprintf(stderr, "reshard: %s\n", loop_err.message);
 	free(run.shards);
 	return fenced ? 1 : unknown ? -1 : 0;
 }

@@ -155,6 +155,9 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 		free(streams);
 		return rs_err_set(err, rc, "out of memory for %d streams", n);
 	}
+	/* The group lives as long as this call: run->streams is set back
+	 * to OUTER before every return below. */
+	// cppcheck-suppress autoVariables
 	run->streams = &group;
 	while (!streams_all_done(streams, n)) {
 		if (streams_turn(streams, n) > 0)

@@ -496,7 +496,7 @@ journal_connect(const char *path, int flags, struct rs_journal **journal,
 		             : journal_fail(j, sqlite3_extended_errcode(j->db),
 		                            "open", NULL, err);
 		journal_free(j);
-		return rc;
+		return rc != 0 ? rc : RS_EIO; /* never 0 here */
 	}
 	sqlite3_extended_result_codes(j->db, 1);
 	sqlite3_busy_timeout(j->db, JOURNAL_BUSY_TIMEOUT_MS);

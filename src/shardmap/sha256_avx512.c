@@ -197,7 +197,8 @@ sha256_avx512_compress(const char *const keys[SHA256_AVX512_LANES],
 	for (j = 0; j < GROUPS; j++) {
 		__m512i w[16];
 
-		sha256_avx512_words(keys + 16 * j, lens + 16 * j, w);
+		sha256_avx512_words(keys + (ptrdiff_t)16 * j,
+		                    lens + (ptrdiff_t)16 * j, w);
 		sha256_avx512_schedule(w, kw[j]);
 		a[j] = _mm512_set1_epi32((int)sha256_avx512_h0[0]);
 		b[j] = _mm512_set1_epi32((int)sha256_avx512_h0[1]);
@@ -231,7 +232,7 @@ sha256_avx512_compress(const char *const keys[SHA256_AVX512_LANES],
 		}
 	}
 	for (j = 0; j < GROUPS; j++)
-		sha256_avx512_points(a[j], b[j], points + 16 * j);
+		sha256_avx512_points(a[j], b[j], points + (ptrdiff_t)16 * j);
 }
 
 /* AVX512F and AVX512BW as CPUID reports them, and the opmask and ZMM state

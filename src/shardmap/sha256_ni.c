@@ -100,8 +100,8 @@ sha256_ni_compress(const char *const keys[SHA256_NI_LANES],
 	}
 #pragma GCC unroll 16
 	for (i = 0; i < 16; i++) {
-		const __m128i k =
-			_mm_load_si128((const __m128i *)&sha256_ni_k[4 * i]);
+		const __m128i k = _mm_load_si128(
+			(const __m128i *)&sha256_ni_k[(ptrdiff_t)4 * i]);
 
 #pragma GCC unroll 16
 		for (lane = 0; lane < SHA256_NI_LANES; lane++) {
@@ -109,9 +109,10 @@ sha256_ni_compress(const char *const keys[SHA256_NI_LANES],
 
 			if (i < 4) {
 				x[i] = _mm_shuffle_epi8(
-					_mm_load_si128(
-						(const __m128i *)(block[lane] +
-				                                  16 * i)),
+					_mm_load_si128((
+						const __m128i *)(block[lane] +
+				                                 (ptrdiff_t)16 *
+				                                         i)),
 					bswap);
 			} else {
 				/* W[t-16..t-13] + σ0(W[t-15..t-12]) +

@@ -92,13 +92,13 @@ stats_map_shards(const struct rs_map *map, int *out, int cap)
 		                    : def->ranges[i - def->n_nodes].shard;
 		int seen = 0;
 
-		for (int j = 0; j < n && j < cap; j++)
+		for (int j = 0; j < n; j++)
 			seen |= out[j] == shard;
 		if (seen)
 			continue;
-		if (n < cap)
-			out[n] = shard;
-		n++;
+		if (n == cap)
+			break; /* plans have at most RS_PLAN_MAX_SHARDS */
+		out[n++] = shard;
 	}
 	return n;
 }

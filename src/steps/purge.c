@@ -179,8 +179,9 @@ purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
 
 	keys->n_cols = n_pk;
 	keys->values = malloc(sizeof(struct rs_value) *
-	                      (size_t)(rows->n_rows * n_pk + 1));
-	offsets = malloc(sizeof(size_t) * (size_t)(rows->n_rows * n_pk + 1));
+	                      ((size_t)rows->n_rows * (size_t)n_pk + 1));
+	offsets =
+		calloc((size_t)rows->n_rows * (size_t)n_pk + 1, sizeof(size_t));
 	if (keys->values == NULL || offsets == NULL) {
 		free(offsets);
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
@@ -202,7 +203,10 @@ purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			keys->values[n * n_pk + k].len =
 				text->len - offsets[n * n_pk + k];
 		}
-		n++;
+		/* A key that failed half way is not a row to delete, and
+		 * its later offsets were never set. */
+		if (rc == 0)
+			n++;
 	}
 	for (int i = 0; i < n * n_pk; i++)
 		keys->values[i].text = text->data + offsets[i];

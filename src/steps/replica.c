@@ -23,7 +23,7 @@
  * GB on a slow disk, and still an end for one that never finishes.  It
  * goes in slices of REPLICA_SLICE_MS, saying how far behind the replica is
  * every REPLICA_SAY_MS. */
-#define REPLICA_CATCH_UP_TIMEOUT_MS (6 * 3600 * 1000)
+#define REPLICA_CATCH_UP_TIMEOUT_MS ((uint64_t)6 * 3600 * 1000)
 #define REPLICA_SLICE_MS            500
 #define REPLICA_SAY_MS              5000
 /* Promotion waits for the server to leave recovery (pg_promote waits up
@@ -100,7 +100,7 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 				"did not catch up with %s within %d h; check "
 				"that it replicates, then `reshard run` again",
 				plan->shards[shard].name,
-				REPLICA_CATCH_UP_TIMEOUT_MS / 3600000);
+				(int)(REPLICA_CATCH_UP_TIMEOUT_MS / 3600000));
 		if (rc == 0)
 			rc = engine_checkpoint(run, err);
 	}
