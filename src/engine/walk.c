@@ -234,15 +234,22 @@ walk_owner(const struct rs_walk *walk, const struct rs_map *map,
 }
 
 int
-walk_row_hash(const struct rs_backend *backend, const struct rs_table_def *def,
-              const struct rs_value *row, uint64_t *hash, struct rs_err *err)
+walk_row_hash(const struct rs_backend *backend, int native,
+              const struct rs_table_def *def, const struct rs_value *row,
+              uint64_t *hash, struct rs_err *err)
 {
 	struct rs_row_hasher hasher;
 	struct rs_canon_buf scratch;
 	int rc = 0;
 
-	canonical_buf_init(&scratch);
 	canonical_row_init(&hasher);
+	if (native) {
+		for (int c = 0; c < def->n_columns; c++)
+			canonical_row_add(&hasher, row[c].text, row[c].len);
+		*hash = canonical_row_finish(&hasher);
+		return 0;
+	}
+	canonical_buf_init(&scratch);
 	for (int c = 0; c < def->n_columns && rc == 0; c++)
 		rc = canonical_row_value(&hasher, def->columns[c].kind,
 		                         backend_canon_src(backend),
@@ -251,6 +258,20 @@ walk_row_hash(const struct rs_backend *backend, const struct rs_table_def *def,
 	canonical_buf_free(&scratch);
 	*hash = canonical_row_finish(&hasher);
 	return rc;
+}
+
+int
+walk_same_layout(const struct rs_backend *ba, const struct rs_table_def *a,
+                 const struct rs_backend *bb, const struct rs_table_def *b)
+{
+	if (strcmp(backend_engine(ba), backend_engine(bb)) != 0 ||
+	    a->n_columns != b->n_columns)
+		return 0;
+	for (int c = 0; c < a->n_columns; c++)
+		if (strcmp(a->columns[c].name, b->columns[c].name) != 0 ||
+		    strcmp(a->columns[c].type, b->columns[c].type) != 0)
+			return 0;
+	return 1;
 }
 
 int

@@ -73,11 +73,20 @@ int walk_range_pages(struct rs_run *run, struct rs_backend *backend,
                                  struct rs_err *err),
                      void *ctx, struct rs_err *err);
 
-/* The canonical row hash of ROW (all columns of DEF, engine text form of
- * BACKEND).  Returns 0 or RS_EVALUE. */
-int walk_row_hash(const struct rs_backend *backend,
+/* The row hash of ROW (all columns of DEF, engine text form of BACKEND):
+ * over the canonical form of each value, or, when NATIVE, over the
+ * engine's own text as it is (no conversion: only comparable with another
+ * native hash of the same engine and the same columns, see
+ * walk_same_layout).  Returns 0 or RS_EVALUE. */
+int walk_row_hash(const struct rs_backend *backend, int native,
                   const struct rs_table_def *def, const struct rs_value *row,
                   uint64_t *hash, struct rs_err *err);
+
+/* Whether rows of table A on backend BA and of table B on backend BB can
+ * be compared in the engine's own text: the same engine, and the same
+ * columns (names and declared types) in the same order. */
+int walk_same_layout(const struct rs_backend *ba, const struct rs_table_def *a,
+                     const struct rs_backend *bb, const struct rs_table_def *b);
 
 /* A primary key (N values) as a JSON array, as the journal keeps keys: a
  * string per value, or {"hex": "…"} for a value whose bytes are not UTF-8
