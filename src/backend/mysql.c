@@ -798,11 +798,10 @@ my_track_socket(struct my_engine *e, int status)
 
 	if (e->state == MY_CLOSING && status == 0)
 		fd = -1; /* mysql_close freed everything */
-	else if (e->state == MY_CONNECTING && status != 0)
-		fd = (int)mysql_get_socket(e->mysql);
-	else if (e->mysql != NULL &&
-	         mariadb_get_infov(e->mysql, MARIADB_CONNECTION_PVIO_TYPE,
-	                           &type) == 0)
+	else if ((e->state == MY_CONNECTING && status != 0) ||
+	         (e->mysql != NULL &&
+	          mariadb_get_infov(e->mysql, MARIADB_CONNECTION_PVIO_TYPE,
+	                            &type) == 0))
 		fd = (int)mysql_get_socket(e->mysql);
 	if (e->poll != NULL && e->poll_fd != fd)
 		my_drop_poll(e);
@@ -2489,10 +2488,12 @@ my_write(struct rs_backend *backend, enum my_op op,
 
 	if (e == NULL)
 		return RS_EINTERNAL;
+	if (table == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "%s without a table (a bug)",
+		                    upsert ? "upsert" : "delete");
 	rc = my_check_rows(backend, table, rows,
-	                   table == NULL ? 0
-	                   : upsert      ? table->n_columns
-	                                 : table->n_pk,
+	                   upsert ? table->n_columns : table->n_pk,
 	                   upsert ? "upsert" : "delete", err);
 	if (rc == 0)
 		rc = upsert ? my_upsert_sql(e, table, rows, err)

@@ -1840,7 +1840,10 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 
 	if (rc != 0)
 		return rc;
-	rc = pg_check_rows(backend, t, rows, t != NULL ? t->n_columns : 0, err);
+	if (t == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "upsert without a table (a bug)");
+	rc = pg_check_rows(backend, t, rows, t->n_columns, err);
 	if (rc != 0)
 		return rc;
 	if (rows->n_rows == 0)
@@ -1863,7 +1866,7 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 	}
 	w = calloc(1, sizeof(*w));
 	if (w == NULL || text.failed ||
-	    (w->params = calloc(n_values, sizeof(*w->params))) == NULL)
+	    (w->params = calloc(n_values + 1, sizeof(*w->params))) == NULL)
 		goto nomem;
 	w->text = text.text;
 	text.text = NULL;
@@ -1936,7 +1939,10 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 
 	if (rc != 0)
 		return rc;
-	rc = pg_check_rows(backend, t, keys, t != NULL ? t->n_pk : 0, err);
+	if (t == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete without a table (a bug)");
+	rc = pg_check_rows(backend, t, keys, t->n_pk, err);
 	if (rc != 0)
 		return rc;
 	for (int i = 0; i < t->n_pk; i++) {

@@ -57,9 +57,12 @@ static json_t *
 key_value_json(const struct rs_value *v)
 {
 	static const char digits[] = "0123456789abcdef";
-	json_t *s = json_stringn(v->text != NULL ? v->text : "", v->len);
+	json_t *s;
 	char *hex;
 
+	if (v->text == NULL) /* not a key value, but kept as it is */
+		return json_null();
+	s = json_stringn(v->text, v->len);
 	if (s != NULL)
 		return s;
 	hex = malloc(2 * v->len + 1);
@@ -100,6 +103,11 @@ key_value_from_json(json_t *v, struct rs_value *out)
 	size_t len;
 	char *bytes;
 
+	if (json_is_null(v)) {
+		out->text = NULL;
+		out->len = 0;
+		return 0;
+	}
 	if (json_is_string(v)) {
 		out->text = json_string_value(v);
 		out->len = json_string_length(v);

@@ -54,7 +54,7 @@ verify_differs_canonically(const struct verify_owner *vo, int r,
                            struct rs_err *err)
 {
 	const struct rs_walk *walk = vo->walk;
-	uint64_t mine, theirs;
+	uint64_t mine = 0, theirs = 0;
 	int rc = walk_row_hash(walk->backend, 0, walk->def,
 	                       rowbuf_row(vo->rows, r) + walk->def->n_pk, &mine,
 	                       err);
