@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/fiber.h"
 #include "engine/await.h"
 #include "engine/streams.h"
 
@@ -23,8 +24,30 @@ struct log {
 	int n;
 	int running, most; /* tasks running now, the most at once */
 	const int *sleep_ms;
-	int fail; /* this task fails (-1: none) */
+	const int *need; /* chain_task: task i ends once need[i] have ended */
+	int started;     /* chain_task: tasks started */
+	int fail;        /* this task fails (-1: none) */
 };
+
+/* Task I waits until NEED[I] tasks have ended: with every task running at
+ * once they end in the order the chain sets, whatever the clock says; run
+ * one after another, the first would wait for ever. */
+static int
+chain_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	struct log *log = arg;
+
+	(void)run;
+	(void)err;
+	if (++log->running > log->most)
+		log->most = log->running;
+	log->started++;
+	fiber_wait(&log->started, 3); /* all three at once */
+	fiber_wait(&log->n, log->need[i]);
+	log->running--;
+	log->order[log->n++] = i;
+	return 0;
+}
 
 static int
 sleepy_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
@@ -65,18 +88,19 @@ static void
 test_at_once_and_in_order(void **state)
 {
 	static const int sleep_ms[] = {60, 20, 40};
+	static const int need[] = {2, 0, 1};
 	struct rs_run run;
 	struct rs_plan plan;
-	struct log log = {.sleep_ms = sleep_ms, .fail = -1};
+	struct log log = {.need = need, .fail = -1};
 	struct rs_streams_spec spec = {
-		.n = 3, .parallel = 3, .task = sleepy_task, .arg = &log};
+		.n = 3, .parallel = 3, .task = chain_task, .arg = &log};
 	struct rs_err err = {0};
 
 	(void)state;
 	run_init(&run, &plan);
 	assert_int_equal(streams_run(&run, &spec, &err), 0);
 	assert_int_equal(log.n, 3);
-	/* They waited side by side: the shortest wait ends first. */
+	/* They waited side by side: each ended when its wait was over. */
 	assert_int_equal(log.order[0], 1);
 	assert_int_equal(log.order[1], 2);
 	assert_int_equal(log.order[2], 0);
@@ -84,6 +108,7 @@ test_at_once_and_in_order(void **state)
 	/* One stream: one after another, in their order. */
 	log = (struct log){.sleep_ms = sleep_ms, .fail = -1};
 	spec.parallel = 1;
+	spec.task = sleepy_task;
 	assert_int_equal(streams_run(&run, &spec, &err), 0);
 	assert_int_equal(log.order[0], 0);
 	assert_int_equal(log.order[1], 1);
