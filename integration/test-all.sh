@@ -23,6 +23,7 @@ run_suite() { # run_suite NAME COMMAND...
 }
 
 integration/build.sh release
+run_suite "integration/lint.sh" integration/lint.sh build
 run_suite "unit tests (release)" ctest --test-dir build --output-on-failure
 integration/build.sh asan
 run_suite "unit tests (asan+ubsan)" \
