@@ -43,7 +43,7 @@ static int
 setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/reshard-test-journal-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/reshard-test-journal-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/orders-2x.journal", dir);
