@@ -221,6 +221,28 @@ test_key_shown_fits_or_is_cut_after_a_whole_escape(void **state)
 	}
 }
 
+/* Every byte value, as two lowercase hex digits that read back. */
+static void
+test_hex_encode_every_byte(void **state)
+{
+	unsigned char bytes[256];
+	char hex[513];
+
+	(void)state;
+	for (int i = 0; i < 256; i++)
+		bytes[i] = (unsigned char)i;
+	memset(hex, '#', sizeof(hex));
+	assert_ptr_equal(text_hex_encode(bytes, 256, hex), hex);
+	assert_int_equal(hex[512], '#'); /* no NUL written */
+	assert_memory_equal(hex, "00010203", 8);
+	assert_memory_equal(hex + 2 * 0xab, "ab", 2);
+	assert_memory_equal(hex + 510, "ff", 2);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(text_hex_digit(hex[2 * i]) * 16 +
+		                         text_hex_digit(hex[2 * i + 1]),
+		                 i);
+}
+
 int
 main(void)
 {
@@ -232,6 +254,7 @@ main(void)
 		cmocka_unit_test(test_needs_escape_random_keys),
 		cmocka_unit_test(test_escape_forms),
 		cmocka_unit_test(test_escape_every_byte),
+		cmocka_unit_test(test_hex_encode_every_byte),
 		cmocka_unit_test(
 			test_key_shown_fits_or_is_cut_after_a_whole_escape),
 	};

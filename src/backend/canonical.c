@@ -412,7 +412,6 @@ static int
 buf_hex(struct rs_canon_buf *buf, const unsigned char *bytes, size_t n,
         struct rs_err *err)
 {
-	static const char digits[] = "0123456789abcdef";
 	int rc;
 
 	if (n > SIZE_MAX / 2)
@@ -421,10 +420,8 @@ buf_hex(struct rs_canon_buf *buf, const unsigned char *bytes, size_t n,
 	rc = buf_reserve(buf, 2 * n, err);
 	if (rc != 0)
 		return rc;
-	for (size_t i = 0; i < n; i++) {
-		buf->data[buf->len++] = digits[bytes[i] >> 4];
-		buf->data[buf->len++] = digits[bytes[i] & 15];
-	}
+	text_hex_encode(bytes, n, buf->data + buf->len);
+	buf->len += 2 * n;
 	buf->data[buf->len] = '\0';
 	return 0;
 }

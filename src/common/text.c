@@ -90,6 +90,19 @@ text_hex_digit(int c)
 	return -1;
 }
 
+char *
+text_hex_encode(const void *bytes, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = bytes;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	return out;
+}
+
 /* The escape of byte C into OUT (1 to 4 bytes); returns how many. */
 static size_t
 text_escape_one(unsigned char c, char *out)

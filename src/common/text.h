@@ -24,6 +24,10 @@ const char *text_closest(const char *word, const char *const *words, size_t n);
 /* The value of hex digit C (either case), or -1 when C is not one. */
 int text_hex_digit(int c);
 
+/* BYTES (N of them) as 2 * N lowercase hex digits into OUT (no NUL is
+ * written).  Returns OUT. */
+char *text_hex_encode(const void *bytes, size_t n, char *out);
+
 /* Format V with thousands separators ("12,345") into BUF; returns BUF. */
 char *text_thousands(uint64_t v, char *buf, size_t size);
 

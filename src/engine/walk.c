@@ -56,7 +56,6 @@ key_copy_set(struct key_copy *k, const struct rs_value *values, int n)
 static json_t *
 key_value_json(const struct rs_value *v)
 {
-	static const char digits[] = "0123456789abcdef";
 	json_t *s;
 	char *hex;
 
@@ -68,11 +67,7 @@ key_value_json(const struct rs_value *v)
 	hex = malloc(2 * v->len + 1);
 	if (hex == NULL)
 		return NULL;
-	for (size_t i = 0; i < v->len; i++) {
-		hex[2 * i] = digits[(unsigned char)v->text[i] >> 4];
-		hex[2 * i + 1] = digits[(unsigned char)v->text[i] & 0xf];
-	}
-	hex[2 * v->len] = '\0';
+	text_hex_encode(v->text, v->len, hex)[2 * v->len] = '\0';
 	s = json_pack("{s:s}", "hex", hex);
 	free(hex);
 	return s;
@@ -94,8 +89,9 @@ walk_key_json(const struct rs_value *values, int n)
 	return text;
 }
 
-/* The bytes of a key value written by key_value_json into BUF (LEN bytes
- * of hex, decoded in place).  Returns 0, or -1 when V is neither form. */
+/* The key value V written by key_value_json, into OUT: pointing into V,
+ * whose {"hex": …} string is decoded in place (the caller copies the
+ * values before it drops V).  Returns 0, or -1 when V is neither form. */
 static int
 key_value_from_json(json_t *v, struct rs_value *out)
 {
