@@ -39,12 +39,17 @@
  * override the URL's parameters for the same settings; they are where a
  * password comes from when the plan gives none.
  *
+ * The SQL text of every operation but the fixed statements (session
+ * setup, transaction control) is built by mysql_sql.c (mysql_sql.h), which
+ * knows no MYSQL: this file hands it an escape function over the
+ * connection (my_escaper) and sends what it built.
+ *
  * Upsert and delete run as one transaction of several statements:
  * START TRANSACTION, INSERT … ON DUPLICATE KEY UPDATE (or DELETE … WHERE
- * key IN (…)) statements of about 1 MiB each, all built from the batch
- * before anything is sent, then COMMIT.  A statement that fails is
- * followed by ROLLBACK before the callback gets its error; a lost
- * connection ends the operation at once (the server rolls back the
+ * key IN (…)) statements of about 1 MiB each (MYSQL_SQL_STMT_BYTES), all
+ * built from the batch before anything is sent, then COMMIT.  A statement
+ * that fails is followed by ROLLBACK before the callback gets its error; a
+ * lost connection ends the operation at once (the server rolls back the
  * session's open transaction).  A value that MariaDB cannot store (NaN,
  * infinities, years outside 0000-9999, text not in its kind's canonical
  * form) is refused with RS_EVALUE before anything is sent.
@@ -63,10 +68,10 @@
  * result without reading it (mysql_close does not read it either).
  *
  * Values reach SQL only as literals escaped by mysql_real_escape_string
- * (or as validated numbers, 1/0 for booleans, X'hex' for bytes);
- * identifiers are quoted with backticks, doubled inside names.  sql_mode
- * is left as the server has it: backticks work under every mode and the
- * escaping follows NO_BACKSLASH_ESCAPES.
+ * on the connection (or as validated numbers, 1/0 for booleans, X'hex'
+ * for bytes); identifiers are quoted with backticks, doubled inside
+ * names.  sql_mode is left as the server has it: backticks work under
+ * every mode and the escaping follows NO_BACKSLASH_ESCAPES.
  */
 #include <errmsg.h>
 #include <limits.h>
@@ -79,6 +84,7 @@
 #include <strings.h>
 
 #include "backend/backend_engine.h"
+#include "backend/mysql_sql.h"
 #include "common/strbuf.h"
 
 /* The library call that is running or suspended. */
@@ -113,18 +119,9 @@ enum my_op {
 /* Where an upsert's or delete's transaction is. */
 enum my_txn {
 	MY_TXN_BEGIN,    /* START TRANSACTION sent */
-	MY_TXN_DML,      /* e->stmts[e->next_stmt - 1] sent */
+	MY_TXN_DML,      /* e->stmts.v[e->next_stmt - 1] sent */
 	MY_TXN_COMMIT,   /* COMMIT sent */
 	MY_TXN_ROLLBACK, /* ROLLBACK sent after a failure kept in e->err */
-};
-
-/* One statement of an upsert or delete, and the rows it carries (for
- * messages: index of the first, count). */
-struct my_stmt {
-	char *sql;
-	size_t len;
-	int first_row;
-	int n_rows;
 };
 
 /* One statement sets the session up (backend_connect's contract): UTC for
@@ -138,19 +135,6 @@ static const char my_commit_sql[] = "COMMIT";
 static const char my_rollback_sql[] = "ROLLBACK";
 static const char my_scan_begin_sql[] =
 	"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY";
-
-/* An upsert or delete statement grows to about this many bytes before the
- * next one starts (a single larger row gets a statement of its own): far
- * below max_allowed_packet (16 MiB by default in MariaDB 10.2+, 4 MiB in
- * MySQL 5.7, 64 MiB in MySQL 8), and large enough that the round trips
- * do not matter. */
-#define MY_STMT_BYTES ((size_t)1024 * 1024)
-
-/* Keys per DELETE statement.  `(a, b) IN ((…), …)` and `a IN (…)` give the
- * range optimizer one range per key on the primary key (checked with
- * EXPLAIN DELETE on MariaDB 10.11); a few thousand keep it well inside
- * range_optimizer_max_mem_size, past which it would scan the table. */
-#define MY_DELETE_KEYS 1000
 
 struct my_engine {
 	struct rs_backend *backend; /* the backend this state belongs to */
@@ -199,10 +183,8 @@ struct my_engine {
 	struct rs_table_def *table; /* describe: what the catalog said */
 	MYSQL_RES *rows_result;     /* read: kept until the callback returns */
 	int n_cols;                 /* read: values per row */
-	struct my_stmt *stmts;      /* upsert, delete: the statements */
-	int n_stmts;
-	int cap_stmts;
-	int next_stmt;    /* the next one to send */
+	struct mysql_sql_stmts stmts; /* upsert, delete, scan: the statements */
+	int next_stmt;                /* the next one to send */
 	int batch_rows;   /* rows or keys in the batch, for messages */
 	enum my_txn txn;  /* where the transaction is */
 	char detail[128]; /* appended to error messages, or "" */
@@ -230,131 +212,22 @@ static void my_scan_fetch(struct my_engine *e);
 
 /* ---- SQL text ------------------------------------------------------- */
 
-/* Append NAME as a backtick-quoted identifier, backticks doubled. */
-static void
-my_buf_ident(struct rs_strbuf *b, const char *name)
+/* Escape for mysql_sql.h with mysql_real_escape_string on the connection
+ * CTX: its character set and sql_mode decide. */
+static size_t
+my_escape(void *ctx, char *to, const char *from, size_t len)
 {
-	strbuf_quoted(b, name, '`');
+	unsigned long n =
+		mysql_real_escape_string(ctx, to, from, (unsigned long)len);
+
+	return n == (unsigned long)-1 ? (size_t)-1 : (size_t)n;
 }
 
-/* Append column COL for a SELECT list.  A single-precision FLOAT is read
- * as a DOUBLE: the text protocol prints a FLOAT with 6 digits only, the
- * cast gives its exact value (canonical.h, float4). */
-static void
-my_buf_column(struct rs_strbuf *b, const struct rs_column *col)
+/* The escaping of E's connection, for the builders of mysql_sql.h. */
+static struct mysql_sql_escape
+my_escaper(const struct my_engine *e)
 {
-	if (col->kind == RS_COL_FLOAT4) {
-		strbuf_str(b, "CAST(");
-		my_buf_ident(b, col->name);
-		strbuf_str(b, " AS DOUBLE)");
-		return;
-	}
-	my_buf_ident(b, col->name);
-}
-
-/* Append TEXT (LEN bytes) as a '…' literal escaped by the driver for the
- * connection's character set and sql_mode.  Returns 0, or -1 when memory
- * runs out or the driver refuses the text. */
-static int
-my_buf_quoted(struct rs_strbuf *b, MYSQL *mysql, const char *text, size_t len)
-{
-	unsigned long n;
-
-	if (len > (SIZE_MAX - 4) / 2 || strbuf_reserve(b, 2 * len + 3) != 0)
-		return -1;
-	b->text[b->len++] = '\'';
-	n = mysql_real_escape_string(mysql, b->text + b->len, text,
-	                             (unsigned long)len);
-	if (n == (unsigned long)-1)
-		return -1;
-	b->len += n;
-	b->text[b->len++] = '\'';
-	b->text[b->len] = '\0';
-	return 0;
-}
-
-/* Whether V is a plain integer: optional '-', then digits. */
-static int
-my_is_integer(const struct rs_value *v)
-{
-	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
-
-	if (i == v->len)
-		return 0;
-	for (; i < v->len; i++)
-		if (v->text[i] < '0' || v->text[i] > '9')
-			return 0;
-	return 1;
-}
-
-/* Whether V is a plain number: -digits[.digits][e[+-]digits]. */
-static int
-my_is_number(const struct rs_value *v)
-{
-	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
-	size_t digits = 0;
-
-	for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9'; i++)
-		digits++;
-	if (i < v->len && v->text[i] == '.')
-		for (i++; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
-		     i++)
-			digits++;
-	if (digits == 0)
-		return 0;
-	if (i < v->len && (v->text[i] == 'e' || v->text[i] == 'E')) {
-		size_t exp = 0;
-
-		i++;
-		if (i < v->len && (v->text[i] == '+' || v->text[i] == '-'))
-			i++;
-		for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
-		     i++)
-			exp++;
-		if (exp == 0)
-			return 0;
-	}
-	return i == v->len;
-}
-
-/* Append the key value V of a column of KIND as an SQL literal: numbers
- * as they are once checked (a quoted number compared with a BIGINT goes
- * through a double and loses digits), bytes as X'hex', everything else
- * quoted and escaped.  Returns 0 or -1 (memory, or the driver refused). */
-static int
-my_buf_value(struct rs_strbuf *b, MYSQL *mysql, enum rs_col_kind kind,
-             const struct rs_value *v)
-{
-	switch (kind) {
-	case RS_COL_INTEGER:
-	case RS_COL_BOOL:
-		if (my_is_integer(v)) {
-			strbuf_add(b, v->text, v->len);
-			return b->failed ? -1 : 0;
-		}
-		break;
-	case RS_COL_DECIMAL:
-	case RS_COL_FLOAT:
-	case RS_COL_FLOAT4:
-		if (my_is_number(v)) {
-			strbuf_add(b, v->text, v->len);
-			return b->failed ? -1 : 0;
-		}
-		break;
-	case RS_COL_BYTES:
-		if (v->len > (SIZE_MAX - 4) / 2 ||
-		    strbuf_reserve(b, 2 * v->len + 3) != 0)
-			return -1;
-		b->text[b->len++] = 'X';
-		b->text[b->len++] = '\'';
-		b->len += mysql_hex_string(b->text + b->len, v->text,
-		                           (unsigned long)v->len);
-		strbuf_add(b, "'", 1);
-		return b->failed ? -1 : 0;
-	default:
-		break;
-	}
-	return my_buf_quoted(b, mysql, v->text, v->len);
+	return (struct mysql_sql_escape){my_escape, e->mysql};
 }
 
 /* ---- errors --------------------------------------------------------- */
@@ -522,16 +395,11 @@ my_scan_drop(struct my_engine *e)
 	e->scan_table = NULL;
 }
 
-/* Free the statements of an upsert or delete. */
+/* Free the statements of an upsert, delete or scan. */
 static void
 my_free_stmts(struct my_engine *e)
 {
-	for (int i = 0; i < e->n_stmts; i++)
-		free(e->stmts[i].sql);
-	free(e->stmts);
-	e->stmts = NULL;
-	e->n_stmts = 0;
-	e->cap_stmts = 0;
+	mysql_sql_stmts_free(&e->stmts);
 	e->next_stmt = 0;
 }
 
@@ -994,8 +862,8 @@ my_write_next(struct my_engine *e)
 	switch (e->txn) {
 	case MY_TXN_BEGIN:
 	case MY_TXN_DML:
-		if (e->next_stmt < e->n_stmts) {
-			struct my_stmt *s = &e->stmts[e->next_stmt++];
+		if (e->next_stmt < e->stmts.n) {
+			struct mysql_sql_stmt *s = &e->stmts.v[e->next_stmt++];
 
 			e->txn = MY_TXN_DML;
 			my_send(e, s->sql, s->len, 0);
@@ -1048,13 +916,13 @@ my_query_failed(struct my_engine *e)
 	if (!my_is_write(e)) {
 		/* a scan: no rows of the caller's to name */
 	} else if (e->txn == MY_TXN_DML && e->next_stmt > 0) {
-		const struct my_stmt *s = &e->stmts[e->next_stmt - 1];
+		const struct mysql_sql_stmt *s = &e->stmts.v[e->next_stmt - 1];
 
 		snprintf(e->detail, sizeof(e->detail),
 		         " (%s %d to %d of %d, statement %d of %d)",
 		         e->op == MY_OP_UPSERT ? "rows" : "keys",
 		         s->first_row + 1, s->first_row + s->n_rows,
-		         e->batch_rows, e->next_stmt, e->n_stmts);
+		         e->batch_rows, e->next_stmt, e->stmts.n);
 	} else if (e->txn == MY_TXN_COMMIT && e->mysql != NULL &&
 	           my_errno_is_lost(mysql_errno(e->mysql))) {
 		snprintf(e->detail, sizeof(e->detail),
@@ -1714,63 +1582,17 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
             void *arg, struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
 	struct rs_strbuf b = {NULL, 0, 0, 0};
-	struct rs_strbuf lit = {NULL, 0, 0, 0};
-	unsigned long version;
-	const char *server;
 	int json;
 
 	if (e == NULL)
 		return RS_EINTERNAL;
-	/* MariaDB's JSON is a LONGTEXT with the check json_valid(`col`),
-	 * listed in CHECK_CONSTRAINTS with TABLE_NAME since 10.2.22 and
-	 * 10.3.10; MySQL has a real json type. */
-	version = mysql_get_server_version(e->mysql);
-	server = mysql_get_server_info(e->mysql);
-	json = server != NULL && strstr(server, "MariaDB") != NULL &&
-	       (version >= 100310 || (version >= 100222 && version < 100300));
-	if (my_buf_quoted(&lit, e->mysql, table, strlen(table)) != 0) {
-		free(lit.text);
-		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
-	}
-	/* Every catalog table is read in its own query block whose WHERE
-	 * names the schema and the table as constants, so that the server
-	 * opens only this table's metadata ("Scanned 0 databases" in
-	 * EXPLAIN) instead of every table of every database: constants in a
-	 * LEFT JOIN's ON clause are not used for that.  DISTINCT keeps the
-	 * derived tables from being merged into the outer query (which would
-	 * move their conditions into the ON clause again); the keys they are
-	 * joined on are unique anyway. */
-	strbuf_str(&b, "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, s.SEQ_IN_INDEX, "
-	               "(SELECT t.TABLE_ROWS FROM information_schema.TABLES t "
-	               "WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = ");
-	strbuf_str(&b, lit.text);
-	strbuf_str(&b, "), ");
-	strbuf_str(&b, json ? "k.CONSTRAINT_NAME IS NOT NULL" : "0");
-	strbuf_str(&b, " FROM information_schema.COLUMNS c "
-	               "LEFT JOIN (SELECT DISTINCT s.COLUMN_NAME, "
-	               "s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
-	               "WHERE s.TABLE_SCHEMA = DATABASE() AND s.TABLE_NAME = ");
-	strbuf_str(&b, lit.text);
-	strbuf_str(&b, " AND s.INDEX_NAME = 'PRIMARY') s "
-	               "ON s.COLUMN_NAME = c.COLUMN_NAME");
-	if (json) {
-		strbuf_str(&b, " LEFT JOIN (SELECT DISTINCT k.CONSTRAINT_NAME "
-		               "FROM information_schema.CHECK_CONSTRAINTS k "
-		               "WHERE k.CONSTRAINT_SCHEMA = DATABASE() "
-		               "AND k.TABLE_NAME = ");
-		strbuf_str(&b, lit.text);
-		strbuf_str(&b,
-		           " AND k.CHECK_CLAUSE = CONCAT('json_valid(`', "
-		           "REPLACE(k.CONSTRAINT_NAME, '`', '``'), '`)')) k "
-		           "ON k.CONSTRAINT_NAME = c.COLUMN_NAME");
-	}
-	strbuf_str(&b, " WHERE c.TABLE_SCHEMA = DATABASE() AND "
-	               "c.TABLE_NAME = ");
-	strbuf_str(&b, lit.text);
-	strbuf_str(&b, " ORDER BY c.ORDINAL_POSITION");
-	free(lit.text);
-	if (b.failed || (e->table_name = strdup(table)) == NULL) {
+	esc = my_escaper(e);
+	json = mysql_sql_json_checks(mysql_get_server_info(e->mysql),
+	                             mysql_get_server_version(e->mysql));
+	if (mysql_sql_describe(&b, &esc, table, json) != 0 ||
+	    (e->table_name = strdup(table)) == NULL) {
 		free(b.text);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
@@ -1778,109 +1600,6 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 	e->arg = arg;
 	my_begin(e, MY_OP_DESCRIBE, b.text, b.len, 1);
 	return 0;
-}
-
-/* Append to B the condition that keeps T's rows after the key KEY
- * (LOWER, exclusive) or up to it (inclusive), KEY being the n_pk values in
- * the engine's text form:
- *   after:  a >= A AND ((a > A) OR (a = A AND b > B))
- *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
- * The leading comparison on the first key column gives the optimizer a
- * range on the key; with one key column it is the whole condition.
- * Returns 0, or -1 (memory, or the driver refused a value). */
-static int
-my_buf_bound(struct rs_strbuf *b, MYSQL *mysql, const struct rs_table_def *t,
-             const struct rs_value *key, int lower)
-{
-	struct rs_strbuf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
-	const char *strict = lower ? " > " : " < ";
-	const char *last = lower ? " > " : " <= ";
-	int rc = -1;
-
-	if (lits == NULL)
-		return -1;
-	for (int i = 0; i < t->n_pk; i++)
-		if (my_buf_value(&lits[i], mysql, t->columns[t->pk[i]].kind,
-		                 &key[i]) != 0 ||
-		    lits[i].failed)
-			goto out;
-	if (t->n_pk > 1) {
-		my_buf_ident(b, t->columns[t->pk[0]].name);
-		strbuf_str(b, lower ? " >= " : " <= ");
-		strbuf_str(b, lits[0].text);
-		strbuf_str(b, " AND (");
-	}
-	for (int i = 0; i < t->n_pk; i++) {
-		if (i > 0)
-			strbuf_str(b, " OR ");
-		strbuf_str(b, "(");
-		for (int j = 0; j <= i; j++) {
-			if (j > 0)
-				strbuf_str(b, " AND ");
-			my_buf_ident(b, t->columns[t->pk[j]].name);
-			strbuf_str(b, j < i             ? " = "
-			              : i < t->n_pk - 1 ? strict
-			                                : last);
-			strbuf_str(b, lits[j].text);
-		}
-		strbuf_str(b, ")");
-	}
-	if (t->n_pk > 1)
-		strbuf_str(b, ")");
-	rc = b->failed ? -1 : 0;
-out:
-	for (int i = 0; i < t->n_pk; i++)
-		free(lits[i].text);
-	free(lits);
-	return rc;
-}
-
-/* Build the keyset query of REQUEST into B:
- *   SELECT pk…, cols… FROM `t`
- *   WHERE <after AFTER> AND <up to UPTO>
- *   ORDER BY pk… LIMIT n
- * (see my_buf_bound; each condition only when its key is given).  Returns
- * 0, or -1 (memory, or the driver refused a value). */
-static int
-my_read_sql(struct my_engine *e, const struct rs_read_request *request,
-            struct rs_strbuf *b)
-{
-	const struct rs_table_def *t = request->table;
-	char limit[32];
-
-	strbuf_str(b, "SELECT ");
-	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
-		int col =
-			i < t->n_pk ? t->pk[i] : request->columns[i - t->n_pk];
-
-		if (i > 0)
-			strbuf_str(b, ", ");
-		if (i < t->n_pk) /* keys come back as they compare */
-			my_buf_ident(b, t->columns[col].name);
-		else
-			my_buf_column(b, &t->columns[col]);
-	}
-	strbuf_str(b, " FROM ");
-	my_buf_ident(b, t->name);
-	if (request->after != NULL) {
-		strbuf_str(b, " WHERE ");
-		if (my_buf_bound(b, e->mysql, t, request->after, 1) != 0)
-			return -1;
-	}
-	if (request->upto != NULL) {
-		strbuf_str(b, request->after != NULL ? " AND " : " WHERE ");
-		if (my_buf_bound(b, e->mysql, t, request->upto, 0) != 0)
-			return -1;
-	}
-	strbuf_str(b, " ORDER BY ");
-	for (int i = 0; i < t->n_pk; i++) {
-		if (i > 0)
-			strbuf_str(b, ", ");
-		my_buf_ident(b, t->columns[t->pk[i]].name);
-	}
-	snprintf(limit, sizeof(limit), " LIMIT %d", request->limit);
-	strbuf_str(b, limit);
-	return b->failed ? -1 : 0;
 }
 
 /* Read one batch in key order (see backend_read_batch).  Returns
@@ -1893,6 +1612,7 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 {
 	struct my_engine *e = my_ready(backend, err);
 	const struct rs_table_def *t = request->table;
+	struct mysql_sql_escape esc;
 	struct rs_strbuf b = {NULL, 0, 0, 0};
 
 	if (e == NULL)
@@ -1921,7 +1641,8 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 				"read request bounded by a NULL key "
 				"(a bug in the caller)");
 	}
-	if (my_read_sql(e, request, &b) != 0) {
+	esc = my_escaper(e);
+	if (mysql_sql_read(&b, &esc, request) != 0) {
 		free(b.text);
 		return backend_fail(
 			backend, err, RS_ENOMEM,
@@ -1962,327 +1683,6 @@ my_exec(struct rs_backend *backend, const char *sql, rs_backend_cb cb,
 
 /* ---- upsert, delete ------------------------------------------------- */
 
-/* Whether the LEN bytes at P are all decimal digits (and LEN > 0). */
-static int
-my_digits(const char *p, size_t len)
-{
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (p[i] < '0' || p[i] > '9')
-			return 0;
-	return 1;
-}
-
-/* Whether V is a plain decimal: -digits[.digits], and with EXPONENT also
- * e[+-]digits after it. */
-static int
-my_is_decimal(const struct rs_value *v, int exponent)
-{
-	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
-	size_t start = i;
-
-	while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
-		i++;
-	if (i == start)
-		return 0;
-	if (i < v->len && v->text[i] == '.') {
-		start = ++i;
-		while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
-			i++;
-		if (i == start)
-			return 0;
-	}
-	if (exponent && i < v->len &&
-	    (v->text[i] == 'e' || v->text[i] == 'E')) {
-		i++;
-		if (i < v->len && (v->text[i] == '+' || v->text[i] == '-'))
-			i++;
-		start = i;
-		while (i < v->len && v->text[i] >= '0' && v->text[i] <= '9')
-			i++;
-		if (i == start)
-			return 0;
-	}
-	return i == v->len;
-}
-
-/* Whether V is NaN or an infinity, as the canonical form spells them. */
-static int
-my_is_nonfinite(const struct rs_value *v)
-{
-	static const char *const names[] = {"NaN", "Infinity", "-Infinity"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (v->len == strlen(names[i]) &&
-		    memcmp(v->text, names[i], v->len) == 0)
-			return 1;
-	return 0;
-}
-
-/* Whether the LEN bytes at P are YYYY-MM-DD (a year MariaDB can store). */
-static int
-my_is_date(const char *p, size_t len)
-{
-	return len == 10 && my_digits(p, 4) && p[4] == '-' &&
-	       my_digits(p + 5, 2) && p[7] == '-' && my_digits(p + 8, 2);
-}
-
-/* Whether the LEN bytes at P are HH:MM:SS[.f…], or with DURATION (a
- * MariaDB TIME, up to ±838 hours) [-]HH[H]:MM:SS[.f…]. */
-static int
-my_is_time(const char *p, size_t len, int duration)
-{
-	size_t i = duration && len > 0 && p[0] == '-' ? 1 : 0;
-	size_t h = i;
-
-	while (i < len && p[i] >= '0' && p[i] <= '9')
-		i++;
-	if (i - h < 2 || i - h > (duration ? 3u : 2u) || len - i < 6 ||
-	    p[i] != ':' || !my_digits(p + i + 1, 2) || p[i + 3] != ':' ||
-	    !my_digits(p + i + 4, 2))
-		return 0;
-	i += 6;
-	if (i == len)
-		return 1;
-	return p[i] == '.' && my_digits(p + i + 1, len - i - 1);
-}
-
-/* Append to B the value V of a column of KIND, given in the canonical form
- * of backend/canonical.h, as MariaDB input:
- *   NULL                    NULL
- *   integer, decimal        as they are, once checked to be plain numbers
- *                           (a decimal literal stays exact; a quoted
- *                           number compared with a key would go through
- *                           a double)
- *   float                   the same with "e0" appended, which makes it a
- *                           double literal read exactly (a long decimal
- *                           literal would be rounded to 38 places first)
- *   bool                    t/f as 1/0
- *   bytes                   lowercase hex as X'…'
- *   date, time              quoted as they are
- *   timestamp, timestamptz  quoted, 'T' turned into ' ' and the 'Z'
- *                           dropped (the session's time zone is UTC)
- *   others                  quoted
- * Quoted text is escaped by the driver.  Returns 0; -1 when memory runs
- * out or the driver refuses the text; or 1 with *WHY saying why the value
- * is not one MariaDB can take (NaN and infinities, years before 0 or
- * after 9999, a value not in the kind's canonical form). */
-static int
-my_buf_canon(struct rs_strbuf *b, MYSQL *mysql, enum rs_col_kind kind,
-             const struct rs_value *v, const char **why)
-{
-	const char *p = v->text;
-	size_t len = v->len;
-	char stamp[64];
-
-	if (p == NULL) {
-		strbuf_str(b, "NULL");
-		return b->failed ? -1 : 0;
-	}
-	switch (kind) {
-	case RS_COL_INTEGER:
-		if (!my_is_integer(v)) {
-			*why = "is not an integer";
-			return 1;
-		}
-		strbuf_add(b, p, len);
-		return b->failed ? -1 : 0;
-	case RS_COL_DECIMAL:
-	case RS_COL_FLOAT:
-	case RS_COL_FLOAT4:
-		if (my_is_nonfinite(v)) {
-			*why = "is not finite: MariaDB stores no NaN or "
-			       "infinity";
-			return 1;
-		}
-		if (!my_is_decimal(v, kind != RS_COL_DECIMAL)) {
-			*why = kind != RS_COL_DECIMAL
-			               ? "is not a number"
-			               : "is not a plain decimal";
-			return 1;
-		}
-		strbuf_add(b, p, len);
-		if (kind != RS_COL_DECIMAL && memchr(p, 'e', len) == NULL &&
-		    memchr(p, 'E', len) == NULL)
-			strbuf_str(b, "e0");
-		return b->failed ? -1 : 0;
-	case RS_COL_BOOL:
-		if (len != 1 || (p[0] != 't' && p[0] != 'f')) {
-			*why = "is not a boolean (t or f)";
-			return 1;
-		}
-		strbuf_str(b, p[0] == 't' ? "1" : "0");
-		return b->failed ? -1 : 0;
-	case RS_COL_BYTES:
-		if (len % 2 != 0 || len > SIZE_MAX - 4) {
-			*why = "is not hex (two digits a byte)";
-			return 1;
-		}
-		for (size_t i = 0; i < len; i++)
-			if (!((p[i] >= '0' && p[i] <= '9') ||
-			      (p[i] >= 'a' && p[i] <= 'f') ||
-			      (p[i] >= 'A' && p[i] <= 'F'))) {
-				*why = "is not hex (two digits a byte)";
-				return 1;
-			}
-		strbuf_add(b, "X'", 2);
-		strbuf_add(b, p, len);
-		strbuf_add(b, "'", 1);
-		return b->failed ? -1 : 0;
-	case RS_COL_DATE:
-		if (!my_is_date(p, len)) {
-			*why = "is not a date MariaDB can store (YYYY-MM-DD, "
-			       "years 0000 to 9999)";
-			return 1;
-		}
-		break;
-	case RS_COL_TIME:
-		if (!my_is_time(p, len, 1)) {
-			*why = "is not a time ([-]HH:MM:SS[.ffffff])";
-			return 1;
-		}
-		break;
-	case RS_COL_TIMESTAMP:
-	case RS_COL_TIMESTAMPTZ:
-		if (kind == RS_COL_TIMESTAMPTZ) {
-			if (len == 0 || p[len - 1] != 'Z') {
-				*why = "is not a timestamp in UTC "
-				       "(YYYY-MM-DDTHH:MM:SS.ffffffZ, years "
-				       "0000 to 9999)";
-				return 1;
-			}
-			len--;
-		}
-		if (len < 11 || len >= sizeof(stamp) || !my_is_date(p, 10) ||
-		    (p[10] != 'T' && p[10] != ' ') ||
-		    !my_is_time(p + 11, len - 11, 0)) {
-			*why = kind == RS_COL_TIMESTAMPTZ
-			               ? "is not a timestamp in UTC "
-			                 "(YYYY-MM-DDTHH:MM:SS.ffffffZ, years "
-			                 "0000 to 9999)"
-			               : "is not a timestamp "
-			                 "(YYYY-MM-DDTHH:MM:SS.ffffff, years "
-			                 "0000 to 9999)";
-			return 1;
-		}
-		memcpy(stamp, p, len);
-		stamp[10] = ' ';
-		p = stamp;
-		break;
-	default: /* text, char, json, uuid, other */
-		break;
-	}
-	return my_buf_quoted(b, mysql, p, len) != 0 || b->failed ? -1 : 0;
-}
-
-/* Fill ERR for value V of row ROW (from 0) of a batch for TABLE, column
- * COL, that my_buf_canon could not convert (RC 1, with WHY) or that ran
- * out of memory (RC -1 with OOM set) or that the driver refused. */
-static int
-my_canon_fail(struct rs_backend *backend, struct rs_err *err, const char *what,
-              const struct rs_table_def *t, int row, int col,
-              const struct rs_value *v, int rc, const char *why, int oom)
-{
-	const struct rs_column *c = &t->columns[col];
-	int shown = v->len > 40 ? 40 : (int)v->len;
-
-	if (rc < 0 && oom)
-		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
-	if (rc < 0)
-		why = "was refused by the MariaDB driver's escaping";
-	return backend_fail(backend, err, RS_EVALUE,
-	                    "%s table %s: row %d, column %s (%s, %s): value "
-	                    "'%.*s'%s %s",
-	                    what, t->name, row + 1, c->name, c->type,
-	                    canonical_kind_name(c->kind), shown, v->text,
-	                    v->len > 40 ? "…" : "", why);
-}
-
-/* Append the finished statement S (taken over, whatever happens) to the
- * engine's list.  Returns 0 or -1 (memory; S freed). */
-static int
-my_push_stmt(struct my_engine *e, struct rs_strbuf *s, int first_row,
-             int n_rows)
-{
-	if (s->failed) {
-		strbuf_clear(s);
-		return -1;
-	}
-	if (e->n_stmts == e->cap_stmts) {
-		int cap = e->cap_stmts > 0 ? e->cap_stmts * 2 : 4;
-		struct my_stmt *more =
-			realloc(e->stmts, (size_t)cap * sizeof(*more));
-
-		if (more == NULL) {
-			strbuf_clear(s);
-			return -1;
-		}
-		e->stmts = more;
-		e->cap_stmts = cap;
-	}
-	e->stmts[e->n_stmts++] =
-		(struct my_stmt){s->text, s->len, first_row, n_rows};
-	*s = (struct rs_strbuf){0};
-	return 0;
-}
-
-/* Rows packed into multi-row statements (an upsert's VALUES, a delete's IN
- * list): each statement is HEAD, rows separated by ", ", then CLOSE, and
- * is queued with my_push_stmt once one more row would take it past
- * MY_STMT_BYTES or MAX_ROWS rows.  FAILED is sticky, as in a strbuf. */
-struct my_pack {
-	struct my_engine *e;
-	struct rs_strbuf head;  /* opens a statement */
-	struct rs_strbuf close; /* ends one */
-	int max_rows;
-	struct rs_strbuf stmt; /* the statement being packed */
-	int first;             /* its first row */
-	int failed;            /* out of memory */
-};
-
-/* Add ROW, the text of row R. */
-static void
-my_pack_row(struct my_pack *p, const struct rs_strbuf *row, int r)
-{
-	p->failed |= p->head.failed || p->close.failed || row->failed;
-	if (p->failed)
-		return;
-	if (p->stmt.len > 0 &&
-	    (r - p->first >= p->max_rows ||
-	     p->stmt.len + 2 + row->len + p->close.len > MY_STMT_BYTES)) {
-		strbuf_add(&p->stmt, p->close.text, p->close.len);
-		if (my_push_stmt(p->e, &p->stmt, p->first, r - p->first) != 0)
-			p->failed = 1;
-	}
-	if (p->stmt.len == 0) {
-		p->first = r;
-		strbuf_add(&p->stmt, p->head.text, p->head.len);
-	} else {
-		strbuf_add(&p->stmt, ", ", 2);
-	}
-	strbuf_add(&p->stmt, row->text, row->len);
-	p->failed |= p->stmt.failed;
-}
-
-/* Queue the last statement (N_ROWS rows in all) unless QUEUE is 0, and
- * free P's buffers.  Returns 0, or -1 when out of memory. */
-static int
-my_pack_finish(struct my_pack *p, int n_rows, int queue)
-{
-	p->failed |= p->head.failed || p->close.failed;
-	if (queue && !p->failed && p->stmt.len > 0) {
-		strbuf_add(&p->stmt, p->close.text, p->close.len);
-		if (my_push_stmt(p->e, &p->stmt, p->first, n_rows - p->first) !=
-		    0)
-			p->failed = 1;
-	}
-	strbuf_clear(&p->head);
-	strbuf_clear(&p->close);
-	strbuf_clear(&p->stmt);
-	return p->failed ? -1 : 0;
-}
-
 /* Check that ROWS has N_COLS values a row.  Returns 0 or RS_EINTERNAL. */
 static int
 my_check_rows(struct rs_backend *backend, const struct rs_table_def *t,
@@ -2303,156 +1703,6 @@ my_check_rows(struct rs_backend *backend, const struct rs_table_def *t,
 			                    "%d of %d (a bug in the caller)",
 			                    what, t->pk[i], t->n_columns);
 	return 0;
-}
-
-/* Build e->stmts for an upsert of ROWS into T:
- *   INSERT INTO `t` (`a`, `b`, `c`) VALUES (…), (…)
- *   ON DUPLICATE KEY UPDATE `c` = VALUES(`c`)
- * each of about MY_STMT_BYTES.  A table whose columns are all in the key
- * gets `ON DUPLICATE KEY UPDATE `a` = `a``, which changes nothing: INSERT
- * IGNORE would also turn errors such as a NULL in a NOT NULL column into
- * warnings and store something else.  Returns 0, or RS_EVALUE /
- * RS_ENOMEM with ERR filled. */
-static int
-my_upsert_sql(struct my_engine *e, const struct rs_table_def *t,
-              const struct rs_rows *rows, struct rs_err *err)
-{
-	struct my_pack pack = {.e = e, .max_rows = INT_MAX};
-	struct rs_strbuf *head = &pack.head, *tail = &pack.close;
-	struct rs_strbuf row = {0};
-	int n_updated = 0;
-	int rc = 0;
-
-	strbuf_str(head, "INSERT INTO ");
-	my_buf_ident(head, t->name);
-	strbuf_str(head, " (");
-	strbuf_str(tail, " ON DUPLICATE KEY UPDATE ");
-	for (int i = 0; i < t->n_columns; i++) {
-		int in_key = 0;
-
-		if (i > 0)
-			strbuf_str(head, ", ");
-		my_buf_ident(head, t->columns[i].name);
-		for (int k = 0; k < t->n_pk; k++)
-			in_key |= t->pk[k] == i;
-		if (in_key)
-			continue;
-		if (n_updated++ > 0)
-			strbuf_str(tail, ", ");
-		my_buf_ident(tail, t->columns[i].name);
-		strbuf_str(tail, " = VALUES(");
-		my_buf_ident(tail, t->columns[i].name);
-		strbuf_str(tail, ")");
-	}
-	if (n_updated == 0) {
-		my_buf_ident(tail, t->columns[t->pk[0]].name);
-		strbuf_str(tail, " = ");
-		my_buf_ident(tail, t->columns[t->pk[0]].name);
-	}
-	strbuf_str(head, ") VALUES ");
-	for (int r = 0; r < rows->n_rows && rc == 0 && !pack.failed; r++) {
-		const struct rs_value *v =
-			&rows->values[(size_t)r * (size_t)rows->n_cols];
-
-		row.len = 0;
-		strbuf_add(&row, "(", 1);
-		for (int i = 0; i < t->n_columns; i++) {
-			const char *why = NULL;
-			int c;
-
-			if (i > 0)
-				strbuf_add(&row, ", ", 2);
-			c = my_buf_canon(&row, e->mysql, t->columns[i].kind,
-			                 &v[i], &why);
-			if (c != 0 || row.failed) {
-				rc = my_canon_fail(e->backend, err,
-				                   "upsert into", t, r, i,
-				                   &v[i], c != 0 ? c : -1, why,
-				                   row.failed);
-				break;
-			}
-		}
-		if (rc != 0)
-			break;
-		strbuf_add(&row, ")", 1);
-		my_pack_row(&pack, &row, r);
-	}
-	strbuf_clear(&row);
-	if (my_pack_finish(&pack, rows->n_rows, rc == 0) != 0 && rc == 0)
-		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	return rc;
-}
-
-/* Build e->stmts for deleting KEYS from T:
- *   DELETE FROM `t` WHERE `a` IN (…, …)                 one key column
- *   DELETE FROM `t` WHERE (`a`, `b`) IN ((…), (…))      several
- * each of at most MY_DELETE_KEYS keys and about MY_STMT_BYTES.  Both forms
- * are a range scan of the primary key on MariaDB 10.11 (EXPLAIN DELETE),
- * for any number of keys.  Returns 0, or RS_EINTERNAL (a NULL key),
- * RS_EVALUE, RS_ENOMEM with ERR filled. */
-static int
-my_delete_sql(struct my_engine *e, const struct rs_table_def *t,
-              const struct rs_rows *keys, struct rs_err *err)
-{
-	struct my_pack pack = {.e = e, .max_rows = MY_DELETE_KEYS};
-	struct rs_strbuf *head = &pack.head;
-	struct rs_strbuf row = {0};
-	int rc = 0;
-
-	strbuf_str(head, "DELETE FROM ");
-	my_buf_ident(head, t->name);
-	strbuf_str(head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
-	for (int k = 0; k < t->n_pk; k++) {
-		if (k > 0)
-			strbuf_str(head, ", ");
-		my_buf_ident(head, t->columns[t->pk[k]].name);
-	}
-	strbuf_str(head, t->n_pk > 1 ? ") IN (" : " IN (");
-	strbuf_str(&pack.close, ")");
-	for (int r = 0; r < keys->n_rows && rc == 0 && !pack.failed; r++) {
-		const struct rs_value *v =
-			&keys->values[(size_t)r * (size_t)keys->n_cols];
-
-		row.len = 0;
-		if (t->n_pk > 1)
-			strbuf_add(&row, "(", 1);
-		for (int k = 0; k < t->n_pk; k++) {
-			const char *why = NULL;
-			int c;
-
-			if (v[k].text == NULL) {
-				rc = backend_fail(
-					e->backend, err, RS_EINTERNAL,
-					"delete from table %s: key %d "
-					"has a NULL in column %s (a "
-					"bug in the caller)",
-					t->name, r + 1,
-					t->columns[t->pk[k]].name);
-				break;
-			}
-			if (k > 0)
-				strbuf_add(&row, ", ", 2);
-			c = my_buf_canon(&row, e->mysql,
-			                 t->columns[t->pk[k]].kind, &v[k],
-			                 &why);
-			if (c != 0 || row.failed) {
-				rc = my_canon_fail(
-					e->backend, err, "delete from", t, r,
-					t->pk[k], &v[k], c != 0 ? c : -1, why,
-					row.failed);
-				break;
-			}
-		}
-		if (rc != 0)
-			break;
-		if (t->n_pk > 1)
-			strbuf_add(&row, ")", 1);
-		my_pack_row(&pack, &row, r);
-	}
-	strbuf_clear(&row);
-	if (my_pack_finish(&pack, keys->n_rows, rc == 0) != 0 && rc == 0)
-		rc = backend_fail(e->backend, err, RS_ENOMEM, "out of memory");
-	return rc;
 }
 
 /* Start the transaction of an upsert or delete whose statements are in
@@ -2484,6 +1734,8 @@ my_write(struct rs_backend *backend, enum my_op op,
 {
 	struct my_engine *e = my_ready(backend, err);
 	int upsert = op == MY_OP_UPSERT;
+	struct mysql_sql_escape esc;
+	struct rs_err local;
 	int rc;
 
 	if (e == NULL)
@@ -2495,19 +1747,21 @@ my_write(struct rs_backend *backend, enum my_op op,
 	rc = my_check_rows(backend, table, rows,
 	                   upsert ? table->n_columns : table->n_pk,
 	                   upsert ? "upsert" : "delete", err);
-	if (rc == 0)
-		rc = upsert ? my_upsert_sql(e, table, rows, err)
-		            : my_delete_sql(e, table, rows, err);
+	if (rc != 0)
+		return rc;
+	esc = my_escaper(e);
+	rc = upsert ? mysql_sql_upsert(&e->stmts, &esc, table, rows, &local)
+	            : mysql_sql_delete(&e->stmts, &esc, table, rows, &local);
 	if (rc != 0) {
 		my_free_stmts(e);
-		return rc;
+		return backend_fail(backend, err, rc, "%s", local.message);
 	}
 	return my_write_start(e, op, table->name, rows->n_rows, cb, arg, err);
 }
 
 /* Upsert ROWS (canonical values, every column in the table's order) into
  * TABLE in one transaction (see backend_upsert): START TRANSACTION, the
- * statements of my_upsert_sql, COMMIT; after a failed statement ROLLBACK.
+ * statements of mysql_sql_upsert, COMMIT; after a failed statement ROLLBACK.
  * Returns RS_EINTERNAL (malformed request, not connected), RS_EVALUE (a
  * value MariaDB cannot take, naming row and column) or RS_ENOMEM without
  * calling back and without sending anything.  The callback gets RS_EQUERY
@@ -2566,15 +1820,8 @@ my_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
 			                    "bad scan request: no column %d in "
 			                    "table %s (a bug in the caller)",
 			                    columns[i], t->name);
-	strbuf_str(&b, "SELECT ");
-	for (int i = 0; i < n_columns; i++) {
-		if (i > 0)
-			strbuf_str(&b, ", ");
-		my_buf_column(&b, &t->columns[columns[i]]);
-	}
-	strbuf_str(&b, " FROM ");
-	my_buf_ident(&b, t->name);
-	if (my_push_stmt(e, &b, 0, 0) != 0 ||
+	mysql_sql_scan(&b, t, columns, n_columns);
+	if (mysql_sql_push(&e->stmts, &b, 0, 0) != 0 ||
 	    (e->table_name = strdup(t->name)) == NULL) {
 		my_free_stmts(e);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");

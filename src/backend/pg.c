@@ -43,14 +43,18 @@
  * message, at the same moment, and a longer bound set for one operation
  * would need the session changed first).
  *
- * Writes take canonical values (backend/canonical.h), which pg_buf_input
+ * The SQL text of every operation but the session setup and transaction
+ * control is built by pg_sql.c (pg_sql.h), which knows no libpq; this file
+ * checks the requests, sends the statements and reads their results.
+ *
+ * Writes take canonical values (backend/canonical.h), which pg_sql_input
  * turns into PostgreSQL input text.  An upsert is multi-row INSERT … ON
  * CONFLICT DO UPDATE statements with untyped parameters, at most 65535 a
- * statement; several run one after another inside BEGIN … COMMIT, with a
- * ROLLBACK after a failure (a lost connection rolls back on the server).
- * A delete of keys is one statement whatever their number: the keys travel
- * as one JSON parameter that json_to_recordset reads with the key columns'
- * types.
+ * statement (PG_SQL_MAX_PARAMS); several run one after another inside
+ * BEGIN … COMMIT, with a ROLLBACK after a failure (a lost connection rolls
+ * back on the server).  A delete of keys is one statement whatever their
+ * number: the keys travel as one JSON parameter that json_to_recordset
+ * reads with the key columns' types.
  */
 #include <arpa/inet.h>
 #include <libpq-fe.h>
@@ -61,14 +65,14 @@
 #include <sys/socket.h>
 
 #include "backend/backend_engine.h"
+#include "backend/pg_sql.h"
 #include "common/strbuf.h"
 
-#define PG_LOCK_TIMEOUT_MS 2000  /* how long a statement waits for a lock */
-#define PG_MAX_ADDRESSES   8     /* addresses of a host name handed to libpq */
-#define PG_MAX_POLL_ERRORS 8     /* poll errors in a row before giving up */
-#define PG_TEXT_OID        25    /* pg_type.oid of text */
-#define PG_MAX_PARAMS      65535 /* bind parameters in one statement */
-#define PG_CHECK_CLIENT_MS 1000  /* client_connection_check_interval */
+#define PG_LOCK_TIMEOUT_MS 2000 /* how long a statement waits for a lock */
+#define PG_MAX_ADDRESSES   8    /* addresses of a host name handed to libpq */
+#define PG_MAX_POLL_ERRORS 8    /* poll errors in a row before giving up */
+#define PG_TEXT_OID        25   /* pg_type.oid of text */
+#define PG_CHECK_CLIENT_MS 1000 /* client_connection_check_interval */
 
 enum pg_state {
 	PG_NEW,        /* never connected: only connect or close */
@@ -167,20 +171,16 @@ enum pg_write_step {
 };
 
 /* An upsert in flight.  Its rows are split into INSERTs of at most
- * PG_MAX_PARAMS parameters; more than one run inside BEGIN … COMMIT, one
- * at a time.  The values are converted and copied when the upsert starts,
- * so the caller's rows are not needed after that. */
+ * PG_SQL_MAX_PARAMS parameters (pg_sql_upsert); more than one run inside
+ * BEGIN … COMMIT, one at a time.  The values are converted and copied
+ * when the upsert starts, so the caller's rows are not needed after
+ * that. */
 struct pg_write {
 	enum pg_write_step step;
-	int own_txn;           /* we sent BEGIN: COMMIT or ROLLBACK is ours */
-	int n_rows, n_cols;    /* the batch */
-	int rows_per_stmt;     /* rows of every INSERT but maybe the last */
-	int next_row;          /* the first row of the next INSERT */
-	char *sql_full;        /* the INSERT for rows_per_stmt rows */
-	char *sql_last;        /* for the last, shorter one; NULL if none */
-	char *text;            /* every value's input text, each with a NUL */
-	const char **params;   /* n_rows × n_cols: into TEXT, NULL for NULL */
-	struct rs_err failure; /* ROLLBACK: the failure to report */
+	int own_txn; /* we sent BEGIN: COMMIT or ROLLBACK is ours */
+	struct pg_sql_upsert sql; /* the INSERTs and their parameters */
+	int next_stmt;            /* the next INSERT to send */
+	struct rs_err failure;    /* ROLLBACK: the failure to report */
 };
 
 static void pg_on_poll(uv_poll_t *handle, int status, int events);
@@ -188,14 +188,6 @@ static void pg_connect_step(struct pg_engine *pg);
 static void pg_query_io(struct pg_engine *pg, int events);
 
 /* ---- small helpers ---- */
-
-/* Append NAME as one quoted identifier: "…" with every '"' doubled, so
- * that any name, `a"b` or `t; drop table z`, stays one identifier. */
-static void
-pg_buf_ident(struct rs_strbuf *buf, const char *name)
-{
-	strbuf_quoted(buf, name, '"');
-}
 
 /* Copy TEXT (libpq's multi-line messages) into OUT as one line: runs of
  * white space become one space, none at either end. */
@@ -239,6 +231,23 @@ pg_err_state(struct rs_err *err, const char *sqlstate)
 	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s",
 	         sqlstate != NULL ? sqlstate : "");
 	err->retryable = rs_err_retryable(err->sqlstate, 0);
+}
+
+/* Hand to ERR the failure (code RC, message in LOCAL) of a builder of
+ * pg_sql.h: out of memory as it is, a value PostgreSQL cannot hold with
+ * the shard named and its SQLSTATE kept.  Returns RC. */
+static int
+pg_sql_failed(const struct rs_backend *backend, struct rs_err *err, int rc,
+              const struct rs_err *local)
+{
+	if (rc == RS_ENOMEM) {
+		if (err != NULL)
+			*err = *local;
+		return rc;
+	}
+	backend_fail(backend, err, rc, "%s", local->message);
+	pg_err_state(err, local->sqlstate);
+	return rc;
 }
 
 /* Fill pg->err from RESULT (may be NULL: libpq's connection message is
@@ -288,10 +297,7 @@ pg_write_free(struct pg_engine *pg)
 
 	if (w == NULL)
 		return;
-	free(w->sql_full);
-	free(w->sql_last);
-	free(w->text);
-	free(w->params);
+	pg_sql_upsert_free(&w->sql);
 	free(w);
 	pg->write = NULL;
 }
@@ -1196,38 +1202,6 @@ pg_connected(struct pg_engine *pg, PGresult *result)
 
 /* ---- describe ---- */
 
-/* Columns in attnum order with their types and primary key positions, and
- * the relation's kind and row estimate on every row.  No row: no such
- * relation.  The name is one identifier, exactly as written, looked up on
- * the search_path.  reltuples is -1 until the first ANALYZE (PostgreSQL
- * 14+; before, 0); a partitioned table's is the sum of its leaves'.
- * Needs PostgreSQL 12+ (pg_partition_tree). */
-static const char pg_describe_sql[] =
-	"SELECT c.relkind, "
-	"  CASE WHEN c.relkind = 'p' THEN "
-	"    (SELECT CASE WHEN count(*) FILTER (WHERE p.reltuples >= 0) = 0 "
-	"                 THEN -1 "
-	"                 ELSE sum(greatest(p.reltuples, 0))::bigint END "
-	"       FROM pg_catalog.pg_partition_tree(c.oid) AS t "
-	"       JOIN pg_catalog.pg_class AS p ON p.oid = t.relid "
-	"      WHERE t.isleaf) "
-	"    WHEN c.reltuples < 0 THEN -1 "
-	"    ELSE c.reltuples::bigint END, "
-	"  a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
-	"  k.ord "
-	"FROM pg_catalog.pg_class AS c "
-	"LEFT JOIN pg_catalog.pg_attribute AS a "
-	"  ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-	"LEFT JOIN (SELECT u.attnum, u.ord "
-	"             FROM pg_catalog.pg_index AS i, "
-	"                  unnest(i.indkey) WITH ORDINALITY AS u(attnum, ord) "
-	"            WHERE i.indisprimary "
-	"              AND i.indrelid = pg_catalog.to_regclass("
-	"                                 pg_catalog.quote_ident($1))) AS k "
-	"  ON k.attnum = a.attnum "
-	"WHERE c.oid = pg_catalog.to_regclass(pg_catalog.quote_ident($1)) "
-	"ORDER BY a.attnum";
-
 /* What a pg_class.relkind that is not a table is, for messages. */
 static const char *
 pg_relkind_name(char relkind)
@@ -1253,8 +1227,8 @@ pg_relkind_name(char relkind)
 	}
 }
 
-/* Build the table description from the catalog query's RESULT (which is
- * cleared here) and end the describe. */
+/* Build the table description from the catalog query's RESULT (the rows
+ * of pg_sql_describe, which is cleared here) and end the describe. */
 static void
 pg_described(struct pg_engine *pg, PGresult *result)
 {
@@ -1356,7 +1330,7 @@ pg_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	pg->cb.describe = cb;
 	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_DESCRIBE, pg_describe_sql, 1, types, params,
+	rc = pg_send(pg, PG_OP_DESCRIBE, pg_sql_describe, 1, types, params,
 	             err);
 	if (rc != 0) {
 		free(pg->table_name);
@@ -1420,13 +1394,7 @@ pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 {
 	struct pg_engine *pg = backend->engine;
 	const struct rs_table_def *t = request->table;
-	const struct rs_value *bound[2] = {request->after, request->upto};
-	static const char *const compare[2] = {") > (", ") <= ("};
-	struct rs_strbuf sql = {0}, keys = {0}, values = {0};
-	const char **params = NULL;
-	char number[32];
-	size_t offset = 0;
-	int n_params = 0;
+	struct pg_sql_query query;
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -1443,153 +1411,18 @@ pg_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 			                    "bad read request: no column %d in "
 			                    "table %s (a bug in the caller)",
 			                    request->columns[i], t->name);
-	for (int i = 0; i < t->n_pk; i++) {
-		if (i > 0)
-			strbuf_str(&keys, ", ");
-		pg_buf_ident(&keys, t->columns[t->pk[i]].name);
-	}
-	strbuf_str(&sql, "SELECT ");
-	strbuf_str(&sql, keys.text != NULL ? keys.text : "");
-	for (int i = 0; i < request->n_columns; i++) {
-		strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, t->columns[request->columns[i]].name);
-	}
-	strbuf_str(&sql, " FROM ");
-	pg_buf_ident(&sql, t->name);
-	for (int b = 0; b < 2; b++) {
-		if (bound[b] == NULL)
-			continue;
-		strbuf_str(&sql, n_params == 0 ? " WHERE (" : " AND (");
-		strbuf_str(&sql, keys.text != NULL ? keys.text : "");
-		strbuf_str(&sql, compare[b]);
-		for (int i = 0; i < t->n_pk; i++) {
-			const struct rs_value *v = &bound[b][i];
-
-			snprintf(number, sizeof(number), "%s$%d",
-			         i > 0 ? ", " : "", n_params + i + 1);
-			strbuf_str(&sql, number);
-			/* The values need not end in NUL; libpq wants text
-			 * params that do.  Copy them one after another, each
-			 * with its NUL; the pointers are taken once the
-			 * buffer stops moving. */
-			if (v->text != NULL)
-				strbuf_add(&values, v->text, v->len);
-			strbuf_add(&values, "", 1);
-		}
-		strbuf_str(&sql, ")");
-		n_params += t->n_pk;
-	}
-	strbuf_str(&sql, " ORDER BY ");
-	strbuf_str(&sql, keys.text != NULL ? keys.text : "");
-	snprintf(number, sizeof(number), " LIMIT %d", request->limit);
-	strbuf_str(&sql, number);
-	if (n_params > 0)
-		params = calloc((size_t)n_params, sizeof(*params));
-	if (sql.failed || keys.failed || values.failed ||
-	    (n_params > 0 && params == NULL)) {
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
-		goto out;
-	}
-	n_params = 0;
-	for (int b = 0; b < 2; b++) {
-		if (bound[b] == NULL)
-			continue;
-		for (int i = 0; i < t->n_pk; i++) {
-			const struct rs_value *v = &bound[b][i];
-
-			params[n_params++] =
-				v->text != NULL ? values.text + offset : NULL;
-			offset += (v->text != NULL ? v->len : 0) + 1;
-		}
-	}
+	rc = pg_sql_read(request, &query, err);
+	if (rc != 0)
+		return rc;
 	pg->cb.rows = cb;
 	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_READ, sql.text, n_params, NULL, params, err);
-out:
-	free(params);
-	free(sql.text);
-	free(keys.text);
-	free(values.text);
+	rc = pg_send(pg, PG_OP_READ, query.sql, query.n_params, NULL,
+	             query.params, err);
+	pg_sql_query_free(&query);
 	return rc;
 }
 
 /* ---- upsert and delete_keys ---- */
-
-/* Append to BUF the input text of a date, timestamp or timestamptz whose
- * canonical TEXT (LEN bytes) has an astronomical year of 0 or less:
- * PostgreSQL reads no negative years, so "-0043-03-15…" becomes
- * "0044-03-15… BC" and "0000-…" "0001-… BC".  Returns 1 when done, 0
- * (nothing appended) for any other value. */
-static int
-pg_buf_bc(struct rs_strbuf *buf, const char *text, size_t len)
-{
-	size_t start = len > 0 && text[0] == '-' ? 1 : 0, i = start;
-	long long year = 0;
-	char digits[32];
-
-	while (i < len && i - start < 12 && text[i] >= '0' && text[i] <= '9')
-		year = year * 10 + (text[i++] - '0');
-	if (i - start < 4 || i >= len || text[i] != '-' ||
-	    (start == 0 && year != 0))
-		return 0;
-	snprintf(digits, sizeof(digits), "%04lld", start == 1 ? year + 1 : 1);
-	strbuf_str(buf, digits);
-	strbuf_add(buf, text + i, len - i);
-	strbuf_str(buf, " BC");
-	return 1;
-}
-
-/* Append to BUF (no NUL) what the input function of a column of KIND
- * reads for the canonical TEXT (LEN bytes; see backend/canonical.h): the
- * text itself, but "\x" and the hex for bytes and " BC" years for years
- * before 1.  Every other canonical text is PostgreSQL input as it is:
- * t/f, "Infinity" and "NaN", ISO dates and times with or without 'Z',
- * "infinity", uuid, JSON. */
-static void
-pg_buf_input(struct rs_strbuf *buf, enum rs_col_kind kind, const char *text,
-             size_t len)
-{
-	switch (kind) {
-	case RS_COL_BYTES:
-		strbuf_add(buf, "\\x", 2);
-		break;
-	case RS_COL_DATE:
-	case RS_COL_TIMESTAMP:
-	case RS_COL_TIMESTAMPTZ:
-		if (pg_buf_bc(buf, text, len))
-			return;
-		break;
-	default:
-		break;
-	}
-	strbuf_add(buf, text, len);
-}
-
-/* Append TEXT (LEN bytes) to BUF as a JSON string: '"', '\' and control
- * characters escaped, everything else as it is. */
-static void
-pg_buf_json(struct rs_strbuf *buf, const char *text, size_t len)
-{
-	size_t run = 0;
-	char escape[8];
-
-	strbuf_add(buf, "\"", 1);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		if (c != '"' && c != '\\' && c >= 0x20)
-			continue;
-		strbuf_add(buf, text + run, i - run);
-		if (c == '"' || c == '\\')
-			snprintf(escape, sizeof(escape), "\\%c", c);
-		else
-			snprintf(escape, sizeof(escape), "\\u%04x", c);
-		strbuf_str(buf, escape);
-		run = i + 1;
-	}
-	strbuf_add(buf, text + run, len - run);
-	strbuf_add(buf, "\"", 1);
-}
 
 /* Check a write request: TABLE with a valid primary key, ROWS of N_COLS
  * values a row.  Returns 0 or RS_EINTERNAL (a bug in the caller) with ERR
@@ -1615,26 +1448,6 @@ pg_check_rows(const struct rs_backend *backend, const struct rs_table_def *t,
 	return 0;
 }
 
-/* Check value V of COLUMN in row ROW (from 0) of a batch for TABLE:
- * PostgreSQL stores no NUL byte in any type's text (bytes travel as hex).
- * Returns 0, or RS_EQUERY with SQLSTATE 22021 as the server would, ERR
- * filled. */
-static int
-pg_check_value(const struct rs_backend *backend, const struct rs_table_def *t,
-               int column, int row, const struct rs_value *v,
-               struct rs_err *err)
-{
-	if (v->text == NULL || memchr(v->text, '\0', v->len) == NULL)
-		return 0;
-	backend_fail(backend, err, RS_EQUERY,
-	             "table %s, row %d of the batch: column %s holds a NUL "
-	             "byte, which PostgreSQL cannot store in %s",
-	             t->name, row + 1, t->columns[column].name,
-	             t->columns[column].type);
-	pg_err_state(err, "22021");
-	return RS_EQUERY;
-}
-
 /* Run OP on no rows: nothing to send, but the callback must come from the
  * loop, after this returns; the timer's does it (pg_on_timer). */
 static int
@@ -1656,94 +1469,20 @@ pg_write_nothing(struct pg_engine *pg, enum pg_op op, rs_backend_cb cb,
 	return 0;
 }
 
-/* Whether column COLUMN of TABLE is in its primary key. */
-static int
-pg_in_key(const struct rs_table_def *t, int column)
-{
-	for (int i = 0; i < t->n_pk; i++)
-		if (t->pk[i] == column)
-			return 1;
-	return 0;
-}
-
-/* The upsert of N_ROWS rows of TABLE, every column in the table's order:
- *
- *   INSERT INTO "t" AS "target" ("c1", …) OVERRIDING SYSTEM VALUE
- *   VALUES ($1, …), … ON CONFLICT ("k1", …)
- *   DO UPDATE SET "c" = EXCLUDED."c", …
- *
- * or DO NOTHING when every column is in the key.  The parameters are
- * untyped: INSERT gives each its column's type and converts it as an
- * assignment, by the type's input function, so a value too long for a
- * varchar(n) fails instead of being cut as a cast would.  The alias keeps
- * EXCLUDED unambiguous for a table named "excluded"; OVERRIDING SYSTEM
- * VALUE writes the given key into a GENERATED ALWAYS identity column.
- * Returns the text, or NULL when out of memory. */
-static char *
-pg_upsert_sql(const struct rs_table_def *t, int n_rows)
-{
-	struct rs_strbuf sql = {0};
-	char number[24];
-	int n = 0, n_set = 0;
-
-	strbuf_str(&sql, "INSERT INTO ");
-	pg_buf_ident(&sql, t->name);
-	strbuf_str(&sql, " AS \"target\" (");
-	for (int c = 0; c < t->n_columns; c++) {
-		if (c > 0)
-			strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, t->columns[c].name);
-	}
-	strbuf_str(&sql, ") OVERRIDING SYSTEM VALUE VALUES ");
-	for (int r = 0; r < n_rows; r++) {
-		strbuf_str(&sql, r > 0 ? ", (" : "(");
-		for (int c = 0; c < t->n_columns; c++) {
-			snprintf(number, sizeof(number), "%s$%d",
-			         c > 0 ? ", " : "", ++n);
-			strbuf_str(&sql, number);
-		}
-		strbuf_str(&sql, ")");
-	}
-	strbuf_str(&sql, " ON CONFLICT (");
-	for (int i = 0; i < t->n_pk; i++) {
-		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
-	}
-	strbuf_str(&sql, ") DO ");
-	for (int c = 0; c < t->n_columns; c++) {
-		if (pg_in_key(t, c))
-			continue;
-		strbuf_str(&sql, n_set++ > 0 ? ", " : "UPDATE SET ");
-		pg_buf_ident(&sql, t->columns[c].name);
-		strbuf_str(&sql, " = EXCLUDED.");
-		pg_buf_ident(&sql, t->columns[c].name);
-	}
-	if (n_set == 0)
-		strbuf_str(&sql, "NOTHING");
-	if (sql.failed) {
-		free(sql.text);
-		return NULL;
-	}
-	return sql.text;
-}
-
 /* Send the upsert's next INSERT.  Returns what pg_send returns. */
 static int
 pg_write_insert(struct pg_engine *pg, struct rs_err *err)
 {
 	struct pg_write *w = pg->write;
-	int n = w->n_rows - w->next_row, rc;
+	const char *sql;
+	const char *const *params;
+	int n_params, rc;
 
-	if (n > w->rows_per_stmt)
-		n = w->rows_per_stmt;
+	pg_sql_upsert_stmt(&w->sql, w->next_stmt, &sql, &n_params, &params);
 	w->step = PG_WRITE_INSERT;
-	rc = pg_send(pg, PG_OP_UPSERT,
-	             n == w->rows_per_stmt ? w->sql_full : w->sql_last,
-	             n * w->n_cols, NULL,
-	             w->params + (size_t)w->next_row * (size_t)w->n_cols, err);
+	rc = pg_send(pg, PG_OP_UPSERT, sql, n_params, NULL, params, err);
 	if (rc == 0)
-		w->next_row += n;
+		w->next_stmt++;
 	return rc;
 }
 
@@ -1769,7 +1508,7 @@ pg_write_next(struct pg_engine *pg, PGresult *result)
 	case PG_WRITE_INSERT:
 		break;
 	}
-	if (w->next_row < w->n_rows) {
+	if (w->next_stmt < w->sql.n_stmts) {
 		rc = pg_write_insert(pg, &err);
 	} else if (w->own_txn) {
 		w->step = PG_WRITE_COMMIT;
@@ -1834,9 +1573,9 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 {
 	struct pg_engine *pg = backend->engine;
 	struct pg_write *w = NULL;
-	struct rs_strbuf text = {0};
-	size_t n_values, offset = 0;
-	int n_stmts, remainder, rc = pg_check_ready(backend, err);
+	struct pg_sql_upsert sql;
+	struct rs_err local;
+	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
 		return rc;
@@ -1848,48 +1587,17 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 		return rc;
 	if (rows->n_rows == 0)
 		return pg_write_nothing(pg, PG_OP_UPSERT, cb, arg, err);
-	n_values = (size_t)rows->n_rows * (size_t)rows->n_cols;
-	for (size_t i = 0; i < n_values; i++) {
-		const struct rs_value *v = &rows->values[i];
-		int column = (int)(i % (size_t)rows->n_cols);
-
-		rc = pg_check_value(backend, t, column,
-		                    (int)(i / (size_t)rows->n_cols), v, err);
-		if (rc != 0) {
-			free(text.text);
-			return rc;
-		}
-		if (v->text == NULL)
-			continue;
-		pg_buf_input(&text, t->columns[column].kind, v->text, v->len);
-		strbuf_add(&text, "", 1);
-	}
+	rc = pg_sql_upsert(t, rows, &sql, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
 	w = calloc(1, sizeof(*w));
-	if (w == NULL || text.failed ||
-	    (w->params = calloc(n_values + 1, sizeof(*w->params))) == NULL)
-		goto nomem;
-	w->text = text.text;
-	text.text = NULL;
-	for (size_t i = 0; i < n_values; i++) {
-		if (rows->values[i].text == NULL)
-			continue;
-		w->params[i] = w->text + offset;
-		offset += strlen(w->text + offset) + 1;
+	if (w == NULL) {
+		pg_sql_upsert_free(&sql);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
-	w->n_rows = rows->n_rows;
-	w->n_cols = rows->n_cols;
-	w->rows_per_stmt = PG_MAX_PARAMS / w->n_cols;
-	if (w->rows_per_stmt > w->n_rows)
-		w->rows_per_stmt = w->n_rows;
-	n_stmts = (w->n_rows + w->rows_per_stmt - 1) / w->rows_per_stmt;
-	remainder = w->n_rows % w->rows_per_stmt;
-	w->sql_full = pg_upsert_sql(t, w->rows_per_stmt);
-	if (w->sql_full == NULL ||
-	    (remainder > 0 &&
-	     (w->sql_last = pg_upsert_sql(t, remainder)) == NULL))
-		goto nomem;
-	w->own_txn =
-		n_stmts > 1 && PQtransactionStatus(pg->conn) == PQTRANS_IDLE;
+	w->sql = sql;
+	w->own_txn = w->sql.n_stmts > 1 &&
+	             PQtransactionStatus(pg->conn) == PQTRANS_IDLE;
 	pg->write = w;
 	pg->cb.done = cb;
 	pg->arg = arg;
@@ -1902,13 +1610,6 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 	if (rc != 0)
 		pg_write_free(pg);
 	return rc;
-nomem:
-	free(text.text);
-	if (w != NULL) {
-		pg->write = w;
-		pg_write_free(pg);
-	}
-	return rs_err_set(err, RS_ENOMEM, "out of memory");
 }
 
 /* Delete the rows of TABLE whose keys are KEYS (see backend_delete_keys),
@@ -1933,8 +1634,8 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
                struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
-	struct rs_strbuf sql = {0}, json = {0}, input = {0};
-	const char *params[1];
+	struct rs_err local;
+	char *sql, *json;
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -1958,70 +1659,15 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 	}
 	if (keys->n_rows == 0)
 		return pg_write_nothing(pg, PG_OP_DELETE, cb, arg, err);
-	strbuf_str(&json, "[");
-	for (int r = 0; r < keys->n_rows; r++) {
-		strbuf_str(&json, r > 0 ? ",{" : "{");
-		for (int i = 0; i < t->n_pk; i++) {
-			const struct rs_column *column = &t->columns[t->pk[i]];
-			const struct rs_value *v =
-				&keys->values[(size_t)r * (size_t)t->n_pk + i];
-
-			rc = pg_check_value(backend, t, t->pk[i], r, v, err);
-			if (rc != 0)
-				goto out;
-			if (i > 0)
-				strbuf_str(&json, ",");
-			pg_buf_json(&json, column->name, strlen(column->name));
-			strbuf_str(&json, ":");
-			if (v->text == NULL) {
-				strbuf_str(&json, "null");
-				continue;
-			}
-			input.len = 0;
-			pg_buf_input(&input, column->kind, v->text, v->len);
-			if (!input.failed)
-				pg_buf_json(&json, input.text, input.len);
-		}
-		strbuf_str(&json, "}");
-	}
-	strbuf_str(&json, "]");
-	strbuf_str(&sql, "DELETE FROM ");
-	pg_buf_ident(&sql, t->name);
-	strbuf_str(&sql, " WHERE (");
-	for (int i = 0; i < t->n_pk; i++) {
-		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
-	}
-	strbuf_str(&sql, ") IN (SELECT ");
-	for (int i = 0; i < t->n_pk; i++) {
-		strbuf_str(&sql, i > 0 ? ", \"k\"." : "\"k\".");
-		pg_buf_ident(&sql, t->columns[t->pk[i]].name);
-	}
-	strbuf_str(&sql, " FROM pg_catalog.json_to_recordset("
-	                 "$1::pg_catalog.json) AS \"k\" (");
-	for (int i = 0; i < t->n_pk; i++) {
-		const struct rs_column *column = &t->columns[t->pk[i]];
-
-		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, column->name);
-		strbuf_str(&sql, " ");
-		strbuf_str(&sql, column->type);
-	}
-	strbuf_str(&sql, "))");
-	if (sql.failed || json.failed || input.failed) {
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
-		goto out;
-	}
-	params[0] = json.text;
+	rc = pg_sql_delete(t, keys, &sql, &json, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
 	pg->cb.done = cb;
 	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_DELETE, sql.text, 1, NULL, params, err);
-out:
-	free(sql.text);
-	free(json.text);
-	free(input.text);
+	rc = pg_send(pg, PG_OP_DELETE, sql, 1, NULL,
+	             (const char *const[]){json}, err);
+	free(sql);
+	free(json);
 	return rc;
 }
 
@@ -2103,7 +1749,7 @@ pg_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
               struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
-	struct rs_strbuf sql = {0};
+	char *sql;
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -2121,24 +1767,14 @@ pg_scan_begin(struct rs_backend *backend, const struct rs_table_def *t,
 			                    "bad scan request: no column %d in "
 			                    "table %s (a bug in the caller)",
 			                    columns[i], t->name);
-	strbuf_str(&sql, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-	                 "DECLARE reshard_scan NO SCROLL CURSOR FOR SELECT ");
-	for (int i = 0; i < n_columns; i++) {
-		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_buf_ident(&sql, t->columns[columns[i]].name);
-	}
-	strbuf_str(&sql, " FROM ");
-	pg_buf_ident(&sql, t->name);
-	if (sql.failed) {
-		free(sql.text);
+	sql = pg_sql_scan_begin(t, columns, n_columns);
+	if (sql == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	}
 	pg->cb.done = cb;
 	pg->arg = arg;
 	pg->scan_rollback = 0;
-	rc = pg_send(pg, PG_OP_SCAN_BEGIN, sql.text, 0, NULL, NULL, err);
-	free(sql.text);
+	rc = pg_send(pg, PG_OP_SCAN_BEGIN, sql, 0, NULL, NULL, err);
+	free(sql);
 	return rc;
 }
 
@@ -2157,7 +1793,7 @@ pg_scan_next(struct rs_backend *backend, int limit, rs_rows_cb cb, void *arg,
 		return backend_fail(backend, err, RS_EINTERNAL,
 		                    "no scan open, or a bad batch size (a bug "
 		                    "in the caller)");
-	snprintf(sql, sizeof(sql), "FETCH FORWARD %d FROM reshard_scan", limit);
+	pg_sql_scan_fetch(sql, sizeof(sql), limit);
 	pg->cb.rows = cb;
 	pg->arg = arg;
 	pg->scan_rollback = 0;
@@ -2182,8 +1818,7 @@ pg_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	pg->cb.done = cb;
 	pg->arg = arg;
 	pg->scan_rollback = 0;
-	return pg_send(pg, PG_OP_SCAN_END, "CLOSE reshard_scan; COMMIT", 0,
-	               NULL, NULL, err);
+	return pg_send(pg, PG_OP_SCAN_END, PG_SQL_SCAN_END, 0, NULL, NULL, err);
 }
 
 /* ---- exec and close ---- */

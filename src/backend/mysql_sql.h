@@ -1,0 +1,188 @@
+/*
+ * The SQL text of the MariaDB/MySQL engine (mysql.c), apart from its
+ * driver: the statements of describe, read_batch, upsert, delete_keys and
+ * the snapshot scan, built from table definitions and values, with the
+ * quoting of identifiers, the checking and formatting of values as
+ * MariaDB literals, and the packing of an upsert's or delete's rows into
+ * statements of bounded size.  Nothing here talks to a server or knows
+ * Connector/C or libuv: a unit test builds every statement without one
+ * (tests/test_mysql_sql.c).
+ *
+ * Values enter the SQL text as literals (MariaDB's text protocol has no
+ * parameters): numbers once checked to be plain numbers, 1/0 for
+ * booleans, X'hex' for bytes, and everything else quoted and escaped by
+ * the caller's escape function (struct mysql_sql_escape).  The escaping
+ * stays with the driver on purpose: mysql_real_escape_string follows the
+ * connection's character set, which an option file may change from
+ * utf8mb4 (in GBK or SJIS a byte 0x5c, '\', can end a character), and the
+ * server's NO_BACKSLASH_ESCAPES, which the server reports with each
+ * statement; only the connection knows both.  Identifiers are quoted with
+ * backticks, doubled inside names.
+ *
+ * Every builder is synchronous.  What it fills is the caller's to free:
+ * a strbuf's text (strbuf_clear), a statement list (mysql_sql_stmts_free);
+ * a list a failed builder filled is freed and left empty.  The strbuf
+ * builders return 0 or -1 (out of memory, or the escape function refused
+ * a value: B->failed tells which).  The statement builders return 0 or a
+ * negative RS_E… code with ERR (may be NULL) filled with a message that
+ * names the table, the row and the column but no shard: the driver adds
+ * that.  Requests are taken as the driver checked them (valid primary key
+ * and column indexes, N values a row).
+ */
+#ifndef RS_MYSQL_SQL_H
+#define RS_MYSQL_SQL_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+#include "common/strbuf.h"
+
+/* An upsert or delete statement grows to about this many bytes before the
+ * next one starts (a single larger row gets a statement of its own): far
+ * below max_allowed_packet (16 MiB by default in MariaDB 10.2+, 4 MiB in
+ * MySQL 5.7, 64 MiB in MySQL 8), and large enough that the round trips
+ * do not matter.  A row past max_allowed_packet is refused by the server
+ * (error 1153), not here. */
+#define MYSQL_SQL_STMT_BYTES ((size_t)1024 * 1024)
+
+/* Keys per DELETE statement.  `(a, b) IN ((…), …)` and `a IN (…)` give the
+ * range optimizer one range per key on the primary key (checked with
+ * EXPLAIN DELETE on MariaDB 10.11); a few thousand keep it well inside
+ * range_optimizer_max_mem_size, past which it would scan the table. */
+#define MYSQL_SQL_DELETE_KEYS 1000
+
+/* Escape LEN bytes at FROM into TO (room for 2 × LEN + 1 bytes) for the
+ * inside of a '…' literal, as the connection reads it, and NUL-terminate.
+ * Returns the bytes written before the NUL, or (size_t)-1 to refuse. */
+typedef size_t (*mysql_sql_escape_fn)(void *ctx, char *to, const char *from,
+                                      size_t len);
+
+struct mysql_sql_escape {
+	mysql_sql_escape_fn fn;
+	void *ctx; /* the driver's connection */
+};
+
+/* Append NAME as a backtick-quoted identifier, backticks doubled. */
+void mysql_sql_ident(struct rs_strbuf *b, const char *name);
+
+/* Append column COL for a SELECT list.  A single-precision FLOAT is read
+ * as a DOUBLE: the text protocol prints a FLOAT with 6 digits only, the
+ * cast gives its exact value (canonical.h, float4). */
+void mysql_sql_column(struct rs_strbuf *b, const struct rs_column *col);
+
+/* Append TEXT (LEN bytes) as a '…' literal escaped by ESC.  Returns 0 or
+ * -1. */
+int mysql_sql_quoted(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                     const char *text, size_t len);
+
+/* Append the key value V of a column of KIND, in the engine's own text
+ * form (as a read returned it), as an SQL literal: numbers as they are
+ * once checked (a quoted number compared with a BIGINT goes through a
+ * double and loses digits), bytes as X'HEX', everything else quoted and
+ * escaped.  Returns 0 or -1. */
+int mysql_sql_value(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                    enum rs_col_kind kind, const struct rs_value *v);
+
+/* Append the value V of a column of KIND, given in the canonical form of
+ * backend/canonical.h, as MariaDB input (see mysql_sql.c for each kind).
+ * Returns 0; -1; or 1 with *WHY saying why the value is not one MariaDB
+ * can take (NaN and infinities, years before 0 or after 9999, a value not
+ * in the kind's canonical form), nothing usable appended. */
+int mysql_sql_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                    enum rs_col_kind kind, const struct rs_value *v,
+                    const char **why);
+
+/* Whether the server (SERVER_INFO from mysql_get_server_info, may be
+ * NULL; VERSION from mysql_get_server_version) lists MariaDB's JSON
+ * columns in CHECK_CONSTRAINTS with TABLE_NAME: MariaDB 10.2.22+ and
+ * 10.3.10+.  MariaDB's JSON is a LONGTEXT with the check
+ * json_valid(`col`); MySQL has a real json type. */
+int mysql_sql_json_checks(const char *server_info, unsigned long version);
+
+/* Append the catalog query of describe for TABLE (in the URL's database):
+ * one row per column in order, with COLUMN_NAME, COLUMN_TYPE, the
+ * column's SEQ_IN_INDEX in the primary key (NULL outside it), TABLE_ROWS
+ * and whether it is a MariaDB JSON column (always 0 unless JSON, see
+ * mysql_sql_json_checks).  Returns 0 or -1. */
+int mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                       const char *table, int json);
+
+/* Append the keyset read of REQUEST (its bounds' key values not NULL):
+ *   SELECT pk…, cols… FROM `t`
+ *   WHERE <after AFTER> AND <up to UPTO>
+ *   ORDER BY pk… LIMIT n
+ * each condition only when its key is given, as
+ *   after:  a >= A AND ((a > A) OR (a = A AND b > B))
+ *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
+ * The leading comparison on the first key column gives the optimizer a
+ * range on the key; with one key column it is the whole condition.
+ * Returns 0 or -1 (when a bound's value ran out of memory, B->failed
+ * may be 0). */
+int mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                   const struct rs_read_request *request);
+
+/* Append the SELECT of the snapshot scan: COLUMNS (N_COLUMNS >= 1
+ * indexes into T's columns) of T, in no order.  B->failed when out of
+ * memory. */
+void mysql_sql_scan(struct rs_strbuf *b, const struct rs_table_def *t,
+                    const int *columns, int n_columns);
+
+/* One statement of an upsert or delete, and the rows it carries (for
+ * messages: index of the first, count). */
+struct mysql_sql_stmt {
+	char *sql;
+	size_t len;
+	int first_row;
+	int n_rows;
+};
+
+/* Statements in the order they run.  Start from a zeroed struct. */
+struct mysql_sql_stmts {
+	struct mysql_sql_stmt *v;
+	int n;
+	int cap;
+};
+
+/* Append the finished statement S (taken over, whatever happens, and left
+ * empty) to STMTS.  Returns 0 or -1 (memory, or S->failed; S freed). */
+int mysql_sql_push(struct mysql_sql_stmts *stmts, struct rs_strbuf *s,
+                   int first_row, int n_rows);
+
+/* Free every statement and empty STMTS. */
+void mysql_sql_stmts_free(struct mysql_sql_stmts *stmts);
+
+/*
+ * Append to STMTS the upsert of ROWS (canonical values, every column of T
+ * in order) into T:
+ *   INSERT INTO `t` (`a`, `b`, `c`) VALUES (…), (…)
+ *   ON DUPLICATE KEY UPDATE `c` = VALUES(`c`)
+ * Rows are packed into one statement while it stays at most
+ * MYSQL_SQL_STMT_BYTES long; a row that would take it past that starts
+ * the next one, and a row longer than that on its own gets a statement of
+ * its own.  A table whose columns are all in the key gets `ON DUPLICATE
+ * KEY UPDATE `a` = `a``, which changes nothing: INSERT IGNORE would also
+ * turn errors such as a NULL in a NOT NULL column into warnings and store
+ * something else.  Returns 0, or RS_EVALUE (a value MariaDB cannot take,
+ * naming row and column) / RS_ENOMEM.
+ */
+int mysql_sql_upsert(struct mysql_sql_stmts *stmts,
+                     const struct mysql_sql_escape *esc,
+                     const struct rs_table_def *t, const struct rs_rows *rows,
+                     struct rs_err *err);
+
+/*
+ * Append to STMTS the delete of KEYS (canonical values, n_pk a row in key
+ * order) from T:
+ *   DELETE FROM `t` WHERE `a` IN (…, …)                 one key column
+ *   DELETE FROM `t` WHERE (`a`, `b`) IN ((…), (…))      several
+ * each of at most MYSQL_SQL_DELETE_KEYS keys, packed by size as an
+ * upsert.  Both forms are a range scan of the primary key on MariaDB
+ * 10.11 (EXPLAIN DELETE), for any number of keys.  Returns 0, or
+ * RS_EINTERNAL (a NULL key), RS_EVALUE, RS_ENOMEM.
+ */
+int mysql_sql_delete(struct mysql_sql_stmts *stmts,
+                     const struct mysql_sql_escape *esc,
+                     const struct rs_table_def *t, const struct rs_rows *keys,
+                     struct rs_err *err);
+
+#endif

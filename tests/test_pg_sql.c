@@ -1,0 +1,606 @@
+/*
+ * Unit tests of src/backend/pg_sql.c, the SQL text of the PostgreSQL
+ * engine, without a server: the exact statements and parameters of
+ * read_batch (with and without AFTER and UPTO), upsert, delete_keys and
+ * the scan for a table with a composite key and a quote in its names;
+ * NULLs, bytes, years before 1, values with quotes, backslashes and
+ * control characters; a NUL byte refused; and the packing of an upsert
+ * into INSERTs of at most 65,535 parameters, at the limit and one row
+ * past it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/pg_sql.h"
+
+#define V(s)                                                                   \
+	{                                                                      \
+		s, sizeof(s) - 1                                               \
+	}
+#define VNULL                                                                  \
+	{                                                                      \
+		NULL, 0                                                        \
+	}
+
+/* "or""ders": key ("re""gion", "id"), in that order, the reverse of the
+ * columns'. */
+static struct rs_column columns[] = {
+	{"id", "bigint", RS_COL_INTEGER},
+	{"re\"gion", "text", RS_COL_TEXT},
+	{"data", "bytea", RS_COL_BYTES},
+	{"note", "character varying(20)", RS_COL_TEXT},
+	{"born", "date", RS_COL_DATE},
+	{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ},
+};
+static int key[] = {1, 0};
+static struct rs_table_def orders = {"or\"ders", columns, 6, key, 2, -1};
+
+static const char orders_insert[] =
+	"INSERT INTO \"or\"\"ders\" AS \"target\" (\"id\", \"re\"\"gion\", "
+	"\"data\", \"note\", \"born\", \"at\") OVERRIDING SYSTEM VALUE VALUES ";
+static const char orders_conflict[] =
+	" ON CONFLICT (\"re\"\"gion\", \"id\") DO UPDATE SET \"data\" = "
+	"EXCLUDED.\"data\", \"note\" = EXCLUDED.\"note\", \"born\" = "
+	"EXCLUDED.\"born\", \"at\" = EXCLUDED.\"at\"";
+
+static char *
+cat(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *s = malloc(n);
+
+	assert_non_null(s);
+	snprintf(s, n, "%s%s%s", a, b, c);
+	return s;
+}
+
+static void
+test_ident(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	pg_sql_ident(&b, "or\"ders");
+	strbuf_str(&b, " ");
+	pg_sql_ident(&b, "t; drop table z");
+	strbuf_str(&b, " ");
+	pg_sql_ident(&b, "\"");
+	assert_string_equal(b.text,
+	                    "\"or\"\"ders\" \"t; drop table z\" \"\"\"\"");
+	strbuf_clear(&b);
+}
+
+/* The input text of canonical values: bytes get "\x", years before 1
+ * " BC" (astronomical -43 is 44 BC, 0 is 1 BC), everything else stays. */
+static void
+test_input(void **state)
+{
+	static const struct {
+		enum rs_col_kind kind;
+		const char *canonical, *input;
+	} cases[] = {
+		{RS_COL_BYTES, "00ff10", "\\x00ff10"},
+		{RS_COL_BYTES, "", "\\x"},
+		{RS_COL_DATE, "2024-02-29", "2024-02-29"},
+		{RS_COL_DATE, "-0043-03-15", "0044-03-15 BC"},
+		{RS_COL_DATE, "0000-01-01", "0001-01-01 BC"},
+		{RS_COL_TIMESTAMPTZ, "-0001-12-31T23:59:59Z",
+	         "0002-12-31T23:59:59Z BC"},
+		{RS_COL_TIMESTAMP, "0000-06-01T00:00:00",
+	         "0001-06-01T00:00:00 BC"},
+		{RS_COL_TIMESTAMPTZ, "infinity", "infinity"},
+		{RS_COL_TEXT, "-0043-03-15", "-0043-03-15"}, /* not a date */
+		{RS_COL_TEXT, "it's \\ \"q\"", "it's \\ \"q\""},
+		{RS_COL_BOOL, "t", "t"},
+		{RS_COL_FLOAT, "NaN", "NaN"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rs_strbuf b = {0};
+
+		pg_sql_input(&b, cases[i].kind, cases[i].canonical,
+		             strlen(cases[i].canonical));
+		assert_string_equal(b.text, cases[i].input);
+		strbuf_clear(&b);
+	}
+}
+
+static void
+test_json(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	pg_sql_json(&b, "a\"b\\c\n\x01\x1f\x7f\0z", 11);
+	assert_string_equal(b.text,
+	                    "\"a\\\"b\\\\c\\u000a\\u0001\\u001f\x7f\\u0000z\"");
+	strbuf_clear(&b);
+}
+
+static void
+check_params(const struct pg_sql_query *q, const char *const *want, int n)
+{
+	assert_int_equal(q->n_params, n);
+	for (int i = 0; i < n; i++) {
+		if (want[i] == NULL)
+			assert_null(q->params[i]);
+		else
+			assert_string_equal(q->params[i], want[i]);
+	}
+}
+
+/* The key values travel as parameters: a quote or backslash in one stays
+ * out of the SQL text. */
+static struct rs_value after[] = {V("eu'\\"), V("42")};
+static struct rs_value upto[] = {V("us"), V("9000")};
+static int read_columns[] = {2, 3, 5};
+
+static void
+test_read_unbounded(void **state)
+{
+	struct rs_read_request r = {&orders, read_columns, 3, NULL, NULL, 100};
+	struct pg_sql_query q;
+
+	(void)state;
+	assert_int_equal(pg_sql_read(&r, &q, NULL), 0);
+	assert_string_equal(q.sql, "SELECT \"re\"\"gion\", \"id\", \"data\", "
+	                           "\"note\", \"at\" FROM \"or\"\"ders\" "
+	                           "ORDER BY \"re\"\"gion\", \"id\" LIMIT 100");
+	assert_int_equal(q.n_params, 0);
+	assert_null(q.params);
+	pg_sql_query_free(&q);
+}
+
+static void
+test_read_after(void **state)
+{
+	struct rs_read_request r = {&orders, read_columns, 3, after, NULL, 100};
+	const char *want[] = {"eu'\\", "42"};
+	struct pg_sql_query q;
+
+	(void)state;
+	assert_int_equal(pg_sql_read(&r, &q, NULL), 0);
+	assert_string_equal(
+		q.sql, "SELECT \"re\"\"gion\", \"id\", \"data\", \"note\", "
+		       "\"at\" FROM \"or\"\"ders\" WHERE (\"re\"\"gion\", "
+		       "\"id\") > ($1, $2) ORDER BY \"re\"\"gion\", \"id\" "
+		       "LIMIT 100");
+	check_params(&q, want, 2);
+	pg_sql_query_free(&q);
+}
+
+static void
+test_read_upto(void **state)
+{
+	struct rs_read_request r = {&orders, read_columns, 3, NULL, upto, 7};
+	const char *want[] = {"us", "9000"};
+	struct pg_sql_query q;
+
+	(void)state;
+	assert_int_equal(pg_sql_read(&r, &q, NULL), 0);
+	assert_string_equal(
+		q.sql, "SELECT \"re\"\"gion\", \"id\", \"data\", \"note\", "
+		       "\"at\" FROM \"or\"\"ders\" WHERE (\"re\"\"gion\", "
+		       "\"id\") <= ($1, $2) ORDER BY \"re\"\"gion\", "
+		       "\"id\" LIMIT 7");
+	check_params(&q, want, 2);
+	pg_sql_query_free(&q);
+}
+
+/* Both bounds, key columns only: the bounds are numbered on, $3 and $4.
+ * A value need not end in NUL; the parameter does. */
+static void
+test_read_after_upto(void **state)
+{
+	struct rs_value upto_cut[] = {{"usa", 2}, {"90001", 4}};
+	struct rs_read_request r = {&orders, NULL, 0, after, upto_cut, 1};
+	const char *want[] = {"eu'\\", "42", "us", "9000"};
+	struct pg_sql_query q;
+
+	(void)state;
+	assert_int_equal(pg_sql_read(&r, &q, NULL), 0);
+	assert_string_equal(q.sql,
+	                    "SELECT \"re\"\"gion\", \"id\" FROM \"or\"\"ders\" "
+	                    "WHERE (\"re\"\"gion\", \"id\") > ($1, $2) AND "
+	                    "(\"re\"\"gion\", \"id\") <= ($3, $4) ORDER BY "
+	                    "\"re\"\"gion\", \"id\" LIMIT 1");
+	check_params(&q, want, 4);
+	pg_sql_query_free(&q);
+}
+
+/* Two rows: bytes as \x, years before 1 as BC, a NULL as a NULL
+ * parameter, quotes and backslashes as they are (parameters). */
+static void
+test_upsert(void **state)
+{
+	struct rs_value rows_v[] = {
+		V("1"),
+		V("eu"),
+		V("00ff10"),
+		V("it's \\ \"q\""),
+		V("-0043-03-15"),
+		V("2024-01-02T03:04:05.123456Z"),
+		V("2"),
+		V("us"),
+		VNULL,
+		VNULL,
+		V("0000-01-01"),
+		V("infinity"),
+	};
+	struct rs_rows rows = {2, 6, rows_v};
+	const char *want[] = {
+		"1",
+		"eu",
+		"\\x00ff10",
+		"it's \\ \"q\"",
+		"0044-03-15 BC",
+		"2024-01-02T03:04:05.123456Z",
+		"2",
+		"us",
+		NULL,
+		NULL,
+		"0001-01-01 BC",
+		"infinity",
+	};
+	struct pg_sql_upsert u;
+	const char *sql;
+	const char *const *params;
+	char *expect;
+	int n;
+
+	(void)state;
+	assert_int_equal(pg_sql_upsert(&orders, &rows, &u, NULL), 0);
+	assert_int_equal(u.n_stmts, 1);
+	assert_int_equal(u.rows_per_stmt, 2);
+	assert_null(u.sql_last);
+	pg_sql_upsert_stmt(&u, 0, &sql, &n, &params);
+	expect = cat(orders_insert,
+	             "($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12)",
+	             orders_conflict);
+	assert_string_equal(sql, expect);
+	assert_int_equal(n, 12);
+	for (int i = 0; i < n; i++) {
+		if (want[i] == NULL)
+			assert_null(params[i]);
+		else
+			assert_string_equal(params[i], want[i]);
+	}
+	free(expect);
+	pg_sql_upsert_free(&u);
+}
+
+/* Every column in the key: nothing to update. */
+static void
+test_upsert_keys_only(void **state)
+{
+	struct rs_column kc[] = {{"a", "integer", RS_COL_INTEGER},
+	                         {"b", "text", RS_COL_TEXT}};
+	int kpk[] = {0, 1};
+	struct rs_table_def t = {"keys only", kc, 2, kpk, 2, -1};
+	struct rs_value v[] = {V("1"), V("a")};
+	struct rs_rows rows = {1, 2, v};
+	struct pg_sql_upsert u;
+
+	(void)state;
+	assert_int_equal(pg_sql_upsert(&t, &rows, &u, NULL), 0);
+	assert_string_equal(u.sql_full,
+	                    "INSERT INTO \"keys only\" AS \"target\" (\"a\", "
+	                    "\"b\") OVERRIDING SYSTEM VALUE VALUES ($1, $2) ON "
+	                    "CONFLICT (\"a\", \"b\") DO NOTHING");
+	pg_sql_upsert_free(&u);
+}
+
+/* A NUL byte in any value is refused before anything is built, naming the
+ * row, the column and its type, with the server's SQLSTATE. */
+static void
+test_upsert_nul(void **state)
+{
+	struct rs_value v[] = {V("1"),  V("eu"),   V("00"), VNULL,
+	                       VNULL,   VNULL,     V("2"),  V("eu"),
+	                       V("00"), V("a\0b"), VNULL,   VNULL};
+	struct rs_rows rows = {2, 6, v};
+	struct pg_sql_upsert u;
+	struct rs_err err;
+
+	(void)state;
+	assert_int_equal(pg_sql_upsert(&orders, &rows, &u, &err), RS_EQUERY);
+	assert_int_equal(err.code, RS_EQUERY);
+	assert_string_equal(
+		err.message,
+		"table or\"ders, row 2 of the batch: column note "
+		"holds a NUL byte, which PostgreSQL cannot store in "
+		"character varying(20)");
+	assert_string_equal(err.sqlstate, "22021");
+	assert_null(u.sql_full);
+	assert_null(u.params);
+}
+
+/* N_ROWS rows of N_COLS columns (the first the key), every value the row's
+ * number, and the upsert of them. */
+static struct rs_column wide[] = {{"k", "integer", RS_COL_INTEGER},
+                                  {"v", "text", RS_COL_TEXT},
+                                  {"w", "text", RS_COL_TEXT}};
+static int wide_key[] = {0};
+
+struct batch {
+	struct rs_table_def t;
+	struct rs_rows rows;
+	struct rs_value *values;
+	char (*text)[12];
+};
+
+static void
+batch_make(struct batch *b, int n_rows, int n_cols)
+{
+	b->t = (struct rs_table_def){"big", wide, n_cols, wide_key, 1, -1};
+	b->values = calloc((size_t)n_rows * (size_t)n_cols, sizeof(*b->values));
+	b->text = calloc((size_t)n_rows, sizeof(*b->text));
+	assert_non_null(b->values);
+	assert_non_null(b->text);
+	for (int r = 0; r < n_rows; r++) {
+		snprintf(b->text[r], sizeof(b->text[r]), "%d", r);
+		for (int c = 0; c < n_cols; c++) {
+			b->values[(size_t)r * n_cols + c].text = b->text[r];
+			b->values[(size_t)r * n_cols + c].len =
+				strlen(b->text[r]);
+		}
+	}
+	b->rows = (struct rs_rows){n_rows, n_cols, b->values};
+}
+
+static void
+batch_free(struct batch *b)
+{
+	free(b->values);
+	free(b->text);
+}
+
+/* Whether SQL holds the placeholder $N (followed by ',' or ')'). */
+static int
+has_placeholder(const char *sql, int n)
+{
+	char p[16];
+	size_t len;
+
+	snprintf(p, sizeof(p), "$%d", n);
+	len = strlen(p);
+	for (const char *at = strstr(sql, p); at != NULL;
+	     at = strstr(at + 1, p))
+		if (at[len] == ',' || at[len] == ')')
+			return 1;
+	return 0;
+}
+
+/* Pack N_ROWS rows of N_COLS columns and check that they become N_STMTS
+ * INSERTs of ROWS_FIRST rows each but the last of ROWS_LAST, each with as
+ * many parameters as placeholders (never more than 65,535), the
+ * parameters of statement I those of its rows. */
+static void
+check_packing(int n_rows, int n_cols, int n_stmts, int rows_first,
+              int rows_last)
+{
+	struct batch b;
+	struct pg_sql_upsert u;
+	int row = 0;
+
+	batch_make(&b, n_rows, n_cols);
+	assert_int_equal(pg_sql_upsert(&b.t, &b.rows, &u, NULL), 0);
+	assert_int_equal(u.n_stmts, n_stmts);
+	assert_int_equal(u.rows_per_stmt, rows_first);
+	for (int i = 0; i < u.n_stmts; i++) {
+		int want = i < u.n_stmts - 1 ? rows_first : rows_last;
+		const char *sql;
+		const char *const *params;
+		int n;
+
+		pg_sql_upsert_stmt(&u, i, &sql, &n, &params);
+		assert_int_equal(n, want * n_cols);
+		assert_true(n <= PG_SQL_MAX_PARAMS);
+		assert_true(has_placeholder(sql, n));
+		assert_false(has_placeholder(sql, n + 1));
+		assert_string_equal(params[0], b.text[row]);
+		assert_string_equal(params[n - 1], b.text[row + want - 1]);
+		row += want;
+	}
+	assert_int_equal(row, n_rows);
+	if (rows_last == rows_first)
+		assert_null(u.sql_last);
+	else
+		assert_non_null(u.sql_last);
+	pg_sql_upsert_free(&u);
+	batch_free(&b);
+}
+
+/* 65,535 / 3 = 21,845 rows hit the limit exactly: one INSERT of 65,535
+ * parameters; one row more is a second INSERT of that row. */
+static void
+test_pack_at_limit(void **state)
+{
+	(void)state;
+	check_packing(21845, 3, 1, 21845, 21845);
+	check_packing(21846, 3, 2, 21845, 1);
+	check_packing(43690, 3, 2, 21845, 21845);
+	check_packing(43691, 3, 3, 21845, 1);
+}
+
+/* One column: 65,535 rows in one INSERT, 65,536 in two.  Two columns:
+ * 32,767 rows (65,534 parameters) in one, 32,768 in two. */
+static void
+test_pack_at_limit_narrow(void **state)
+{
+	(void)state;
+	check_packing(65535, 1, 1, 65535, 65535);
+	check_packing(65536, 1, 2, 65535, 1);
+	check_packing(32767, 2, 1, 32767, 32767);
+	check_packing(32768, 2, 2, 32767, 1);
+}
+
+/* The text of the full and the last INSERT, for a small batch split by
+ * hand: the last numbers its placeholders from $1 again. */
+static void
+test_pack_last_text(void **state)
+{
+	struct batch b;
+	struct pg_sql_upsert u;
+	const char *sql;
+	const char *const *params;
+	int n;
+
+	(void)state;
+	batch_make(&b, 21846, 3);
+	assert_int_equal(pg_sql_upsert(&b.t, &b.rows, &u, NULL), 0);
+	pg_sql_upsert_stmt(&u, 1, &sql, &n, &params);
+	assert_ptr_equal(sql, u.sql_last);
+	assert_string_equal(sql, "INSERT INTO \"big\" AS \"target\" (\"k\", "
+	                         "\"v\", \"w\") OVERRIDING SYSTEM VALUE VALUES "
+	                         "($1, $2, $3) ON CONFLICT (\"k\") DO UPDATE "
+	                         "SET \"v\" = EXCLUDED.\"v\", \"w\" = "
+	                         "EXCLUDED.\"w\"");
+	assert_int_equal(n, 3);
+	assert_string_equal(params[0], "21845");
+	pg_sql_upsert_stmt(&u, 0, &sql, &n, &params);
+	assert_ptr_equal(sql, u.sql_full);
+	assert_non_null(strstr(sql, "($65533, $65534, $65535) ON CONFLICT"));
+	pg_sql_upsert_free(&u);
+	batch_free(&b);
+}
+
+static const char orders_delete[] =
+	"DELETE FROM \"or\"\"ders\" WHERE (\"re\"\"gion\", \"id\") IN (SELECT "
+	"\"k\".\"re\"\"gion\", \"k\".\"id\" FROM "
+	"pg_catalog.json_to_recordset($1::pg_catalog.json) AS \"k\" "
+	"(\"re\"\"gion\" text, \"id\" bigint))";
+
+/* The keys as JSON: names and values escaped, a NULL as null, key values
+ * in key order. */
+static void
+test_delete(void **state)
+{
+	struct rs_value k[] = {V("eu\"\\\n\x01"), V("1"), V("us"),
+	                       V("-2"),           VNULL,  V("3")};
+	struct rs_rows keys = {3, 2, k};
+	char *sql, *json;
+
+	(void)state;
+	assert_int_equal(pg_sql_delete(&orders, &keys, &sql, &json, NULL), 0);
+	assert_string_equal(sql, orders_delete);
+	assert_string_equal(json,
+	                    "[{\"re\\\"gion\":\"eu\\\"\\\\\\u000a\\u0001\","
+	                    "\"id\":\"1\"},{\"re\\\"gion\":\"us\",\"id\":"
+	                    "\"-2\"},{\"re\\\"gion\":null,\"id\":\"3\"}]");
+	free(sql);
+	free(json);
+}
+
+/* Key values in their input text: a date before 1, bytes. */
+static void
+test_delete_input(void **state)
+{
+	struct rs_column c[] = {{"d", "date", RS_COL_DATE},
+	                        {"b", "bytea", RS_COL_BYTES},
+	                        {"x", "integer", RS_COL_INTEGER}};
+	int pk[] = {0, 1};
+	struct rs_table_def t = {"dd", c, 3, pk, 2, -1};
+	struct rs_value k[] = {V("-0100-01-01"), V("cafe")};
+	struct rs_rows keys = {1, 2, k};
+	char *sql, *json;
+
+	(void)state;
+	assert_int_equal(pg_sql_delete(&t, &keys, &sql, &json, NULL), 0);
+	assert_string_equal(sql, "DELETE FROM \"dd\" WHERE (\"d\", \"b\") IN "
+	                         "(SELECT \"k\".\"d\", \"k\".\"b\" FROM "
+	                         "pg_catalog.json_to_recordset($1::pg_catalog."
+	                         "json) AS \"k\" (\"d\" date, \"b\" bytea))");
+	assert_string_equal(json,
+	                    "[{\"d\":\"0101-01-01 BC\",\"b\":\"\\\\xcafe\"}]");
+	free(sql);
+	free(json);
+}
+
+static void
+test_delete_nul(void **state)
+{
+	struct rs_value k[] = {V("eu"), V("1"), {"e\0u", 3}, V("5")};
+	struct rs_rows keys = {2, 2, k};
+	struct rs_err err;
+	char *sql, *json;
+
+	(void)state;
+	assert_int_equal(pg_sql_delete(&orders, &keys, &sql, &json, &err),
+	                 RS_EQUERY);
+	assert_string_equal(
+		err.message,
+		"table or\"ders, row 2 of the batch: column re\"gion "
+		"holds a NUL byte, which PostgreSQL cannot store in "
+		"text");
+	assert_string_equal(err.sqlstate, "22021");
+	assert_null(sql);
+	assert_null(json);
+}
+
+static void
+test_scan(void **state)
+{
+	int cols[] = {0, 1, 5};
+	char *sql = pg_sql_scan_begin(&orders, cols, 3);
+	char fetch[64];
+
+	(void)state;
+	assert_string_equal(sql,
+	                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ "
+	                    "ONLY; DECLARE reshard_scan NO SCROLL CURSOR "
+	                    "FOR SELECT \"id\", \"re\"\"gion\", \"at\" FROM "
+	                    "\"or\"\"ders\"");
+	free(sql);
+	pg_sql_scan_fetch(fetch, sizeof(fetch), 500);
+	assert_string_equal(fetch, "FETCH FORWARD 500 FROM reshard_scan");
+	assert_string_equal(PG_SQL_SCAN_END, "CLOSE reshard_scan; COMMIT");
+}
+
+/* The catalog query looks the name up as one identifier, from its one
+ * parameter. */
+static void
+test_describe(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(pg_sql_describe,
+	                       "pg_catalog.to_regclass(pg_catalog.quote_ident("
+	                       "$1))"));
+	assert_null(strstr(pg_sql_describe, "$2"));
+	assert_int_equal(strncmp(pg_sql_describe, "SELECT c.relkind, ", 18), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ident),
+		cmocka_unit_test(test_input),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_read_unbounded),
+		cmocka_unit_test(test_read_after),
+		cmocka_unit_test(test_read_upto),
+		cmocka_unit_test(test_read_after_upto),
+		cmocka_unit_test(test_upsert),
+		cmocka_unit_test(test_upsert_keys_only),
+		cmocka_unit_test(test_upsert_nul),
+		cmocka_unit_test(test_pack_at_limit),
+		cmocka_unit_test(test_pack_at_limit_narrow),
+		cmocka_unit_test(test_pack_last_text),
+		cmocka_unit_test(test_delete),
+		cmocka_unit_test(test_delete_input),
+		cmocka_unit_test(test_delete_nul),
+		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_describe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
