@@ -21,6 +21,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 
 #include "backend/canonical.h"
+#include "common/dtoa.h"
 #include "common/text.h"
 
 #include <errno.h>
@@ -636,12 +637,61 @@ read_decimal(const char *s, size_t len, struct rs_canon_buf *out,
 
 /* ---- Floats ----------------------------------------------------------- */
 
+/* Append DIGITS × 10^EXPONENT (dtoa.h: no trailing zero), negative when
+ * NEGATIVE: the bytes decimal_write would write for that decimal, without
+ * its range check (a double's is far inside the limits) and with memcpy
+ * and memset rather than a byte at a time. */
+static int
+write_digits(bool negative, uint64_t digits, int exponent,
+             struct rs_canon_buf *out, struct rs_err *err)
+{
+	char text[20], *p;
+	size_t first = sizeof(text), n, zeros;
+	long point; /* digits before the point */
+	int rc;
+
+	do {
+		text[--first] = (char)('0' + digits % 10);
+		digits /= 10;
+	} while (digits != 0);
+	n = sizeof(text) - first;
+	point = (long)n + exponent;
+	zeros = (size_t)(point < 0 ? -point : point);
+	rc = buf_reserve(out, n + 3 + zeros, err);
+	if (rc != 0)
+		return rc;
+	p = out->data + out->len;
+	if (negative)
+		*p++ = '-';
+	if (point <= 0) { /* 0.000ddd */
+		*p++ = '0';
+		*p++ = '.';
+		memset(p, '0', zeros);
+		p += zeros;
+		memcpy(p, text + first, n);
+		p += n;
+	} else if ((size_t)point >= n) { /* ddd000 */
+		memcpy(p, text + first, n);
+		p += n;
+		memset(p, '0', zeros - n);
+		p += zeros - n;
+	} else { /* dd.d */
+		memcpy(p, text + first, zeros);
+		p += zeros;
+		*p++ = '.';
+		memcpy(p, text + first + zeros, n - zeros);
+		p += n - zeros;
+	}
+	*p = '\0';
+	out->len = (size_t)(p - out->data);
+	return 0;
+}
+
 int
 canonical_double(double v, struct rs_canon_buf *out, struct rs_err *err)
 {
-	char text[48];
-	struct decimal_text d;
-	const char *why = NULL;
+	uint64_t digits;
+	int exponent;
 
 	if (isnan(v))
 		return buf_puts(out, "NaN", err);
@@ -649,26 +699,12 @@ canonical_double(double v, struct rs_canon_buf *out, struct rs_err *err)
 		return buf_puts(out, v < 0 ? "-Infinity" : "Infinity", err);
 	if (v == 0)
 		return buf_putc(out, '0', err); /* -0 too */
-	/* The fewest significant digits that read back as V; 17 always do.
-	 * Starting at 15 gives the same text as starting at 1: when a
-	 * decimal of at most 15 digits reads back as V it is the nearest
-	 * 15-digit decimal to V (a double's error is below half a 15-digit
-	 * step), so %.14e prints it, padded with zeros that decimal_write
-	 * drops.  It saves up to 14 snprintf/strtod rounds per value.  Not
-	 * for subnormals, whose precision is lower: they start at 1. */
-	for (int digits = fabs(v) < DBL_MIN ? 1 : 15; digits <= 17; digits++) {
-		snprintf(text, sizeof(text), "%.*e", digits - 1, v);
-		if (strtod(text, NULL) == v)
-			break;
-	}
-	if (!decimal_parse(text, strlen(text), &d))
-		return rs_err_set(err, RS_EINTERNAL,
-		                  "snprintf wrote \"%s\" for a double: is the "
-		                  "locale not \"C\"?",
-		                  text);
-	/* A finite double is always within the decimal limits, so only
-	 * RS_ENOMEM can come back. */
-	return decimal_write(&d, out, err, &why);
+	/* The fewest significant digits that read back as V, V rounded to
+	 * them: what printf("%.*e") and strtod find digit count by digit
+	 * count, the way this text has always been made.  Ryu's shortest
+	 * (dtoa_shortest) would be a digit shorter at 46 powers of two. */
+	dtoa_rounded(v, &digits, &exponent);
+	return write_digits(signbit(v) != 0, digits, exponent, out, err);
 }
 
 static int
@@ -719,8 +755,8 @@ read_float4(const char *s, size_t len, struct rs_canon_buf *out,
             struct rs_err *err, const char **why)
 {
 	struct rs_canon_buf wide;
-	struct decimal_text d;
-	char text[48];
+	uint32_t digits;
+	int exponent;
 	float f;
 	int rc;
 
@@ -741,17 +777,10 @@ read_float4(const char *s, size_t len, struct rs_canon_buf *out,
 	}
 	if (f == 0)
 		return buf_putc(out, '0', err);
-	for (int digits = 1; digits <= 9; digits++) {
-		snprintf(text, sizeof(text), "%.*e", digits - 1, (double)f);
-		if ((float)strtod(text, NULL) == f)
-			break;
-	}
-	if (!decimal_parse(text, strlen(text), &d))
-		return rs_err_set(err, RS_EINTERNAL,
-		                  "snprintf wrote \"%s\" for a float: is the "
-		                  "locale not \"C\"?",
-		                  text);
-	return decimal_write(&d, out, err, why);
+	/* The fewest digits that read back as F the way F was just read, as
+	 * a double rounded to a float. */
+	ftoa_rounded_via_double(f, &digits, &exponent);
+	return write_digits(signbit(f) != 0, digits, exponent, out, err);
 }
 
 /* ---- Booleans, text, bytes, uuids ------------------------------------- */

@@ -23,7 +23,10 @@
  *              are refused.  An integer's canonical text equals its
  *              decimal's, so integer and numeric(p,0) columns compare
  *              equal.  "NaN", "Infinity", "-Infinity" as for floats.
- *   float      the shortest decimal that reads back as the same double,
+ *   float      the shortest decimal that reads back as the same double
+ *              (exactly: the double rounded to the fewest significant
+ *              digits that read back, dtoa_rounded of common/dtoa.h, a
+ *              digit longer than the shortest at 46 powers of two),
  *              written as a decimal above ("0.1", "100", "1e+20" →
  *              "100000000000000000000"), so a float and a decimal holding
  *              the same number agree.  -0 is "0": SQLite stores -0.0 as
@@ -32,7 +35,9 @@
  *              (PostgreSQL's spelling; SQLite writes "Inf"; MariaDB has
  *              none).
  *   float4     single precision: the value rounded to a float, written
- *              with the fewest digits that read back as that float, as a
+ *              with the fewest digits that read back as that float (read
+ *              as a double, then rounded to a float:
+ *              ftoa_rounded_via_double of common/dtoa.h), as a
  *              decimal above (a real 3.1415927 is "3.1415927", a real
  *              0.1 is "0.1", equal to a double 0.1).  MariaDB prints a
  *              FLOAT with 6 digits only, so mysql.c reads FLOAT columns
