@@ -218,6 +218,36 @@ test_read_after_upto(void **state)
 
 /* Two rows: bytes as \x, years before 1 as BC, a NULL as a NULL
  * parameter, quotes and backslashes as they are (parameters). */
+/* Bounds are canonical keys, turned into PostgreSQL input as upserts'
+ * values are: bytes get their "\\x", a year before 1 its " BC"; the
+ * parameters are numbered and cut right although the inputs are longer
+ * than the canonical texts. */
+static void
+test_read_canonical_bounds(void **state)
+{
+	static struct rs_column kc[] = {
+		{"k", "bytea", RS_COL_BYTES},
+		{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ},
+	};
+	static int kk[] = {0, 1};
+	static struct rs_table_def blobs = {"blobs", kc, 2, kk, 2, -1};
+	struct rs_value lo[] = {V("ff00"), V("-0043-03-15T12:00:00Z")};
+	struct rs_value hi[] = {V(""), V("2026-12-03T10:00:00.5Z")};
+	struct rs_read_request r = {&blobs, NULL, 0, lo, hi, 10};
+	const char *want[] = {"\\xff00", "0044-03-15T12:00:00Z BC", "\\x",
+	                      "2026-12-03T10:00:00.5Z"};
+	struct pg_sql_query q;
+
+	(void)state;
+	assert_int_equal(pg_sql_read(&r, &q, NULL), 0);
+	assert_string_equal(q.sql, "SELECT \"k\", \"at\" FROM \"blobs\" "
+	                           "WHERE (\"k\", \"at\") > ($1, $2) AND "
+	                           "(\"k\", \"at\") <= ($3, $4) ORDER BY "
+	                           "\"k\", \"at\" LIMIT 10");
+	check_params(&q, want, 4);
+	pg_sql_query_free(&q);
+}
+
 static void
 test_upsert(void **state)
 {
@@ -589,6 +619,7 @@ main(void)
 		cmocka_unit_test(test_read_after),
 		cmocka_unit_test(test_read_upto),
 		cmocka_unit_test(test_read_after_upto),
+		cmocka_unit_test(test_read_canonical_bounds),
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
 		cmocka_unit_test(test_upsert_nul),

@@ -80,6 +80,9 @@ backend_free(struct rs_backend *backend)
 		free(backend->password);
 	}
 	url_clear(&backend->url);
+	canonical_buf_free(&backend->keys.text);
+	free(backend->keys.values);
+	free(backend->keys.offsets);
 	free(backend->shard);
 	free(backend);
 }
@@ -173,16 +176,129 @@ backend_describe(struct rs_backend *backend, const char *table,
 	               : backend->ops->describe(backend, table, cb, arg, err);
 }
 
+/* Whether an engine's text of a key of KIND is its canonical form
+ * already, on every engine: integers as decimal digits, text as it is. */
+static int
+backend_key_as_is(enum rs_col_kind kind)
+{
+	return kind == RS_COL_INTEGER || kind == RS_COL_TEXT ||
+	       kind == RS_COL_OTHER;
+}
+
+/* Whether value I of a batch of N_COLS columns is a key value that
+ * backend_keys_on_rows converts. */
+static int
+backend_key_converted(const struct rs_table_def *t, const struct rs_value *v,
+                      size_t i, int n_cols)
+{
+	int k = (int)(i % (size_t)n_cols);
+
+	return k < t->n_pk && v[i].text != NULL &&
+	       !backend_key_as_is(t->columns[t->pk[k]].kind);
+}
+
+/* The engine's batch ROWS with its key columns (the first n_pk of each
+ * row) turned canonical into BACKEND's keys buffer, then the caller's
+ * callback.  A key that has no canonical form fails the read (RS_EKEY). */
+static void
+backend_keys_on_rows(struct rs_backend *backend, int status,
+                     const struct rs_err *err, const struct rs_rows *rows,
+                     void *arg)
+{
+	const struct rs_table_def *t = backend->keys.table;
+	rs_rows_cb cb = backend->keys.cb;
+	size_t n =
+		rows != NULL ? (size_t)rows->n_rows * (size_t)rows->n_cols : 0;
+	struct rs_value *v;
+	struct rs_rows out;
+	struct rs_err local = {0};
+	int rc = 0;
+
+	(void)arg;
+	arg = backend->keys.arg;
+	backend->keys.cb = NULL;
+	if (status != 0 || rows == NULL || rows->n_rows == 0) {
+		cb(backend, status, err, rows, arg);
+		return;
+	}
+	if (n > backend->keys.cap) {
+		v = realloc(backend->keys.values, n * sizeof(*v));
+		if (v != NULL)
+			backend->keys.values = v;
+		size_t *o = v != NULL ? realloc(backend->keys.offsets,
+		                                n * sizeof(*o))
+		                      : NULL;
+		if (o == NULL) {
+			rs_err_set(&local, RS_ENOMEM, "out of memory");
+			cb(backend, RS_ENOMEM, &local, NULL, arg);
+			return;
+		}
+		backend->keys.offsets = o;
+		backend->keys.cap = n;
+	}
+	v = backend->keys.values;
+	memcpy(v, rows->values, n * sizeof(*v));
+	canonical_buf_clear(&backend->keys.text);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct rs_column *c;
+		size_t start = backend->keys.text.len;
+
+		if (!backend_key_converted(t, v, i, rows->n_cols))
+			continue;
+		c = &t->columns[t->pk[i % (size_t)rows->n_cols]];
+		rc = canonical_value(c->kind, backend_canon_src(backend),
+		                     v[i].text, v[i].len, &backend->keys.text,
+		                     &local);
+		if (rc == RS_EVALUE) {
+			char why[sizeof(local.message)];
+
+			snprintf(why, sizeof(why), "%s", local.message);
+			rc = backend_fail(backend, &local, RS_EKEY,
+			                  "table %s: primary key column %s: %s",
+			                  t->name, c->name, why);
+		}
+		backend->keys.offsets[i] = start;
+		v[i].len = backend->keys.text.len - start;
+	}
+	if (rc != 0) {
+		cb(backend, rc, &local, NULL, arg);
+		return;
+	}
+	/* The texts' buffer stops moving once every key is in. */
+	for (size_t i = 0; i < n; i++)
+		if (backend_key_converted(t, v, i, rows->n_cols))
+			v[i].text = backend->keys.text.data +
+			            backend->keys.offsets[i];
+	out = *rows;
+	out.values = v;
+	cb(backend, 0, NULL, &out, arg);
+}
+
 int
 backend_read_batch(struct rs_backend *backend,
                    const struct rs_read_request *request, rs_rows_cb cb,
                    void *arg, struct rs_err *err)
 {
+	const struct rs_table_def *t = request->table;
 	int rc = backend_enter(backend, err);
+	int convert = 0;
 
-	return rc != 0 ? rc
-	               : backend->ops->read_batch(backend, request, cb, arg,
-	                                          err);
+	for (int k = 0; rc == 0 && !backend->ops->keys_canonical && t != NULL &&
+	                k < t->n_pk;
+	     k++)
+		convert |= !backend_key_as_is(t->columns[t->pk[k]].kind);
+	if (rc != 0 || !convert)
+		return rc != 0 ? rc
+		               : backend->ops->read_batch(backend, request, cb,
+		                                          arg, err);
+	backend->keys.cb = cb;
+	backend->keys.arg = arg;
+	backend->keys.table = t;
+	rc = backend->ops->read_batch(backend, request, backend_keys_on_rows,
+	                              NULL, err);
+	if (rc != 0)
+		backend->keys.cb = NULL;
+	return rc;
 }
 
 int

@@ -13,8 +13,15 @@
  * backends, one per stream.  Results handed to a callback are borrowed for the
  * duration of the call.
  *
- * Values travel as text in the engine's own text form (struct rs_value);
- * backend/canonical.h turns them into the engine-neutral canonical form.
+ * Values travel as text (struct rs_value).  Keys cross the interface in
+ * one form in both directions, the engine-neutral canonical form of
+ * backend/canonical.h: the primary key columns of every row read, the
+ * bounds of a read, and every value written or deleted.  So a key read
+ * from PostgreSQL can be looked up, compared and deleted on MariaDB or
+ * SQLite.  The other columns of a row read stay in the engine's own text
+ * form until someone needs them canonical (canonical_value with
+ * backend_canon_src): comparing two rows of one engine needs no
+ * conversion at all.
  * Identifiers are quoted by each engine for itself; values are bound as
  * parameters (libpq, SQLite) or escaped by the driver
  * (mysql_real_escape_string), never pasted raw (DESIGN §7 rule 6).  A
@@ -79,9 +86,14 @@ struct rs_rows {
 };
 
 /* Read the next batch of TABLE in primary-key order.  Each row returned
- * holds the primary key columns first (in key order), then COLUMNS.  Key
- * values in AFTER and UPTO are in the engine's own text form, as a previous
- * read returned them. */
+ * holds the primary key columns first (in key order, canonical), then
+ * COLUMNS (in the engine's text form).  Key values in AFTER and UPTO are
+ * canonical, as a previous read returned them: a read bounded by the last
+ * key of a read starts exactly after that row.  A key with no canonical
+ * form, or (SQLite, which keeps whatever a column is given) one stored
+ * otherwise than its canonical form binds back, fails the read with
+ * RS_EKEY naming table, column and value, rather than bound a range
+ * inexactly. */
 struct rs_read_request {
 	const struct rs_table_def *table;
 	const int *columns; /* indexes into table->columns; NULL when

@@ -12,6 +12,11 @@
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
 	const char *engine; /* "postgresql", "mysql", "sqlite" */
+	/* 1 when read_batch returns the primary key columns in canonical
+	 * form itself (SQLite, which must check each key's storage on its
+	 * worker); 0 when they come in the engine's text and backend.c
+	 * converts them (backend_read_batch). */
+	int keys_canonical;
 	int (*connect)(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	               struct rs_err *err);
 	int (*describe)(struct rs_backend *backend, const char *table,
@@ -92,6 +97,17 @@ struct rs_backend {
 	void *engine;           /* engine-private state */
 	rs_backend_cb close_cb; /* set by backend_close */
 	void *close_arg;
+	/* A read whose key columns backend.c turns canonical: the caller's
+	 * callback, and the converted batch handed to it. */
+	struct {
+		rs_rows_cb cb;
+		void *arg;
+		const struct rs_table_def *table;
+		struct rs_canon_buf text; /* the converted key texts */
+		struct rs_value *values;  /* the batch, keys replaced */
+		size_t *offsets;          /* per key value, into text */
+		size_t cap;               /* of values and offsets */
+	} keys;
 };
 
 /* Fill ERR for an operation that did not finish within its bound of

@@ -65,87 +65,6 @@ my_is_integer(const struct rs_value *v)
 	return 1;
 }
 
-/* Whether V is a plain number: -digits[.digits][e[+-]digits]. */
-static int
-my_is_number(const struct rs_value *v)
-{
-	size_t i = v->len > 0 && v->text[0] == '-' ? 1 : 0;
-	size_t digits = 0;
-
-	for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9'; i++)
-		digits++;
-	if (i < v->len && v->text[i] == '.')
-		for (i++; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
-		     i++)
-			digits++;
-	if (digits == 0)
-		return 0;
-	if (i < v->len && (v->text[i] == 'e' || v->text[i] == 'E')) {
-		size_t exp = 0;
-
-		i++;
-		if (i < v->len && (v->text[i] == '+' || v->text[i] == '-'))
-			i++;
-		for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9';
-		     i++)
-			exp++;
-		if (exp == 0)
-			return 0;
-	}
-	return i == v->len;
-}
-
-/* Append the LEN bytes at FROM to B as uppercase hex, as
- * mysql_hex_string writes them.  Room for them is reserved. */
-static void
-my_buf_hex(struct rs_strbuf *b, const char *from, size_t len)
-{
-	static const char digits[] = "0123456789ABCDEF";
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)from[i];
-
-		b->text[b->len++] = digits[c >> 4];
-		b->text[b->len++] = digits[c & 0x0f];
-	}
-	b->text[b->len] = '\0';
-}
-
-int
-mysql_sql_value(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                enum rs_col_kind kind, const struct rs_value *v)
-{
-	switch (kind) {
-	case RS_COL_INTEGER:
-	case RS_COL_BOOL:
-		if (my_is_integer(v)) {
-			strbuf_add(b, v->text, v->len);
-			return b->failed ? -1 : 0;
-		}
-		break;
-	case RS_COL_DECIMAL:
-	case RS_COL_FLOAT:
-	case RS_COL_FLOAT4:
-		if (my_is_number(v)) {
-			strbuf_add(b, v->text, v->len);
-			return b->failed ? -1 : 0;
-		}
-		break;
-	case RS_COL_BYTES:
-		if (v->len > (SIZE_MAX - 4) / 2 ||
-		    strbuf_reserve(b, 2 * v->len + 3) != 0)
-			return -1;
-		b->text[b->len++] = 'X';
-		b->text[b->len++] = '\'';
-		my_buf_hex(b, v->text, v->len);
-		strbuf_add(b, "'", 1);
-		return b->failed ? -1 : 0;
-	default:
-		break;
-	}
-	return mysql_sql_quoted(b, esc, v->text, v->len);
-}
-
 int
 mysql_sql_json_checks(const char *server_info, unsigned long version)
 {
@@ -204,7 +123,7 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 
 /* Append to B the condition that keeps T's rows after the key KEY
  * (LOWER, exclusive) or up to it (inclusive), KEY being the n_pk values in
- * the engine's text form:
+ * canonical form (mysql_sql_canon turns them into literals):
  *   after:  a >= A AND ((a > A) OR (a = A AND b > B))
  *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
  * The leading comparison on the first key column gives the optimizer a
@@ -222,11 +141,14 @@ my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 
 	if (lits == NULL)
 		return -1;
-	for (int i = 0; i < t->n_pk; i++)
-		if (mysql_sql_value(&lits[i], esc, t->columns[t->pk[i]].kind,
-		                    &key[i]) != 0 ||
+	for (int i = 0; i < t->n_pk; i++) {
+		const char *why = NULL;
+
+		if (mysql_sql_canon(&lits[i], esc, t->columns[t->pk[i]].kind,
+		                    &key[i], &why) != 0 ||
 		    lits[i].failed)
 			goto out;
+	}
 	if (t->n_pk > 1) {
 		mysql_sql_ident(b, t->columns[t->pk[0]].name);
 		strbuf_str(b, lower ? " >= " : " <= ");

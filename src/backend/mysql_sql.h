@@ -75,14 +75,6 @@ void mysql_sql_column(struct rs_strbuf *b, const struct rs_column *col);
 int mysql_sql_quoted(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
                      const char *text, size_t len);
 
-/* Append the key value V of a column of KIND, in the engine's own text
- * form (as a read returned it), as an SQL literal: numbers as they are
- * once checked (a quoted number compared with a BIGINT goes through a
- * double and loses digits), bytes as X'HEX', everything else quoted and
- * escaped.  Returns 0 or -1. */
-int mysql_sql_value(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                    enum rs_col_kind kind, const struct rs_value *v);
-
 /* Append the value V of a column of KIND, given in the canonical form of
  * backend/canonical.h, as MariaDB input (see mysql_sql.c for each kind).
  * Returns 0; -1; or 1 with *WHY saying why the value is not one MariaDB

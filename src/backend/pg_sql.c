@@ -159,10 +159,12 @@ pg_sql_read(const struct rs_read_request *request, struct pg_sql_query *q,
 	struct rs_strbuf sql = {0}, keys = {0}, values = {0};
 	const char **params = NULL;
 	char number[32];
-	size_t offset = 0;
+	size_t *starts = calloc(2 * (size_t)t->n_pk + 1, sizeof(*starts));
 	int n_params = 0;
 
 	*q = (struct pg_sql_query){0};
+	if (starts == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
 			strbuf_str(&keys, ", ");
@@ -188,12 +190,15 @@ pg_sql_read(const struct rs_read_request *request, struct pg_sql_query *q,
 			snprintf(number, sizeof(number), "%s$%d",
 			         i > 0 ? ", " : "", n_params + i + 1);
 			strbuf_str(&sql, number);
-			/* The values need not end in NUL; libpq wants text
-			 * params that do.  Copy them one after another, each
-			 * with its NUL; the pointers are taken once the
-			 * buffer stops moving. */
+			/* The values are canonical and need not end in NUL;
+			 * libpq wants PostgreSQL input text params that do.
+			 * Convert them one after another, each with its NUL;
+			 * the pointers are taken once the buffer stops
+			 * moving. */
+			starts[n_params + i] = values.len;
 			if (v->text != NULL)
-				strbuf_add(&values, v->text, v->len);
+				pg_sql_input(&values, t->columns[t->pk[i]].kind,
+				             v->text, v->len);
 			strbuf_add(&values, "", 1);
 		}
 		strbuf_str(&sql, ")");
@@ -209,6 +214,7 @@ pg_sql_read(const struct rs_read_request *request, struct pg_sql_query *q,
 	if (sql.failed || keys.failed || values.failed ||
 	    (n_params > 0 && params == NULL)) {
 		free(params);
+		free(starts);
 		free(sql.text);
 		free(values.text);
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
@@ -217,14 +223,13 @@ pg_sql_read(const struct rs_read_request *request, struct pg_sql_query *q,
 	for (int b = 0; b < 2; b++) {
 		if (bound[b] == NULL)
 			continue;
-		for (int i = 0; i < t->n_pk; i++) {
-			const struct rs_value *v = &bound[b][i];
-
-			params[n_params++] =
-				v->text != NULL ? values.text + offset : NULL;
-			offset += (v->text != NULL ? v->len : 0) + 1;
-		}
+		for (int i = 0; i < t->n_pk; i++, n_params++)
+			params[n_params] =
+				bound[b][i].text != NULL
+					? values.text + starts[n_params]
+					: NULL;
 	}
+	free(starts);
 	q->sql = sql.text;
 	q->n_params = n_params;
 	q->params = params;

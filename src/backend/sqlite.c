@@ -408,156 +408,6 @@ sqlite_read_sql(const struct rs_read_request *r)
 	return strbuf_finish(&q);
 }
 
-/* Bind a key value the way the column stores it, so that comparisons
- * follow the column's type (an integer key compares as an integer). */
-static void
-sqlite_bind_key(sqlite3_stmt *stmt, int index, const struct rs_column *col,
-                const struct rs_value *v)
-{
-	char buf[32];
-
-	if (v->text == NULL) {
-		sqlite3_bind_null(stmt, index);
-	} else if (col->kind == RS_COL_INTEGER && v->len < sizeof(buf)) {
-		char *end;
-
-		memcpy(buf, v->text, v->len);
-		buf[v->len] = '\0';
-		sqlite3_bind_int64(stmt, index, strtoll(buf, &end, 10));
-	} else if (col->kind == RS_COL_BYTES) {
-		sqlite3_bind_blob(stmt, index, v->text, (int)v->len,
-		                  SQLITE_TRANSIENT);
-	} else {
-		sqlite3_bind_text(stmt, index, v->text, (int)v->len,
-		                  SQLITE_TRANSIENT);
-	}
-}
-
-static int
-sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
-{
-	if (e->arena_len + len + 1 > e->arena_cap) {
-		size_t cap = (e->arena_len + len + 1) * 2;
-		char *a = realloc(e->arena, cap);
-
-		if (a == NULL)
-			return RS_ENOMEM;
-		e->arena = a;
-		e->arena_cap = cap;
-	}
-	if (len > 0)
-		memcpy(e->arena + e->arena_len, bytes, len);
-	e->arena[e->arena_len + len] = '\0';
-	e->arena_len += len + 1;
-	return 0;
-}
-
-static void
-sqlite_work_read(struct rs_backend *backend)
-{
-	struct sqlite_engine *e = sqlite_engine(backend);
-	const struct rs_read_request *r = e->request;
-	const struct rs_table_def *t = r->table;
-	char *sql = sqlite_read_sql(r);
-	sqlite3_stmt *stmt = NULL;
-	struct rs_canon_buf real;
-	size_t k = 0;
-	int rc;
-
-	canonical_buf_init(&real);
-	e->n_rows = 0;
-	e->n_cols = t->n_pk + r->n_columns;
-	e->arena_len = 0;
-	if (sql == NULL)
-		goto nomem;
-	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		goto fail;
-	{
-		int index = 1;
-
-		for (int i = 0; r->after != NULL && i < t->n_pk; i++)
-			sqlite_bind_key(stmt, index++, &t->columns[t->pk[i]],
-			                &r->after[i]);
-		for (int i = 0; r->upto != NULL && i < t->n_pk; i++)
-			sqlite_bind_key(stmt, index++, &t->columns[t->pk[i]],
-			                &r->upto[i]);
-		sqlite3_bind_int(stmt, index, r->limit);
-	}
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (k + (size_t)e->n_cols > e->values_cap) {
-			size_t cap = (k + (size_t)e->n_cols) * 2;
-			size_t *o = realloc(e->offsets, cap * sizeof(size_t));
-
-			if (o == NULL)
-				goto nomem;
-			e->offsets = o;
-			o = realloc(e->lens, cap * sizeof(size_t));
-			if (o == NULL)
-				goto nomem;
-			e->lens = o;
-			e->values_cap = cap;
-		}
-		for (int c = 0; c < e->n_cols; c++, k++) {
-			const void *bytes = NULL;
-			int n = 0;
-
-			switch (sqlite3_column_type(stmt, c)) {
-			case SQLITE_NULL:
-				e->offsets[k] = (size_t)-1;
-				e->lens[k] = 0;
-				continue;
-			case SQLITE_FLOAT:
-				canonical_buf_clear(&real);
-				if (canonical_double(
-					    sqlite3_column_double(stmt, c),
-					    &real, NULL) != 0)
-					goto nomem;
-				bytes = real.data;
-				n = (int)real.len;
-				break;
-			case SQLITE_BLOB:
-				bytes = sqlite3_column_blob(stmt, c);
-				n = sqlite3_column_bytes(stmt, c);
-				break;
-			default:
-				bytes = sqlite3_column_text(stmt, c);
-				n = sqlite3_column_bytes(stmt, c);
-				break;
-			}
-			e->offsets[k] = e->arena_len;
-			e->lens[k] = (size_t)n;
-			if (sqlite_arena_put(e, bytes, (size_t)n) != 0)
-				goto nomem;
-		}
-		e->n_rows++;
-	}
-	if (rc != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(stmt);
-	canonical_buf_free(&real);
-	return;
-nomem:
-	sqlite3_finalize(stmt);
-	canonical_buf_free(&real);
-	e->status = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
-	return;
-fail:
-	e->status = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
-	sqlite3_finalize(stmt);
-	canonical_buf_free(&real);
-}
-
-static void
-sqlite_work_exec(struct rs_backend *backend)
-{
-	struct sqlite_engine *e = sqlite_engine(backend);
-
-	if (sqlite3_exec(e->db, e->sql, NULL, NULL, NULL) != SQLITE_OK)
-		e->status = sqlite_fail(backend, RS_EQUERY, "statement failed");
-}
-
 /* Canonical timestamp / time text in SQLite's usual form: "T" becomes a
  * space, a trailing "Z" goes (values are UTC) and so does a zero fraction.
  * Writes at most SIZE bytes into BUF; returns the length. */
@@ -669,6 +519,242 @@ sqlite_bind_canonical(struct rs_backend *backend, sqlite3_stmt *stmt, int index,
 	                         SQLITE_TRANSIENT) == SQLITE_OK
 	               ? 0
 	               : RS_ENOMEM;
+}
+
+/* Key value C of a row just read, of column T->columns[T->pk[C]], stored
+ * as TYPE (SQLITE_INTEGER …) with the text *BYTES (*N bytes, as the read
+ * takes it), turned canonical: *BYTES and *N are replaced by the canonical
+ * text in OUT, or left alone when the text is canonical already.
+ *
+ * SQLite keeps whatever a column was given, so a key is taken only when
+ * its canonical form binds back (sqlite_bind_canonical) to exactly the
+ * value stored: a range bounded by the key must start exactly where the
+ * read that returned it stopped.  A key that does not (a BLOB column
+ * holding text, a timestamp written with a 'T', an uppercase uuid) fails
+ * the read with RS_EKEY (e->err filled, naming table, column and both
+ * forms), never a read that skips rows.  RS_ENOMEM when out of memory. */
+static int
+sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
+                     int c, int type, const void **bytes, int *n,
+                     struct rs_canon_buf *out)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_column *col = &t->columns[t->pk[c]];
+	struct rs_value canon;
+	char image[64];
+	size_t image_len;
+	int exact;
+	int rc;
+
+	switch (col->kind) {
+	case RS_COL_INTEGER:
+	case RS_COL_TEXT:
+	case RS_COL_OTHER:
+	case RS_COL_FLOAT: /* a REAL is read as canonical_double already */
+	case RS_COL_FLOAT4:
+		return 0;
+	default:
+		break;
+	}
+	if (type == SQLITE_NULL ||
+	    (col->kind == RS_COL_DECIMAL && type == SQLITE_INTEGER))
+		return 0;
+	canonical_buf_clear(out);
+	rc = canonical_value(col->kind, RS_SRC_SQLITE, *bytes, (size_t)*n, out,
+	                     &e->err);
+	if (rc == RS_ENOMEM)
+		return rc;
+	canon = (struct rs_value){out->data, out->len};
+	switch (col->kind) {
+	case RS_COL_BYTES:
+		exact = rc == 0 && type == SQLITE_BLOB;
+		break;
+	case RS_COL_BOOL:
+		exact = rc == 0 && type == SQLITE_INTEGER && *n == 1;
+		break;
+	case RS_COL_TIME:
+	case RS_COL_TIMESTAMP:
+	case RS_COL_TIMESTAMPTZ:
+		image_len =
+			rc == 0 ? sqlite_time_text(&canon, image, sizeof(image))
+				: 0;
+		exact = rc == 0 && type == SQLITE_TEXT &&
+		        image_len == (size_t)*n &&
+		        memcmp(image, *bytes, image_len) == 0;
+		break;
+	default: /* bound as the text it is */
+		exact = rc == 0 &&
+		        (type == SQLITE_TEXT || type == SQLITE_FLOAT) &&
+		        canon.len == (size_t)*n &&
+		        memcmp(canon.text, *bytes, canon.len) == 0;
+		break;
+	}
+	if (!exact) {
+		static const char *const storage[] = {"?", "INTEGER", "REAL",
+		                                      "TEXT", "BLOB"};
+		char shown[TEXT_KEY_SHOWN_SIZE];
+
+		text_key_shown(*bytes, (size_t)*n, shown, sizeof(shown));
+		return backend_fail(
+			backend, &e->err, RS_EKEY,
+			"table %s: primary key column %s (%s) holds %s '%s', "
+			"whose canonical %s form %s%s%s: keys travel between "
+			"engines and bound key ranges in that form, so this "
+			"table cannot be walked exactly; rewrite the keys in "
+			"that form or declare the column TEXT",
+			t->name, col->name, col->type != NULL ? col->type : "",
+			type >= 1 && type <= 4 ? storage[type] : "?", shown,
+			canonical_kind_name(col->kind),
+			rc == 0 ? "is '" : "does not exist",
+			rc == 0 ? out->data : "", rc == 0 ? "'" : "");
+	}
+	*bytes = out->data;
+	*n = (int)out->len;
+	return 0;
+}
+
+static int
+sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
+{
+	if (e->arena_len + len + 1 > e->arena_cap) {
+		size_t cap = (e->arena_len + len + 1) * 2;
+		char *a = realloc(e->arena, cap);
+
+		if (a == NULL)
+			return RS_ENOMEM;
+		e->arena = a;
+		e->arena_cap = cap;
+	}
+	if (len > 0)
+		memcpy(e->arena + e->arena_len, bytes, len);
+	e->arena[e->arena_len + len] = '\0';
+	e->arena_len += len + 1;
+	return 0;
+}
+
+static void
+sqlite_work_read(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_read_request *r = e->request;
+	const struct rs_table_def *t = r->table;
+	char *sql = sqlite_read_sql(r);
+	sqlite3_stmt *stmt = NULL;
+	struct rs_canon_buf real, key;
+	size_t k = 0;
+	int rc;
+
+	canonical_buf_init(&real);
+	canonical_buf_init(&key);
+	e->n_rows = 0;
+	e->n_cols = t->n_pk + r->n_columns;
+	e->arena_len = 0;
+	if (sql == NULL)
+		goto nomem;
+	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		goto fail;
+	{
+		int index = 1;
+
+		for (int b = 0; b < 2; b++) {
+			const struct rs_value *bound = b ? r->upto : r->after;
+
+			for (int i = 0; bound != NULL && i < t->n_pk; i++) {
+				rc = sqlite_bind_canonical(
+					backend, stmt, index++,
+					&t->columns[t->pk[i]], &bound[i]);
+				if (rc != 0)
+					goto failed;
+			}
+		}
+		sqlite3_bind_int(stmt, index, r->limit);
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (k + (size_t)e->n_cols > e->values_cap) {
+			size_t cap = (k + (size_t)e->n_cols) * 2;
+			size_t *o = realloc(e->offsets, cap * sizeof(size_t));
+
+			if (o == NULL)
+				goto nomem;
+			e->offsets = o;
+			o = realloc(e->lens, cap * sizeof(size_t));
+			if (o == NULL)
+				goto nomem;
+			e->lens = o;
+			e->values_cap = cap;
+		}
+		for (int c = 0; c < e->n_cols; c++, k++) {
+			const void *bytes = NULL;
+			int n = 0;
+
+			switch (sqlite3_column_type(stmt, c)) {
+			case SQLITE_NULL:
+				e->offsets[k] = (size_t)-1;
+				e->lens[k] = 0;
+				continue;
+			case SQLITE_FLOAT:
+				canonical_buf_clear(&real);
+				if (canonical_double(
+					    sqlite3_column_double(stmt, c),
+					    &real, NULL) != 0)
+					goto nomem;
+				bytes = real.data;
+				n = (int)real.len;
+				break;
+			case SQLITE_BLOB:
+				bytes = sqlite3_column_blob(stmt, c);
+				n = sqlite3_column_bytes(stmt, c);
+				break;
+			default:
+				bytes = sqlite3_column_text(stmt, c);
+				n = sqlite3_column_bytes(stmt, c);
+				break;
+			}
+			if (c < t->n_pk) {
+				rc = sqlite_key_canonical(
+					backend, t, c,
+					sqlite3_column_type(stmt, c), &bytes,
+					&n, &key);
+				if (rc != 0)
+					goto failed;
+			}
+			e->offsets[k] = e->arena_len;
+			e->lens[k] = (size_t)n;
+			if (sqlite_arena_put(e, bytes, (size_t)n) != 0)
+				goto nomem;
+		}
+		e->n_rows++;
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
+	canonical_buf_free(&key);
+	return;
+nomem:
+	rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+failed: /* RC and e->err say why */
+	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
+	canonical_buf_free(&key);
+	e->status = rc;
+	return;
+fail:
+	e->status = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
+	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
+	canonical_buf_free(&key);
+}
+
+static void
+sqlite_work_exec(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (sqlite3_exec(e->db, e->sql, NULL, NULL, NULL) != SQLITE_OK)
+		e->status = sqlite_fail(backend, RS_EQUERY, "statement failed");
 }
 
 /* INSERT INTO t (c…) VALUES (?…) ON CONFLICT (pk…) DO UPDATE SET c =
@@ -1772,6 +1858,7 @@ sqlite_close(struct rs_backend *backend,
 
 const struct rs_backend_ops backend_sqlite_ops = {
 	.engine = "sqlite",
+	.keys_canonical = 1,
 	.connect = sqlite_connect,
 	.describe = sqlite_describe,
 	.read_batch = sqlite_read_batch,

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/canonical.h"
 #include "engine/walk.h"
 #include "engine/marker.h"
 #include "engine/streams.h"
@@ -167,52 +166,33 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return rc;
 }
 
-/* The canonical primary keys of the rows to delete, for delete_keys. */
+/* The primary keys of the rows to delete, for delete_keys: the rows'
+ * first n_pk values, canonical as every read returns them.  KEYS->values
+ * is the caller's to free; the texts stay ROWS'. */
 static int
 purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
            const struct rs_owner *owners, const char *keep,
-           struct rs_rowbuf *keys, struct rs_canon_buf *text,
-           struct rs_err *err)
+           struct rs_rowbuf *keys, struct rs_err *err)
 {
-	int n_pk = walk->def->n_pk, n = 0, rc = 0;
-	size_t *offsets;
+	int n_pk = walk->def->n_pk, n = 0;
 
 	keys->n_cols = n_pk;
 	keys->values = malloc(sizeof(struct rs_value) *
 	                      ((size_t)rows->n_rows * (size_t)n_pk + 1));
-	offsets =
-		calloc((size_t)rows->n_rows * (size_t)n_pk + 1, sizeof(size_t));
-	if (keys->values == NULL || offsets == NULL) {
-		free(offsets);
+	if (keys->values == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	}
-	canonical_buf_clear(text);
-	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
-		const struct rs_value *row = rowbuf_row(rows, r);
-
+	for (int r = 0; r < rows->n_rows; r++) {
 		if ((owners[r].shard == walk->shard &&
 		     owners[r].table == walk->slot) ||
 		    keep[r])
 			continue;
-		for (int k = 0; k < n_pk && rc == 0; k++) {
-			offsets[n * n_pk + k] = text->len;
-			rc = canonical_value(
-				walk->def->columns[walk->def->pk[k]].kind,
-				backend_canon_src(walk->backend), row[k].text,
-				row[k].len, text, err);
-			keys->values[n * n_pk + k].len =
-				text->len - offsets[n * n_pk + k];
-		}
-		/* A key that failed half way is not a row to delete, and
-		 * its later offsets were never set. */
-		if (rc == 0)
-			n++;
+		memcpy(&keys->values[(size_t)n * (size_t)n_pk],
+		       rowbuf_row(rows, r),
+		       sizeof(struct rs_value) * (size_t)n_pk);
+		n++;
 	}
-	for (int i = 0; i < n * n_pk; i++)
-		keys->values[i].text = text->data + offsets[i];
 	keys->n_rows = n;
-	free(offsets);
-	return rc;
+	return 0;
 }
 
 static int
@@ -224,7 +204,6 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	struct purge_range range = {after, upto, NULL, 0};
 	struct rs_rowbuf keys = {0};
 	struct rs_owner *owners;
-	struct rs_canon_buf text;
 	int rc;
 
 	(void)checksum;
@@ -232,7 +211,6 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	rc = steps_owners(walk, rows, &owners, err);
 	if (rc != 0)
 		return rc;
-	canonical_buf_init(&text);
 	range.keep = calloc((size_t)rows->n_rows + 1, 1);
 	if (range.keep == NULL)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
@@ -241,8 +219,7 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		rc = steps_each_new_owner(walk, rows, owners, purge_confirm,
 		                          &range, err);
 	if (rc == 0)
-		rc = purge_keys(walk, rows, owners, range.keep, &keys, &text,
-		                err);
+		rc = purge_keys(walk, rows, owners, range.keep, &keys, err);
 	if (rc == 0 && keys.n_rows > 0) {
 		struct rs_rows del = {keys.n_rows, keys.n_cols, keys.values};
 
@@ -255,7 +232,6 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	*(int64_t *)walk->arg += range.kept;
 	free(range.keep);
 	free(keys.values);
-	canonical_buf_free(&text);
 	free(owners);
 	return rc;
 }
