@@ -17,15 +17,10 @@
  * transaction when the schema is created), so it is committed before the
  * function returns.  Every value is bound, never pasted into SQL.
  *
- * The run lock is flock(2) on the journal file itself, taken without
- * waiting: there is no side file an operator could delete to get around
- * it.  A refused process, and status, name the holder from the last row of
- * runs (the holder records itself right after it takes the lock); the
- * lock, not that row, is the truth (the kernel drops it when the holder
- * dies).
+ * The run lock is in journal_lock.c; what journal_impl.h declares is
+ * shared with it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -33,12 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "journal/journal.h"
+#include "journal/journal_impl.h"
 
 #define JOURNAL_STR_(x) #x
 #define JOURNAL_STR(x)  JOURNAL_STR_(x)
@@ -46,12 +41,6 @@
 /* How long a statement waits for another connection (a reader's
  * checkpoint, status) before it fails with SQLITE_BUSY. */
 #define JOURNAL_BUSY_TIMEOUT_MS 5000
-
-/* A refused flock is retried this often, this far apart, before the
- * journal is reported busy: journal_lock_holder takes the lock shared for
- * an instant, which must not make a starting run fail. */
-#define JOURNAL_LOCK_TRIES    5
-#define JOURNAL_LOCK_PAUSE_MS 10
 
 /* The size of a step name in the records, terminator included. */
 #define JOURNAL_STEP_NAME_SIZE sizeof(((struct rs_step_record *)0)->name)
@@ -167,9 +156,7 @@ journal_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Format MS (Unix milliseconds) as "2026-12-02 10:04:32" in UTC into BUF;
- * a time gmtime cannot represent gives "?". */
-static void
+void
 journal_format_time(int64_t ms, char *buf, size_t size)
 {
 	time_t secs = (time_t)(ms / 1000);
@@ -345,118 +332,6 @@ journal_column_copy(sqlite3_stmt *stmt, int col, char *buf, size_t size)
 	const unsigned char *text = sqlite3_column_text(stmt, col);
 
 	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
-}
-
-/* Describe the run recorded last in the journal at PATH into OUT, as "pid
- * 123 on host db-admin since 2026-12-02 10:04:32 UTC"; returns 1, or 0 with
- * "another process" when the holder has not recorded itself yet (it does
- * right after it takes the lock, once the schema exists) or the journal
- * cannot be read. */
-static int
-journal_read_holder(const char *path, char *out, size_t size)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *stmt = NULL;
-	int found = 0;
-
-	snprintf(out, size, "another process");
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
-	            SQLITE_OK &&
-	    sqlite3_busy_timeout(db, 200) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db,
-	                       "SELECT pid, host, started_at FROM runs "
-	                       "ORDER BY id DESC LIMIT 1",
-	                       -1, &stmt, NULL) == SQLITE_OK &&
-	    sqlite3_step(stmt) == SQLITE_ROW) {
-		char since[32];
-		const unsigned char *host = sqlite3_column_text(stmt, 1);
-
-		journal_format_time(sqlite3_column_int64(stmt, 2), since,
-		                    sizeof(since));
-		snprintf(out, size, "pid %lld on host %s since %s UTC",
-		         (long long)sqlite3_column_int64(stmt, 0),
-		         host != NULL ? (const char *)host : "?", since);
-		found = 1;
-	}
-	sqlite3_finalize(stmt);
-	sqlite3_close(db);
-	return found;
-}
-
-/* Take the run lock on the journal file PATH itself (creating it empty if
- * needed) without waiting; *FD is the locked descriptor (close-on-exec, so
- * hook commands do not inherit the lock).  The lock is flock(2), which on a
- * local file system is independent of SQLite's own POSIX locks on the
- * same file; it cannot be lifted by deleting a side file, and deleting the
- * journal itself makes a new journal that the shard markers then refuse.
- * RS_EBUSY naming the holder when another open file holds the lock
- * (another process, or this one through another journal_open), RS_EIO when
- * the file cannot be opened or locked. */
-static int
-journal_lock(const char *path, int *fd, struct rs_err *err)
-{
-	int tries = 0;
-	int lfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-
-	*fd = -1;
-	if (lfd < 0)
-		return rs_err_set(err, RS_EIO, "cannot open the journal %s: %s",
-		                  path, strerror(errno));
-	while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK || ++tries >= JOURNAL_LOCK_TRIES) {
-			int busy = errno == EWOULDBLOCK;
-
-			close(lfd);
-			if (busy) {
-				char holder[512];
-
-				journal_read_holder(path, holder,
-				                    sizeof(holder));
-				return rs_err_set(
-					err, RS_EBUSY,
-					"journal %s is in use by %s; wait for "
-					"it to finish or stop it",
-					path, holder);
-			}
-			return rs_err_set(err, RS_EIO, "cannot lock %s: %s",
-			                  path, strerror(errno));
-		}
-		nanosleep(
-			&(struct timespec){0, JOURNAL_LOCK_PAUSE_MS * 1000000L},
-			NULL);
-	}
-	*fd = lfd;
-	return 0;
-}
-
-int
-journal_lock_file(const char *path, int *fd, struct rs_err *err)
-{
-	return journal_lock(path, fd, err);
-}
-
-/* Errors (no journal, an unreadable one) count as "nobody holds it": status
- * must not fail for want of a journal. */
-int
-journal_lock_holder(const char *path, char *holder, size_t size)
-{
-	int fd, held = 0;
-
-	if (size > 0)
-		holder[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* no journal: never run, so nobody holds it */
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-		flock(fd, LOCK_UN);
-	else if (errno == EWOULDBLOCK)
-		held = 1;
-	close(fd);
-	if (held)
-		journal_read_holder(path, holder, size);
-	return held;
 }
 
 /* Free JOURNAL's memory and handles without recording anything (the lock,
@@ -848,7 +723,7 @@ journal_open(const char *path, const char *fingerprint, const char *plan_text,
 			"journal %s opened without a plan fingerprint "
 			"(a bug: please report it)",
 			path);
-	rc = journal_lock(path, &lock_fd, err);
+	rc = journal_lock_file(path, &lock_fd, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
