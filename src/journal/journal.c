@@ -35,6 +35,7 @@
 
 #include "journal/journal.h"
 #include "journal/journal_impl.h"
+#include "common/strbuf.h"
 
 #define JOURNAL_STR_(x) #x
 #define JOURNAL_STR(x)  JOURNAL_STR_(x)
@@ -1180,21 +1181,18 @@ void
 journal_event(struct rs_journal *journal, const char *level, const char *fmt,
               ...)
 {
+	struct rs_strbuf text = {0};
 	sqlite3_stmt *stmt;
 	va_list ap;
 	char *message;
-	int len;
 
 	if (journal == NULL || journal->readonly)
 		return;
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vprintf(&text, fmt, ap);
 	va_end(ap);
-	if (len < 0 || (message = malloc((size_t)len + 1)) == NULL)
+	if ((message = strbuf_finish(&text)) == NULL)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(message, (size_t)len + 1, fmt, ap);
-	va_end(ap);
 	/* One event, one line of the tail. */
 	for (char *p = message; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -1218,9 +1216,9 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 char *
 journal_events_tail(struct rs_journal *journal, int n)
 {
+	struct rs_strbuf out = {0};
 	sqlite3_stmt *stmt;
-	char *out = NULL, when[32];
-	size_t len = 0, cap = 256;
+	char when[32];
 	int rc;
 
 	if (journal == NULL || n < 0 ||
@@ -1230,44 +1228,30 @@ journal_events_tail(struct rs_journal *journal, int n)
 	                    "LIMIT ?1) ORDER BY id",
 	                    &stmt, NULL) != 0)
 		return NULL;
-	rc = journal_bind_int64(stmt, 1, n, SQLITE_OK);
-	if (rc == SQLITE_OK && (out = malloc(cap)) != NULL)
-		out[0] = '\0';
-	while (out != NULL && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	if (journal_bind_int64(stmt, 1, n, SQLITE_OK) != SQLITE_OK) {
+		sqlite3_finalize(stmt);
+		return NULL;
+	}
+	/* Running out of memory is sticky: strbuf_finish gives NULL then. */
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		const unsigned char *level = sqlite3_column_text(stmt, 1);
 		const unsigned char *message = sqlite3_column_text(stmt, 2);
-		size_t need;
 
 		journal_format_time(sqlite3_column_int64(stmt, 0), when,
 		                    sizeof(when));
-		need = strlen(when) + 1 +
-		       (level != NULL ? strlen((const char *)level) : 0) + 1 +
-		       (message != NULL ? strlen((const char *)message) : 0) +
-		       2;
-		if (len + need > cap) {
-			char *grown;
-
-			while (len + need > cap)
-				cap *= 2;
-			grown = realloc(out, cap);
-			if (grown == NULL) {
-				free(out);
-				out = NULL;
-				break;
-			}
-			out = grown;
-		}
-		len += (size_t)snprintf(
-			out + len, cap - len, "%s %s %s\n", when,
-			level != NULL ? (const char *)level : "",
-			message != NULL ? (const char *)message : "");
+		strbuf_str(&out, when);
+		strbuf_str(&out, " ");
+		strbuf_str(&out, level != NULL ? (const char *)level : "");
+		strbuf_str(&out, " ");
+		strbuf_str(&out, message != NULL ? (const char *)message : "");
+		strbuf_str(&out, "\n");
 	}
 	sqlite3_finalize(stmt);
-	if (out != NULL && rc != SQLITE_DONE) {
-		free(out);
-		out = NULL;
+	if (rc != SQLITE_DONE) {
+		strbuf_clear(&out);
+		return NULL;
 	}
-	return out;
+	return strbuf_finish(&out);
 }
 
 /* On error nothing is recorded and the code of journal_fail is returned. */
