@@ -497,6 +497,21 @@ test_changed_plan_is_refused(void **state)
 	                             "\"name = orders-3x\"");
 	assert_contains(err.message, "and 2 more");
 
+	/* A long line is named by its first 90 bytes. */
+	char long_plan[512], named[128];
+	char line[201];
+
+	memset(line, 'y', sizeof(line) - 1);
+	memcpy(line, "options.note = ", strlen("options.note = "));
+	line[sizeof(line) - 1] = '\0';
+	snprintf(long_plan, sizeof(long_plan), "%s%s\n", PLAN, line);
+	assert_int_equal(journal_open(path, OTHER_FINGERPRINT, long_plan,
+	                              &journal, &err),
+	                 RS_EPLAN);
+	snprintf(named, sizeof(named), "was: (not set), now: \"%.90s\"; ",
+	         line);
+	assert_contains(err.message, named);
+
 	assert_int_equal(
 		journal_open(path, OTHER_FINGERPRINT, PLAN, &journal, &err),
 		RS_EPLAN);

@@ -12,6 +12,7 @@
 
 #include "journal/journal.h"
 #include "journal/journal_impl.h"
+#include "common/strbuf.h"
 
 /* At most this many differing plan lines are named in a refusal, each cut
  * to this many bytes so that the advice after them fits in the message. */
@@ -111,43 +112,56 @@ journal_line_key(const char *line)
 	return len;
 }
 
+/* Append LINE to OUT in quotes, cut to JOURNAL_DIFF_LINE_MAX bytes, or
+ * "(not set)" when it is NULL (the line is absent). */
+static void
+journal_diff_line(struct rs_strbuf *out, const char *line)
+{
+	if (line == NULL) {
+		strbuf_str(out, "(not set)");
+		return;
+	}
+	strbuf_str(out, "\"");
+	strbuf_add(out, line, strnlen(line, JOURNAL_DIFF_LINE_MAX));
+	strbuf_str(out, "\"");
+}
+
 /* Append one difference (WAS or NOW may be NULL: the line is absent) to
  * OUT. */
 static void
-journal_diff_add(char *out, size_t size, const char *was, const char *now)
+journal_diff_add(struct rs_strbuf *out, const char *was, const char *now)
 {
-	size_t used = strlen(out);
-
-	snprintf(out + used, size - used, "%swas: %s%.*s%s, now: %s%.*s%s",
-	         used > 0 ? "; " : "", was ? "\"" : "", JOURNAL_DIFF_LINE_MAX,
-	         was ? was : "(not set)", was ? "\"" : "", now ? "\"" : "",
-	         JOURNAL_DIFF_LINE_MAX, now ? now : "(not set)",
-	         now ? "\"" : "");
+	if (out->len > 0)
+		strbuf_str(out, "; ");
+	strbuf_str(out, "was: ");
+	journal_diff_line(out, was);
+	strbuf_str(out, ", now: ");
+	journal_diff_line(out, now);
 }
 
-/* Describe into OUT how plan text NEW differs from OLD, setting by setting
- * (a changed value pairs the old and new line of the same setting), naming
- * at most JOURNAL_DIFF_LINES differences and counting the rest.  RS_ENOMEM
- * on failure. */
-static int
-journal_plan_diff(const char *old, const char *new, char *out, size_t size)
+/* How plan text NEW differs from OLD, setting by setting (a changed value
+ * pairs the old and new line of the same setting), naming at most
+ * JOURNAL_DIFF_LINES differences and counting the rest: a malloc'd string
+ * (free it), "" when no line differs, NULL when out of memory. */
+static char *
+journal_plan_diff(const char *old, const char *new)
 {
+	struct rs_strbuf out = {0};
 	struct journal_lines was, now;
 	size_t shown = 0, more = 0, i, j;
 	char *paired;
 
-	out[0] = '\0';
 	if (journal_split_lines(old, &was) != 0)
-		return RS_ENOMEM;
+		return NULL;
 	if (journal_split_lines(new, &now) != 0) {
 		journal_lines_free(&was);
-		return RS_ENOMEM;
+		return NULL;
 	}
 	paired = calloc(now.n + 1, 1);
 	if (paired == NULL) {
 		journal_lines_free(&was);
 		journal_lines_free(&now);
-		return RS_ENOMEM;
+		return NULL;
 	}
 	for (i = 0; i < was.n; i++) {
 		const char *match = NULL;
@@ -165,7 +179,7 @@ journal_plan_diff(const char *old, const char *new, char *out, size_t size)
 			}
 		}
 		if (shown < JOURNAL_DIFF_LINES) {
-			journal_diff_add(out, size, was.line[i], match);
+			journal_diff_add(&out, was.line[i], match);
 			shown++;
 		} else {
 			more++;
@@ -175,21 +189,22 @@ journal_plan_diff(const char *old, const char *new, char *out, size_t size)
 		if (paired[j] || journal_lines_have(&was, now.line[j]))
 			continue;
 		if (shown < JOURNAL_DIFF_LINES) {
-			journal_diff_add(out, size, NULL, now.line[j]);
+			journal_diff_add(&out, NULL, now.line[j]);
 			shown++;
 		} else {
 			more++;
 		}
 	}
 	if (more > 0) {
-		size_t used = strlen(out);
+		char count[48];
 
-		snprintf(out + used, size - used, "; and %zu more", more);
+		snprintf(count, sizeof(count), "; and %zu more", more);
+		strbuf_str(&out, count);
 	}
 	free(paired);
 	journal_lines_free(&was);
 	journal_lines_free(&now);
-	return 0;
+	return strbuf_finish(&out);
 }
 
 int
@@ -197,7 +212,7 @@ journal_check_plan(struct rs_journal *journal, const char *fingerprint,
                    const char *plan_text, struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
-	char diff[768];
+	char *diff;
 	int rc = journal_prepare(journal,
 	                         "SELECT fingerprint, plan_text FROM setup "
 	                         "WHERE id = 1",
@@ -225,21 +240,23 @@ journal_check_plan(struct rs_journal *journal, const char *fingerprint,
 		sqlite3_finalize(stmt);
 		return 0;
 	}
-	rc = journal_plan_diff((const char *)sqlite3_column_text(stmt, 1),
-	                       plan_text, diff, sizeof(diff));
+	diff = journal_plan_diff((const char *)sqlite3_column_text(stmt, 1),
+	                         plan_text);
 	sqlite3_finalize(stmt);
-	if (rc != 0)
+	if (diff == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	return rs_err_set(err, RS_EPLAN,
-	                  "journal %s was started with another plan: %s; "
-	                  "restore the plan that started this run, or move the "
-	                  "journal %s aside to start a new run",
-	                  journal->path,
-	                  diff[0] != '\0' ? diff
-	                                  : "no setting shown differs, so a "
-	                                    "secret or a setting left out of "
-	                                    "the plan text changed",
-	                  journal->path);
+	rc = rs_err_set(err, RS_EPLAN,
+	                "journal %s was started with another plan: %s; "
+	                "restore the plan that started this run, or move the "
+	                "journal %s aside to start a new run",
+	                journal->path,
+	                diff[0] != '\0' ? diff
+	                                : "no setting shown differs, so a "
+	                                  "secret or a setting left out of "
+	                                  "the plan text changed",
+	                journal->path);
+	free(diff);
+	return rc;
 }
 
 /* NULL on any error (a journal that cannot be read, out of memory). */
