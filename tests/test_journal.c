@@ -497,6 +497,21 @@ test_changed_plan_is_refused(void **state)
 	                             "\"name = orders-3x\"");
 	assert_contains(err.message, "and 2 more");
 
+	/* A long line is named by its first 90 bytes. */
+	char long_plan[512], named[128];
+	char line[201];
+
+	memset(line, 'y', sizeof(line) - 1);
+	memcpy(line, "options.note = ", strlen("options.note = "));
+	line[sizeof(line) - 1] = '\0';
+	snprintf(long_plan, sizeof(long_plan), "%s%s\n", PLAN, line);
+	assert_int_equal(journal_open(path, OTHER_FINGERPRINT, long_plan,
+	                              &journal, &err),
+	                 RS_EPLAN);
+	snprintf(named, sizeof(named), "was: (not set), now: \"%.90s\"; ",
+	         line);
+	assert_contains(err.message, named);
+
 	assert_int_equal(
 		journal_open(path, OTHER_FINGERPRINT, PLAN, &journal, &err),
 		RS_EPLAN);
@@ -594,6 +609,54 @@ test_events_tail(void **state)
 	free(tail);
 	unsetenv("TZ");
 	tzset();
+	journal_close(journal, "done");
+}
+
+/* A tail far past any first allocation, and an event longer than one:
+ * every line is there, whole and in order. */
+static void
+test_events_tail_grows(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	char long_message[3001], *tail;
+	const char *p;
+	size_t expect = 0;
+
+	(void)state;
+	memset(long_message, 'x', sizeof(long_message) - 1);
+	long_message[sizeof(long_message) - 1] = '\0';
+	for (int i = 0; i < 40; i++) {
+		journal_event(journal, "info",
+		              "event %02d of the tail, padded "
+		              "to be longer than a short line",
+		              i);
+		/* "YYYY-MM-DD HH:MM:SS " and "info " and the newline. */
+		expect += 20 + 5 +
+		          strlen("event 00 of the tail, padded to be "
+		                 "longer than a short line") +
+		          1;
+	}
+	journal_event(journal, "warn", "%s", long_message);
+	expect += 20 + 5 + strlen(long_message) + 1;
+
+	tail = journal_events_tail(journal, 41);
+	assert_non_null(tail);
+	assert_int_equal(strlen(tail), expect);
+	p = tail;
+	for (int i = 0; i < 40; i++) {
+		char line[80];
+
+		snprintf(line, sizeof(line),
+		         " info event %02d of the tail, padded to be longer "
+		         "than a short line\n",
+		         i);
+		assert_memory_equal(p + 19, line, strlen(line));
+		p += 19 + strlen(line);
+	}
+	assert_memory_equal(p + 19, " warn ", 6);
+	assert_memory_equal(p + 25, long_message, strlen(long_message));
+	assert_string_equal(p + 25 + strlen(long_message), "\n");
+	free(tail);
 	journal_close(journal, "done");
 }
 
@@ -816,6 +879,8 @@ main(void)
 	                                        setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_tail, setup,
+	                                        teardown),
+		cmocka_unit_test_setup_teardown(test_events_tail_grows, setup,
 	                                        teardown),
 		cmocka_unit_test_setup_teardown(
 			test_other_schema_version_is_refused, setup, teardown),

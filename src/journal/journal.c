@@ -17,15 +17,11 @@
  * transaction when the schema is created), so it is committed before the
  * function returns.  Every value is bound, never pasted into SQL.
  *
- * The run lock is flock(2) on the journal file itself, taken without
- * waiting: there is no side file an operator could delete to get around
- * it.  A refused process, and status, name the holder from the last row of
- * runs (the holder records itself right after it takes the lock); the
- * lock, not that row, is the truth (the kernel drops it when the holder
- * dies).
+ * The run lock is in journal_lock.c, and the plan pinned in the setup row,
+ * with the comparison that refuses a changed plan, in journal_plan.c;
+ * journal_impl.h declares what they share with this file.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -33,12 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "journal/journal.h"
+#include "journal/journal_impl.h"
+#include "common/strbuf.h"
 
 #define JOURNAL_STR_(x) #x
 #define JOURNAL_STR(x)  JOURNAL_STR_(x)
@@ -47,27 +44,8 @@
  * checkpoint, status) before it fails with SQLITE_BUSY. */
 #define JOURNAL_BUSY_TIMEOUT_MS 5000
 
-/* A refused flock is retried this often, this far apart, before the
- * journal is reported busy: journal_lock_holder takes the lock shared for
- * an instant, which must not make a starting run fail. */
-#define JOURNAL_LOCK_TRIES    5
-#define JOURNAL_LOCK_PAUSE_MS 10
-
 /* The size of a step name in the records, terminator included. */
 #define JOURNAL_STEP_NAME_SIZE sizeof(((struct rs_step_record *)0)->name)
-
-/* At most this many differing plan lines are named in a refusal, each cut
- * to this many bytes so that the advice after them fits in the message. */
-#define JOURNAL_DIFF_LINES    3
-#define JOURNAL_DIFF_LINE_MAX 90
-
-struct rs_journal {
-	sqlite3 *db;
-	char *path;     /* the journal file, for messages */
-	int lock_fd;    /* the flock'd journal file, -1 when read-only */
-	int readonly;   /* opened by journal_open_readonly */
-	int64_t run_id; /* this process's row in runs, 0 when read-only */
-};
 
 /* Rows purge kept on a shard that no longer owns them: their owner has no
  * copy and no record of deleting them (written to the old owner by a
@@ -157,8 +135,9 @@ static const char *const journal_step_states[] = {
 	[RS_STEP_STOPPED] = "stopped",
 };
 
-/* The current time in Unix milliseconds. */
-static int64_t
+/* The helpers of journal_impl.h (their contracts are there), with the
+ * static ones only this file uses among them. */
+int64_t
 journal_now_ms(void)
 {
 	struct timespec ts;
@@ -167,9 +146,7 @@ journal_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Format MS (Unix milliseconds) as "2026-12-02 10:04:32" in UTC into BUF;
- * a time gmtime cannot represent gives "?". */
-static void
+void
 journal_format_time(int64_t ms, char *buf, size_t size)
 {
 	time_t secs = (time_t)(ms / 1000);
@@ -180,12 +157,7 @@ journal_format_time(int64_t ms, char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
-/* Record in ERR that the SQLite call described by WHAT (and SUBJECT, may be
- * NULL) failed with RC; returns the code: RS_ENOMEM when SQLite ran out of
- * memory, RS_EINTERNAL for a chunk of a step never begun (the one foreign
- * key), else RS_EIO, with SQLite's message, the journal's path and whether
- * a retry may help (SQLITE_BUSY). */
-static int
+int
 journal_fail(struct rs_journal *journal, int rc, const char *what,
              const char *subject, struct rs_err *err)
 {
@@ -209,9 +181,7 @@ journal_fail(struct rs_journal *journal, int rc, const char *what,
 	return code;
 }
 
-/* Prepare SQL on JOURNAL into *STMT; on error *STMT is NULL and the code
- * of journal_fail is returned. */
-static int
+int
 journal_prepare(struct rs_journal *journal, const char *sql,
                 sqlite3_stmt **stmt, struct rs_err *err)
 {
@@ -241,9 +211,7 @@ journal_prepare_write(struct rs_journal *journal, const char *sql,
 	return journal_prepare(journal, sql, stmt, err);
 }
 
-/* Bind TEXT (NULL binds SQL NULL) unless an earlier bind failed: RC is the
- * earlier result, and the first failure is what comes back. */
-static int
+int
 journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc)
 {
 	if (rc != SQLITE_OK)
@@ -253,8 +221,7 @@ journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc)
 	return sqlite3_bind_text(stmt, index, text, -1, SQLITE_STATIC);
 }
 
-/* As journal_bind_text, for an integer. */
-static int
+int
 journal_bind_int64(sqlite3_stmt *stmt, int index, int64_t value, int rc)
 {
 	if (rc != SQLITE_OK)
@@ -278,10 +245,7 @@ journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
 	return code;
 }
 
-/* Run STMT, a statement returning no rows, to completion and finalize it;
- * BIND_RC is the outcome of binding its parameters.  On error the code of
- * journal_fail is returned and nothing was changed. */
-static int
+int
 journal_finish(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
                const char *what, const char *subject, struct rs_err *err)
 {
@@ -321,9 +285,7 @@ journal_query_int(struct rs_journal *journal, const char *sql, int64_t *value,
 	return journal_done(journal, stmt, rc, "read", sql, err);
 }
 
-/* A copy of column COL of STMT's current row (NULL stays NULL); on failure
- * to allocate sets *FAILED. */
-static char *
+char *
 journal_column_dup(sqlite3_stmt *stmt, int col, int *failed)
 {
 	const unsigned char *text = sqlite3_column_text(stmt, col);
@@ -345,118 +307,6 @@ journal_column_copy(sqlite3_stmt *stmt, int col, char *buf, size_t size)
 	const unsigned char *text = sqlite3_column_text(stmt, col);
 
 	snprintf(buf, size, "%s", text != NULL ? (const char *)text : "");
-}
-
-/* Describe the run recorded last in the journal at PATH into OUT, as "pid
- * 123 on host db-admin since 2026-12-02 10:04:32 UTC"; returns 1, or 0 with
- * "another process" when the holder has not recorded itself yet (it does
- * right after it takes the lock, once the schema exists) or the journal
- * cannot be read. */
-static int
-journal_read_holder(const char *path, char *out, size_t size)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *stmt = NULL;
-	int found = 0;
-
-	snprintf(out, size, "another process");
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
-	            SQLITE_OK &&
-	    sqlite3_busy_timeout(db, 200) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db,
-	                       "SELECT pid, host, started_at FROM runs "
-	                       "ORDER BY id DESC LIMIT 1",
-	                       -1, &stmt, NULL) == SQLITE_OK &&
-	    sqlite3_step(stmt) == SQLITE_ROW) {
-		char since[32];
-		const unsigned char *host = sqlite3_column_text(stmt, 1);
-
-		journal_format_time(sqlite3_column_int64(stmt, 2), since,
-		                    sizeof(since));
-		snprintf(out, size, "pid %lld on host %s since %s UTC",
-		         (long long)sqlite3_column_int64(stmt, 0),
-		         host != NULL ? (const char *)host : "?", since);
-		found = 1;
-	}
-	sqlite3_finalize(stmt);
-	sqlite3_close(db);
-	return found;
-}
-
-/* Take the run lock on the journal file PATH itself (creating it empty if
- * needed) without waiting; *FD is the locked descriptor (close-on-exec, so
- * hook commands do not inherit the lock).  The lock is flock(2), which on a
- * local file system is independent of SQLite's own POSIX locks on the
- * same file; it cannot be lifted by deleting a side file, and deleting the
- * journal itself makes a new journal that the shard markers then refuse.
- * RS_EBUSY naming the holder when another open file holds the lock
- * (another process, or this one through another journal_open), RS_EIO when
- * the file cannot be opened or locked. */
-static int
-journal_lock(const char *path, int *fd, struct rs_err *err)
-{
-	int tries = 0;
-	int lfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-
-	*fd = -1;
-	if (lfd < 0)
-		return rs_err_set(err, RS_EIO, "cannot open the journal %s: %s",
-		                  path, strerror(errno));
-	while (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK || ++tries >= JOURNAL_LOCK_TRIES) {
-			int busy = errno == EWOULDBLOCK;
-
-			close(lfd);
-			if (busy) {
-				char holder[512];
-
-				journal_read_holder(path, holder,
-				                    sizeof(holder));
-				return rs_err_set(
-					err, RS_EBUSY,
-					"journal %s is in use by %s; wait for "
-					"it to finish or stop it",
-					path, holder);
-			}
-			return rs_err_set(err, RS_EIO, "cannot lock %s: %s",
-			                  path, strerror(errno));
-		}
-		nanosleep(
-			&(struct timespec){0, JOURNAL_LOCK_PAUSE_MS * 1000000L},
-			NULL);
-	}
-	*fd = lfd;
-	return 0;
-}
-
-int
-journal_lock_file(const char *path, int *fd, struct rs_err *err)
-{
-	return journal_lock(path, fd, err);
-}
-
-/* Errors (no journal, an unreadable one) count as "nobody holds it": status
- * must not fail for want of a journal. */
-int
-journal_lock_holder(const char *path, char *holder, size_t size)
-{
-	int fd, held = 0;
-
-	if (size > 0)
-		holder[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* no journal: never run, so nobody holds it */
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-		flock(fd, LOCK_UN);
-	else if (errno == EWOULDBLOCK)
-		held = 1;
-	close(fd);
-	if (held)
-		journal_read_holder(path, holder, size);
-	return held;
 }
 
 /* Free JOURNAL's memory and handles without recording anything (the lock,
@@ -568,241 +418,19 @@ static int
 journal_create(struct rs_journal *journal, const char *fingerprint,
                const char *plan_text, struct rs_err *err)
 {
-	sqlite3_stmt *stmt;
 	int rc = journal_exec(journal, "BEGIN IMMEDIATE", "begin", err);
 
 	if (rc == 0)
 		rc = journal_exec(journal, journal_schema, "create the schema",
 		                  err);
 	if (rc == 0)
-		rc = journal_prepare(journal,
-		                     "INSERT INTO setup (id, schema_version, "
-		                     "fingerprint, plan_text, created_at) "
-		                     "VALUES (1, ?1, ?2, ?3, ?4)",
-		                     &stmt, err);
-	if (rc == 0) {
-		int brc = journal_bind_int64(stmt, 1, JOURNAL_SCHEMA_VERSION,
-		                             SQLITE_OK);
-		brc = journal_bind_text(stmt, 2, fingerprint, brc);
-		brc = journal_bind_text(stmt, 3, plan_text ? plan_text : "",
-		                        brc);
-		brc = journal_bind_int64(stmt, 4, journal_now_ms(), brc);
-		rc = journal_finish(journal, stmt, brc, "record the plan", NULL,
-		                    err);
-	}
+		rc = journal_pin_plan(journal, fingerprint, plan_text, err);
 	if (rc == 0)
 		rc = journal_exec(journal, "COMMIT", "commit the new journal",
 		                  err);
 	if (rc != 0)
 		sqlite3_exec(journal->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
-}
-
-/* The lines of a plan text, split in place in a copy; empty lines are
- * skipped. */
-struct journal_lines {
-	char *copy;
-	char **line;
-	size_t n;
-};
-
-/* Split TEXT (NULL is empty) into LINES; RS_ENOMEM on failure, with LINES
- * empty. */
-static int
-journal_split_lines(const char *text, struct journal_lines *lines)
-{
-	size_t max = 1;
-	char *p, *next;
-
-	lines->n = 0;
-	lines->line = NULL;
-	lines->copy = strdup(text != NULL ? text : "");
-	for (p = lines->copy; p != NULL && *p != '\0'; p++)
-		max += *p == '\n';
-	if (lines->copy != NULL)
-		lines->line = malloc(max * sizeof(*lines->line));
-	if (lines->line == NULL) {
-		free(lines->copy);
-		lines->copy = NULL;
-		return RS_ENOMEM;
-	}
-	for (p = lines->copy; p != NULL; p = next) {
-		size_t len;
-
-		next = strchr(p, '\n');
-		if (next != NULL)
-			*next++ = '\0';
-		len = strlen(p);
-		if (len > 0 && p[len - 1] == '\r')
-			p[--len] = '\0';
-		if (len > 0)
-			lines->line[lines->n++] = p;
-	}
-	return 0;
-}
-
-static void
-journal_lines_free(struct journal_lines *lines)
-{
-	free(lines->line);
-	free(lines->copy);
-}
-
-/* Whether LINES holds LINE exactly. */
-static int
-journal_lines_have(const struct journal_lines *lines, const char *line)
-{
-	for (size_t i = 0; i < lines->n; i++)
-		if (strcmp(lines->line[i], line) == 0)
-			return 1;
-	return 0;
-}
-
-/* The length of LINE's setting name: up to the '=' of "setting = value",
- * without the spaces before it, or the whole line when it has no '='. */
-static size_t
-journal_line_key(const char *line)
-{
-	const char *eq = strchr(line, '=');
-	size_t len = eq != NULL ? (size_t)(eq - line) : strlen(line);
-
-	while (len > 0 && line[len - 1] == ' ')
-		len--;
-	return len;
-}
-
-/* Append one difference (WAS or NOW may be NULL: the line is absent) to
- * OUT. */
-static void
-journal_diff_add(char *out, size_t size, const char *was, const char *now)
-{
-	size_t used = strlen(out);
-
-	snprintf(out + used, size - used, "%swas: %s%.*s%s, now: %s%.*s%s",
-	         used > 0 ? "; " : "", was ? "\"" : "", JOURNAL_DIFF_LINE_MAX,
-	         was ? was : "(not set)", was ? "\"" : "", now ? "\"" : "",
-	         JOURNAL_DIFF_LINE_MAX, now ? now : "(not set)",
-	         now ? "\"" : "");
-}
-
-/* Describe into OUT how plan text NEW differs from OLD, setting by setting
- * (a changed value pairs the old and new line of the same setting), naming
- * at most JOURNAL_DIFF_LINES differences and counting the rest.  RS_ENOMEM
- * on failure. */
-static int
-journal_plan_diff(const char *old, const char *new, char *out, size_t size)
-{
-	struct journal_lines was, now;
-	size_t shown = 0, more = 0, i, j;
-	char *paired;
-
-	out[0] = '\0';
-	if (journal_split_lines(old, &was) != 0)
-		return RS_ENOMEM;
-	if (journal_split_lines(new, &now) != 0) {
-		journal_lines_free(&was);
-		return RS_ENOMEM;
-	}
-	paired = calloc(now.n + 1, 1);
-	if (paired == NULL) {
-		journal_lines_free(&was);
-		journal_lines_free(&now);
-		return RS_ENOMEM;
-	}
-	for (i = 0; i < was.n; i++) {
-		const char *match = NULL;
-		size_t key = journal_line_key(was.line[i]);
-
-		if (journal_lines_have(&now, was.line[i]))
-			continue;
-		for (j = 0; j < now.n && match == NULL; j++) {
-			if (!paired[j] &&
-			    journal_line_key(now.line[j]) == key &&
-			    strncmp(now.line[j], was.line[i], key) == 0 &&
-			    !journal_lines_have(&was, now.line[j])) {
-				paired[j] = 1;
-				match = now.line[j];
-			}
-		}
-		if (shown < JOURNAL_DIFF_LINES) {
-			journal_diff_add(out, size, was.line[i], match);
-			shown++;
-		} else {
-			more++;
-		}
-	}
-	for (j = 0; j < now.n; j++) {
-		if (paired[j] || journal_lines_have(&was, now.line[j]))
-			continue;
-		if (shown < JOURNAL_DIFF_LINES) {
-			journal_diff_add(out, size, NULL, now.line[j]);
-			shown++;
-		} else {
-			more++;
-		}
-	}
-	if (more > 0) {
-		size_t used = strlen(out);
-
-		snprintf(out + used, size - used, "; and %zu more", more);
-	}
-	free(paired);
-	journal_lines_free(&was);
-	journal_lines_free(&now);
-	return 0;
-}
-
-/* Compare the pinned plan with FINGERPRINT; RS_EPLAN naming the differing
- * lines and how to go on when they differ, RS_EIO when the setup row
- * cannot be read, RS_ENOMEM. */
-static int
-journal_check_plan(struct rs_journal *journal, const char *fingerprint,
-                   const char *plan_text, struct rs_err *err)
-{
-	sqlite3_stmt *stmt;
-	char diff[768];
-	int rc = journal_prepare(journal,
-	                         "SELECT fingerprint, plan_text FROM setup "
-	                         "WHERE id = 1",
-	                         &stmt, err);
-
-	if (rc != 0)
-		return rc;
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		if (rc == SQLITE_DONE)
-			rc = rs_err_set(
-				err, RS_EIO,
-				"journal %s is damaged: it has no setup "
-				"row pinning its plan",
-				journal->path);
-		else
-			rc = journal_fail(journal,
-			                  sqlite3_extended_errcode(journal->db),
-			                  "read", "the pinned plan", err);
-		sqlite3_finalize(stmt);
-		return rc;
-	}
-	const char *pinned = (const char *)sqlite3_column_text(stmt, 0);
-	if (pinned != NULL && strcmp(pinned, fingerprint) == 0) {
-		sqlite3_finalize(stmt);
-		return 0;
-	}
-	rc = journal_plan_diff((const char *)sqlite3_column_text(stmt, 1),
-	                       plan_text, diff, sizeof(diff));
-	sqlite3_finalize(stmt);
-	if (rc != 0)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	return rs_err_set(err, RS_EPLAN,
-	                  "journal %s was started with another plan: %s; "
-	                  "restore the plan that started this run, or move the "
-	                  "journal %s aside to start a new run",
-	                  journal->path,
-	                  diff[0] != '\0' ? diff
-	                                  : "no setting shown differs, so a "
-	                                    "secret or a setting left out of "
-	                                    "the plan text changed",
-	                  journal->path);
 }
 
 /* Record this process as a new run; on error the code of journal_fail. */
@@ -848,7 +476,7 @@ journal_open(const char *path, const char *fingerprint, const char *plan_text,
 			"journal %s opened without a plan fingerprint "
 			"(a bug: please report it)",
 			path);
-	rc = journal_lock(path, &lock_fd, err);
+	rc = journal_lock_file(path, &lock_fd, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
@@ -1553,21 +1181,18 @@ void
 journal_event(struct rs_journal *journal, const char *level, const char *fmt,
               ...)
 {
+	struct rs_strbuf text = {0};
 	sqlite3_stmt *stmt;
 	va_list ap;
 	char *message;
-	int len;
 
 	if (journal == NULL || journal->readonly)
 		return;
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vprintf(&text, fmt, ap);
 	va_end(ap);
-	if (len < 0 || (message = malloc((size_t)len + 1)) == NULL)
+	if ((message = strbuf_finish(&text)) == NULL)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(message, (size_t)len + 1, fmt, ap);
-	va_end(ap);
 	/* One event, one line of the tail. */
 	for (char *p = message; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -1591,9 +1216,9 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 char *
 journal_events_tail(struct rs_journal *journal, int n)
 {
+	struct rs_strbuf out = {0};
 	sqlite3_stmt *stmt;
-	char *out = NULL, when[32];
-	size_t len = 0, cap = 256;
+	char when[32];
 	int rc;
 
 	if (journal == NULL || n < 0 ||
@@ -1603,62 +1228,30 @@ journal_events_tail(struct rs_journal *journal, int n)
 	                    "LIMIT ?1) ORDER BY id",
 	                    &stmt, NULL) != 0)
 		return NULL;
-	rc = journal_bind_int64(stmt, 1, n, SQLITE_OK);
-	if (rc == SQLITE_OK && (out = malloc(cap)) != NULL)
-		out[0] = '\0';
-	while (out != NULL && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	if (journal_bind_int64(stmt, 1, n, SQLITE_OK) != SQLITE_OK) {
+		sqlite3_finalize(stmt);
+		return NULL;
+	}
+	/* Running out of memory is sticky: strbuf_finish gives NULL then. */
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		const unsigned char *level = sqlite3_column_text(stmt, 1);
 		const unsigned char *message = sqlite3_column_text(stmt, 2);
-		size_t need;
 
 		journal_format_time(sqlite3_column_int64(stmt, 0), when,
 		                    sizeof(when));
-		need = strlen(when) + 1 +
-		       (level != NULL ? strlen((const char *)level) : 0) + 1 +
-		       (message != NULL ? strlen((const char *)message) : 0) +
-		       2;
-		if (len + need > cap) {
-			char *grown;
-
-			while (len + need > cap)
-				cap *= 2;
-			grown = realloc(out, cap);
-			if (grown == NULL) {
-				free(out);
-				out = NULL;
-				break;
-			}
-			out = grown;
-		}
-		len += (size_t)snprintf(
-			out + len, cap - len, "%s %s %s\n", when,
-			level != NULL ? (const char *)level : "",
-			message != NULL ? (const char *)message : "");
+		strbuf_str(&out, when);
+		strbuf_str(&out, " ");
+		strbuf_str(&out, level != NULL ? (const char *)level : "");
+		strbuf_str(&out, " ");
+		strbuf_str(&out, message != NULL ? (const char *)message : "");
+		strbuf_str(&out, "\n");
 	}
 	sqlite3_finalize(stmt);
-	if (out != NULL && rc != SQLITE_DONE) {
-		free(out);
-		out = NULL;
-	}
-	return out;
-}
-
-/* NULL on any error (a journal that cannot be read, out of memory). */
-char *
-journal_plan_text(struct rs_journal *journal)
-{
-	sqlite3_stmt *stmt;
-	char *text = NULL;
-	int failed = 0; /* out of memory gives NULL, as the header says */
-
-	if (journal == NULL ||
-	    journal_prepare(journal, "SELECT plan_text FROM setup WHERE id = 1",
-	                    &stmt, NULL) != 0)
+	if (rc != SQLITE_DONE) {
+		strbuf_clear(&out);
 		return NULL;
-	if (sqlite3_step(stmt) == SQLITE_ROW)
-		text = journal_column_dup(stmt, 0, &failed);
-	sqlite3_finalize(stmt);
-	return text;
+	}
+	return strbuf_finish(&out);
 }
 
 /* On error nothing is recorded and the code of journal_fail is returned. */

@@ -1,0 +1,84 @@
+/*
+ * What the pieces of the journal share, behind journal.h: journal.c (open,
+ * close, schema, runs, steps, chunks, facts, events, kept rows),
+ * journal_lock.c (the run lock) and journal_plan.c (the pinned plan).  Not
+ * for use outside src/journal/: the rest of reshard goes through journal.h.
+ *
+ * The functions taking a journal return 0 or a negative RS_E… code with ERR
+ * filled, as journal.h's do; ERR may be NULL where a failure is ignored
+ * (journal_close, journal_event).  They never close or free the journal,
+ * and a statement handed to journal_finish is finalized by it, whatever
+ * the outcome.  Strings passed in stay the caller's; the one string handed
+ * out (journal_column_dup) is malloc'd, for the caller to free.
+ */
+#ifndef RS_JOURNAL_IMPL_H
+#define RS_JOURNAL_IMPL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct rs_journal {
+	sqlite3 *db;
+	char *path;     /* the journal file, for messages */
+	int lock_fd;    /* the flock'd journal file, -1 when read-only */
+	int readonly;   /* opened by journal_open_readonly */
+	int64_t run_id; /* this process's row in runs, 0 when read-only */
+};
+
+/* The current time in Unix milliseconds. */
+int64_t journal_now_ms(void);
+
+/* Format MS (Unix milliseconds) as "2026-12-02 10:04:32" in UTC into BUF
+ * (SIZE bytes); a time gmtime cannot represent gives "?".  Never fails. */
+void journal_format_time(int64_t ms, char *buf, size_t size);
+
+/* Record in ERR that the SQLite call described by WHAT (and SUBJECT, may be
+ * NULL) failed with RC; returns the code: RS_ENOMEM when SQLite ran out of
+ * memory, RS_EINTERNAL for a chunk of a step never begun (the one foreign
+ * key), else RS_EIO, with SQLite's message, the journal's path and whether
+ * a retry may help (SQLITE_BUSY). */
+int journal_fail(struct rs_journal *journal, int rc, const char *what,
+                 const char *subject, struct rs_err *err);
+
+/* Prepare SQL on JOURNAL into *STMT (finalize it, or hand it to
+ * journal_finish); on error *STMT is NULL and the code of journal_fail is
+ * returned. */
+int journal_prepare(struct rs_journal *journal, const char *sql,
+                    sqlite3_stmt **stmt, struct rs_err *err);
+
+/* Bind TEXT (NULL binds SQL NULL; not copied, so it must outlive the
+ * statement's run) unless an earlier bind failed: RC is the earlier
+ * result, and the first failure is what comes back. */
+int journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc);
+
+/* As journal_bind_text, for an integer. */
+int journal_bind_int64(sqlite3_stmt *stmt, int index, int64_t value, int rc);
+
+/* Run STMT, a statement returning no rows, to completion and finalize it;
+ * BIND_RC is the outcome of binding its parameters.  On error the code of
+ * journal_fail (WHAT and SUBJECT describe the statement) is returned and
+ * nothing was changed. */
+int journal_finish(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
+                   const char *what, const char *subject, struct rs_err *err);
+
+/* A malloc'd copy of column COL of STMT's current row (NULL stays NULL);
+ * on failure to allocate returns NULL and sets *FAILED. */
+char *journal_column_dup(sqlite3_stmt *stmt, int col, int *failed);
+
+/* Pin FINGERPRINT and PLAN_TEXT (NULL: empty) in the setup row of the new
+ * JOURNAL, inside the transaction that creates its schema; on error the
+ * code of journal_fail (the caller rolls back). */
+int journal_pin_plan(struct rs_journal *journal, const char *fingerprint,
+                     const char *plan_text, struct rs_err *err);
+
+/* Compare the plan pinned in JOURNAL with FINGERPRINT; RS_EPLAN naming the
+ * settings of PLAN_TEXT that differ from the pinned text (at most a few)
+ * and how to go on when they differ, RS_EIO when the setup row cannot be
+ * read, RS_ENOMEM. */
+int journal_check_plan(struct rs_journal *journal, const char *fingerprint,
+                       const char *plan_text, struct rs_err *err);
+
+#endif
