@@ -1,9 +1,10 @@
 /*
  * What the files of the canonical form share with one another, and with
  * nobody else: canonical.c (the value dispatch, numbers, booleans, bytes,
- * uuids, the buffer, row hashes and chunk sums) and canonical_time.c
- * (dates, times, timestamps).  Code outside src/backend/canonical*.c uses
- * backend/canonical.h, whose rules these functions implement.
+ * uuids, the buffer, row hashes and chunk sums), canonical_time.c (dates,
+ * times, timestamps) and canonical_json.c (JSON).  Code outside
+ * src/backend/canonical*.c uses backend/canonical.h, whose rules these
+ * functions implement.
  *
  * A reader (canon_read_… here, read_… in canonical.c) appends to OUT the
  * canonical text of one value S of LEN bytes (not NUL-terminated; may
@@ -31,6 +32,10 @@
 #include "backend/canonical.h"
 #include "common/err.h"
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Shared by all: small readers and the buffer ---------------------- */
+
 /* A cursor over one value's text: S[I, LEN) is what is left to read. */
 struct cursor {
 	const char *s;
@@ -55,6 +60,13 @@ cursor_take(struct cursor *c, char ch)
 	return false;
 }
 
+/* Append the byte C to BUF.  Returns 0, or RS_ENOMEM with BUF unchanged. */
+static inline int
+buf_putc(struct rs_canon_buf *buf, char c, struct rs_err *err)
+{
+	return canonical_buf_append(buf, &c, 1, err);
+}
+
 /* Append the string S to BUF.  Returns 0, or RS_ENOMEM with BUF
  * unchanged. */
 static inline int
@@ -63,9 +75,32 @@ buf_puts(struct rs_canon_buf *buf, const char *s, struct rs_err *err)
 	return canonical_buf_append(buf, s, strlen(s), err);
 }
 
+/* ---- canonical.c ------------------------------------------------------ */
+
 /* Whether S (LEN bytes) is WORD, ignoring ASCII case.  WORD is lower
  * case. */
 bool canon_equals_word(const char *s, size_t len, const char *word);
+
+/* A number as written: sign, digits around the point, exponent.  The
+ * digits point into the text read, which must outlive the struct. */
+struct decimal_text {
+	bool negative;
+	const char *int_digits; /* before the point */
+	size_t n_int;
+	const char *frac_digits; /* after the point */
+	size_t n_frac;
+	long long exponent; /* clamped to ±10^12 */
+};
+
+/* Read [+-] digits [. digits] [(e|E) [+-] digits], at least one digit
+ * before the exponent ("5." and ".5" are numbers), into *D.  Returns false
+ * when S (LEN bytes) is not such a number.  Allocates nothing. */
+bool canon_decimal_parse(const char *s, size_t len, struct decimal_text *d);
+
+/* Append D in the canonical decimal form (canonical.h): a reader, with
+ * RS_EVALUE when D is beyond PostgreSQL numeric's range. */
+int canon_decimal_write(const struct decimal_text *d, struct rs_canon_buf *out,
+                        struct rs_err *err, const char **why);
 
 /* ---- canonical_time.c ------------------------------------------------- */
 
@@ -80,5 +115,11 @@ int canon_read_time(enum rs_canon_src src, const char *s, size_t len,
 int canon_read_timestamp(enum rs_canon_src src, bool with_zone, const char *s,
                          size_t len, struct rs_canon_buf *out,
                          struct rs_err *err, const char **why);
+
+/* ---- canonical_json.c ------------------------------------------------- */
+
+/* The reader of a JSON document (any source: the text as stored). */
+int canon_read_json(const char *s, size_t len, struct rs_canon_buf *out,
+                    struct rs_err *err, const char **why);
 
 #endif
