@@ -1,10 +1,10 @@
 /*
  * What the files of the canonical form share with one another, and with
  * nobody else: canonical.c (the value dispatch, numbers, booleans, bytes,
- * uuids, the buffer, row hashes and chunk sums), canonical_time.c (dates,
- * times, timestamps) and canonical_json.c (JSON).  Code outside
- * src/backend/canonical*.c uses backend/canonical.h, whose rules these
- * functions implement.
+ * uuids, the buffer, row hashes and chunk sums), canonical_kind.c (kind
+ * names, type names → kinds), canonical_time.c (dates, times, timestamps)
+ * and canonical_json.c (JSON).  Code outside src/backend/canonical*.c
+ * uses backend/canonical.h, whose rules these functions implement.
  *
  * A reader (canon_read_… here, read_… in canonical.c) appends to OUT the
  * canonical text of one value S of LEN bytes (not NUL-terminated; may
