@@ -28,6 +28,7 @@
 
 #include "backend/canonical_impl.h"
 #include "common/dtoa.h"
+#include "common/strbuf.h"
 #include "common/text.h"
 
 #include <errno.h>
@@ -71,32 +72,30 @@ canonical_buf_free(struct rs_canon_buf *buf)
 	canonical_buf_init(buf);
 }
 
-/* Make room for N more bytes and the NUL.  Returns 0 or RS_ENOMEM with
- * BUF unchanged. */
+/* Make room for N more bytes and the NUL, and terminate BUF even before
+ * any byte goes in.  Returns 0 or RS_ENOMEM with BUF unchanged.
+ *
+ * BUF grows as the rs_strbuf SB: struct rs_canon_buf keeps its own
+ * fields, which backends read by name (data, not strbuf's text), and its
+ * own failure rule: an append that fails reports it in ERR and leaves BUF
+ * as it was and usable, where strbuf's FAILED is sticky.  SB's FAILED goes
+ * with SB. */
 static int
 buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
 {
-	size_t need, cap;
-	char *data;
+	struct rs_strbuf sb = {buf->data, buf->len, buf->cap, 0};
 
 	if (n > SIZE_MAX - 1 - buf->len)
 		return rs_err_set(err, RS_ENOMEM,
 		                  "a canonical value is too long");
-	need = buf->len + n + 1;
-	if (need <= buf->cap)
-		return 0;
-	cap = buf->cap < 64 ? 64 : buf->cap;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	data = realloc(buf->data, cap);
-	if (data == NULL)
+	if (strbuf_reserve(&sb, n) != 0)
 		return rs_err_set(err, RS_ENOMEM,
 		                  "out of memory for a canonical value of %zu "
 		                  "bytes",
-		                  need);
-	data[buf->len] = '\0'; /* terminated even before any byte goes in */
-	buf->data = data;
-	buf->cap = cap;
+		                  buf->len + n + 1);
+	buf->data = sb.text;
+	buf->cap = sb.cap;
+	buf->data[buf->len] = '\0';
 	return 0;
 }
 
