@@ -240,6 +240,35 @@ moment_check_date(const struct moment *m, bool zero_ok, const char **why)
 	return true;
 }
 
+/* The end of a date, alone or in a timestamp: PostgreSQL's era, nothing
+ * left after it (else *WHY is FORM), and a date that exists. */
+static bool
+read_date_end(struct cursor *c, enum rs_canon_src src, struct moment *m,
+              const char *form, const char **why)
+{
+	read_era(c, src, m);
+	if (c->i != c->len) {
+		*why = form;
+		return false;
+	}
+	return moment_check_date(m, src == RS_SRC_MYSQL, why);
+}
+
+/* PostgreSQL's infinite dates and timestamps, kept as they are: "infinity"
+ * or "-infinity" when SRC wrote S as one of them (in any case), else
+ * NULL. */
+static const char *
+pg_infinity(enum rs_canon_src src, const char *s, size_t len)
+{
+	if (src != RS_SRC_PG)
+		return NULL;
+	if (canon_equals_word(s, len, "infinity"))
+		return "infinity";
+	if (canon_equals_word(s, len, "-infinity"))
+		return "-infinity";
+	return NULL;
+}
+
 static int
 write_date(const struct moment *m, struct rs_canon_buf *out, struct rs_err *err)
 {
@@ -281,22 +310,16 @@ canon_read_date(enum rs_canon_src src, const char *s, size_t len,
 {
 	struct cursor c = {s, len, 0};
 	struct moment m = {0};
+	const char *infinity;
 
-	if (src == RS_SRC_PG && (canon_equals_word(s, len, "infinity") ||
-	                         canon_equals_word(s, len, "-infinity")))
-		return canonical_buf_append(
-			out, s[0] == '-' ? "-infinity" : "infinity",
-			s[0] == '-' ? 9 : 8, err);
+	if ((infinity = pg_infinity(src, s, len)) != NULL)
+		return buf_puts(out, infinity, err);
 	if (!read_date_part(&c, &m)) {
 		*why = "not a date of the form YYYY-MM-DD";
 		return RS_EVALUE;
 	}
-	read_era(&c, src, &m);
-	if (c.i != len) {
-		*why = "not a date of the form YYYY-MM-DD";
-		return RS_EVALUE;
-	}
-	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
+	if (!read_date_end(&c, src, &m, "not a date of the form YYYY-MM-DD",
+	                   why))
 		return RS_EVALUE;
 	return write_date(&m, out, err);
 }
@@ -340,14 +363,12 @@ canon_read_timestamp(enum rs_canon_src src, bool with_zone, const char *s,
 {
 	struct cursor c = {s, len, 0};
 	struct moment m = {0};
+	const char *infinity;
 	char text[64];
 	int rc;
 
-	if (src == RS_SRC_PG && (canon_equals_word(s, len, "infinity") ||
-	                         canon_equals_word(s, len, "-infinity")))
-		return canonical_buf_append(
-			out, s[0] == '-' ? "-infinity" : "infinity",
-			s[0] == '-' ? 9 : 8, err);
+	if ((infinity = pg_infinity(src, s, len)) != NULL)
+		return buf_puts(out, infinity, err);
 	if (!read_date_part(&c, &m)) {
 		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
 		return RS_EVALUE;
@@ -365,12 +386,9 @@ canon_read_timestamp(enum rs_canon_src src, bool with_zone, const char *s,
 		*why = "no time of day";
 		return RS_EVALUE;
 	}
-	read_era(&c, src, &m);
-	if (c.i != len) {
-		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
-		return RS_EVALUE;
-	}
-	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
+	if (!read_date_end(&c, src, &m,
+	                   "not a timestamp of the form YYYY-MM-DD HH:MM:SS",
+	                   why))
 		return RS_EVALUE;
 	if (m.has_zone && !with_zone && src != RS_SRC_SQLITE) {
 		*why = "a time zone in a timestamp without time zone";
