@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/backend/canonical.c, the canonical form of DESIGN §9.
+ * Unit tests of src/backend/canonical*.c, the canonical form of DESIGN §9.
  *
  * The central property: the same logical value, written the way
  * PostgreSQL, MariaDB and SQLite each write it, has byte-identical
