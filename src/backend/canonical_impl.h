@@ -7,8 +7,8 @@
  * uses backend/canonical.h, whose rules these functions implement.
  *
  * A reader (canon_read_… here, read_… in canonical.c) appends to OUT the
- * canonical text of one value S of LEN bytes (not NUL-terminated; may
- * hold NULs) and returns 0; or RS_ENOMEM with ERR filled; or RS_EVALUE
+ * canonical text of one value S of LEN bytes (need not be NUL-terminated;
+ * may hold NULs) and returns 0; or RS_ENOMEM with ERR filled; or RS_EVALUE
  * with *WHY set to a static phrase saying what is wrong ("month out of
  * range") and ERR untouched.  On error a reader may leave part of its text
  * appended: canonical_value, the only caller from outside, truncates OUT
