@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/backend/canonical.c, the canonical form of DESIGN §9.
+ * Unit tests of src/backend/canonical*.c, the canonical form of DESIGN §9.
  *
  * The central property: the same logical value, written the way
  * PostgreSQL, MariaDB and SQLite each write it, has byte-identical
@@ -927,6 +927,34 @@ test_buffer(void **state)
 	canonical_buf_free(&buf); /* twice is harmless */
 }
 
+/* An append too large to make room for fails with RS_ENOMEM and leaves
+ * the buffer as it was and usable: unlike a strbuf's, its failure is not
+ * sticky. */
+static void
+test_buffer_too_large(void **state)
+{
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
+	struct rs_err err = {0};
+	char *data;
+
+	(void)state;
+	assert_int_equal(canonical_buf_append(&buf, "abc", 3, NULL), 0);
+	data = buf.data;
+	assert_int_equal(canonical_buf_append(&buf, "x", SIZE_MAX, &err),
+	                 RS_ENOMEM);
+	assert_string_equal(err.message, "a canonical value is too long");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(canonical_buf_append(&buf, "x", SIZE_MAX / 2, &err),
+	                 RS_ENOMEM);
+	assert_non_null(strstr(err.message, "out of memory for a canonical"));
+	assert_ptr_equal(buf.data, data);
+	assert_int_equal(buf.len, 3);
+	assert_string_equal(buf.data, "abc");
+	assert_int_equal(canonical_buf_append(&buf, "def", 3, NULL), 0);
+	assert_string_equal(buf.data, "abcdef");
+	canonical_buf_free(&buf);
+}
+
 /* ---- Type names ------------------------------------------------------- */
 
 struct kind_case {
@@ -1115,6 +1143,7 @@ main(void)
 		cmocka_unit_test(test_row_value_error),
 		cmocka_unit_test(test_chunk_sum),
 		cmocka_unit_test(test_buffer),
+		cmocka_unit_test(test_buffer_too_large),
 		cmocka_unit_test(test_kind_pg),
 		cmocka_unit_test(test_kind_mysql),
 		cmocka_unit_test(test_kind_sqlite),

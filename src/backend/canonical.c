@@ -6,10 +6,16 @@
  * double, and come back as the shortest decimal that reads as the same
  * double.  No I/O and no global state: every function is reentrant.
  *
- * Internally a reader returns 0, RS_ENOMEM (with ERR filled) or
- * RS_EVALUE with *WHY naming what is wrong; canonical_value turns the
- * latter into the one message, quoting the value, and truncates OUT back
- * to where it was.
+ * This file holds the value dispatch (canonical_value, read_value), the
+ * readers of numbers, booleans, bytes and uuids, the buffer, and the row
+ * hasher and chunk sums.  Kind names and type names → kinds are in
+ * canonical_kind.c, dates and times in canonical_time.c, JSON in
+ * canonical_json.c; canonical_impl.h joins them.
+ *
+ * Readers follow the contract of canonical_impl.h: 0, RS_ENOMEM (with ERR
+ * filled) or RS_EVALUE with *WHY naming what is wrong; canonical_value
+ * turns the latter into the one message, quoting the value, and truncates
+ * OUT back to where it was.
  */
 
 /*
@@ -20,8 +26,9 @@
  */
 #define OPENSSL_SUPPRESS_DEPRECATED
 
-#include "backend/canonical.h"
+#include "backend/canonical_impl.h"
 #include "common/dtoa.h"
+#include "common/strbuf.h"
 #include "common/text.h"
 
 #include <errno.h>
@@ -33,299 +40,12 @@
 
 #include <openssl/sha.h>
 
-/* The most arrays and objects nested in one another (MySQL allows 100;
- * jsonb rarely holds more). */
-#define JSON_MAX_DEPTH 1000
-
 /* PostgreSQL numeric's limits: digits before and after the point. */
 #define DECIMAL_MAX_INT_DIGITS  131072
 #define DECIMAL_MAX_FRAC_DIGITS 16383
 
 /* How much of a bad value an error message quotes. */
 #define SHOW_MAX 64
-
-static const char *const kind_names[] = {
-	[RS_COL_INTEGER] = "integer",     [RS_COL_DECIMAL] = "decimal",
-	[RS_COL_FLOAT] = "float",         [RS_COL_FLOAT4] = "float4",
-	[RS_COL_BOOL] = "boolean",        [RS_COL_TEXT] = "text",
-	[RS_COL_CHAR] = "char",           [RS_COL_BYTES] = "bytes",
-	[RS_COL_DATE] = "date",           [RS_COL_TIME] = "time",
-	[RS_COL_TIMESTAMP] = "timestamp", [RS_COL_TIMESTAMPTZ] = "timestamptz",
-	[RS_COL_JSON] = "json",           [RS_COL_UUID] = "uuid",
-	[RS_COL_OTHER] = "other",
-};
-
-#define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
-
-const char *
-canonical_kind_name(enum rs_col_kind kind)
-{
-	if ((unsigned)kind >= KIND_COUNT)
-		return "?";
-	return kind_names[kind];
-}
-
-const char *
-canonical_src_name(enum rs_canon_src src)
-{
-	switch (src) {
-	case RS_SRC_PG:
-		return "PostgreSQL";
-	case RS_SRC_MYSQL:
-		return "MariaDB";
-	case RS_SRC_SQLITE:
-		return "SQLite";
-	}
-	return "?";
-}
-
-/* ---- Type names → kinds ---------------------------------------------- */
-
-/* NAME in lower case with blanks trimmed, runs of blanks made one space
- * and, when DROP_PARENS, every "(…)" removed (PostgreSQL puts typmods in
- * the middle: "timestamp(3) with time zone").  Returns false when NAME
- * does not fit in SIZE bytes. */
-static bool
-type_name_normalise(const char *name, bool drop_parens, char *buf, size_t size)
-{
-	size_t n = 0;
-	int depth = 0;
-	bool blank = false;
-
-	if (name == NULL)
-		name = "";
-	for (const char *p = name; *p != '\0'; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (drop_parens && c == '(') {
-			depth++;
-			continue;
-		}
-		if (drop_parens && c == ')' && depth > 0) {
-			depth--;
-			continue;
-		}
-		if (depth > 0)
-			continue;
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			blank = n > 0;
-			continue;
-		}
-		if (blank) {
-			if (n + 1 >= size)
-				return false;
-			buf[n++] = ' ';
-			blank = false;
-		}
-		if (n + 1 >= size)
-			return false;
-		buf[n++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-	}
-	buf[n] = '\0';
-	return true;
-}
-
-struct kind_name {
-	const char *name;
-	enum rs_col_kind kind;
-};
-
-static bool
-kind_lookup(const struct kind_name *table, size_t n, const char *name,
-            enum rs_col_kind *kind)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(table[i].name, name) == 0) {
-			*kind = table[i].kind;
-			return true;
-		}
-	}
-	return false;
-}
-
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-/* format_type() output with typmods removed, and the internal names. */
-static const struct kind_name pg_kinds[] = {
-	{"smallint", RS_COL_INTEGER},
-	{"integer", RS_COL_INTEGER},
-	{"bigint", RS_COL_INTEGER},
-	{"int", RS_COL_INTEGER},
-	{"int2", RS_COL_INTEGER},
-	{"int4", RS_COL_INTEGER},
-	{"int8", RS_COL_INTEGER},
-	{"smallserial", RS_COL_INTEGER},
-	{"serial", RS_COL_INTEGER},
-	{"bigserial", RS_COL_INTEGER},
-	{"oid", RS_COL_INTEGER},
-	{"numeric", RS_COL_DECIMAL},
-	{"decimal", RS_COL_DECIMAL},
-	{"real", RS_COL_FLOAT4},
-	{"double precision", RS_COL_FLOAT},
-	{"float", RS_COL_FLOAT},
-	{"float4", RS_COL_FLOAT4},
-	{"float8", RS_COL_FLOAT},
-	{"boolean", RS_COL_BOOL},
-	{"bool", RS_COL_BOOL},
-	{"text", RS_COL_TEXT},
-	{"character varying", RS_COL_TEXT},
-	{"varchar", RS_COL_TEXT},
-	{"name", RS_COL_TEXT},
-	{"\"char\"", RS_COL_TEXT},
-	{"citext", RS_COL_TEXT},
-	{"xml", RS_COL_TEXT},
-	{"character", RS_COL_CHAR},
-	{"char", RS_COL_CHAR},
-	{"bpchar", RS_COL_CHAR},
-	{"bytea", RS_COL_BYTES},
-	{"date", RS_COL_DATE},
-	{"time without time zone", RS_COL_TIME},
-	{"time", RS_COL_TIME},
-	{"timestamp without time zone", RS_COL_TIMESTAMP},
-	{"timestamp", RS_COL_TIMESTAMP},
-	{"timestamp with time zone", RS_COL_TIMESTAMPTZ},
-	{"timestamptz", RS_COL_TIMESTAMPTZ},
-	{"json", RS_COL_JSON},
-	{"jsonb", RS_COL_JSON},
-	{"uuid", RS_COL_UUID},
-};
-
-enum rs_col_kind
-canonical_kind_pg(const char *format_type)
-{
-	char name[256];
-	size_t n;
-	enum rs_col_kind kind;
-
-	if (!type_name_normalise(format_type, true, name, sizeof(name)))
-		return RS_COL_OTHER;
-	n = strlen(name);
-	if (n >= 2 && name[n - 2] == '[' && name[n - 1] == ']')
-		return RS_COL_OTHER; /* an array */
-	if (kind_lookup(pg_kinds, ARRAY_LEN(pg_kinds), name, &kind))
-		return kind;
-	return RS_COL_OTHER;
-}
-
-/* COLUMN_TYPE's first word without its "(…)". */
-static const struct kind_name mysql_kinds[] = {
-	{"bool", RS_COL_BOOL},
-	{"boolean", RS_COL_BOOL},
-	{"tinyint", RS_COL_INTEGER},
-	{"smallint", RS_COL_INTEGER},
-	{"mediumint", RS_COL_INTEGER},
-	{"int", RS_COL_INTEGER},
-	{"integer", RS_COL_INTEGER},
-	{"bigint", RS_COL_INTEGER},
-	{"year", RS_COL_INTEGER},
-	{"decimal", RS_COL_DECIMAL},
-	{"numeric", RS_COL_DECIMAL},
-	{"dec", RS_COL_DECIMAL},
-	{"fixed", RS_COL_DECIMAL},
-	{"float", RS_COL_FLOAT4},
-	{"double", RS_COL_FLOAT},
-	{"real", RS_COL_FLOAT},
-	{"char", RS_COL_CHAR},
-	{"varchar", RS_COL_TEXT},
-	{"tinytext", RS_COL_TEXT},
-	{"text", RS_COL_TEXT},
-	{"mediumtext", RS_COL_TEXT},
-	{"longtext", RS_COL_TEXT},
-	{"enum", RS_COL_TEXT},
-	{"set", RS_COL_TEXT},
-	{"binary", RS_COL_BYTES},
-	{"varbinary", RS_COL_BYTES},
-	{"tinyblob", RS_COL_BYTES},
-	{"blob", RS_COL_BYTES},
-	{"mediumblob", RS_COL_BYTES},
-	{"longblob", RS_COL_BYTES},
-	{"bit", RS_COL_BYTES},
-	{"geometry", RS_COL_BYTES},
-	{"point", RS_COL_BYTES},
-	{"linestring", RS_COL_BYTES},
-	{"polygon", RS_COL_BYTES},
-	{"multipoint", RS_COL_BYTES},
-	{"multilinestring", RS_COL_BYTES},
-	{"multipolygon", RS_COL_BYTES},
-	{"geometrycollection", RS_COL_BYTES},
-	{"date", RS_COL_DATE},
-	{"time", RS_COL_TIME},
-	{"datetime", RS_COL_TIMESTAMP},
-	{"timestamp", RS_COL_TIMESTAMPTZ},
-	{"json", RS_COL_JSON},
-	{"uuid", RS_COL_UUID},
-};
-
-enum rs_col_kind
-canonical_kind_mysql(const char *column_type)
-{
-	char name[256];
-	size_t base;
-	enum rs_col_kind kind;
-
-	/* Keep the parentheses: enum('a b') holds blanks, and tinyint(1) is
-	 * the one type whose width matters. */
-	if (!type_name_normalise(column_type, false, name, sizeof(name)))
-		return RS_COL_OTHER;
-	if (strcmp(name, "tinyint(1)") == 0)
-		return RS_COL_BOOL;
-	base = strcspn(name, "( ");
-	name[base] = '\0';
-	if (kind_lookup(mysql_kinds, ARRAY_LEN(mysql_kinds), name, &kind))
-		return kind;
-	return RS_COL_OTHER;
-}
-
-/* Declared names whose meaning SQLite's affinity does not capture. */
-static const struct kind_name sqlite_kinds[] = {
-	{"float4", RS_COL_FLOAT4},
-	{"boolean", RS_COL_BOOL},
-	{"bool", RS_COL_BOOL},
-	{"date", RS_COL_DATE},
-	{"time", RS_COL_TIME},
-	{"datetime", RS_COL_TIMESTAMP},
-	{"timestamp", RS_COL_TIMESTAMP},
-	{"timestamp without time zone", RS_COL_TIMESTAMP},
-	{"timestamptz", RS_COL_TIMESTAMPTZ},
-	{"timestamp with time zone", RS_COL_TIMESTAMPTZ},
-	{"numeric", RS_COL_DECIMAL},
-	{"decimal", RS_COL_DECIMAL},
-	{"char", RS_COL_CHAR},
-	{"character", RS_COL_CHAR},
-	{"nchar", RS_COL_CHAR},
-	{"native character", RS_COL_CHAR},
-	{"json", RS_COL_JSON},
-	{"jsonb", RS_COL_JSON},
-	{"uuid", RS_COL_UUID},
-};
-
-enum rs_col_kind
-canonical_kind_sqlite(const char *declared_type)
-{
-	char name[256];
-	enum rs_col_kind kind;
-
-	if (!type_name_normalise(declared_type, true, name, sizeof(name)))
-		return RS_COL_OTHER;
-	if (kind_lookup(sqlite_kinds, ARRAY_LEN(sqlite_kinds), name, &kind))
-		return kind;
-	/* Exact decimals: "DECIMAL(30,0)" (NUMERIC affinity: SQLite keeps 15
-	 * digits) or "DECIMAL TEXT" (TEXT affinity: every digit kept). */
-	if (strstr(name, "decimal") != NULL || strstr(name, "numeric") != NULL)
-		return RS_COL_DECIMAL;
-	/* SQLite's affinity rules (datatype3.html §3.1), in their order. */
-	if (strstr(name, "int") != NULL)
-		return RS_COL_INTEGER;
-	if (strstr(name, "char") != NULL || strstr(name, "clob") != NULL ||
-	    strstr(name, "text") != NULL)
-		return RS_COL_TEXT;
-	if (strstr(name, "blob") != NULL)
-		return RS_COL_BYTES;
-	if (strstr(name, "real") != NULL || strstr(name, "floa") != NULL ||
-	    strstr(name, "doub") != NULL)
-		return RS_COL_FLOAT;
-	return RS_COL_OTHER;
-}
 
 /* ---- The buffer ------------------------------------------------------- */
 
@@ -352,32 +72,30 @@ canonical_buf_free(struct rs_canon_buf *buf)
 	canonical_buf_init(buf);
 }
 
-/* Make room for N more bytes and the NUL.  Returns 0 or RS_ENOMEM with
- * BUF unchanged. */
+/* Make room for N more bytes and the NUL, and terminate BUF even before
+ * any byte goes in.  Returns 0 or RS_ENOMEM with BUF unchanged.
+ *
+ * BUF grows as the rs_strbuf SB: struct rs_canon_buf keeps its own
+ * fields, which backends read by name (data, not strbuf's text), and its
+ * own failure rule: an append that fails reports it in ERR and leaves BUF
+ * as it was and usable, where strbuf's FAILED is sticky.  SB's FAILED goes
+ * with SB. */
 static int
 buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
 {
-	size_t need, cap;
-	char *data;
+	struct rs_strbuf sb = {buf->data, buf->len, buf->cap, 0};
 
 	if (n > SIZE_MAX - 1 - buf->len)
 		return rs_err_set(err, RS_ENOMEM,
 		                  "a canonical value is too long");
-	need = buf->len + n + 1;
-	if (need <= buf->cap)
-		return 0;
-	cap = buf->cap < 64 ? 64 : buf->cap;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	data = realloc(buf->data, cap);
-	if (data == NULL)
+	if (strbuf_reserve(&sb, n) != 0)
 		return rs_err_set(err, RS_ENOMEM,
 		                  "out of memory for a canonical value of %zu "
 		                  "bytes",
-		                  need);
-	data[buf->len] = '\0'; /* terminated even before any byte goes in */
-	buf->data = data;
-	buf->cap = cap;
+		                  buf->len + n + 1);
+	buf->data = sb.text;
+	buf->cap = sb.cap;
+	buf->data[buf->len] = '\0';
 	return 0;
 }
 
@@ -394,18 +112,6 @@ canonical_buf_append(struct rs_canon_buf *buf, const void *bytes, size_t n,
 	buf->len += n;
 	buf->data[buf->len] = '\0';
 	return 0;
-}
-
-static int
-buf_puts(struct rs_canon_buf *buf, const char *s, struct rs_err *err)
-{
-	return canonical_buf_append(buf, s, strlen(s), err);
-}
-
-static int
-buf_putc(struct rs_canon_buf *buf, char c, struct rs_err *err)
-{
-	return canonical_buf_append(buf, &c, 1, err);
 }
 
 /* Append the bytes as lowercase hex. */
@@ -429,15 +135,8 @@ buf_hex(struct rs_canon_buf *buf, const unsigned char *bytes, size_t n,
 
 /* ---- Small readers ---------------------------------------------------- */
 
-static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Whether S (LEN bytes) is WORD, ignoring ASCII case. */
-static bool
-equals_word(const char *s, size_t len, const char *word)
+bool
+canon_equals_word(const char *s, size_t len, const char *word)
 {
 	size_t n = strlen(word);
 
@@ -466,9 +165,10 @@ special_number(const char *s, size_t len)
 		s++;
 		len--;
 	}
-	if (equals_word(s, len, "nan"))
+	if (canon_equals_word(s, len, "nan"))
 		return "NaN";
-	if (equals_word(s, len, "inf") || equals_word(s, len, "infinity"))
+	if (canon_equals_word(s, len, "inf") ||
+	    canon_equals_word(s, len, "infinity"))
 		return negative ? "-Infinity" : "Infinity";
 	return NULL;
 }
@@ -506,21 +206,8 @@ read_integer(const char *s, size_t len, struct rs_canon_buf *out,
 	return canonical_buf_append(out, s + i, len - i, err);
 }
 
-/* A number as written: sign, digits around the point, exponent. */
-struct decimal_text {
-	bool negative;
-	const char *int_digits; /* before the point */
-	size_t n_int;
-	const char *frac_digits; /* after the point */
-	size_t n_frac;
-	long long exponent; /* clamped to ±10^12 */
-};
-
-/* Read [+-] digits [. digits] [(e|E) [+-] digits], at least one digit
- * before the exponent ("5." and ".5" are numbers).  Returns false when S
- * is not such a number. */
-static bool
-decimal_parse(const char *s, size_t len, struct decimal_text *d)
+bool
+canon_decimal_parse(const char *s, size_t len, struct decimal_text *d)
 {
 	size_t i = 0;
 
@@ -573,10 +260,9 @@ decimal_digit(const struct decimal_text *d, size_t i)
 	return i < d->n_int ? d->int_digits[i] : d->frac_digits[i - d->n_int];
 }
 
-/* Append D in the canonical decimal form (see canonical.h). */
-static int
-decimal_write(const struct decimal_text *d, struct rs_canon_buf *out,
-              struct rs_err *err, const char **why)
+int
+canon_decimal_write(const struct decimal_text *d, struct rs_canon_buf *out,
+                    struct rs_err *err, const char **why)
 {
 	size_t n = d->n_int + d->n_frac, first = 0, last = n, n_sig;
 	long long point; /* digits of the significant run before the point */
@@ -628,17 +314,17 @@ read_decimal(const char *s, size_t len, struct rs_canon_buf *out,
 
 	if (special != NULL)
 		return buf_puts(out, special, err);
-	if (!decimal_parse(s, len, &d)) {
+	if (!canon_decimal_parse(s, len, &d)) {
 		*why = "not a decimal number";
 		return RS_EVALUE;
 	}
-	return decimal_write(&d, out, err, why);
+	return canon_decimal_write(&d, out, err, why);
 }
 
 /* ---- Floats ----------------------------------------------------------- */
 
 /* Append DIGITS × 10^EXPONENT (dtoa.h: no trailing zero), negative when
- * NEGATIVE: the bytes decimal_write would write for that decimal, without
+ * NEGATIVE: the bytes canon_decimal_write would write for that decimal, without
  * its range check (a double's is far inside the limits) and with memcpy
  * and memset rather than a byte at a time. */
 static int
@@ -721,7 +407,7 @@ read_float(const char *s, size_t len, struct rs_canon_buf *out,
 		return buf_puts(out, special, err);
 	/* Check the syntax ourselves: strtod also takes blanks, hex and
 	 * "infinity(…)". */
-	if (!decimal_parse(s, len, &d)) {
+	if (!canon_decimal_parse(s, len, &d)) {
 		*why = "not a floating-point number";
 		return RS_EVALUE;
 	}
@@ -792,9 +478,10 @@ read_bool(const char *s, size_t len, struct rs_canon_buf *out,
 	size_t i = 0;
 	bool nonzero = false;
 
-	if (equals_word(s, len, "t") || equals_word(s, len, "true"))
+	if (canon_equals_word(s, len, "t") || canon_equals_word(s, len, "true"))
 		return buf_putc(out, 't', err);
-	if (equals_word(s, len, "f") || equals_word(s, len, "false"))
+	if (canon_equals_word(s, len, "f") ||
+	    canon_equals_word(s, len, "false"))
 		return buf_putc(out, 'f', err);
 	if (i < len && (s[i] == '-' || s[i] == '+'))
 		i++;
@@ -914,836 +601,6 @@ read_uuid(enum rs_canon_src src, const char *s, size_t len,
 	return 0;
 }
 
-/* ---- Dates, times, timestamps ----------------------------------------- */
-
-/* A date and time as read, before any conversion to UTC. */
-struct moment {
-	long long year; /* astronomical: 1 BC is 0 */
-	int month, day;
-	int hour, minute, second, micro;
-	bool negative;    /* a negative MariaDB TIME */
-	bool has_zone;    /* an offset or Z was read */
-	long zone_offset; /* seconds east of UTC */
-};
-
-/* A cursor over one value's text. */
-struct cursor {
-	const char *s;
-	size_t len;
-	size_t i;
-};
-
-/* Read between MIN and MAX digits into *VALUE.  Returns false, with the
- * cursor and *VALUE untouched, when fewer than MIN digits follow. */
-static bool
-cursor_digits(struct cursor *c, int min, int max, long long *value)
-{
-	size_t i = c->i;
-	long long v = 0;
-	int n = 0;
-
-	while (n < max && i < c->len && is_digit(c->s[i])) {
-		v = v * 10 + (c->s[i] - '0');
-		i++;
-		n++;
-	}
-	if (n < min)
-		return false;
-	c->i = i;
-	*value = v;
-	return true;
-}
-
-static bool
-cursor_take(struct cursor *c, char ch)
-{
-	if (c->i < c->len && c->s[c->i] == ch) {
-		c->i++;
-		return true;
-	}
-	return false;
-}
-
-static bool
-is_leap(long long year)
-{
-	return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-}
-
-static int
-days_in_month(long long year, int month)
-{
-	static const int days[] = {31, 28, 31, 30, 31, 30,
-	                           31, 31, 30, 31, 30, 31};
-
-	return month == 2 && is_leap(year) ? 29 : days[month - 1];
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil). */
-static long long
-days_from_civil(long long y, int m, int d)
-{
-	long long era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* The inverse of days_from_civil. */
-static void
-civil_from_days(long long z, long long *y, int *m, int *d)
-{
-	long long era, doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-/* "YYYY-MM-DD" with 4 to 7 year digits; MariaDB's zero date is allowed
- * here and checked by moment_check_date. */
-static bool
-read_date_part(struct cursor *c, struct moment *m)
-{
-	long long month, day;
-
-	if (!cursor_digits(c, 4, 7, &m->year) || !cursor_take(c, '-') ||
-	    !cursor_digits(c, 2, 2, &month) || !cursor_take(c, '-') ||
-	    !cursor_digits(c, 2, 2, &day))
-		return false;
-	m->month = (int)month;
-	m->day = (int)day;
-	return true;
-}
-
-/* Seconds' fraction after the '.': up to 6 digits, more only if zeros. */
-static bool
-read_fraction(struct cursor *c, int *micro, const char **why)
-{
-	int n = 0;
-
-	*micro = 0;
-	while (c->i < c->len && is_digit(c->s[c->i])) {
-		if (n < 6)
-			*micro = *micro * 10 + (c->s[c->i] - '0');
-		else if (c->s[c->i] != '0') {
-			*why = "finer than microseconds";
-			return false;
-		}
-		c->i++;
-		n++;
-	}
-	if (n == 0) {
-		*why = "no digits after the point";
-		return false;
-	}
-	for (; n < 6; n++)
-		*micro *= 10;
-	return true;
-}
-
-/* "HH:MM[:SS[.ffffff]]" with 2 to MAX_HOUR_DIGITS hour digits; seconds
- * may be left out only when OPTIONAL_SECONDS. */
-static bool
-read_time_part(struct cursor *c, int max_hour_digits, bool optional_seconds,
-               struct moment *m, const char **why)
-{
-	long long hour, minute, second = 0;
-
-	if (!cursor_digits(c, 2, max_hour_digits, &hour) ||
-	    !cursor_take(c, ':') || !cursor_digits(c, 2, 2, &minute)) {
-		*why = "not a time of the form HH:MM:SS";
-		return false;
-	}
-	if (cursor_take(c, ':')) {
-		if (!cursor_digits(c, 2, 2, &second)) {
-			*why = "not a time of the form HH:MM:SS";
-			return false;
-		}
-		if (cursor_take(c, '.') && !read_fraction(c, &m->micro, why))
-			return false;
-	} else if (!optional_seconds) {
-		*why = "no seconds";
-		return false;
-	}
-	if (minute > 59 || second > 59) {
-		*why = "minutes or seconds out of range";
-		return false;
-	}
-	m->hour = (int)hour;
-	m->minute = (int)minute;
-	m->second = (int)second;
-	return true;
-}
-
-/* An optional zone after optional blanks: Z, or ±HH[[:]MM[[:]SS]]. */
-static bool
-read_zone(struct cursor *c, struct moment *m, const char **why)
-{
-	size_t start = c->i;
-	long long hours, minutes = 0, seconds = 0;
-	int sign;
-
-	while (c->i < c->len && c->s[c->i] == ' ')
-		c->i++;
-	if (cursor_take(c, 'Z') || cursor_take(c, 'z')) {
-		m->has_zone = true;
-		m->zone_offset = 0;
-		return true;
-	}
-	if (c->i >= c->len || (c->s[c->i] != '+' && c->s[c->i] != '-')) {
-		c->i = start; /* no zone; the blanks may precede " BC" */
-		return true;
-	}
-	sign = c->s[c->i] == '-' ? -1 : 1;
-	c->i++;
-	if (!cursor_digits(c, 2, 2, &hours))
-		goto bad;
-	if (cursor_take(c, ':')) {
-		if (!cursor_digits(c, 2, 2, &minutes))
-			goto bad;
-		if (cursor_take(c, ':') && !cursor_digits(c, 2, 2, &seconds))
-			goto bad;
-	} else if (cursor_digits(c, 2, 2, &minutes)) {
-		cursor_digits(c, 2, 2, &seconds);
-	}
-	if (hours > 23 || minutes > 59 || seconds > 59)
-		goto bad;
-	m->has_zone = true;
-	m->zone_offset = sign * (long)(hours * 3600 + minutes * 60 + seconds);
-	return true;
-bad:
-	*why = "not a time zone offset of the form +HH[:MM[:SS]]";
-	return false;
-}
-
-/* PostgreSQL's " BC" suffix: turns the year astronomical. */
-static void
-read_era(struct cursor *c, enum rs_canon_src src, struct moment *m)
-{
-	if (src == RS_SRC_PG && c->len - c->i == 3 &&
-	    memcmp(c->s + c->i, " BC", 3) == 0) {
-		c->i += 3;
-		m->year = 1 - m->year;
-	}
-}
-
-static bool
-is_zero_date(const struct moment *m)
-{
-	return m->year == 0 && m->month == 0 && m->day == 0;
-}
-
-/* Whether M's date exists; MariaDB's zero date does when ZERO_OK. */
-static bool
-moment_check_date(const struct moment *m, bool zero_ok, const char **why)
-{
-	if (zero_ok && is_zero_date(m))
-		return true;
-	if (m->month < 1 || m->month > 12) {
-		*why = "month out of range";
-		return false;
-	}
-	if (m->day < 1 || m->day > days_in_month(m->year, m->month)) {
-		*why = "day out of range for its month";
-		return false;
-	}
-	return true;
-}
-
-static int
-write_date(const struct moment *m, struct rs_canon_buf *out, struct rs_err *err)
-{
-	char text[48];
-
-	snprintf(text, sizeof(text), "%s%04lld-%02d-%02d",
-	         m->year < 0 ? "-" : "", m->year < 0 ? -m->year : m->year,
-	         m->month, m->day);
-	return buf_puts(out, text, err);
-}
-
-/* Move M to UTC by its zone offset (the zero date does not move). */
-static void
-moment_to_utc(struct moment *m)
-{
-	long long seconds, days, rest;
-
-	if (!m->has_zone || m->zone_offset == 0 || is_zero_date(m))
-		return;
-	seconds = days_from_civil(m->year, m->month, m->day) * 86400 +
-	          m->hour * 3600LL + m->minute * 60LL + m->second -
-	          m->zone_offset;
-	days = seconds / 86400;
-	rest = seconds % 86400;
-	if (rest < 0) {
-		rest += 86400;
-		days--;
-	}
-	civil_from_days(days, &m->year, &m->month, &m->day);
-	m->hour = (int)(rest / 3600);
-	m->minute = (int)(rest / 60 % 60);
-	m->second = (int)(rest % 60);
-	m->zone_offset = 0;
-}
-
-static int
-read_date(enum rs_canon_src src, const char *s, size_t len,
-          struct rs_canon_buf *out, struct rs_err *err, const char **why)
-{
-	struct cursor c = {s, len, 0};
-	struct moment m = {0};
-
-	if (src == RS_SRC_PG && (equals_word(s, len, "infinity") ||
-	                         equals_word(s, len, "-infinity")))
-		return canonical_buf_append(
-			out, s[0] == '-' ? "-infinity" : "infinity",
-			s[0] == '-' ? 9 : 8, err);
-	if (!read_date_part(&c, &m)) {
-		*why = "not a date of the form YYYY-MM-DD";
-		return RS_EVALUE;
-	}
-	read_era(&c, src, &m);
-	if (c.i != len) {
-		*why = "not a date of the form YYYY-MM-DD";
-		return RS_EVALUE;
-	}
-	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
-		return RS_EVALUE;
-	return write_date(&m, out, err);
-}
-
-static int
-read_time(enum rs_canon_src src, const char *s, size_t len,
-          struct rs_canon_buf *out, struct rs_err *err, const char **why)
-{
-	struct cursor c = {s, len, 0};
-	struct moment m = {0};
-	char text[48];
-	bool mysql = src == RS_SRC_MYSQL;
-
-	if (mysql && cursor_take(&c, '-'))
-		m.negative = true;
-	if (!read_time_part(&c, mysql ? 3 : 2, src == RS_SRC_SQLITE, &m, why))
-		return RS_EVALUE;
-	if (c.i != len) {
-		*why = "not a time of the form HH:MM:SS";
-		return RS_EVALUE;
-	}
-	if (mysql ? m.hour > 838
-	          : m.hour > 24 ||
-	                    (m.hour == 24 && (m.minute != 0 || m.second != 0 ||
-	                                      m.micro != 0))) {
-		*why = "hours out of range";
-		return RS_EVALUE;
-	}
-	if (m.hour == 0 && m.minute == 0 && m.second == 0 && m.micro == 0)
-		m.negative = false;
-	snprintf(text, sizeof(text), "%s%02d:%02d:%02d.%06d",
-	         m.negative ? "-" : "", m.hour, m.minute, m.second, m.micro);
-	return buf_puts(out, text, err);
-}
-
-/* Timestamps with (WITH_ZONE) or without time zone. */
-static int
-read_timestamp(enum rs_canon_src src, bool with_zone, const char *s, size_t len,
-               struct rs_canon_buf *out, struct rs_err *err, const char **why)
-{
-	struct cursor c = {s, len, 0};
-	struct moment m = {0};
-	char text[64];
-	int rc;
-
-	if (src == RS_SRC_PG && (equals_word(s, len, "infinity") ||
-	                         equals_word(s, len, "-infinity")))
-		return canonical_buf_append(
-			out, s[0] == '-' ? "-infinity" : "infinity",
-			s[0] == '-' ? 9 : 8, err);
-	if (!read_date_part(&c, &m)) {
-		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
-		return RS_EVALUE;
-	}
-	if (cursor_take(&c, ' ') || cursor_take(&c, 'T')) {
-		if (!read_time_part(&c, 2, src == RS_SRC_SQLITE, &m, why))
-			return RS_EVALUE;
-		if (m.hour > 23) {
-			*why = "hours out of range";
-			return RS_EVALUE;
-		}
-		if (!read_zone(&c, &m, why))
-			return RS_EVALUE;
-	} else if (src != RS_SRC_SQLITE) {
-		*why = "no time of day";
-		return RS_EVALUE;
-	}
-	read_era(&c, src, &m);
-	if (c.i != len) {
-		*why = "not a timestamp of the form YYYY-MM-DD HH:MM:SS";
-		return RS_EVALUE;
-	}
-	if (!moment_check_date(&m, src == RS_SRC_MYSQL, why))
-		return RS_EVALUE;
-	if (m.has_zone && !with_zone && src != RS_SRC_SQLITE) {
-		*why = "a time zone in a timestamp without time zone";
-		return RS_EVALUE;
-	}
-	if (!m.has_zone && with_zone && src == RS_SRC_PG) {
-		*why = "no time zone offset";
-		return RS_EVALUE;
-	}
-	moment_to_utc(&m);
-	if ((rc = write_date(&m, out, err)) != 0)
-		return rc;
-	snprintf(text, sizeof(text), "T%02d:%02d:%02d.%06d%s", m.hour, m.minute,
-	         m.second, m.micro, with_zone ? "Z" : "");
-	return buf_puts(out, text, err);
-}
-
-/* ---- JSON ------------------------------------------------------------- */
-
-struct json_reader {
-	struct cursor c;
-	struct rs_err *err;
-	const char **why;
-};
-
-/* One object member while its object is read: the key's decoded bytes
- * and its value's canonical text, both in the object's scratch buffer. */
-struct json_member {
-	size_t key_off, key_len;
-	size_t value_off, value_len;
-	size_t index;    /* position in the object, to keep the last dup */
-	const char *key; /* set once the scratch buffer stops moving */
-};
-
-static int json_value(struct json_reader *r, struct rs_canon_buf *out,
-                      int depth);
-
-static int
-json_fail(struct json_reader *r, const char *why)
-{
-	*r->why = why;
-	return RS_EVALUE;
-}
-
-static void
-json_blanks(struct json_reader *r)
-{
-	while (r->c.i < r->c.len &&
-	       (r->c.s[r->c.i] == ' ' || r->c.s[r->c.i] == '\t' ||
-	        r->c.s[r->c.i] == '\n' || r->c.s[r->c.i] == '\r'))
-		r->c.i++;
-}
-
-static int
-json_utf8(struct rs_canon_buf *out, unsigned long cp, struct rs_err *err)
-{
-	unsigned char b[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		b[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (unsigned char)(0xc0 | (cp >> 6));
-		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (unsigned char)(0xe0 | (cp >> 12));
-		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (unsigned char)(0xf0 | (cp >> 18));
-		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	return canonical_buf_append(out, b, n, err);
-}
-
-/* Four hex digits of a \u escape. */
-static bool
-json_hex4(struct json_reader *r, unsigned long *cp)
-{
-	*cp = 0;
-	if (r->c.len - r->c.i < 4)
-		return false;
-	for (int k = 0; k < 4; k++) {
-		int v = text_hex_digit(r->c.s[r->c.i + (size_t)k]);
-
-		if (v < 0)
-			return false;
-		*cp = *cp * 16 + (unsigned long)v;
-	}
-	r->c.i += 4;
-	return true;
-}
-
-/* Read a string (the cursor on its '"') and append its decoded bytes. */
-static int
-json_string_decode(struct json_reader *r, struct rs_canon_buf *out)
-{
-	r->c.i++;
-	for (;;) {
-		size_t start = r->c.i;
-		unsigned long cp, low;
-		char ch;
-		int rc;
-
-		while (r->c.i < r->c.len && r->c.s[r->c.i] != '"' &&
-		       r->c.s[r->c.i] != '\\' &&
-		       (unsigned char)r->c.s[r->c.i] >= 0x20)
-			r->c.i++;
-		rc = canonical_buf_append(out, r->c.s + start, r->c.i - start,
-		                          r->err);
-		if (rc != 0)
-			return rc;
-		if (r->c.i >= r->c.len)
-			return json_fail(r,
-			                 "a string without its closing quote");
-		ch = r->c.s[r->c.i++];
-		if (ch == '"')
-			return 0;
-		if (ch != '\\')
-			return json_fail(r, "a control character in a string");
-		if (r->c.i >= r->c.len)
-			return json_fail(r,
-			                 "a string without its closing quote");
-		ch = r->c.s[r->c.i++];
-		switch (ch) {
-		case '"':
-		case '\\':
-		case '/':
-			rc = buf_putc(out, ch, r->err);
-			break;
-		case 'b':
-			rc = buf_putc(out, '\b', r->err);
-			break;
-		case 'f':
-			rc = buf_putc(out, '\f', r->err);
-			break;
-		case 'n':
-			rc = buf_putc(out, '\n', r->err);
-			break;
-		case 'r':
-			rc = buf_putc(out, '\r', r->err);
-			break;
-		case 't':
-			rc = buf_putc(out, '\t', r->err);
-			break;
-		case 'u':
-			if (!json_hex4(r, &cp))
-				return json_fail(r, "\\u not followed by four "
-				                    "hex digits");
-			if (cp >= 0xdc00 && cp <= 0xdfff)
-				return json_fail(r, "a lone low surrogate");
-			if (cp >= 0xd800 && cp <= 0xdbff) {
-				if (r->c.len - r->c.i < 2 ||
-				    r->c.s[r->c.i] != '\\' ||
-				    r->c.s[r->c.i + 1] != 'u')
-					return json_fail(r, "a lone high "
-					                    "surrogate");
-				r->c.i += 2;
-				if (!json_hex4(r, &low) || low < 0xdc00 ||
-				    low > 0xdfff)
-					return json_fail(r, "a lone high "
-					                    "surrogate");
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (low - 0xdc00);
-			}
-			rc = json_utf8(out, cp, r->err);
-			break;
-		default:
-			return json_fail(r, "an unknown escape in a string");
-		}
-		if (rc != 0)
-			return rc;
-	}
-}
-
-/* Append BYTES as a canonical JSON string. */
-static int
-json_string_write(struct rs_canon_buf *out, const char *bytes, size_t n,
-                  struct rs_err *err)
-{
-	int rc = buf_putc(out, '"', err);
-
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		unsigned char ch = (unsigned char)bytes[i];
-
-		switch (ch) {
-		case '"':
-			rc = buf_puts(out, "\\\"", err);
-			break;
-		case '\\':
-			rc = buf_puts(out, "\\\\", err);
-			break;
-		case '\b':
-			rc = buf_puts(out, "\\b", err);
-			break;
-		case '\f':
-			rc = buf_puts(out, "\\f", err);
-			break;
-		case '\n':
-			rc = buf_puts(out, "\\n", err);
-			break;
-		case '\r':
-			rc = buf_puts(out, "\\r", err);
-			break;
-		case '\t':
-			rc = buf_puts(out, "\\t", err);
-			break;
-		default:
-			if (ch < 0x20) {
-				char escape[8];
-
-				snprintf(escape, sizeof(escape), "\\u%04x", ch);
-				rc = buf_puts(out, escape, err);
-			} else {
-				rc = buf_putc(out, (char)ch, err);
-			}
-		}
-	}
-	return rc != 0 ? rc : buf_putc(out, '"', err);
-}
-
-/* A number in JSON's grammar, written as a canonical decimal. */
-static int
-json_number(struct json_reader *r, struct rs_canon_buf *out)
-{
-	struct cursor *c = &r->c;
-	size_t start = c->i;
-	struct decimal_text d;
-
-	cursor_take(c, '-');
-	if (cursor_take(c, '0')) {
-		/* no more integer digits after a leading 0 */
-	} else if (c->i < c->len && is_digit(c->s[c->i])) {
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	} else {
-		return json_fail(r, "not a JSON value");
-	}
-	if (cursor_take(c, '.')) {
-		if (c->i >= c->len || !is_digit(c->s[c->i]))
-			return json_fail(r, "no digits after a number's point");
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	}
-	if (cursor_take(c, 'e') || cursor_take(c, 'E')) {
-		if (!cursor_take(c, '+'))
-			cursor_take(c, '-');
-		if (c->i >= c->len || !is_digit(c->s[c->i]))
-			return json_fail(r, "no digits in a number's exponent");
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	}
-	if (!decimal_parse(c->s + start, c->i - start, &d))
-		return json_fail(r, "not a JSON number");
-	return decimal_write(&d, out, r->err, r->why);
-}
-
-static int
-json_member_compare(const void *a, const void *b)
-{
-	const struct json_member *x = a, *y = b;
-	size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
-	int cmp = n > 0 ? memcmp(x->key, y->key, n) : 0;
-
-	if (cmp != 0)
-		return cmp;
-	if (x->key_len != y->key_len)
-		return x->key_len < y->key_len ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Read an object's members into SCRATCH and *MEMBERS, then write them
- * sorted, the last of each duplicate key only. */
-static int
-json_object_members(struct json_reader *r, struct rs_canon_buf *out, int depth,
-                    struct rs_canon_buf *scratch, struct json_member **members)
-{
-	size_t n = 0, cap = 0;
-	bool first = true;
-	int rc;
-
-	r->c.i++;
-	json_blanks(r);
-	if (cursor_take(&r->c, '}'))
-		return buf_puts(out, "{}", r->err);
-	for (;;) {
-		struct json_member *m;
-
-		if (n == cap) {
-			size_t more = cap == 0 ? 8 : cap * 2;
-			struct json_member *grown =
-				realloc(*members, more * sizeof(**members));
-
-			if (grown == NULL)
-				return rs_err_set(r->err, RS_ENOMEM,
-				                  "out of memory reading JSON");
-			*members = grown;
-			cap = more;
-		}
-		m = &(*members)[n];
-		m->index = n;
-		json_blanks(r);
-		if (r->c.i >= r->c.len || r->c.s[r->c.i] != '"')
-			return json_fail(r, "an object key that is not a "
-			                    "string");
-		m->key_off = scratch->len;
-		if ((rc = json_string_decode(r, scratch)) != 0)
-			return rc;
-		m->key_len = scratch->len - m->key_off;
-		json_blanks(r);
-		if (!cursor_take(&r->c, ':'))
-			return json_fail(r, "no ':' after an object key");
-		json_blanks(r);
-		m->value_off = scratch->len;
-		if ((rc = json_value(r, scratch, depth + 1)) != 0)
-			return rc;
-		m->value_len = scratch->len - m->value_off;
-		n++;
-		json_blanks(r);
-		if (cursor_take(&r->c, '}'))
-			break;
-		if (!cursor_take(&r->c, ','))
-			return json_fail(r, "no ',' or '}' after an object "
-			                    "member");
-	}
-	for (size_t k = 0; k < n; k++)
-		(*members)[k].key = scratch->data + (*members)[k].key_off;
-	qsort(*members, n, sizeof(**members), json_member_compare);
-	if ((rc = buf_putc(out, '{', r->err)) != 0)
-		return rc;
-	for (size_t k = 0; k < n; k++) {
-		const struct json_member *m = &(*members)[k];
-
-		if (k + 1 < n && m->key_len == m[1].key_len &&
-		    memcmp(m->key, m[1].key, m->key_len) == 0)
-			continue; /* a later duplicate wins */
-		if ((!first && (rc = buf_putc(out, ',', r->err)) != 0) ||
-		    (rc = json_string_write(out, m->key, m->key_len, r->err)) !=
-		            0 ||
-		    (rc = buf_putc(out, ':', r->err)) != 0 ||
-		    (rc = canonical_buf_append(out,
-		                               scratch->data + m->value_off,
-		                               m->value_len, r->err)) != 0)
-			return rc;
-		first = false;
-	}
-	return buf_putc(out, '}', r->err);
-}
-
-static int
-json_object(struct json_reader *r, struct rs_canon_buf *out, int depth)
-{
-	struct rs_canon_buf scratch = RS_CANON_BUF_INIT;
-	struct json_member *members = NULL;
-	int rc;
-
-	if (depth >= JSON_MAX_DEPTH)
-		return json_fail(r, "nested deeper than 1000 levels");
-	rc = json_object_members(r, out, depth, &scratch, &members);
-
-	free(members);
-	canonical_buf_free(&scratch);
-	return rc;
-}
-
-static int
-json_array(struct json_reader *r, struct rs_canon_buf *out, int depth)
-{
-	int rc;
-
-	if (depth >= JSON_MAX_DEPTH)
-		return json_fail(r, "nested deeper than 1000 levels");
-	r->c.i++;
-	if ((rc = buf_putc(out, '[', r->err)) != 0)
-		return rc;
-	json_blanks(r);
-	if (cursor_take(&r->c, ']'))
-		return buf_putc(out, ']', r->err);
-	for (;;) {
-		json_blanks(r);
-		if ((rc = json_value(r, out, depth + 1)) != 0)
-			return rc;
-		json_blanks(r);
-		if (cursor_take(&r->c, ']'))
-			return buf_putc(out, ']', r->err);
-		if (!cursor_take(&r->c, ','))
-			return json_fail(r, "no ',' or ']' after an array "
-			                    "element");
-		if ((rc = buf_putc(out, ',', r->err)) != 0)
-			return rc;
-	}
-}
-
-/* One value, the cursor on its first byte. */
-static int
-json_value(struct json_reader *r, struct rs_canon_buf *out, int depth)
-{
-	static const char *const literals[] = {"true", "false", "null"};
-	const char *rest = r->c.s + r->c.i;
-	size_t left = r->c.len - r->c.i;
-
-	if (left == 0)
-		return json_fail(r, "a value is missing");
-	if (*rest == '{')
-		return json_object(r, out, depth);
-	if (*rest == '[')
-		return json_array(r, out, depth);
-	if (*rest == '"') {
-		struct rs_canon_buf decoded = RS_CANON_BUF_INIT;
-		int rc = json_string_decode(r, &decoded);
-
-		if (rc == 0)
-			rc = json_string_write(out, decoded.data, decoded.len,
-			                       r->err);
-		canonical_buf_free(&decoded);
-		return rc;
-	}
-	for (size_t k = 0; k < ARRAY_LEN(literals); k++) {
-		size_t n = strlen(literals[k]);
-
-		if (left >= n && memcmp(rest, literals[k], n) == 0) {
-			r->c.i += n;
-			return buf_puts(out, literals[k], r->err);
-		}
-	}
-	return json_number(r, out);
-}
-
-static int
-read_json(const char *s, size_t len, struct rs_canon_buf *out,
-          struct rs_err *err, const char **why)
-{
-	struct json_reader r = {{s, len, 0}, err, why};
-	int rc;
-
-	json_blanks(&r);
-	if ((rc = json_value(&r, out, 0)) != 0)
-		return rc;
-	json_blanks(&r);
-	if (r.c.i != len) {
-		*why = "more after the JSON value";
-		return RS_EVALUE;
-	}
-	return 0;
-}
-
 /* ---- One value -------------------------------------------------------- */
 
 /* TEXT (LEN bytes) quoted for a message: at most SHOW_MAX bytes, with
@@ -1800,15 +657,17 @@ read_value(enum rs_col_kind kind, enum rs_canon_src src, const char *text,
 			return read_pg_bytea(text, len, out, err, why);
 		return buf_hex(out, (const unsigned char *)text, len, err);
 	case RS_COL_DATE:
-		return read_date(src, text, len, out, err, why);
+		return canon_read_date(src, text, len, out, err, why);
 	case RS_COL_TIME:
-		return read_time(src, text, len, out, err, why);
+		return canon_read_time(src, text, len, out, err, why);
 	case RS_COL_TIMESTAMP:
-		return read_timestamp(src, false, text, len, out, err, why);
+		return canon_read_timestamp(src, false, text, len, out, err,
+		                            why);
 	case RS_COL_TIMESTAMPTZ:
-		return read_timestamp(src, true, text, len, out, err, why);
+		return canon_read_timestamp(src, true, text, len, out, err,
+		                            why);
 	case RS_COL_JSON:
-		return read_json(text, len, out, err, why);
+		return canon_read_json(text, len, out, err, why);
 	case RS_COL_UUID:
 		return read_uuid(src, text, len, out, err, why);
 	}

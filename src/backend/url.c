@@ -13,6 +13,7 @@
  * parameters.
  */
 #include "backend/url.h"
+#include "common/strbuf.h"
 #include "common/text.h"
 
 #include <stdarg.h>
@@ -39,52 +40,6 @@ static const struct {
 	{"mysql", RS_ENGINE_MYSQL},         {"mariadb", RS_ENGINE_MYSQL},
 	{"sqlite", RS_ENGINE_SQLITE},
 };
-
-/* A growing string for the masked copies. */
-struct rs_url_buf {
-	char *text; /* NUL-terminated; NULL until something is added */
-	size_t len; /* bytes in text, without the NUL */
-	size_t cap; /* bytes allocated */
-	int nomem;  /* an allocation failed and text was dropped */
-};
-
-static void
-url_buf_add(struct rs_url_buf *buf, const char *s, size_t n)
-{
-	if (buf->nomem)
-		return;
-	if (buf->len + n + 1 > buf->cap) {
-		size_t cap = buf->cap != 0 ? buf->cap : 64;
-		char *text;
-
-		while (cap < buf->len + n + 1)
-			cap *= 2;
-		text = realloc(buf->text, cap);
-		if (text == NULL) {
-			free(buf->text);
-			buf->text = NULL;
-			buf->nomem = 1;
-			return;
-		}
-		buf->text = text;
-		buf->cap = cap;
-	}
-	memcpy(buf->text + buf->len, s, n);
-	buf->len += n;
-	buf->text[buf->len] = '\0';
-}
-
-/* The finished string, which the caller frees, or NULL when memory ran out
- * on the way. */
-static char *
-url_buf_finish(struct rs_url_buf *buf)
-{
-	if (buf->nomem)
-		return NULL;
-	if (buf->text == NULL)
-		return calloc(1, 1);
-	return buf->text;
-}
 
 static int
 url_is_space(int c)
@@ -192,7 +147,7 @@ url_secret_before(const char *text, size_t eq, size_t floor, int in_url,
  * scanning goes on: at that '@', or FROM when nothing was masked (and
  * nothing added). */
 static size_t
-url_mask_userinfo(struct rs_url_buf *out, const char *text, size_t from,
+url_mask_userinfo(struct rs_strbuf *out, const char *text, size_t from,
                   size_t end)
 {
 	size_t at = end, colon, start;
@@ -212,8 +167,8 @@ url_mask_userinfo(struct rs_url_buf *out, const char *text, size_t from,
 			start = i + 1;
 			break;
 		}
-	url_buf_add(out, text + from, start - from);
-	url_buf_add(out, URL_MASK, strlen(URL_MASK));
+	strbuf_add(out, text + from, start - from);
+	strbuf_str(out, URL_MASK);
 	return at;
 }
 
@@ -222,24 +177,24 @@ url_mask_userinfo(struct rs_url_buf *out, const char *text, size_t from,
  * unless SINGLE); elsewhere at white space, or at the closing quote of a
  * quoted value, as in libpq's conninfo. */
 static size_t
-url_mask_value(struct rs_url_buf *out, const char *text, size_t i, size_t n,
+url_mask_value(struct rs_strbuf *out, const char *text, size_t i, size_t n,
                int in_url, int single)
 {
 	size_t j;
 
 	if (!in_url) {
 		while (i < n && url_is_space(text[i]))
-			url_buf_add(out, text + i++, 1);
+			strbuf_add(out, text + i++, 1);
 		if (i < n && (text[i] == '\'' || text[i] == '"')) {
 			char quote = text[i];
 
 			j = i + 1;
 			while (j < n && text[j] != quote)
 				j += text[j] == '\\' && j + 1 < n ? 2 : 1;
-			url_buf_add(out, &quote, 1);
-			url_buf_add(out, URL_MASK, strlen(URL_MASK));
+			strbuf_add(out, &quote, 1);
+			strbuf_str(out, URL_MASK);
 			if (j < n) {
-				url_buf_add(out, &quote, 1);
+				strbuf_add(out, &quote, 1);
 				j++;
 			}
 			return j;
@@ -251,7 +206,7 @@ url_mask_value(struct rs_url_buf *out, const char *text, size_t i, size_t n,
 		if (!single && url_is_space(text[j]))
 			break;
 	}
-	url_buf_add(out, URL_MASK, strlen(URL_MASK));
+	strbuf_str(out, URL_MASK);
 	return j;
 }
 
@@ -274,7 +229,7 @@ url_has_scheme(const char *s, size_t n)
 static char *
 url_mask_scan(const char *text, int single)
 {
-	struct rs_url_buf out = {NULL, 0, 0, 0};
+	struct rs_strbuf out = {0};
 	size_t n = strlen(text), i = 0, floor = 0;
 	int in_url = single;
 
@@ -286,7 +241,7 @@ url_mask_scan(const char *text, int single)
 
 			while (end < n && (single || !url_is_space(text[end])))
 				end++;
-			url_buf_add(&out, "://", 3);
+			strbuf_add(&out, "://", 3);
 			i += 3;
 			floor = i;
 			in_url = 1;
@@ -312,15 +267,15 @@ url_mask_scan(const char *text, int single)
 		}
 		if (text[i] == '=' &&
 		    url_secret_before(text, i, floor, in_url, single)) {
-			url_buf_add(&out, "=", 1);
+			strbuf_add(&out, "=", 1);
 			i = url_mask_value(&out, text, i + 1, n, in_url,
 			                   single);
 			continue;
 		}
-		url_buf_add(&out, text + i, 1);
+		strbuf_add(&out, text + i, 1);
 		i++;
 	}
-	return url_buf_finish(&out);
+	return strbuf_finish(&out);
 }
 
 char *
