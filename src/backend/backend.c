@@ -335,6 +335,22 @@ backend_delete_keys(struct rs_backend *backend,
 	                                           arg, err);
 }
 
+int
+backend_purge_keys(struct rs_backend *backend, const struct rs_table_def *table,
+                   const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                   struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc != 0)
+		return rc;
+	return backend->ops->purge_keys != NULL
+	               ? backend->ops->purge_keys(backend, table, keys, cb, arg,
+	                                          err)
+	               : backend->ops->delete_keys(backend, table, keys, cb,
+	                                           arg, err);
+}
+
 /* An optional operation the engine lacks. */
 static int
 backend_unsupported(const struct rs_backend *backend, const char *what,

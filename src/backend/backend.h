@@ -240,6 +240,16 @@ int backend_delete_keys(struct rs_backend *backend,
                         const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                         struct rs_err *err);
 
+/* Delete like backend_delete_keys, but without recording the deletes in
+ * TABLE's delete log (backend_delete_log): for purge, whose deletes are
+ * of rows this shard no longer owns, keys no purge ever looks up in this
+ * shard's log.  Other writers' deletes are still recorded, and a failure
+ * leaves the log as it was.  Without a delete log, backend_delete_keys. */
+int backend_purge_keys(struct rs_backend *backend,
+                       const struct rs_table_def *table,
+                       const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                       struct rs_err *err);
+
 /* The exact number of rows in TABLE (value of the callback). */
 int backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
                   void *arg, struct rs_err *err);

@@ -34,6 +34,11 @@ struct rs_backend_ops {
 	                   const struct rs_table_def *table,
 	                   const struct rs_rows *keys, rs_backend_cb cb,
 	                   void *arg, struct rs_err *err);
+	/* NULL: backend_purge_keys is delete_keys (no delete log). */
+	int (*purge_keys)(struct rs_backend *backend,
+	                  const struct rs_table_def *table,
+	                  const struct rs_rows *keys, rs_backend_cb cb,
+	                  void *arg, struct rs_err *err);
 	/* The operations below may be NULL for an engine that does not
 	 * support them yet; backend.c then fails with RS_EUSAGE. */
 	int (*count)(struct rs_backend *backend, const char *table,

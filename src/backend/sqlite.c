@@ -101,7 +101,8 @@ struct sqlite_engine {
 	const struct rs_read_request *request;  /* read */
 	const struct rs_table_def *write_table; /* upsert, delete */
 	const struct rs_rows *write_rows;       /* upsert, delete */
-	const char *what;   /* script: what it does, for its error */
+	int unlogged;     /* delete: past the table's delete log (purge_keys) */
+	const char *what; /* script: what it does, for its error */
 	char *replica_path; /* replica check, replicate: its file */
 	int slice_ms;       /* replicate: how long one slice copies */
 	/* The catch-up copy between slices (primary's engine): NULL when
@@ -812,6 +813,63 @@ sqlite_delete_sql(const struct rs_table_def *t)
 	return strbuf_finish(&q);
 }
 
+/* Inside the write transaction of an unlogged delete from T: drop T's
+ * delete-log triggers (reshard_dellog_…, sqlite_delete_log) and set
+ * *LOGGED to the statements that create them again (sqlite3_free it; NULL
+ * when T has none), to run before COMMIT.  In one transaction nobody else
+ * can write to T meanwhile, so no other delete goes unrecorded, and a
+ * failure or a crash rolls the triggers back with the deletes.  Returns 0,
+ * or -1 with SQLite's error on the connection. */
+static int
+sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
+                    char **logged)
+{
+	char *find = sqlite3_mprintf(
+		"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+		"AND tbl_name = %Q AND name IN ('reshard_dellog_' || %Q, "
+		"'reshard_dellog_u_' || %Q) ORDER BY name",
+		t->name, t->name, t->name);
+	char *drop = sqlite3_mprintf("%s", "");
+	sqlite3_stmt *stmt = NULL;
+	int rc = find != NULL && drop != NULL
+	                 ? sqlite3_prepare_v2(e->db, find, -1, &stmt, NULL)
+	                 : SQLITE_NOMEM;
+
+	*logged = sqlite3_mprintf("%s", "");
+	while (rc == SQLITE_OK && *logged != NULL && drop != NULL &&
+	       (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		char *d = sqlite3_mprintf("%sDROP TRIGGER \"%w\";", drop,
+		                          sqlite3_column_text(stmt, 0));
+		char *l = sqlite3_mprintf("%s%s;", *logged,
+		                          sqlite3_column_text(stmt, 1));
+
+		sqlite3_free(drop);
+		sqlite3_free(*logged);
+		drop = d;
+		*logged = l;
+		rc = SQLITE_OK;
+	}
+	if (rc == SQLITE_DONE && (*logged == NULL || drop == NULL))
+		rc = SQLITE_NOMEM;
+	sqlite3_finalize(stmt);
+	if (rc == SQLITE_DONE && drop[0] != '\0')
+		rc = sqlite3_exec(e->db, drop, NULL, NULL, NULL);
+	else if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	if (rc == SQLITE_OK && (*logged)[0] == '\0') {
+		sqlite3_free(*logged);
+		*logged = NULL;
+	}
+	sqlite3_free(find);
+	sqlite3_free(drop);
+	if (rc != SQLITE_OK) {
+		sqlite3_free(*logged);
+		*logged = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* Upsert or delete a batch in one transaction. */
 static void
 sqlite_work_write(struct rs_backend *backend)
@@ -823,6 +881,7 @@ sqlite_work_write(struct rs_backend *backend)
 	char *sql = upsert ? sqlite_upsert_sql(t) : sqlite_delete_sql(t);
 	int width = upsert ? t->n_columns : t->n_pk;
 	sqlite3_stmt *stmt = NULL;
+	char *logged = NULL; /* the delete log's triggers, to put back */
 	int rc;
 
 	if (sql == NULL) {
@@ -846,6 +905,8 @@ sqlite_work_write(struct rs_backend *backend)
 		                        "cannot start a transaction");
 		return;
 	}
+	if (!upsert && e->unlogged && sqlite_log_triggers(e, t, &logged) != 0)
+		goto fail;
 	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
 	free(sql);
 	if (rc != SQLITE_OK)
@@ -875,14 +936,19 @@ sqlite_work_write(struct rs_backend *backend)
 	}
 	sqlite3_finalize(stmt);
 	stmt = NULL;
+	if (logged != NULL &&
+	    sqlite3_exec(e->db, logged, NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
 	if (sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
+	sqlite3_free(logged);
 	return;
 fail:
 	e->status = sqlite_fail(backend, RS_EQUERY,
 	                        upsert ? "upsert failed" : "delete failed");
 rollback:
 	sqlite3_finalize(stmt);
+	sqlite3_free(logged);
 	sqlite_rollback(e);
 }
 
@@ -1535,6 +1601,17 @@ sqlite_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
                    const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                    struct rs_err *err)
 {
+	sqlite_engine(backend)->unlogged = 0;
+	return sqlite_write(backend, SQLITE_OP_DELETE, table, keys, cb, arg,
+	                    err);
+}
+
+static int
+sqlite_purge_keys(struct rs_backend *backend, const struct rs_table_def *table,
+                  const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+                  struct rs_err *err)
+{
+	sqlite_engine(backend)->unlogged = 1;
 	return sqlite_write(backend, SQLITE_OP_DELETE, table, keys, cb, arg,
 	                    err);
 }
@@ -1865,6 +1942,7 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.exec = sqlite_exec,
 	.upsert = sqlite_upsert,
 	.delete_keys = sqlite_delete_keys,
+	.purge_keys = sqlite_purge_keys,
 	.count = sqlite_count,
 	.fence = sqlite_fence,
 	.markers = sqlite_markers,

@@ -229,6 +229,19 @@ await_delete(uv_loop_t *loop, struct rs_backend *backend,
 }
 
 int
+await_purge(uv_loop_t *loop, struct rs_backend *backend,
+            const struct rs_table_def *table, const struct rs_rows *keys,
+            struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	return waiter_wait(
+		loop, &w,
+		backend_purge_keys(backend, table, keys, on_done, &w, err),
+		err);
+}
+
+int
 await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
            struct rs_err *err)
 {

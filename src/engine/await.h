@@ -68,6 +68,9 @@ int await_upsert(uv_loop_t *loop, struct rs_backend *backend,
 int await_delete(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_table_def *table, const struct rs_rows *keys,
                  struct rs_err *err);
+int await_purge(uv_loop_t *loop, struct rs_backend *backend,
+                const struct rs_table_def *table, const struct rs_rows *keys,
+                struct rs_err *err);
 int await_exec(uv_loop_t *loop, struct rs_backend *backend, const char *sql,
                struct rs_err *err);
 int await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,

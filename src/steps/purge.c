@@ -223,8 +223,10 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	if (rc == 0 && keys.n_rows > 0) {
 		struct rs_rows del = {keys.n_rows, keys.n_cols, keys.values};
 
-		rc = await_delete(&run->loop, walk->backend, walk->def, &del,
-		                  err);
+		/* Past this shard's delete log: these keys are not this
+		 * shard's, so no purge looks them up in its log. */
+		rc = await_purge(&run->loop, walk->backend, walk->def, &del,
+		                 err);
 		if (rc == 0)
 			streams_throttle(run, keys.n_rows);
 	}

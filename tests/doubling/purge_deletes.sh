@@ -59,4 +59,50 @@ complete "purge-deletes"
 check "purge-deletes: no delete log left" test \
 	"$(for db in db0 db1 db2 db3; do sql "$db.db" "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'reshard_del%'"; done | sort -u)" = 0
 
+# Purge's own deletes bypass the delete log (backend_purge_keys): only the
+# application's are recorded.  After purge the logs hold exactly the one
+# key the application deleted, every log trigger is back in place, and an
+# application delete after purge is still recorded.
+section purge-unlogged
+fresh purge-unlogged
+own_master
+run_reshard 0 "purge-unlogged: run --until unfence" run plan.cfg --until unfence --yes
+read -r gone_id < <(sql master.db "SELECT o.id FROM orders o JOIN routes r
+	ON r.key = o.customer_id WHERE r.from_owner = 'db0.orders_0'
+	AND r.to_owner = 'db2.orders_0' ORDER BY o.id LIMIT 1")
+sql db2.db "DELETE FROM orders_0 WHERE id = $gone_id"
+sql master.db "DELETE FROM orders WHERE id = $gone_id"
+triggers() {
+	for db in db0 db1 db2 db3; do
+		sql "$db.db" "SELECT name FROM sqlite_schema WHERE type = 'trigger'
+			AND name LIKE 'reshard_dellog%' ORDER BY name"
+	done
+}
+logged() {
+	for db in db0 db1 db2 db3; do
+		for t in 0 1; do
+			sql "$db.db" "SELECT '$db.' || id FROM reshard_del_orders_$t"
+		done
+	done
+}
+triggers >triggers.before
+run_reshard 0 "purge-unlogged: run --until purge" run plan.cfg --until purge --yes
+status_json
+check "purge-unlogged: purge deleted rows ($(step_field purge rows) scanned)" \
+	test "$(sql db0.db "SELECT count(*) FROM orders_0")" -lt \
+	"$(sql "$template/db0.db" "SELECT count(*) FROM orders_0")"
+equals "$(logged | tr '\n' ' ')" "db2.$gone_id " \
+	"purge-unlogged: the logs hold only the application's delete"
+triggers >triggers.after
+check "purge-unlogged: every delete-log trigger is back ($(wc -l <triggers.after))" \
+	cmp -s triggers.before triggers.after
+other_id=$(sql db0.db "SELECT id FROM orders_0 ORDER BY id LIMIT 1")
+sql db0.db "DELETE FROM orders_0 WHERE id = $other_id"
+sql master.db "DELETE FROM orders WHERE id = $other_id"
+equals "$(sql db0.db "SELECT count(*) FROM reshard_del_orders_0 WHERE id = $other_id")" 1 \
+	"purge-unlogged: an application delete after purge is recorded"
+run_reshard 0 "purge-unlogged: the run finishes" run plan.cfg --yes
+has err "(2 deleted since unfence)" "purge-unlogged: final-check counts the two deletes"
+complete "purge-unlogged"
+
 finish
