@@ -324,6 +324,47 @@ walk_range_pages(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
+/* What a fill_affected walk sizes its chunks by: the rows and rows
+ * affected of the last two chunks done, by chunk number modulo 2. */
+struct walk_sizes {
+	int64_t number[2]; /* -1: none */
+	int64_t rows[2];
+	int64_t affected[2];
+};
+
+static void
+walk_sizes_note(struct walk_sizes *z, int64_t number, int64_t rows,
+                int64_t affected)
+{
+	z->number[number % 2] = number;
+	z->rows[number % 2] = rows;
+	z->affected[number % 2] = affected;
+}
+
+/* The read limit of chunk NUMBER: options.batch_rows, or for a
+ * fill_affected walk as many rows as affect about batch_rows at the rate
+ * of chunk NUMBER - 2 (the last one done when a read ahead for NUMBER
+ * starts), between batch_rows and WALK_GROWTH_MAX times it.  Always from
+ * chunk NUMBER - 2, with or without read-ahead, and from the journal's
+ * records after a resume, so a walk cuts the same chunks however it ran. */
+static int
+walk_limit(const struct rs_walk *walk, const struct walk_sizes *z,
+           int64_t number)
+{
+	int64_t batch = walk->run->plan->options.batch_rows;
+	int64_t want = batch;
+	int i = (int)((number + 2) % 2);
+
+	if (walk->fill_affected && number >= 2 && z->number[i] == number - 2)
+		want = z->affected[i] > 0 ? batch * z->rows[i] / z->affected[i]
+		                          : batch * WALK_GROWTH_MAX;
+	if (want < batch)
+		want = batch;
+	if (want > batch * WALK_GROWTH_MAX)
+		want = batch * WALK_GROWTH_MAX;
+	return (int)want;
+}
+
 int
 walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
            struct rs_err *err)
@@ -339,6 +380,8 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	struct await_waiter pending;
 	struct rs_err ahead_err = {0};
 	int reading = 0;
+	int rows_limit; /* the limit of the read that filled ROWS */
+	struct walk_sizes sizes = {{-1, -1}, {0, 0}, {0, 0}};
 	int *columns = NULL;
 	int64_t number = 0;
 	int rc;
@@ -398,7 +441,18 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	if (rc < 0)
 		goto out;
 	if (rc == 1) {
+		struct rs_chunk_record before = {0};
+
 		number = last.number + 1;
+		walk_sizes_note(&sizes, last.number, last.rows, last.affected);
+		if (walk->fill_affected && last.number > 0 &&
+		    journal_chunk_get(run->journal, walk->step, shard,
+		                      walk->physical, last.number - 1, &before,
+		                      err) == 0 &&
+		    before.state == RS_CHUNK_DONE)
+			walk_sizes_note(&sizes, before.number, before.rows,
+			                before.affected);
+		journal_chunk_free(&before);
 		rc = last.upto_key != NULL
 		             ? key_from_json(&after, last.upto_key,
 		                             walk->def->n_pk, err)
@@ -419,6 +473,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		reader = walk->backend;
 	ahead_req = req;
 	req.after = after.n > 0 ? after.values : NULL;
+	rows_limit = req.limit = walk_limit(walk, &sizes, number);
 	rc = await_read(&run->loop, reader, &req, &rows, err);
 	while (rc == 0 && rows.n_rows > 0) {
 		struct rs_chunk_record rec = {0};
@@ -426,7 +481,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			rowbuf_row(&rows, rows.n_rows - 1);
 		int64_t affected = 0;
 		uint64_t checksum = 0;
-		int more = rows.n_rows == req.limit;
+		int more = rows.n_rows == rows_limit;
 
 		if (more && reader != walk->backend) {
 			if (key_copy_set(&ahead_after, upto, walk->def->n_pk) !=
@@ -436,6 +491,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 				break;
 			}
 			ahead_req.after = ahead_after.values;
+			ahead_req.limit = walk_limit(walk, &sizes, number + 1);
 			await_read_start(&run->loop, reader, &ahead_req, &ahead,
 			                 &pending, &ahead_err);
 			reading = 1;
@@ -481,6 +537,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		if (seen != NULL)
 			*seen += rows.n_rows;
 		progress_add(&run->progress, (uint64_t)rows.n_rows);
+		walk_sizes_note(&sizes, number, rows.n_rows, affected);
 		number++;
 		walk->step_chunk++;
 		walk->affected += affected;
@@ -493,10 +550,13 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			struct rs_rowbuf t = rows;
 
 			reading = 0;
+			rows_limit = ahead_req.limit;
 			rc = await_read_finish(&pending, err);
 			rows = ahead;
 			ahead = t;
 		} else {
+			rows_limit = req.limit =
+				walk_limit(walk, &sizes, number);
 			rc = await_read(&run->loop, reader, &req, &rows, err);
 		}
 	}

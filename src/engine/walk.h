@@ -2,7 +2,9 @@
  * Walking a physical table in primary-key chunks, with journal checkpoints.
  *
  * walk_table reads TABLE on one shard in chunks of options.batch_rows rows,
- * in key order.  For each chunk it records the intent in the journal
+ * in key order (with fill_affected, chunks of up to WALK_GROWTH_MAX times
+ * that, sized from the chunk before so that each affects about batch_rows
+ * rows).  For each chunk it records the intent in the journal
  * (chunk STARTED, with its key range), calls the step's chunk function
  * (which does the side effect: compare, delete …), then records the result
  * (chunk DONE, rows, checksum, rows affected).  Run again after a crash, it
@@ -15,6 +17,11 @@
 
 #include "engine/await.h"
 #include "engine/engine.h"
+
+/* How many times options.batch_rows a chunk of a fill_affected walk reads
+ * at most: the keys of 8 batches (a few MB) for a step that changes one
+ * row in 8 or fewer. */
+#define WALK_GROWTH_MAX 8
 
 struct rs_walk {
 	struct rs_run *run;
@@ -29,6 +36,10 @@ struct rs_walk {
 	int all_columns;                /* read every column (else pk + key) */
 	int restart;                    /* ignore earlier chunks: walk it all */
 	int no_effect;      /* the chunk function only reads (journal.h) */
+	int fill_affected;  /* grow chunks until about batch_rows rows of
+	                       each are affected (WALK_GROWTH_MAX at most;
+	                       purge, which deletes only the rows that
+	                       moved) */
 	int key_at;         /* index of the shard key in a row read */
 	int64_t step_chunk; /* chunks of this table done in this process,
 	                       0 in the first chunk function call */

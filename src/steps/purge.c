@@ -246,6 +246,11 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.step = "purge",
 		.map = run->plan->to,
 		.chunk = purge_chunk,
+		/* A shard deletes only the rows that moved away: reading
+		 * more of them a chunk keeps each delete transaction near
+		 * batch_rows rows, and their number (each costs the shard a
+		 * few fsyncs) near rows deleted / batch_rows. */
+		.fill_affected = 1,
 		/* A doubling's replicas hold a full copy until purged. */
 		.copies = run->strategy->copies_before_purge,
 		.arg = &kept,

@@ -224,6 +224,7 @@ walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 		.all_columns = spec->all_columns,
 		.restart = spec->restart,
 		.no_effect = spec->no_effect,
+		.fill_affected = spec->fill_affected,
 		.arg = spec->arg,
 	};
 

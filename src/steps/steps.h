@@ -78,6 +78,7 @@ struct steps_walk_spec {
 	int all_columns;          /* read every column (else pk + key) */
 	int restart;              /* ignore earlier chunks */
 	int no_effect;            /* CHUNK only reads and compares */
+	int fill_affected;        /* size chunks by rows affected (walk.h) */
 	int copies; /* rows expected: this many times the count before the
 	               run (for progress) */
 	void *arg;  /* handed to CHUNK as walk->arg */
