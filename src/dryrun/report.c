@@ -38,11 +38,18 @@ json_counts(const struct rs_plan *plan, const uint64_t *counts,
             const int *shards, int n)
 {
 	json_t *o = json_object();
+	int failed = o == NULL;
 
 	for (int i = 0; i < n; i++)
-		json_object_set_new(
-			o, plan->shards[shards[i]].name,
-			json_integer((json_int_t)counts[shards[i]]));
+		failed |=
+			json_object_set_new(
+				o, plan->shards[shards[i]].name,
+				json_integer((json_int_t)counts[shards[i]])) !=
+			0;
+	if (failed) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -59,17 +66,20 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	const struct rs_stats *st = &r->stats;
 	struct shard_set set;
 	json_t *root = json_object(), *flows = json_array();
+	int failed = root == NULL || flows == NULL;
 	int rc = 0;
 
 	shard_set_init(&set, plan);
-	json_object_set_new(root, "keys", json_integer((json_int_t)st->keys));
-	json_object_set_new(root, "moved", json_integer((json_int_t)st->moved));
-	json_object_set_new(
-		root, "before",
-		json_counts(plan, st->before, set.before, set.n_before));
-	json_object_set_new(
-		root, "after",
-		json_counts(plan, st->after, set.after, set.n_after));
+	failed |= json_object_set_new(root, "keys",
+	                              json_integer((json_int_t)st->keys)) != 0;
+	failed |= json_object_set_new(root, "moved",
+	                              json_integer((json_int_t)st->moved)) != 0;
+	failed |= json_object_set_new(root, "before",
+	                              json_counts(plan, st->before, set.before,
+	                                          set.n_before)) != 0;
+	failed |= json_object_set_new(root, "after",
+	                              json_counts(plan, st->after, set.after,
+	                                          set.n_after)) != 0;
 	for (int i = 0; i < st->n_shards; i++)
 		for (int j = 0; j < st->n_shards; j++) {
 			uint64_t n =
@@ -78,22 +88,26 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 
 			if (n == 0)
 				continue;
-			json_array_append_new(
-				flows, json_pack("{s:s, s:s, s:I}", "from",
-			                         plan->shards[i].name, "to",
-			                         plan->shards[j].name, "keys",
-			                         (json_int_t)n));
+			failed |=
+				json_array_append_new(
+					flows,
+					json_pack("{s:s, s:s, s:I}", "from",
+			                          plan->shards[i].name, "to",
+			                          plan->shards[j].name, "keys",
+			                          (json_int_t)n)) != 0;
 		}
-	json_object_set_new(root, "flows", flows);
-	json_object_set_new(
-		root, "skew_before",
-		json_skew(stats_skew(st->before, set.before, set.n_before)));
-	json_object_set_new(
-		root, "skew_after",
-		json_skew(stats_skew(st->after, set.after, set.n_after)));
+	failed |= json_object_set_new(root, "flows", flows) != 0;
+	failed |=
+		json_object_set_new(root, "skew_before",
+	                            json_skew(stats_skew(st->before, set.before,
+	                                                 set.n_before))) != 0;
+	failed |= json_object_set_new(root, "skew_after",
+	                              json_skew(stats_skew(st->after, set.after,
+	                                                   set.n_after))) != 0;
 	if (r->misplaced > 0)
-		json_object_set_new(root, "misplaced",
-		                    json_integer((json_int_t)r->misplaced));
+		failed |= json_object_set_new(
+				  root, "misplaced",
+				  json_integer((json_int_t)r->misplaced)) != 0;
 	if (r->n_top > 0) {
 		const struct rs_keycount **best =
 			malloc(sizeof(*best) * (size_t)r->n_top);
@@ -102,20 +116,29 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 		             : RS_ENOMEM;
 
 		for (int i = 0; i < n; i++)
-			json_array_append_new(
-				top,
-				json_pack(
-					"{s:s%, s:I, s:s, s:s}", "key",
-					best[i]->key, best[i]->len, "rows",
-					(json_int_t)best[i]->rows, "from",
-					plan->shards[best[i]->from.shard].name,
-					"to",
-					plan->shards[best[i]->to.shard].name));
+			failed |=
+				json_array_append_new(
+					top,
+					json_pack(
+						"{s:s%, s:I, s:s, s:s}", "key",
+						best[i]->key, best[i]->len,
+						"rows",
+						(json_int_t)best[i]->rows,
+						"from",
+						plan->shards[best[i]->from
+			                                             .shard]
+							.name,
+						"to",
+						plan->shards[best[i]->to.shard]
+							.name)) != 0;
 		free(best);
-		json_object_set_new(root, "top", top);
+		failed |= json_object_set_new(root, "top", top) != 0;
 		if (n < 0)
 			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
+	if (rc == 0 && failed)
+		rc = rs_err_set(err, RS_ENOMEM,
+		                "out of memory building the JSON summary");
 	if (rc == 0 &&
 	    (json_dumpf(root, out,
 	                JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) != 0 ||

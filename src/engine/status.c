@@ -109,18 +109,24 @@ static json_t *
 status_kept_json(const struct rs_kept_row *kept, int n)
 {
 	json_t *array = json_array();
+	int failed = array == NULL;
 
 	for (int i = 0; i < n; i++)
-		json_array_append_new(
-			array,
-			json_pack("{s:s, s:s, s:o, s:s, s:s}", "shard",
-		                  kept[i].shard, "table", kept[i].table,
-		                  "shard_key",
-		                  kept[i].shard_key
-		                          ? json_string(kept[i].shard_key)
-		                          : json_null(),
-		                  "primary_key", kept[i].pk, "owner",
-		                  kept[i].owner));
+		failed |= json_array_append_new(
+				  array,
+				  json_pack("{s:s, s:s, s:o, s:s, s:s}",
+		                            "shard", kept[i].shard, "table",
+		                            kept[i].table, "shard_key",
+		                            kept[i].shard_key
+		                                    ? json_string(
+							      kept[i].shard_key)
+		                                    : json_null(),
+		                            "primary_key", kept[i].pk, "owner",
+		                            kept[i].owner)) != 0;
+	if (failed) {
+		json_decref(array);
+		return NULL;
+	}
 	return array;
 }
 
@@ -165,6 +171,7 @@ engine_status(const struct rs_plan *plan,
 	struct rs_kept_row *kept = NULL;
 	int running, fenced, rc, n_kept = 0;
 	json_t *root = NULL, *steps = NULL;
+	int failed = 0;
 
 	/* Before the journal is open here (see journal_lock_holder). */
 	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
@@ -188,32 +195,39 @@ engine_status(const struct rs_plan *plan,
 	if (json) {
 		root = json_object();
 		steps = json_array();
-		json_object_set_new(root, "plan", json_string(plan->name));
-		json_object_set_new(
-			root, "strategy",
-			json_string(plan_strategy_name(plan->strategy)));
-		json_object_set_new(root, "journal",
-		                    json_string(plan->journal));
-		json_object_set_new(root, "running",
-		                    running ? json_string(holder)
-		                            : json_null());
-		json_object_set_new(root, "fenced",
-		                    fenced < 0 ? json_null()
-		                               : json_boolean(fenced));
-		json_object_set_new(root, "fenced_shards", json_string(which));
-		json_object_set_new(
-			root, "fenced_since",
-			since[0] ? json_integer(strtoll(since, NULL, 10))
-				 : json_null());
-		json_object_set_new(
-			root, "epoch",
-			epoch[0] ? json_integer(strtoll(epoch, NULL, 10))
-				 : json_null());
-		json_object_set_new(root, "abort",
-		                    aborting[0] ? json_string(aborting)
-		                                : json_null());
-		json_object_set_new(root, "kept_rows",
-		                    status_kept_json(kept, n_kept));
+		failed |= json_object_set_new(root, "plan",
+		                              json_string(plan->name)) != 0;
+		failed |= json_object_set_new(root, "strategy",
+		                              json_string(plan_strategy_name(
+						      plan->strategy))) != 0;
+		failed |= json_object_set_new(root, "journal",
+		                              json_string(plan->journal)) != 0;
+		failed |= json_object_set_new(root, "running",
+		                              running ? json_string(holder)
+		                                      : json_null()) != 0;
+		failed |= json_object_set_new(
+				  root, "fenced",
+				  fenced < 0 ? json_null()
+					     : json_boolean(fenced)) != 0;
+		failed |= json_object_set_new(root, "fenced_shards",
+		                              json_string(which)) != 0;
+		failed |=
+			json_object_set_new(root, "fenced_since",
+		                            since[0] ? json_integer(strtoll(
+							       since, NULL, 10))
+		                                     : json_null()) != 0;
+		failed |=
+			json_object_set_new(root, "epoch",
+		                            epoch[0] ? json_integer(strtoll(
+							       epoch, NULL, 10))
+		                                     : json_null()) != 0;
+		failed |=
+			json_object_set_new(root, "abort",
+		                            aborting[0] ? json_string(aborting)
+		                                        : json_null()) != 0;
+		failed |= json_object_set_new(root, "kept_rows",
+		                              status_kept_json(kept, n_kept)) !=
+		          0;
 	} else {
 		fprintf(out, "plan %s (%s), journal %s\n", plan->name,
 		        plan_strategy_name(plan->strategy), plan->journal);
@@ -257,19 +271,23 @@ engine_status(const struct rs_plan *plan,
 		if (journal_step_get(journal, name, &rec, err) != 0)
 			break;
 		if (json) {
-			json_array_append_new(
-				steps,
-				json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:I, "
-			                  "s:s}",
-			                  "name", name, "state",
-			                  state_names[rec.state], "attempts",
-			                  rec.attempts, "started_at",
-			                  (json_int_t)rec.started_at,
-			                  "finished_at",
-			                  (json_int_t)rec.finished_at, "rows",
-			                  (json_int_t)rec.rows, "chunks",
-			                  (json_int_t)rec.chunks_done, "error",
-			                  rec.error));
+			failed |=
+				json_array_append_new(
+					steps,
+					json_pack("{s:s, s:s, s:i, s:I, s:I, "
+			                          "s:I, s:I, "
+			                          "s:s}",
+			                          "name", name, "state",
+			                          state_names[rec.state],
+			                          "attempts", rec.attempts,
+			                          "started_at",
+			                          (json_int_t)rec.started_at,
+			                          "finished_at",
+			                          (json_int_t)rec.finished_at,
+			                          "rows", (json_int_t)rec.rows,
+			                          "chunks",
+			                          (json_int_t)rec.chunks_done,
+			                          "error", rec.error)) != 0;
 			continue;
 		}
 		status_time(rec.started_at, started, sizeof(started));
@@ -307,9 +325,14 @@ engine_status(const struct rs_plan *plan,
 			fprintf(out, "               error: %s\n", rec.error);
 	}
 	if (json) {
-		json_object_set_new(root, "steps", steps);
-		json_dumpf(root, out, JSON_PRESERVE_ORDER);
-		fputc('\n', out);
+		failed |= json_object_set_new(root, "steps", steps) != 0;
+		if (failed || json_dumpf(root, out, JSON_PRESERVE_ORDER) != 0)
+			rc = rs_err_set(err, failed ? RS_ENOMEM : RS_EIO,
+			                failed ? "out of memory building the "
+			                         "status"
+			                       : "cannot write the status");
+		else
+			fputc('\n', out);
 		json_decref(root);
 	} else {
 		char *events = journal_events_tail(journal, 5);
