@@ -466,14 +466,15 @@ backend_enter_replication(struct rs_backend *primary,
 
 int
 backend_replica_check(struct rs_backend *primary, struct rs_backend *replica,
-                      rs_backend_cb cb, void *arg, struct rs_err *err)
+                      int max_lag_ms, rs_backend_cb cb, void *arg,
+                      struct rs_err *err)
 {
 	int rc = backend_enter_replication(
 		primary, replica, "doubling by replica promotion", err);
 
 	return rc != 0 ? rc
-	               : primary->ops->replica_check(primary, replica, cb, arg,
-	                                             err);
+	               : primary->ops->replica_check(primary, replica,
+	                                             max_lag_ms, cb, arg, err);
 }
 
 int
@@ -517,6 +518,20 @@ backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	                                   err);
 
 	return rc != 0 ? rc : replica->ops->promoted(replica, cb, arg, err);
+}
+
+int
+backend_release(struct rs_backend *primary, struct rs_backend *replica,
+                rs_position_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter_replication(primary, replica,
+	                                   "releasing a promoted replica", err);
+
+	if (rc == 0 && !backend_supports(primary, RS_CAP_RELEASE_REPLICA))
+		rc = backend_unsupported(primary,
+		                         "releasing a promoted replica", err);
+	return rc != 0 ? rc
+	               : primary->ops->release(primary, replica, cb, arg, err);
 }
 
 int
@@ -578,6 +593,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		       ops->scan_end != NULL;
 	case RS_CAP_MADE_REPLICA:
 		return backend->url.engine == RS_ENGINE_SQLITE;
+	case RS_CAP_RELEASE_REPLICA:
+		return ops->release != NULL;
 	}
 	return 0;
 }

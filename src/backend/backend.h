@@ -314,9 +314,10 @@ int backend_fenced(struct rs_backend *backend, const char *table,
  * RS_CAP_REPLICATION) says whether the engine has them in this version.
  *
  * backend_replica_check: preflight's proof that REPLICA can become a copy
- * of PRIMARY (a server replica streams from exactly that primary; a SQLite
- * replica file does not exist yet or is empty).  RS_EUSAGE with the fix
- * when not.
+ * of PRIMARY (a server replica streams from exactly that primary, no more
+ * than MAX_LAG_MS behind, and can be promoted without harm to it; a
+ * SQLite replica file does not exist yet or is empty).  RS_EUSAGE with
+ * the fix when not.
  *
  * backend_position: PRIMARY's position now (after the fence, every write
  * is before it), into the callback's POSITION (at most RS_POSITION_SIZE
@@ -332,10 +333,17 @@ int backend_fenced(struct rs_backend *backend, const char *table,
  * backend_promote: make REPLICA a primary that accepts writes (SQLite:
  * nothing to do).  backend_promoted: whether it is one already (1 or 0),
  * so that a resumed step does not promote twice.
+ *
+ * backend_release: after REPLICA's promotion, free what PRIMARY still
+ * keeps for it (PostgreSQL: the physical replication slot it streamed
+ * from, which would otherwise hold WAL until the disk fills).  The
+ * callback's POSITION argument is a note saying what was freed, "" when
+ * nothing was left (a repeat does nothing).  Only where backend_supports
+ * RS_CAP_RELEASE_REPLICA, else RS_EUSAGE.
  */
 int backend_replica_check(struct rs_backend *primary,
-                          struct rs_backend *replica, rs_backend_cb cb,
-                          void *arg, struct rs_err *err);
+                          struct rs_backend *replica, int max_lag_ms,
+                          rs_backend_cb cb, void *arg, struct rs_err *err);
 int backend_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
                      struct rs_err *err);
 int backend_catch_up(struct rs_backend *primary, struct rs_backend *replica,
@@ -345,6 +353,8 @@ int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
 int backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
                      struct rs_err *err);
+int backend_release(struct rs_backend *primary, struct rs_backend *replica,
+                    rs_position_cb cb, void *arg, struct rs_err *err);
 
 /* What an engine can do in this version, for callers that must choose
  * (instead of testing engines or slots). */
@@ -357,6 +367,7 @@ enum rs_capability {
 	 * abort removes it; else it is a server that only loses the
 	 * fence. */
 	RS_CAP_MADE_REPLICA,
+	RS_CAP_RELEASE_REPLICA, /* backend_release */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

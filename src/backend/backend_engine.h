@@ -58,8 +58,8 @@ struct rs_backend_ops {
 	              rs_count_cb cb, void *arg, struct rs_err *err);
 	/* Replication (a doubling): all five or none. */
 	int (*replica_check)(struct rs_backend *primary,
-	                     struct rs_backend *replica, rs_backend_cb cb,
-	                     void *arg, struct rs_err *err);
+	                     struct rs_backend *replica, int max_lag_ms,
+	                     rs_backend_cb cb, void *arg, struct rs_err *err);
 	int (*position)(struct rs_backend *primary, rs_position_cb cb,
 	                void *arg, struct rs_err *err);
 	int (*catch_up)(struct rs_backend *primary, struct rs_backend *replica,
@@ -69,6 +69,9 @@ struct rs_backend_ops {
 	               struct rs_err *err);
 	int (*promoted)(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	                struct rs_err *err);
+	/* Optional (RS_CAP_RELEASE_REPLICA). */
+	int (*release)(struct rs_backend *primary, struct rs_backend *replica,
+	               rs_position_cb cb, void *arg, struct rs_err *err);
 	/* The unordered snapshot scan (backend_scan_begin …): all three or
 	 * none. */
 	int (*scan_begin)(struct rs_backend *backend,

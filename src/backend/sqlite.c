@@ -829,45 +829,33 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 		"AND tbl_name = %Q AND name IN ('reshard_dellog_' || %Q, "
 		"'reshard_dellog_u_' || %Q) ORDER BY name",
 		t->name, t->name, t->name);
-	char *drop = sqlite3_mprintf("%s", "");
+	struct rs_strbuf drop = {0}, create = {0};
 	sqlite3_stmt *stmt = NULL;
-	int rc = find != NULL && drop != NULL
-	                 ? sqlite3_prepare_v2(e->db, find, -1, &stmt, NULL)
-	                 : SQLITE_NOMEM;
+	int rc = find != NULL ? sqlite3_prepare_v2(e->db, find, -1, &stmt, NULL)
+	                      : SQLITE_NOMEM;
 
-	*logged = sqlite3_mprintf("%s", "");
-	while (rc == SQLITE_OK && *logged != NULL && drop != NULL &&
-	       (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		char *d = sqlite3_mprintf("%sDROP TRIGGER \"%w\";", drop,
-		                          sqlite3_column_text(stmt, 0));
-		char *l = sqlite3_mprintf("%s%s;", *logged,
-		                          sqlite3_column_text(stmt, 1));
-
-		sqlite3_free(drop);
-		sqlite3_free(*logged);
-		drop = d;
-		*logged = l;
+	*logged = NULL;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		strbuf_str(&drop, "DROP TRIGGER ");
+		strbuf_quoted(&drop, (const char *)sqlite3_column_text(stmt, 0),
+		              '"');
+		strbuf_str(&drop, ";");
+		strbuf_str(&create, (const char *)sqlite3_column_text(stmt, 1));
+		strbuf_str(&create, ";");
 		rc = SQLITE_OK;
 	}
-	if (rc == SQLITE_DONE && (*logged == NULL || drop == NULL))
-		rc = SQLITE_NOMEM;
 	sqlite3_finalize(stmt);
-	if (rc == SQLITE_DONE && drop[0] != '\0')
-		rc = sqlite3_exec(e->db, drop, NULL, NULL, NULL);
-	else if (rc == SQLITE_DONE)
-		rc = SQLITE_OK;
-	if (rc == SQLITE_OK && (*logged)[0] == '\0') {
-		sqlite3_free(*logged);
-		*logged = NULL;
-	}
 	sqlite3_free(find);
-	sqlite3_free(drop);
-	if (rc != SQLITE_OK) {
-		sqlite3_free(*logged);
-		*logged = NULL;
-		return -1;
-	}
-	return 0;
+	if (rc == SQLITE_DONE)
+		rc = drop.failed || create.failed ? SQLITE_NOMEM : SQLITE_OK;
+	if (rc == SQLITE_OK && drop.text != NULL)
+		rc = sqlite3_exec(e->db, drop.text, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && create.text != NULL &&
+	    (*logged = sqlite3_mprintf("%s", create.text)) == NULL)
+		rc = SQLITE_NOMEM;
+	strbuf_clear(&drop);
+	strbuf_clear(&create);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* Upsert or delete a batch in one transaction. */
@@ -1852,8 +1840,10 @@ sqlite_queue_replication(struct rs_backend *backend,
 
 static int
 sqlite_replica_check(struct rs_backend *primary, struct rs_backend *replica,
-                     rs_backend_cb cb, void *arg, struct rs_err *err)
+                     int max_lag_ms, rs_backend_cb cb, void *arg,
+                     struct rs_err *err)
 {
+	(void)max_lag_ms; /* the replica is a copy made under the fence */
 	if (sqlite_check_open(primary, err) != 0)
 		return RS_EINTERNAL;
 	sqlite_engine(primary)->cb.done = cb;

@@ -360,13 +360,15 @@ await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
 
 int
 await_replica_check(uv_loop_t *loop, struct rs_backend *primary,
-                    struct rs_backend *replica, struct rs_err *err)
+                    struct rs_backend *replica, int max_lag_ms,
+                    struct rs_err *err)
 {
 	struct await_waiter w = {.loop = loop};
 
-	return waiter_wait(
-		loop, &w,
-		backend_replica_check(primary, replica, on_done, &w, err), err);
+	return waiter_wait(loop, &w,
+	                   backend_replica_check(primary, replica, max_lag_ms,
+	                                         on_done, &w, err),
+	                   err);
 }
 
 /* Where await_position and await_catch_up copy their answer. */
@@ -436,6 +438,18 @@ await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
 
 	*promoted = rc == 0 && w.value != 0;
 	return rc;
+}
+
+int
+await_release(uv_loop_t *loop, struct rs_backend *primary,
+              struct rs_backend *replica, char *note, size_t size,
+              struct rs_err *err)
+{
+	struct replication_out out = {{.loop = loop}, note, size, NULL};
+
+	return waiter_wait(
+		loop, &out.w,
+		backend_release(primary, replica, on_position, &out, err), err);
 }
 
 int

@@ -89,7 +89,8 @@ int await_delete_log(uv_loop_t *loop, struct rs_backend *backend,
 int await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                  int *fenced, struct rs_err *err);
 int await_replica_check(uv_loop_t *loop, struct rs_backend *primary,
-                        struct rs_backend *replica, struct rs_err *err);
+                        struct rs_backend *replica, int max_lag_ms,
+                        struct rs_err *err);
 /* PRIMARY's position into POSITION (SIZE bytes). */
 int await_position(uv_loop_t *loop, struct rs_backend *primary, char *position,
                    size_t size, struct rs_err *err);
@@ -100,6 +101,9 @@ int await_catch_up(uv_loop_t *loop, struct rs_backend *primary,
                    struct rs_err *err);
 int await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
                    struct rs_err *err);
+int await_release(uv_loop_t *loop, struct rs_backend *primary,
+                  struct rs_backend *replica, char *note, size_t size,
+                  struct rs_err *err);
 int await_promote(uv_loop_t *loop, struct rs_backend *backend,
                   struct rs_err *err);
 /* Wait MS milliseconds, serving the loop meanwhile (throttles). */

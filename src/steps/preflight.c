@@ -125,7 +125,9 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	else if (!backend_supports(b, RS_CAP_MADE_REPLICA))
 		rc = await_connect(&run->loop, b, err);
 	if (rc == 0)
-		rc = await_replica_check(&run->loop, pb, b, err);
+		rc = await_replica_check(
+			&run->loop, pb, b,
+			run->plan->options.max_replica_lag_seconds * 1000, err);
 	await_close(&run->loop, b);
 	return rc;
 }

@@ -238,6 +238,10 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return rc;
 }
 
+/* A shard deletes only the rows that moved away: chunks that read more of
+ * them (fill_affected) keep each delete transaction near batch_rows rows,
+ * and their number (each costs the shard a few fsyncs) near rows deleted /
+ * batch_rows. */
 static int
 purge_run(struct rs_run *run, struct rs_err *err)
 {
@@ -246,10 +250,6 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.step = "purge",
 		.map = run->plan->to,
 		.chunk = purge_chunk,
-		/* A shard deletes only the rows that moved away: reading
-		 * more of them a chunk keeps each delete transaction near
-		 * batch_rows rows, and their number (each costs the shard a
-		 * few fsyncs) near rows deleted / batch_rows. */
 		.fill_affected = 1,
 		/* A doubling's replicas hold a full copy until purged. */
 		.copies = run->strategy->copies_before_purge,

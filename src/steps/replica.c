@@ -125,12 +125,15 @@ static int
 promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	int r = run->plan->shards[shard].replica, promoted, rc;
-	struct rs_backend *replica;
+	struct rs_backend *primary, *replica;
+	char note[RS_POSITION_SIZE] = "";
 
 	(void)arg;
 	if (r < 0)
 		return 0;
-	rc = engine_shard(run, r, &replica, err);
+	rc = engine_shard(run, shard, &primary, err);
+	if (rc == 0)
+		rc = engine_shard(run, r, &replica, err);
 	if (rc == 0)
 		rc = await_promoted(&run->loop, replica, &promoted, err);
 	if (rc == 0 && !promoted) {
@@ -141,6 +144,14 @@ promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	if (rc == 0)
 		fprintf(stderr, "  %s: a primary of its own\n",
 		        run->plan->shards[r].name);
+	/* What the old primary still keeps for it (a replication slot
+	 * holding WAL) goes now: nothing streams from it any more. */
+	if (rc == 0 && backend_supports(primary, RS_CAP_RELEASE_REPLICA))
+		rc = await_release(&run->loop, primary, replica, note,
+		                   sizeof(note), err);
+	if (rc == 0 && note[0] != '\0')
+		fprintf(stderr, "  %s: %s\n", run->plan->shards[shard].name,
+		        note);
 	return rc;
 }
 
