@@ -4,7 +4,7 @@
  * describe, read_batch, upsert, delete_keys, close and canonical_*), on one
  * libuv loop.  Usage: backend_check URL_PG URL_MY SQLITE_DIR.
  *
- * Six groups of checks, each printed as "ok - …" or "not ok - …", then
+ * Seven groups of checks, each printed as "ok - …" or "not ok - …", then
  * "N passed, M failed" (exit 1 when anything failed):
  *
  *   1. The same logical rows, inserted on PostgreSQL, MariaDB and SQLite
@@ -33,6 +33,16 @@
  *      shard, the bound and how to raise it.  A longer bound set for one
  *      operation lets it finish; the server processes behind connections
  *      the bound closed end; the SQLite connection stays usable.
+ *   7. Keys are engine-neutral: a table xkeys keyed on (bytes, instant,
+ *      boolean), with the same 50 rows written by each engine's own SQL,
+ *      reads back in batches of 7 the same canonical keys, byte for byte,
+ *      on all three, none skipped or repeated; ranges bounded by
+ *      PostgreSQL's keys return exactly PostgreSQL's keys between them on
+ *      every engine; 10 of PostgreSQL's keys given to delete_keys on
+ *      MariaDB and SQLite remove exactly those rows, and again nothing;
+ *      a SQLite key stored otherwise than its canonical form binds back
+ *      (text in the BLOB column, a timestamp with a 'T') fails the read
+ *      with RS_EKEY naming the table and column.
  *
  * Operations are started and then awaited by running the loop until their
  * callback has run, each bounded by a timer, so that a hanging engine
@@ -50,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -1050,6 +1061,7 @@ struct dialect {
 	const char *pid_sql;     /* INSERT INTO rs_check_pids (who, pid) */
 	const char *sleep_sql;   /* a five-second query */
 	const char *kill_sql;    /* ends the connection whose id is %s */
+	const char *xkeys_ddl;   /* the table xkeys of group 7 */
 };
 
 static const struct dialect pg_dialect = {
@@ -1064,6 +1076,9 @@ static const struct dialect pg_dialect = {
 		   "VALUES ('pg', pg_backend_pid())",
 	.sleep_sql = "SELECT pg_sleep(5)",
 	.kill_sql = "SELECT pg_terminate_backend(%s)",
+	.xkeys_ddl = "CREATE TABLE xkeys (k bytea NOT NULL, "
+		     "at timestamptz NOT NULL, flag boolean NOT NULL, v text, "
+		     "PRIMARY KEY (k, at, flag))",
 };
 
 static const struct dialect my_dialect = {
@@ -1078,6 +1093,11 @@ static const struct dialect my_dialect = {
 		   "VALUES ('my', CONNECTION_ID())",
 	.sleep_sql = "SELECT SLEEP(5)",
 	.kill_sql = "KILL %s",
+	/* A default, lest TIMESTAMP get ON UPDATE CURRENT_TIMESTAMP. */
+	.xkeys_ddl = "CREATE TABLE xkeys (k varbinary(16) NOT NULL, "
+		     "at timestamp(6) NOT NULL DEFAULT '2000-01-01 00:00:00', "
+		     "flag tinyint(1) NOT NULL, v varchar(64), "
+		     "PRIMARY KEY (k, at, flag))",
 };
 
 static const struct dialect lite_dialect = {
@@ -1088,6 +1108,10 @@ static const struct dialect lite_dialect = {
 		      "(\"x`y\" TEXT PRIMARY KEY, \"t; drop table z\" TEXT)",
 	.quoted_name = "\"a\"\"b\"",
 	.nopk_ddl = "CREATE TABLE rs_check_nopk (id INTEGER, note TEXT)",
+	/* TIMESTAMPTZ: a TIMESTAMP has no zone, canonically no 'Z'. */
+	.xkeys_ddl = "CREATE TABLE xkeys (k BLOB NOT NULL, "
+		     "at TIMESTAMPTZ NOT NULL, flag BOOLEAN NOT NULL, v TEXT, "
+		     "PRIMARY KEY (k, at, flag))",
 };
 
 static const struct dialect *const dialects[N_ENGINES] = {
@@ -1113,6 +1137,7 @@ struct engine {
 	struct snapshot types_rows; /* its rows as read */
 	struct rs_table_def *copy;  /* rs_check_copy */
 	struct rs_table_def *quoted, *sentinel; /* a"b and z */
+	struct rs_table_def *xkeys;             /* group 7's table */
 };
 
 /* Drop and create a table: DROP_NAME quoted for DROP, DDL complete. */
@@ -2237,6 +2262,554 @@ out:
 	close_backend(bounded);
 }
 
+/* ---- 7. keys across engines ---- */
+
+/*
+ * One logical table on every engine, xkeys (k, at, flag, v), whose key is
+ * made of the kinds that are not their own canonical form: bytes
+ * (bytea, VARBINARY(16), BLOB), an instant (timestamptz, TIMESTAMP(6),
+ * SQLite TIMESTAMPTZ) and a boolean (boolean, tinyint(1), BOOLEAN).
+ *
+ * The rows are listed in key order, and that order is the same on every
+ * engine: k comes first and bytea, VARBINARY and BLOB all compare
+ * bytewise (memcmp, a prefix first; 0x80 above 0x7f), and k alone orders
+ * every row but those of k = 01 and k = 7f.  There, at decides: an
+ * instant on PostgreSQL and MariaDB, text on SQLite, which for the one
+ * form sqlite.c writes ("YYYY-MM-DD HH:MM:SS", then ".ffffff" when the
+ * fraction is not zero) orders as the instants do; then flag, false
+ * before true and 0 before 1.  Those rows share k so that a bound whose
+ * k equals the next row's must be compared on at and flag too: the
+ * first batch of XKEYS_BATCH ends on (01, 2024-01-01 00:00:00, f), and
+ * the next row differs from it in flag only.  MariaDB's TIMESTAMP range
+ * (1970-01-01 00:00:01 to 2038-01-19 03:14:07.999999 UTC) bounds at.
+ */
+struct xkey {
+	const char *hex;  /* k, as lowercase hex */
+	const char *utc;  /* at in UTC: "YYYY-MM-DD HH:MM:SS" */
+	const char *frac; /* its microseconds, six digits, or "" for none */
+	int flag;
+};
+
+/* The longest k VARBINARY(16) holds, all 0xff: the last key. */
+#define XKEYS_FF16 "ffffffffffffffffffffffffffffffff"
+
+static const struct xkey xkeys_rows[] = {
+	{"", "1970-01-01 00:00:01", "", 0},
+	{"00", "2024-02-29 12:00:00", "", 1},
+	{"0000", "2024-02-29 12:00:00", "500000", 0},
+	{"000000", "2000-01-01 00:00:00", "", 1},
+	{"0001", "1999-12-31 23:59:59", "999999", 0},
+	{"00ff", "2010-06-15 08:30:00", "123456", 1},
+	{"01", "2024-01-01 00:00:00", "", 0},
+	{"01", "2024-01-01 00:00:00", "", 1},
+	{"01", "2024-01-01 00:00:00", "000001", 0},
+	{"01", "2024-01-01 00:00:00", "500000", 1},
+	{"0100", "2021-03-14 01:59:26", "535897", 0},
+	{"02", "2012-12-21 11:11:11", "", 1},
+	{"0a", "2015-10-21 16:29:00", "", 0},
+	{"10", "2001-09-09 01:46:40", "", 1},
+	{"1f", "2009-02-13 23:31:30", "", 0},
+	{"20", "1985-10-26 01:21:00", "100000", 1},
+	{"2020", "1985-10-26 01:22:00", "", 0},
+	{"27", "1990-01-01 00:00:00", "", 1},
+	{"41", "1995-05-05 05:05:05", "050505", 0},
+	{"4142", "1995-05-05 05:05:05", "", 1},
+	{"414243", "1995-05-05 05:05:06", "", 0},
+	{"5c", "2005-07-07 07:07:07", "000007", 1},
+	{"61", "2011-11-11 11:11:11", "", 0},
+	{"7e", "2016-02-29 00:00:00", "", 1},
+	{"7f", "1999-12-31 23:59:59", "999999", 1},
+	{"7f", "2000-01-01 00:00:00", "", 0},
+	{"7f", "2000-01-01 00:00:00", "", 1},
+	{"7fff", "2020-02-02 02:02:02", "", 0},
+	{"80", "2020-02-02 02:02:02", "200000", 1},
+	{"8000", "1977-05-25 17:00:00", "", 0},
+	{"81", "1980-05-21 09:00:00", "", 1},
+	{"c0", "1983-05-25 20:00:00", "000010", 0},
+	{"c3a9", "2019-12-20 00:00:00", "", 1},
+	{"de", "2002-02-02 20:02:02", "", 0},
+	{"deadbeef", "2003-03-03 03:03:03", "300000", 1},
+	{"e0", "2004-04-04 04:04:04", "", 0},
+	{"f0", "2006-06-06 06:06:06", "", 1},
+	{"fe", "2007-07-07 07:07:07", "700000", 0},
+	{"fe00", "2008-08-08 08:08:08", "", 1},
+	{"feff", "2013-01-13 13:13:13", "", 0},
+	{"ff", "2014-04-14 14:14:14", "", 1},
+	{"ff00", "2017-07-17 17:17:17", "170000", 0},
+	{"ff01", "2018-08-18 18:18:18", "", 1},
+	{"ffff", "2022-02-22 22:22:22", "", 0},
+	{"ffff00", "2023-03-23 23:23:23", "230000", 1},
+	{"ffffff", "2025-05-25 05:25:25", "", 0},
+	{"ffffff00", "2030-03-30 03:30:30", "", 1},
+	{"ffffffff", "2037-12-31 23:59:59", "999999", 0},
+	{"ffffffffffffffffffffffffffffff", "2038-01-19 03:14:07", "", 1},
+	{XKEYS_FF16, "2038-01-19 03:14:07", "999999", 0},
+};
+#define N_XKEYS     ((int)(sizeof(xkeys_rows) / sizeof(xkeys_rows[0])))
+#define XKEYS_BATCH 7 /* batches of a read of xkeys */
+
+/* The kinds xkeys must be described with, on every engine. */
+static const enum rs_col_kind xkeys_kinds[] = {
+	RS_COL_BYTES,
+	RS_COL_TIMESTAMPTZ,
+	RS_COL_BOOL,
+	RS_COL_TEXT,
+};
+
+/* Whether TABLE is xkeys: its columns' kinds and the key (k, at, flag). */
+static int
+xkeys_described(const struct rs_table_def *table)
+{
+	if (table->n_columns != 4 || table->n_pk != 3 || table->pk[0] != 0 ||
+	    table->pk[1] != 1 || table->pk[2] != 2)
+		return 0;
+	for (int c = 0; c < 4; c++)
+		if (table->columns[c].kind != xkeys_kinds[c]) {
+			diag("column %s (%s) is %s, %s expected",
+			     table->columns[c].name, table->columns[c].type,
+			     canonical_kind_name(table->columns[c].kind),
+			     canonical_kind_name(xkeys_kinds[c]));
+			return 0;
+		}
+	return 1;
+}
+
+/* ROW's at as PostgreSQL input with a UTC offset: +00, +05:30 or -08:00
+ * in turn, the same instant written in another zone's clock. */
+static char *
+xkeys_pg_at(const struct xkey *row, int i)
+{
+	static const struct {
+		int seconds;
+		const char *suffix;
+	} zones[] = {{0, "+00"}, {19800, "+05:30"}, {-28800, "-08:00"}};
+	struct tm tm = {0};
+	char clock[32];
+	time_t t;
+
+	sscanf(row->utc, "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon,
+	       &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm) + zones[i % 3].seconds;
+	gmtime_r(&t, &tm);
+	strftime(clock, sizeof(clock), "%Y-%m-%d %H:%M:%S", &tm);
+	return xprintf("%s%s%s%s", clock, row->frac[0] != '\0' ? "." : "",
+	               row->frac, zones[i % 3].suffix);
+}
+
+/* ROW's microseconds without trailing zeros ("500000" → "5"), as users
+ * write them, with the point; "" when there are none. */
+static char *
+xkeys_short_frac(const struct xkey *row)
+{
+	size_t n = strlen(row->frac);
+
+	while (n > 0 && row->frac[n - 1] == '0')
+		n--;
+	return n == 0 ? xprintf("%s", "") : xprintf(".%.*s", (int)n, row->frac);
+}
+
+/* The INSERT of every row of xkeys_rows in ENGINE's own SQL: PostgreSQL
+ * '\x…' bytea, offsets and true/false; MariaDB X'…', UTC (the session's
+ * zone) and TRUE/FALSE; SQLite X'…' BLOBs, timestamps as sqlite.c writes
+ * them (sqlite_time_text: a space, no 'Z', six digits or no fraction)
+ * and 1/0. */
+static char *
+xkeys_insert(int engine)
+{
+	char *sql = xprintf("%s", "INSERT INTO xkeys (k, at, flag, v) VALUES ");
+
+	for (int i = 0; i < N_XKEYS; i++) {
+		const struct xkey *row = &xkeys_rows[i];
+		char *at = engine == ENG_PG       ? xkeys_pg_at(row, i)
+		           : engine == ENG_MY     ? xkeys_short_frac(row)
+		           : row->frac[0] != '\0' ? xprintf(".%s", row->frac)
+		                                  : xprintf("%s", "");
+		char *more;
+
+		if (engine == ENG_PG)
+			more = xprintf("%s%s('\\x%s', '%s', %s, 'row %d')", sql,
+			               i > 0 ? ", " : "", row->hex, at,
+			               row->flag ? "true" : "false", i + 1);
+		else
+			more = xprintf("%s%s(X'%s', '%s%s', %s, 'row %d')", sql,
+			               i > 0 ? ", " : "", row->hex, row->utc,
+			               at,
+			               engine == ENG_MY
+			                       ? (row->flag ? "TRUE" : "FALSE")
+			               : row->flag ? "1"
+			                           : "0",
+			               i + 1);
+		free(at);
+		free(sql);
+		sql = more;
+	}
+	return sql;
+}
+
+/* The canonical keys of xkeys_rows, in order: hex, the instant as
+ * "YYYY-MM-DDTHH:MM:SS.ffffffZ", t or f. */
+static void
+xkeys_expected(struct grid *keys)
+{
+	grid_init(keys, 3);
+	for (int i = 0; i < N_XKEYS; i++) {
+		const struct xkey *row = &xkeys_rows[i];
+		struct cell *key = grid_add_row(keys);
+		char *at = xprintf("%.10sT%s.%sZ", row->utc, row->utc + 11,
+		                   row->frac[0] != '\0' ? row->frac : "000000");
+
+		cell_set(&key[0], row->hex, strlen(row->hex));
+		cell_set(&key[1], at, strlen(at));
+		cell_set(&key[2], row->flag ? "t" : "f", 1);
+		free(at);
+	}
+}
+
+/* Rows ROWS (N of them) of FROM, in that order, into OUT. */
+static void
+grid_pick(const struct grid *from, const int *rows, int n, struct grid *out)
+{
+	grid_init(out, from->n_cols);
+	for (int i = 0; i < n; i++) {
+		struct cell *to = grid_add_row(out);
+
+		for (int c = 0; c < from->n_cols; c++)
+			cell_set(&to[c], grid_row(from, rows[i])[c].text,
+			         grid_row(from, rows[i])[c].len);
+	}
+}
+
+/* Read TABLE's keys only (no other column) after AFTER (NULL: from the
+ * first) up to UPTO (NULL: to the end), in batches of LIMIT, each batch
+ * continuing after the last key read, until an empty batch; append them
+ * to KEYS (n_pk columns).  Returns 0, or the failure with ERR filled. */
+static int
+read_keys(struct rs_backend *backend, const struct rs_table_def *table,
+          const struct rs_value *after, const struct rs_value *upto, int limit,
+          struct grid *keys, struct rs_err *err)
+{
+	struct rs_value *last = xcalloc((size_t)table->n_pk, sizeof(*last));
+	int rc = 0;
+
+	memset(err, 0, sizeof(*err));
+	for (;;) {
+		struct rs_read_request request = {
+			.table = table,
+			.after = after,
+			.upto = upto,
+			.limit = limit,
+		};
+		struct call call = {.rows = keys};
+
+		rc = await(&call,
+		           backend_read_batch(backend, &request, on_rows, &call,
+		                              &call.err),
+		           "read_batch");
+		if (rc != 0) {
+			*err = call.err;
+			break;
+		}
+		if (call.batch_rows == 0)
+			break;
+		if (call.batch_rows > limit || keys->n_rows > CHECK_MAX_ROWS) {
+			rc = RS_EINTERNAL;
+			snprintf(
+				err->message, sizeof(err->message),
+				"read_batch returned %d rows for a limit of %d "
+				"(%d in all)",
+				call.batch_rows, limit, keys->n_rows);
+			break;
+		}
+		/* Continue after the last key read, canonical as read. */
+		for (int k = 0; k < table->n_pk; k++) {
+			last[k].text = grid_row(keys, keys->n_rows - 1)[k].text;
+			last[k].len = grid_row(keys, keys->n_rows - 1)[k].len;
+		}
+		after = last;
+	}
+	free(last);
+	return rc;
+}
+
+/* Check that GOT holds exactly WANT's keys, in WANT's order, byte for
+ * byte; the first difference is printed.  Returns 1 when they do. */
+static int
+compare_keys(const char *what, const struct grid *want, const struct grid *got)
+{
+	int n = want->n_rows < got->n_rows ? want->n_rows : got->n_rows;
+	int r = 0;
+	char line[1024];
+
+	for (; r < n; r++) {
+		int same = 1;
+
+		for (int c = 0; c < want->n_cols && same; c++) {
+			const struct cell *a = &grid_row(want, r)[c];
+			const struct cell *b = &grid_row(got, r)[c];
+
+			same = (a->text == NULL) == (b->text == NULL) &&
+			       a->len == b->len &&
+			       (a->len == 0 ||
+			        memcmp(a->text, b->text, a->len) == 0);
+		}
+		if (!same)
+			break;
+	}
+	if (!check(r == n && want->n_rows == got->n_rows,
+	           "%s: the same %d keys in the same order, byte for byte "
+	           "(%d)",
+	           what, want->n_rows, got->n_rows))
+		for (int side = 0; side < 2; side++) {
+			const struct grid *g = side == 0 ? want : got;
+
+			if (r < g->n_rows) {
+				row_print(line, sizeof(line), g, r);
+				diag("%s key %d: %s",
+				     side == 0 ? "want" : "got ", r + 1, line);
+			} else {
+				diag("%s no key %d",
+				     side == 0 ? "want" : "got ", r + 1);
+			}
+		}
+	return r == n && want->n_rows == got->n_rows;
+}
+
+/* Read all of xkeys on ENGINE and compare its keys with WANT. */
+static void
+check_xkeys_rows(struct engine *engine, const struct grid *want,
+                 const char *step)
+{
+	char *what = xprintf("%s: xkeys %s", engine->shard, step);
+	struct grid got;
+	struct rs_err err;
+	int rc;
+
+	grid_init(&got, 3);
+	rc = read_keys(engine->backend, engine->xkeys, NULL, NULL, XKEYS_BATCH,
+	               &got, &err);
+	if (rc != 0)
+		check(0, "%s: read_batch: %s", what, err.message);
+	else
+		compare_keys(what, want, &got);
+	grid_free(&got);
+	free(what);
+}
+
+/* Ranges of PostgreSQL's keys PG read on every engine: exactly the keys
+ * PostgreSQL has between them.  Keys count from 1, as in check_ranges. */
+static void
+check_xkeys_ranges(struct engine *engines, const struct grid *pg)
+{
+	const struct {
+		int after, upto, limit; /* indexes into PG; batch size */
+	} cases[] = {
+		{9, 33, XKEYS_BATCH}, /* from one k to another */
+		{6, 8, 1},            /* within k = 01: on at and flag */
+		{24, N_XKEYS - 1, 2}, /* from inside k = 7f to the last */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rs_value *after = grid_values(pg, cases[i].after, 1);
+		struct rs_value *upto = grid_values(pg, cases[i].upto, 1);
+		int n = cases[i].upto - cases[i].after;
+		int *rows = xcalloc((size_t)n, sizeof(int));
+		struct grid want;
+
+		for (int r = 0; r < n; r++)
+			rows[r] = cases[i].after + 1 + r;
+		grid_pick(pg, rows, n, &want);
+		for (int e = 0; e < N_ENGINES; e++) {
+			char *what = xprintf(
+				"%s: xkeys read after key %d up to key %d of "
+				"PostgreSQL's, in batches of %d",
+				engines[e].shard, cases[i].after + 1,
+				cases[i].upto + 1, cases[i].limit);
+			struct grid got;
+			struct rs_err err;
+			int rc;
+
+			grid_init(&got, 3);
+			rc = read_keys(engines[e].backend, engines[e].xkeys,
+			               after, upto, cases[i].limit, &got, &err);
+			if (rc != 0)
+				check(0, "%s: read_batch: %s", what,
+				      err.message);
+			else
+				compare_keys(what, &want, &got);
+			grid_free(&got);
+			free(what);
+		}
+		grid_free(&want);
+		free(rows);
+		free(after);
+		free(upto);
+	}
+}
+
+/* The keys group 7 deletes from PostgreSQL's list: the empty k, both
+ * ends, and keys inside k = 01 and k = 7f. */
+static const int xkeys_deleted[] = {0, 1, 7, 8, 17, 25, 30, 41, 48, 49};
+#define N_XKEYS_DELETED                                                        \
+	((int)(sizeof(xkeys_deleted) / sizeof(xkeys_deleted[0])))
+
+/* Delete the keys KEYS (read from PostgreSQL) on ENGINE, twice: exactly
+ * those go, leaving REST, and the second time nothing goes and nothing
+ * fails. */
+static void
+check_xkeys_delete(struct engine *engine, const struct grid *keys,
+                   const struct grid *rest)
+{
+	struct rs_value *values = grid_values(keys, 0, keys->n_rows);
+	struct rs_rows key_rows = {keys->n_rows, keys->n_cols, values};
+	struct rs_err err;
+
+	for (int round = 0; round < 2; round++) {
+		int rc = delete_keys(engine->backend, engine->xkeys, &key_rows,
+		                     &err);
+
+		check_status(rc, &err,
+		             "%s: xkeys: delete_keys of %d of PostgreSQL's "
+		             "keys%s",
+		             engine->shard, keys->n_rows,
+		             round > 0 ? " again" : "");
+		check_xkeys_rows(engine, rest,
+		                 round == 0 ? "after delete_keys"
+		                            : "after a repeated delete_keys");
+	}
+	free(values);
+}
+
+/* A SQLite row whose key is stored otherwise than its canonical form
+ * binds back (INSERT), in COLUMN: reading xkeys fails with RS_EKEY naming
+ * the table and the column, rather than bound a range inexactly; with
+ * the row gone again (REMOVE), xkeys reads as before (WANT). */
+static void
+check_xkeys_refused(struct engine *lite, const struct grid *want,
+                    const char *insert, const char *remove, const char *column,
+                    const char *what)
+{
+	char *table = xprintf("table xkeys: primary key column %s ", column);
+	struct grid got;
+	struct rs_err err;
+	int rc;
+
+	if (setup_sql(lite->backend, insert) != 0) {
+		free(table);
+		return;
+	}
+	grid_init(&got, 3);
+	rc = read_keys(lite->backend, lite->xkeys, NULL, NULL, XKEYS_BATCH,
+	               &got, &err);
+	check(rc == RS_EKEY && err.code == RS_EKEY &&
+	              strstr(err.message, table) != NULL,
+	      "lite: xkeys with %s: the read fails with RS_EKEY naming the "
+	      "table and column %s (%d)",
+	      what, column, rc);
+	diag("%s", err.message);
+	grid_free(&got);
+	free(table);
+	if (setup_sql(lite->backend, remove) == 0)
+		check_xkeys_rows(lite, want, "with that row removed");
+}
+
+static void
+check_keys(struct engine *engines)
+{
+	struct grid want, keys[N_ENGINES];
+	int ready = 1, complete = 1;
+
+	xkeys_expected(&want);
+	for (int i = 0; i < N_ENGINES; i++) {
+		struct engine *e = &engines[i];
+		char *insert = xkeys_insert(i), *what;
+		struct rs_err err;
+		int rc;
+
+		grid_init(&keys[i], 3);
+		rc = fresh_table(e, "xkeys", e->sql->xkeys_ddl);
+		if (rc == 0) {
+			rc = run_sql(e->backend, insert, &err);
+			check_status(rc, &err,
+			             "%s: xkeys: %d rows inserted with the "
+			             "engine's own SQL",
+			             e->shard, N_XKEYS);
+		}
+		free(insert);
+		if (rc == 0) {
+			rc = describe(e->backend, "xkeys", &e->xkeys, &err);
+			check_status(rc, &err, "%s: describe xkeys", e->shard);
+		}
+		if (rc == 0 &&
+		    !check(xkeys_described(e->xkeys),
+		           "%s: xkeys described as (bytes, timestamptz, bool, "
+		           "text), key (k, at, flag)",
+		           e->shard))
+			rc = -1;
+		if (rc != 0) {
+			ready = complete = 0;
+			continue;
+		}
+		/* A read that fails part way keeps the keys it read: the
+		 * comparisons below say how they differ. */
+		rc = read_keys(e->backend, e->xkeys, NULL, NULL, XKEYS_BATCH,
+		               &keys[i], &err);
+		if (rc != 0) {
+			check(0, "%s: xkeys: read_batch after %d keys: %s",
+			      e->shard, keys[i].n_rows, err.message);
+			complete = 0;
+		} else {
+			check(keys[i].n_rows == N_XKEYS,
+			      "%s: xkeys: %d keys read in batches of %d (%d)",
+			      e->shard, N_XKEYS, XKEYS_BATCH, keys[i].n_rows);
+		}
+		what = xprintf("%s: xkeys keys are canonical", e->shard);
+		compare_keys(what, &want, &keys[i]);
+		free(what);
+	}
+	if (ready) {
+		compare_keys("xkeys: MariaDB's keys = PostgreSQL's",
+		             &keys[ENG_PG], &keys[ENG_MY]);
+		compare_keys("xkeys: SQLite's keys = PostgreSQL's",
+		             &keys[ENG_PG], &keys[ENG_LITE]);
+	}
+	if (complete && keys[ENG_PG].n_rows == N_XKEYS) {
+		int kept[N_XKEYS], n_kept = 0;
+		struct grid deleted, rest;
+
+		check_xkeys_ranges(engines, &keys[ENG_PG]);
+		for (int r = 0, d = 0; r < keys[ENG_PG].n_rows; r++) {
+			if (d < N_XKEYS_DELETED && xkeys_deleted[d] == r)
+				d++;
+			else if (n_kept < N_XKEYS)
+				kept[n_kept++] = r;
+		}
+		grid_pick(&keys[ENG_PG], xkeys_deleted, N_XKEYS_DELETED,
+		          &deleted);
+		grid_pick(&keys[ENG_PG], kept, n_kept, &rest);
+		check_xkeys_delete(&engines[ENG_MY], &deleted, &rest);
+		check_xkeys_delete(&engines[ENG_LITE], &deleted, &rest);
+
+		check_xkeys_refused(
+			&engines[ENG_LITE], &rest,
+			"INSERT INTO xkeys VALUES "
+			"('zz', '2024-01-01 00:00:00', 0, 'text in a BLOB')",
+			"DELETE FROM xkeys WHERE typeof(k) = 'text'", "k",
+			"text in its BLOB key column k");
+		check_xkeys_refused(&engines[ENG_LITE], &rest,
+		                    "INSERT INTO xkeys VALUES "
+		                    "(X'03', '2024-01-01T00:00:00', 0, 'a T')",
+		                    "DELETE FROM xkeys WHERE k = X'03'", "at",
+		                    "a timestamp written with a 'T'");
+		grid_free(&deleted);
+		grid_free(&rest);
+	}
+	for (int i = 0; i < N_ENGINES; i++)
+		grid_free(&keys[i]);
+	grid_free(&want);
+}
+
 /* ---- main ---- */
 
 int
@@ -2293,6 +2866,7 @@ main(int argc, char **argv)
 		check_deadline_pg(&engines[ENG_PG]);
 		check_deadline_my(&engines[ENG_MY]);
 		check_deadline_sqlite(&engines[ENG_LITE]);
+		check_keys(engines);
 	}
 
 	for (int i = 0; i < N_ENGINES; i++) {
@@ -2302,6 +2876,7 @@ main(int argc, char **argv)
 		backend_table_free(engines[i].copy);
 		backend_table_free(engines[i].quoted);
 		backend_table_free(engines[i].sentinel);
+		backend_table_free(engines[i].xkeys);
 	}
 	uv_close((uv_handle_t *)&wait_timer, NULL);
 	uv_run(&check_loop, UV_RUN_DEFAULT);

@@ -25,6 +25,11 @@
 #     FLUSH TABLES WITH READ LOCK, a SQLite write behind another
 #     connection's lock and a long SQLite query, naming shard and bound;
 #     the server side of a closed connection ends too;
+#   - keys of bytes, timestamptz and boolean columns read back canonical
+#     and byte-identical on the three engines, in batches and in ranges
+#     bounded by PostgreSQL's keys; PostgreSQL's keys delete exactly their
+#     rows on MariaDB and SQLite; a SQLite key that does not bind back
+#     exactly (text in a BLOB key) fails the read with RS_EKEY;
 #   - the libuv loop closes cleanly at the end.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env) and
@@ -52,10 +57,12 @@ my() {
 cleanup() {
 	[ -n "${KEEP:-}" ] && return
 	pg 'DROP TABLE IF EXISTS rs_check_types, rs_check_copy, rs_check_nopk,
-		rs_check_missing, rs_check_pids, z, "a""b"' >/dev/null 2>&1 || true
+		rs_check_missing, rs_check_pids, z, "a""b", xkeys' >/dev/null 2>&1 ||
+		true
 	# shellcheck disable=SC2016 # backticks quote a MariaDB name
 	my 'DROP TABLE IF EXISTS rs_check_types, rs_check_copy, rs_check_nopk,
-		rs_check_missing, rs_check_pids, z, `a"b`' >/dev/null 2>&1 || true
+		rs_check_missing, rs_check_pids, z, `a"b`, xkeys' >/dev/null 2>&1 ||
+		true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
