@@ -73,6 +73,7 @@ refusing_escape(void *ctx, char *to, const char *from, size_t len)
 }
 
 static struct mysql_sql_escape esc = {driver_escape, NULL};
+static const char *why, *bad_column; /* mysql_sql_read's answers */
 
 static int
 setup(void **state)
@@ -158,7 +159,7 @@ check_read(const struct rs_read_request *r, const char *select,
 	}
 	strbuf_str(&want, order_orders);
 	strbuf_str(&want, limit);
-	assert_int_equal(mysql_sql_read(&b, &esc, r), 0);
+	assert_int_equal(mysql_sql_read(&b, &esc, r, &why, &bad_column), 0);
 	assert_string_equal(b.text, want.text);
 	strbuf_clear(&b);
 	strbuf_clear(&want);
@@ -195,7 +196,7 @@ test_read_one_key(void **state)
 	struct rs_strbuf b = {0};
 
 	(void)state;
-	assert_int_equal(mysql_sql_read(&b, &esc, &r), 0);
+	assert_int_equal(mysql_sql_read(&b, &esc, &r, &why, &bad_column), 0);
 	assert_string_equal(b.text,
 	                    "SELECT `id` FROM `or``ders` WHERE (`id` > "
 	                    "5) AND (`id` <= 77) ORDER BY `id` LIMIT 10");
@@ -217,7 +218,7 @@ test_read_canonical_bounds(void **state)
 	struct rs_strbuf b = {0};
 
 	(void)state;
-	assert_int_equal(mysql_sql_read(&b, &esc, &r), 0);
+	assert_int_equal(mysql_sql_read(&b, &esc, &r, &why, &bad_column), 0);
 	assert_string_equal(
 		b.text,
 		"SELECT `data`, `ok`, `ts` FROM `or``ders` WHERE `data` >= "
@@ -227,7 +228,9 @@ test_read_canonical_bounds(void **state)
 		"10");
 	strbuf_clear(&b);
 	r.after = bad;
-	assert_int_equal(mysql_sql_read(&b, &esc, &r), -1);
+	assert_int_equal(mysql_sql_read(&b, &esc, &r, &why, &bad_column), 1);
+	assert_string_equal(bad_column, "ok");
+	assert_non_null(why);
 	strbuf_clear(&b);
 }
 
@@ -240,7 +243,8 @@ test_read_refused(void **state)
 	struct rs_strbuf b = {0};
 
 	(void)state;
-	assert_int_equal(mysql_sql_read(&b, &refuse, &r), -1);
+	assert_int_equal(mysql_sql_read(&b, &refuse, &r, &why, &bad_column),
+	                 -1);
 	assert_false(b.failed);
 	strbuf_clear(&b);
 }

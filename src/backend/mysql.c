@@ -1603,7 +1603,8 @@ my_describe(struct rs_backend *backend, const char *table, rs_describe_cb cb,
 }
 
 /* Read one batch in key order (see backend_read_batch).  Returns
- * RS_EINTERNAL for a malformed request or when not connected, RS_ENOMEM;
+ * RS_EINTERNAL for a malformed request or when not connected, RS_EVALUE
+ * for a bound MariaDB cannot take (naming its column and why), RS_ENOMEM;
  * the callback then is not called.  The callback gets RS_EQUERY or
  * RS_ECONNECT when the query fails. */
 static int
@@ -1614,6 +1615,8 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 	const struct rs_table_def *t = request->table;
 	struct mysql_sql_escape esc;
 	struct rs_strbuf b = {NULL, 0, 0, 0};
+	const char *why = "", *column = "";
+	int rc;
 
 	if (e == NULL)
 		return RS_EINTERNAL;
@@ -1642,12 +1645,21 @@ my_read_batch(struct rs_backend *backend, const struct rs_read_request *request,
 				"(a bug in the caller)");
 	}
 	esc = my_escaper(e);
-	if (mysql_sql_read(&b, &esc, request) != 0) {
+	rc = mysql_sql_read(&b, &esc, request, &why, &column);
+	if (rc != 0) {
+		int oom = b.failed;
+
 		free(b.text);
+		if (rc == 1)
+			return backend_fail(backend, err, RS_EVALUE,
+			                    "read of table %s bounded by key "
+			                    "column %s: the value %s",
+			                    t->name, column, why);
 		return backend_fail(
-			backend, err, RS_ENOMEM,
+			backend, err, oom ? RS_ENOMEM : RS_EVALUE,
 			"cannot build the query for table %s: %s", t->name,
-			b.failed ? "out of memory" : mysql_error(e->mysql));
+			oom ? "out of memory"
+			    : "the driver's escaping refused a key bound");
 	}
 	if ((e->table_name = strdup(t->name)) == NULL) {
 		free(b.text);

@@ -132,7 +132,7 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 static int
 my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
              const struct rs_table_def *t, const struct rs_value *key,
-             int lower)
+             int lower, const char **why, const char **column)
 {
 	struct rs_strbuf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
 	const char *strict = lower ? " > " : " < ";
@@ -142,13 +142,16 @@ my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	if (lits == NULL)
 		return -1;
 	for (int i = 0; i < t->n_pk; i++) {
-		const char *why = NULL;
-
-		if (mysql_sql_canon(&lits[i], esc, t->columns[t->pk[i]].kind,
-		                    &key[i], &why) != 0 ||
-		    lits[i].failed)
+		rc = mysql_sql_canon(&lits[i], esc, t->columns[t->pk[i]].kind,
+		                     &key[i], why);
+		if (rc == 1)
+			*column = t->columns[t->pk[i]].name;
+		if (rc != 0 || lits[i].failed) {
+			rc = rc == 1 ? 1 : -1;
 			goto out;
+		}
 	}
+	rc = -1;
 	if (t->n_pk > 1) {
 		mysql_sql_ident(b, t->columns[t->pk[0]].name);
 		strbuf_str(b, lower ? " >= " : " <= ");
@@ -183,10 +186,12 @@ out:
 /* The conditions are my_buf_bound's. */
 int
 mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-               const struct rs_read_request *request)
+               const struct rs_read_request *request, const char **why,
+               const char **column)
 {
 	const struct rs_table_def *t = request->table;
 	char limit[32];
+	int rc;
 
 	strbuf_str(b, "SELECT ");
 	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
@@ -204,13 +209,15 @@ mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	mysql_sql_ident(b, t->name);
 	if (request->after != NULL) {
 		strbuf_str(b, " WHERE ");
-		if (my_buf_bound(b, esc, t, request->after, 1) != 0)
-			return -1;
+		rc = my_buf_bound(b, esc, t, request->after, 1, why, column);
+		if (rc != 0)
+			return rc;
 	}
 	if (request->upto != NULL) {
 		strbuf_str(b, request->after != NULL ? " AND " : " WHERE ");
-		if (my_buf_bound(b, esc, t, request->upto, 0) != 0)
-			return -1;
+		rc = my_buf_bound(b, esc, t, request->upto, 0, why, column);
+		if (rc != 0)
+			return rc;
 	}
 	strbuf_str(b, " ORDER BY ");
 	for (int i = 0; i < t->n_pk; i++) {

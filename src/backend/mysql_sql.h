@@ -108,10 +108,13 @@ int mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
  *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
  * The leading comparison on the first key column gives the optimizer a
  * range on the key; with one key column it is the whole condition.
- * Returns 0 or -1 (when a bound's value ran out of memory, B->failed
- * may be 0). */
+ * Bounds are canonical keys, turned into literals by mysql_sql_canon.
+ * Returns 0; -1 when memory ran out or the escaping refused a value
+ * (B->failed may be 0); or 1 with *WHY saying why the bound of key column
+ * *COLUMN is not one MariaDB can take (mysql_sql_canon). */
 int mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                   const struct rs_read_request *request);
+                   const struct rs_read_request *request, const char **why,
+                   const char **column);
 
 /* Append the SELECT of the snapshot scan: COLUMNS (N_COLUMNS >= 1
  * indexes into T's columns) of T, in no order.  B->failed when out of
