@@ -55,10 +55,12 @@ rs_err_retryable(const char *sqlstate, int server_errno)
 		return 0;
 	if (sqlstate != NULL && sqlstate[0] != '\0') {
 		/* Connection exceptions, serialization failures, deadlocks,
+		 * a lock timeout (55P03: a long transaction holds the lock)
 		 * and a server shutting down or starting (57P01–57P03). */
 		if (strncmp(sqlstate, "08", 2) == 0 ||
 		    strcmp(sqlstate, "40001") == 0 ||
 		    strcmp(sqlstate, "40P01") == 0 ||
+		    strcmp(sqlstate, "55P03") == 0 ||
 		    strcmp(sqlstate, "57P01") == 0 ||
 		    strcmp(sqlstate, "57P02") == 0 ||
 		    strcmp(sqlstate, "57P03") == 0)

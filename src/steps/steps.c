@@ -127,9 +127,24 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 	if (rc == 0)
 		rc = steps_each_table(run, run->plan->from, shard, list_table,
 		                      &list, err);
-	if (rc == 0)
+	/* A long transaction holding a table makes the fence's DDL wait
+	 * past the engine's lock timeout (retryable): try again a few
+	 * times, a little later each time, then give up cleanly (nothing
+	 * fenced, the step fails and says which lock it waited for). */
+	for (int attempt = 1; rc == 0; attempt++) {
 		rc = await_fence(&run->loop, backend, list.ptrs, list.n,
 		                 run->fence_message, on, marker, err);
+		if (rc == 0 || !err->retryable ||
+		    attempt == STEPS_FENCE_TRIES || run->stop_requested)
+			break;
+		fprintf(stderr,
+		        "  %s: %s waits for a lock (attempt %d of %d): %s\n",
+		        run->plan->shards[shard].name,
+		        on ? "the fence" : "unfence", attempt,
+		        STEPS_FENCE_TRIES, err->message);
+		await_sleep(&run->loop, (uint64_t)attempt * 500);
+		rc = 0;
+	}
 	free(list.names);
 	free(list.ptrs);
 	if (rc == 0)

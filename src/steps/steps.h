@@ -48,7 +48,11 @@ int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
                      void *arg, struct rs_err *err);
 
 /* Set or remove the fence on every source table of SHARD (and say so), in
- * one transaction with MARKER (may be NULL) as the shard's marker. */
+ * one transaction with MARKER (may be NULL) as the shard's marker.  A
+ * lock wait past the engine's lock timeout (a long transaction on a
+ * table) is tried STEPS_FENCE_TRIES times in all, 0.5 s, 1 s … apart,
+ * unless a stop is requested; then the step fails with nothing fenced. */
+#define STEPS_FENCE_TRIES 5
 int steps_fence_shard(struct rs_run *run, int shard, int on,
                       const struct rs_marker *marker, struct rs_err *err);
 

@@ -38,4 +38,24 @@ write_plan "$dir" 50 0 # options are not part of the plan's identity
 run_reshard 0 "concurrent: resume, unthrottled" run plan.cfg --yes
 complete "concurrent"
 
+
+# A long transaction on a source holds the write lock past the engine's
+# lock timeout (2 s): the fence waits, says so, tries again, and goes up
+# once the transaction ends; the run then finishes.
+section fence-lock
+fresh fence-lock
+python3 -c '
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE orders_0 SET note = note WHERE rowid = 1")
+open(sys.argv[2], "w").close()
+time.sleep(3.5)
+db.execute("COMMIT")' db0.db locked &
+background+=("$!")
+check "fence-lock: a transaction holds db0's write lock" wait_for "the lock" 10 test -e locked
+run_reshard 0 "fence-lock: the run finishes once the lock is free" run plan.cfg --yes
+has err "db0: the fence waits for a lock (attempt 1 of 5)" \
+	"fence-lock: the fence says it waits for a lock and tries again"
+complete "fence-lock"
 finish
