@@ -423,6 +423,13 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 }
 
 int
+engine_touches(const struct rs_run *run, int shard)
+{
+	return run->strategy == NULL || run->strategy->touches == NULL ||
+	       run->strategy->touches(run->plan, shard);
+}
+
+int
 engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
            const struct rs_run_options *options, struct rs_err *err)
 {

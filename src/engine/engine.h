@@ -62,6 +62,11 @@ struct rs_strategy_def {
 	/* How many copies of each row exist before purge (for purge's
 	 * progress): 2 after a promotion, 1 after a copy of the movers. */
 	int copies_before_purge;
+	/* Whether the run changes SHARD at all (fence, marker, purge); NULL:
+	 * every shard.  A doubling leaves alone a shard that has no replica
+	 * and is no one's replica: a range split of one node onto its
+	 * replica fences, promotes and purges that pair only. */
+	int (*touches)(const struct rs_plan *plan, int shard);
 };
 
 struct rs_run_options {
@@ -103,6 +108,9 @@ struct rs_run {
 	int journal_sync_rc;  /* the last group sync's outcome */
 	struct rs_err journal_sync_err;
 };
+
+/* Whether RUN changes SHARD (rs_strategy_def.touches). */
+int engine_touches(const struct rs_run *run, int shard);
 
 /*
  * Run STRATEGY for PLAN: open (or resume) the journal, run every step not

@@ -229,7 +229,7 @@ marker_set_one(struct rs_run *run, int s, void *arg, struct rs_err *err)
 	struct rs_backend *backend;
 	int rc;
 
-	if (!engine_shard_exists(run, s))
+	if (!engine_shard_exists(run, s) || !engine_touches(run, s))
 		return 0;
 	rc = engine_shard(run, s, &backend, err);
 	if (rc != 0 || !backend_supports(backend, RS_CAP_MARKERS))

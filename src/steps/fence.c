@@ -18,10 +18,13 @@
 static int
 fence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
+	int rc;
+
+	if (!engine_touches(run, shard)) /* it keeps every row */
+		return 0;
 	/* Another run's marker (one whose journal is not ours) may have
 	 * come since the run began: never fence over it. */
-	int rc = marker_check_shard(run, shard, err);
-
+	rc = marker_check_shard(run, shard, err);
 	return rc != 0 ? rc : steps_fence_shard(run, shard, 1, arg, err);
 }
 
@@ -58,7 +61,8 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	(void)table;
 	(void)slot;
 	(void)arg;
-	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
+	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG) ||
+	    !engine_touches(run, shard))
 		return rc;
 	rc = engine_table(run, shard, physical, &def, err);
 	return rc != 0 ? rc
@@ -78,9 +82,12 @@ static int
 unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	int replica = run->plan->shards[shard].replica;
-	int rc = steps_fence_shard(run, shard, 0, NULL, err);
+	int rc;
 
 	(void)arg;
+	if (!engine_touches(run, shard))
+		return 0;
+	rc = steps_fence_shard(run, shard, 0, NULL, err);
 	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
 		rc = steps_fence_shard(run, replica, 0, NULL, err);
 	return rc;
@@ -108,8 +115,11 @@ static int
 fence_undo_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	char point[128];
-	int rc = marker_check_shard(run, shard, err);
+	int rc;
 
+	if (!engine_touches(run, shard))
+		return 0;
+	rc = marker_check_shard(run, shard, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, shard, 0, arg, err);
 	if (rc != 0)

@@ -251,6 +251,7 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.map = run->plan->to,
 		.chunk = purge_chunk,
 		.fill_affected = 1,
+		.touched_only = 1, /* the others keep every row */
 		/* A doubling's replicas hold a full copy until purged. */
 		.copies = run->strategy->copies_before_purge,
 		.arg = &kept,

@@ -282,10 +282,14 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 	 * spread over the shards instead of queueing on one. */
 	for (int slot = 0; slot < per_shard; slot++)
 		for (int i = 0; i < n; i++)
-			all.tasks[all.n++] = (struct walk_task){
-				shards[i],
-				slot / engine_tables_per_shard(spec->map),
-				slot % engine_tables_per_shard(spec->map)};
+			if (!spec->touched_only ||
+			    engine_touches(run, shards[i]))
+				all.tasks[all.n++] = (struct walk_task){
+					shards[i],
+					slot / engine_tables_per_shard(
+						       spec->map),
+					slot % engine_tables_per_shard(
+						       spec->map)};
 	progress_start(&run->progress, spec->step, expected);
 	streams.n = all.n;
 	rc = streams_run(run, &streams, err);

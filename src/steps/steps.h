@@ -83,6 +83,8 @@ struct steps_walk_spec {
 	int restart;              /* ignore earlier chunks */
 	int no_effect;            /* CHUNK only reads and compares */
 	int fill_affected;        /* size chunks by rows affected (walk.h) */
+	int touched_only;         /* skip shards the run leaves alone
+	                             (engine_touches) */
 	int copies; /* rows expected: this many times the count before the
 	               run (for progress) */
 	void *arg;  /* handed to CHUNK as walk->arg */

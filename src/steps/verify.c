@@ -205,6 +205,7 @@ verify_run(struct rs_run *run, struct rs_err *err)
 		.chunk = verify_chunk,
 		.copies = 1,
 		.all_columns = 1,
+		.touched_only = 1, /* no row moves from the others */
 	};
 
 	return steps_walk_all(run, &spec, err);

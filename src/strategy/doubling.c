@@ -11,10 +11,23 @@ static const struct rs_step_def *const doubling_steps[] = {
 	&step_unfence,   &step_purge,  &step_final_check,
 };
 
+/* A primary with a replica, or a replica: the rest keep every row. */
+static int
+doubling_touches(const struct rs_plan *plan, int shard)
+{
+	if (plan->shards[shard].replica >= 0)
+		return 1;
+	for (int i = 0; i < plan->n_shards; i++)
+		if (plan->shards[i].replica == shard)
+			return 1;
+	return 0;
+}
+
 const struct rs_strategy_def strategy_doubling = {
 	.name = "doubling",
 	.steps = doubling_steps,
 	.n_steps = sizeof(doubling_steps) / sizeof(*doubling_steps),
 	.promotes_replicas = 1,
 	.copies_before_purge = 2,
+	.touches = doubling_touches,
 };
