@@ -176,6 +176,44 @@ replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
 	return rc;
 }
 
+/* Abort for the server replica R (REPLICA) of SHARD.  One still
+ * replicating is read-only and loses the fence when its primary does.
+ * One this run promoted is a primary of its own: it loses its fence here,
+ * and the operator is told plainly what it now is. */
+static int
+abort_server_replica(struct rs_run *run, int shard, int r,
+                     struct rs_backend *replica, const struct rs_marker *marker,
+                     struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int promoted = 0, rc = 0;
+
+	if (backend_supports(replica, RS_CAP_REPLICATION))
+		rc = await_promoted(&run->loop, replica, &promoted, err);
+	if (rc != 0)
+		return rc;
+	if (!promoted) {
+		fprintf(stderr,
+		        "  %s: still a replica of %s; it loses the fence "
+		        "when %s does\n",
+		        plan->shards[r].name, plan->shards[shard].name,
+		        plan->shards[shard].name);
+		return 0;
+	}
+	rc = steps_fence_shard(run, r, 0, marker, err);
+	if (rc == 0)
+		fprintf(stderr,
+		        "  %s: promoted by this run, it is now an independent "
+		        "primary holding a copy of %s as of the fence, and "
+		        "no longer replicates from it.  Nothing routes to it "
+		        "(the run was not published), but from now on its "
+		        "rows are stale: rebuild it as a replica of %s, or "
+		        "drop it\n",
+		        plan->shards[r].name, plan->shards[shard].name,
+		        plan->shards[shard].name);
+	return rc;
+}
+
 /* Undo the catch-up of SHARD's replica (see catch_up_undo). */
 static int
 catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
@@ -194,7 +232,7 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 	if (rc != 0)
 		return rc;
 	if (!backend_supports(replica, RS_CAP_MADE_REPLICA)) {
-		rc = steps_fence_shard(run, r, 0, arg, err);
+		rc = abort_server_replica(run, shard, r, replica, arg, err);
 		if (rc != 0)
 			return rc;
 	} else if (!ours) {
@@ -226,7 +264,8 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 /* Abort: a replica file reshard made (SQLite) is deleted when it carries
  * this run's marker (it was never published, so nothing but this run ever
  * wrote to it); a server replica only loses the fence it carries from its
- * primary. */
+ * primary: through replication while it is still a replica, directly once
+ * promoted (abort_server_replica). */
 static int
 catch_up_undo(struct rs_run *run, struct rs_err *err)
 {
