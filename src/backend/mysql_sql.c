@@ -128,7 +128,8 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
  *   upto:   a <= A AND ((a < A) OR (a = A AND b <= B))
  * The leading comparison on the first key column gives the optimizer a
  * range on the key; with one key column it is the whole condition.
- * Returns 0, or -1 (memory, or the escaping refused a value). */
+ * Returns 0; -1 (memory, or the escaping refused a value); or 1 with
+ * *WHY and *COLUMN naming a value mysql_sql_canon refused. */
 static int
 my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
              const struct rs_table_def *t, const struct rs_value *key,
@@ -137,7 +138,7 @@ my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	struct rs_strbuf *lits = calloc((size_t)t->n_pk, sizeof(*lits));
 	const char *strict = lower ? " > " : " < ";
 	const char *last = lower ? " > " : " <= ";
-	int rc = -1;
+	int rc;
 
 	if (lits == NULL)
 		return -1;
@@ -151,7 +152,6 @@ my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 			goto out;
 		}
 	}
-	rc = -1;
 	if (t->n_pk > 1) {
 		mysql_sql_ident(b, t->columns[t->pk[0]].name);
 		strbuf_str(b, lower ? " >= " : " <= ");
