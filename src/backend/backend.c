@@ -521,6 +521,18 @@ backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 }
 
 int
+backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                       struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_supports(backend, RS_CAP_DOWNSTREAM_LAG))
+		rc = backend_unsupported(backend, "measuring replica lag", err);
+	return rc != 0 ? rc
+	               : backend->ops->downstream_lag(backend, cb, arg, err);
+}
+
+int
 backend_release(struct rs_backend *primary, struct rs_backend *replica,
                 rs_position_cb cb, void *arg, struct rs_err *err)
 {
@@ -595,6 +607,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return backend->url.engine == RS_ENGINE_SQLITE;
 	case RS_CAP_RELEASE_REPLICA:
 		return ops->release != NULL;
+	case RS_CAP_DOWNSTREAM_LAG:
+		return ops->downstream_lag != NULL;
 	}
 	return 0;
 }

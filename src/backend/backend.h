@@ -356,6 +356,14 @@ int backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 int backend_release(struct rs_backend *primary, struct rs_backend *replica,
                     rs_position_cb cb, void *arg, struct rs_err *err);
 
+/* How far behind the replicas streaming FROM this shard are (not the
+ * shard's own replica of the plan: replicas of its own, that a purge's
+ * deletes flood): the callback's value is the largest replay lag in
+ * milliseconds, -1 when no replica streams from it or none lags.  Only
+ * where backend_supports RS_CAP_DOWNSTREAM_LAG, else RS_EUSAGE. */
+int backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb,
+                           void *arg, struct rs_err *err);
+
 /* What an engine can do in this version, for callers that must choose
  * (instead of testing engines or slots). */
 enum rs_capability {
@@ -368,6 +376,7 @@ enum rs_capability {
 	 * fence. */
 	RS_CAP_MADE_REPLICA,
 	RS_CAP_RELEASE_REPLICA, /* backend_release */
+	RS_CAP_DOWNSTREAM_LAG,  /* backend_downstream_lag */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

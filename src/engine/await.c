@@ -441,6 +441,19 @@ await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
 }
 
 int
+await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
+                     int64_t *lag_ms, struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+	int rc = waiter_wait(loop, &w,
+	                     backend_downstream_lag(backend, on_count, &w, err),
+	                     err);
+
+	*lag_ms = rc == 0 ? w.value : -1;
+	return rc;
+}
+
+int
 await_release(uv_loop_t *loop, struct rs_backend *primary,
               struct rs_backend *replica, char *note, size_t size,
               struct rs_err *err)

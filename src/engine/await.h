@@ -101,6 +101,8 @@ int await_catch_up(uv_loop_t *loop, struct rs_backend *primary,
                    struct rs_err *err);
 int await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
                    struct rs_err *err);
+int await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
+                         int64_t *lag_ms, struct rs_err *err);
 int await_release(uv_loop_t *loop, struct rs_backend *primary,
                   struct rs_backend *replica, char *note, size_t size,
                   struct rs_err *err);

@@ -2,7 +2,8 @@
  * purge: on every shard of the new map, delete in batches the rows it no
  * longer owns — each batch only after confirming, by key, that every one
  * of its rows exists on its new owner (DESIGN §7 rule 1) — throttled by
- * options.max_rows_per_second.
+ * options.max_rows_per_second and, where a shard has replicas of its own
+ * streaming from it, by their replay lag (max_replica_lag_seconds).
  *
  * Each table is walked in key chunks (primary key and shard key only); a
  * chunk's rows owned elsewhere are looked up in the same key range on
@@ -195,6 +196,37 @@ purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return 0;
 }
 
+/* Before a chunk's deletes: while the replicas streaming from the shard
+ * (its own, not the plan's) replay more than max_replica_lag_seconds
+ * behind, wait, so that purge never floods them further; say so once.  A
+ * stop request ends the wait (the walk stops at its next checkpoint). */
+static int
+purge_wait_downstream(struct rs_walk *walk, struct rs_err *err)
+{
+	struct rs_run *run = walk->run;
+	int64_t bound =
+		(int64_t)run->plan->options.max_replica_lag_seconds * 1000;
+	int64_t lag;
+	int said = 0, rc;
+
+	if (!backend_supports(walk->backend, RS_CAP_DOWNSTREAM_LAG))
+		return 0;
+	while ((rc = await_downstream_lag(&run->loop, walk->backend, &lag,
+	                                  err)) == 0 &&
+	       lag > bound && !run->stop_requested) {
+		if (!said)
+			fprintf(stderr,
+			        "  %s: purge waits: its replicas replay %.1f s "
+			        "behind (max_replica_lag_seconds = %d)\n",
+			        run->plan->shards[walk->shard].name,
+			        (double)lag / 1000.0,
+			        run->plan->options.max_replica_lag_seconds);
+		said = 1;
+		await_sleep(&run->loop, 250);
+	}
+	return rc;
+}
+
 static int
 purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
             const struct rs_value *after, const struct rs_value *upto,
@@ -220,6 +252,8 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		                          &range, err);
 	if (rc == 0)
 		rc = purge_keys(walk, rows, owners, range.keep, &keys, err);
+	if (rc == 0 && keys.n_rows > 0)
+		rc = purge_wait_downstream(walk, err);
 	if (rc == 0 && keys.n_rows > 0) {
 		struct rs_rows del = {keys.n_rows, keys.n_cols, keys.values};
 
