@@ -2094,6 +2094,20 @@ pg_task_add(struct pg_task *t, const char *sql, int peer, int n_params, ...)
 	return failed || s->sql == NULL ? -1 : t->n_stmts - 1;
 }
 
+/* Set parameter K of statement I to TEXT (copied).  Returns 0, or
+ * RS_ENOMEM with t->failure filled. */
+static int
+pg_task_param(struct pg_task *t, int i, int k, const char *text)
+{
+	char *copy = text != NULL ? strdup(text) : NULL;
+
+	if (text != NULL && copy == NULL)
+		return rs_err_set(&t->failure, RS_ENOMEM, "out of memory");
+	free(t->stmts[i].params[k]);
+	t->stmts[i].params[k] = copy;
+	return 0;
+}
+
 static const char *
 pg_task_what(const struct pg_engine *pg)
 {
@@ -2308,6 +2322,21 @@ pg_task_lost(struct pg_task *t, struct pg_engine *pg)
 	if (!t->rolling_back)
 		t->failure = pg->err;
 	pg_task_end(t, t->failure.code != 0 ? t->failure.code : RS_ECONNECT);
+}
+
+/* Wait MS (never past the bound), then run the task on from t->next.
+ * Returns 1 (for a hook). */
+static int
+pg_task_pause(struct pg_task *t, uint64_t ms)
+{
+	struct pg_engine *owner = t->owner;
+	uint64_t now = uv_now(owner->backend->loop);
+	uint64_t left = t->deadline_at > now ? t->deadline_at - now : 0;
+
+	uv_timer_stop(&owner->timer);
+	owner->timer_role = ms < left ? PG_TIMER_PAUSE : PG_TIMER_DEADLINE;
+	uv_timer_start(&owner->timer, pg_on_timer, ms < left ? ms : left, 0);
+	return 1;
 }
 
 /* The owner's timer fired in ROLE for its task. */
@@ -2910,6 +2939,488 @@ pg_purge_keys(struct rs_backend *backend, const struct rs_table_def *t,
 	return pg_task_launch(task, at, err);
 }
 
+/* ---- replication ---- */
+
+/* Where PG's connection went, as libpq says ("" for the default). */
+static const char *
+pg_conn_host(const struct pg_engine *pg)
+{
+	const char *host = pg->conn != NULL ? PQhost(pg->conn) : NULL;
+
+	return host != NULL ? host : "";
+}
+
+static int
+pg_conn_port(const struct pg_engine *pg)
+{
+	const char *port = pg->conn != NULL ? PQport(pg->conn) : NULL;
+	int n = port != NULL ? atoi(port) : 0;
+
+	return n > 0 ? n : 5432;
+}
+
+/* replica_check, after the replica's facts (statement 0): keep them and
+ * ask the primary about the walsender of that replica. */
+static int
+pg_check_replica_facts(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	char conninfo[2048];
+
+	f->r_recovery = pg_bool(result, 0, 0);
+	pg_text(result, 0, 1, f->r_sysid, sizeof(f->r_sysid));
+	f->r_version = (int)pg_number(result, 0, 2, 0);
+	pg_text(result, 0, 3, f->r_status, sizeof(f->r_status));
+	pg_text(result, 0, 4, f->r_sender_host, sizeof(f->r_sender_host));
+	f->r_sender_port = (int)pg_number(result, 0, 5, 0);
+	pg_text(result, 0, 6, f->r_slot, sizeof(f->r_slot));
+	pg_text(result, 0, 7, conninfo, sizeof(conninfo));
+	f->r_standbys = pg_number(result, 0, 8, 0);
+	pg_text(result, 0, 9, f->r_standby_list, sizeof(f->r_standby_list));
+	f->r_receiver = pg_bool(result, 0, 10);
+	PQclear(result);
+	/* The name it gives its primary: application_name, else the
+	 * fallback the WAL receiver sets (cluster_name or "walreceiver"). */
+	if (!pg_sql_conninfo_value(conninfo, "application_name", f->r_app,
+	                           sizeof(f->r_app)) &&
+	    !pg_sql_conninfo_value(conninfo, "fallback_application_name",
+	                           f->r_app, sizeof(f->r_app)))
+		snprintf(f->r_app, sizeof(f->r_app), "walreceiver");
+	if (pg_task_param(t, 1, 0, f->r_slot) != 0 ||
+	    pg_task_param(t, 1, 1, f->r_app) != 0)
+		return RS_ENOMEM;
+	return 0;
+}
+
+/* replica_check, after the primary's facts (statement 1): everything but
+ * the lag.  Each refusal names both shards and the fix. */
+static int
+pg_check_primary_facts(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	const char *app;
+
+	f->p_recovery = pg_bool(result, 0, 0);
+	pg_text(result, 0, 1, f->p_sysid, sizeof(f->p_sysid));
+	f->p_version = (int)pg_number(result, 0, 2, 0);
+	pg_text(result, 0, 3, f->p_lsn, sizeof(f->p_lsn));
+	pg_text(result, 0, 4, f->p_ssn, sizeof(f->p_ssn));
+	f->p_found = pg_number(result, 0, 5, 0);
+	f->p_sync = pg_bool(result, 0, 6);
+	f->p_lag_ms = pg_number(result, 0, 7, -1);
+	pg_text(result, 0, 8, f->p_app, sizeof(f->p_app));
+	PQclear(result);
+	if (f->p_recovery)
+		return backend_fail(
+			p, &t->failure, RS_EUSAGE,
+			"is a standby itself (in recovery), not a primary "
+			"whose replica %s (%s) could be promoted; point "
+			"shard %s's url at the primary",
+			r->shard, r->url.masked, p->shard);
+	if (!f->r_recovery)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is not a replica of shard %s (%s): it is not in "
+			"recovery (a primary of its own, or promoted "
+			"already); point its url at %s's streaming replica",
+			p->shard, p->url.masked, p->shard);
+	if (strcmp(f->r_sysid, f->p_sysid) != 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is not a copy of shard %s (%s): their database "
+			"system identifiers differ (%s here, %s there); "
+			"make it a replica of %s with pg_basebackup",
+			p->shard, p->url.masked, f->r_sysid, f->p_sysid,
+			p->shard);
+	if (f->r_version / 10000 != f->p_version / 10000)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"runs PostgreSQL %d and shard %s (%s) runs %d: a "
+			"replica promoted in its primary's place must be of "
+			"its major version; make it again with pg_basebackup "
+			"from %s",
+			f->r_version / 10000, p->shard, p->url.masked,
+			f->p_version / 10000, p->shard);
+	if (!f->r_receiver)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is in recovery but receives no WAL from shard %s "
+			"(%s): no WAL receiver runs (archive recovery only, "
+			"or it cannot connect); set its primary_conninfo to "
+			"%s:%d and check pg_stat_wal_receiver",
+			p->shard, p->url.masked, pg_conn_host(t->owner),
+			pg_conn_port(t->owner));
+	if (f->r_status[0] == '\0')
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"cannot tell whether it streams from shard %s (%s): "
+			"pg_stat_wal_receiver hides its columns from user %s; "
+			"grant it pg_read_all_stats",
+			p->shard, p->url.masked,
+			r->url.user != NULL ? r->url.user : "(default)");
+	if (strcmp(f->r_status, "streaming") != 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"does not stream from shard %s (%s): its WAL receiver "
+			"is %s; wait until pg_stat_wal_receiver says "
+			"streaming, or fix its primary_conninfo",
+			p->shard, p->url.masked, f->r_status);
+	if (!pg_sql_same_host(f->r_sender_host, pg_conn_host(t->peer),
+	                      pg_conn_host(t->owner)) ||
+	    f->r_sender_port != pg_conn_port(t->owner))
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"streams from %s:%d, but shard %s's url (%s) says "
+			"%s:%d: it may replicate another server; point %s's "
+			"url at the server it streams from, or its "
+			"primary_conninfo at %s",
+			f->r_sender_host, f->r_sender_port, p->shard,
+			p->url.masked, pg_conn_host(t->owner),
+			pg_conn_port(t->owner), p->shard, p->shard);
+	app = f->p_app[0] != '\0' ? f->p_app : f->r_app;
+	if (f->p_sync || pg_sql_sync_listed(f->p_ssn, app))
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is a synchronous standby of shard %s (%s) (%s as "
+			"'%s', synchronous_standby_names '%s'): once it is "
+			"promoted every commit on %s would wait for it; "
+			"remove it from synchronous_standby_names on %s "
+			"(ALTER SYSTEM SET synchronous_standby_names, then "
+			"SELECT pg_reload_conf())",
+			p->shard, p->url.masked,
+			f->p_sync ? "its walsender is sync" : "listed", app,
+			f->p_ssn, p->shard, p->shard);
+	if (f->r_standbys > 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"has %lld standbys of its own streaming from it (%s): "
+			"promoting it would take them along to a new "
+			"timeline; point them at shard %s (%s) or stop them "
+			"first",
+			(long long)f->r_standbys, f->r_standby_list, p->shard,
+			p->url.masked);
+	return pg_task_param(t, 2, 0, f->p_lsn);
+}
+
+/* replica_check, after the replica's lag (statement 2): replay paused,
+ * or further behind than MAX_LAG_MS.  Bytes behind come from the
+ * primary's flush position read first and the replica's replay position
+ * read after it; the time from the primary's replay_lag for that
+ * walsender, else (only when WAL is behind) from the age of the last
+ * transaction the replica replayed. */
+static int
+pg_check_lag(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	int64_t bytes = pg_number(result, 0, 0, -1);
+	int64_t age_ms = pg_number(result, 0, 1, -1);
+	int paused = pg_bool(result, 0, 2);
+	int64_t lag_ms =
+		bytes > 0 ? (f->p_lag_ms >= 0 ? f->p_lag_ms : age_ms) : 0;
+
+	PQclear(result);
+	if (paused)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"replays no WAL from shard %s (%s): replay is paused; "
+			"resume it with SELECT pg_wal_replay_resume()",
+			p->shard, p->url.masked);
+	if (bytes > 0 && lag_ms > t->max_lag_ms)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is %lld bytes (%lld.%03lld s) behind shard %s (%s), "
+			"more than options.max_replica_lag_seconds (%d s); "
+			"wait until it catches up (pg_stat_replication on %s) "
+			"or raise the option",
+			(long long)bytes, (long long)(lag_ms / 1000),
+			(long long)(lag_ms % 1000), p->shard, p->url.masked,
+			t->max_lag_ms / 1000, p->shard);
+	return 0;
+}
+
+static int
+pg_replica_check_hook(struct pg_task *t, int i, PGresult *result)
+{
+	switch (i) {
+	case 0:
+		return pg_check_replica_facts(t, result);
+	case 1:
+		return pg_check_primary_facts(t, result);
+	default:
+		return pg_check_lag(t, result);
+	}
+}
+
+/* Whether REPLICA streams from PRIMARY and can be promoted in its place
+ * (see backend_replica_check): the replica's facts, the primary's, the
+ * replica's lag behind the primary's flush position. */
+static int
+pg_replica_check(struct rs_backend *primary, struct rs_backend *replica,
+                 int max_lag_ms, rs_backend_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int added, rc;
+
+	snprintf(what, sizeof(what), "checking replica %s", replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_REPLICA_CHECK, what, &t,
+	                  err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what),
+	         "checking it as the replica of %s", primary->shard);
+	t->max_lag_ms = max_lag_ms > 0 ? max_lag_ms : 0;
+	added = pg_task_add(t, pg_sql_replica_facts, 1, 0);
+	added |= pg_task_add(t, pg_sql_primary_facts, 0, 2, "", "");
+	added |= pg_task_add(t, pg_sql_replica_lag, 1, 1, "0/0");
+	t->hook = pg_replica_check_hook;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* PRIMARY's WAL flush position (see backend_position). */
+static int
+pg_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(primary, NULL, PG_TASK_POSITION,
+	                      "reading the WAL position", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.position = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_position, 0, 0), err);
+}
+
+static int
+pg_catch_up_hook(struct pg_task *t, int i, PGresult *result)
+{
+	uv_loop_t *loop = t->owner->backend->loop;
+	int never = pg_bool(result, 0, 0), reached = pg_bool(result, 0, 1);
+	int64_t behind = pg_number(result, 0, 2, -1);
+
+	(void)i;
+	PQclear(result);
+	if (never)
+		return backend_fail(
+			t->peer->backend, &t->failure, RS_EUSAGE,
+			"has no WAL replay position: it never was a standby; "
+			"the replica of shard %s must be its streaming "
+			"replica",
+			t->owner->backend->shard);
+	t->repl.reached = reached;
+	t->repl.behind = reached ? 0 : behind;
+	uv_update_time(loop);
+	if (reached || uv_now(loop) >= t->until) {
+		t->next = t->n_stmts; /* the slice ends */
+		return 0;
+	}
+	t->next = 0;
+	return pg_task_pause(t, t->until - uv_now(loop) < PG_TASK_POLL_MS
+	                                ? t->until - uv_now(loop)
+	                                : PG_TASK_POLL_MS);
+}
+
+/* One slice of REPLICA's catch-up to POSITION (see backend_catch_up):
+ * whether it replayed that far, looked at every PG_TASK_POLL_MS for up to
+ * SLICE_MS, all within PRIMARY's op bound. */
+static int
+pg_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+            const char *position, int slice_ms, rs_replication_cb cb, void *arg,
+            struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int rc;
+
+	if (position == NULL || position[0] == '\0' ||
+	    strlen(position) >= RS_POSITION_SIZE)
+		return backend_fail(primary, err, RS_EINTERNAL,
+		                    "catch-up without a position (a bug in "
+		                    "the caller)");
+	snprintf(what, sizeof(what), "catching up replica %s", replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_CATCH_UP, what, &t, err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what), "catching up with %s",
+	         primary->shard);
+	uv_update_time(primary->loop);
+	t->until =
+		uv_now(primary->loop) + (uint64_t)(slice_ms > 0 ? slice_ms : 0);
+	t->hook = pg_catch_up_hook;
+	t->owner->cb.replication = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(
+		t, pg_task_add(t, pg_sql_catch_up, 1, 1, position), err);
+}
+
+static int
+pg_promote_hook(struct pg_task *t, int i, PGresult *result)
+{
+	int yes = pg_bool(result, 0, 0);
+
+	PQclear(result);
+	if (i == 0 && !yes) /* not in recovery: a primary already */
+		t->next = t->n_stmts;
+	else if (i == 1 && !yes)
+		return backend_fail(t->owner->backend, &t->failure, RS_EQUERY,
+		                    "%s: pg_promote did not see the promotion "
+		                    "finish in time; see the server's log, "
+		                    "then try again",
+		                    t->what);
+	else if (i == 2 && yes)
+		return backend_fail(t->owner->backend, &t->failure, RS_EQUERY,
+		                    "%s: still in recovery after pg_promote; "
+		                    "see the server's log",
+		                    t->what);
+	return 0;
+}
+
+/* Promote REPLICA (see backend_promote): nothing when it is not in
+ * recovery any more; else pg_promote(true, N), N seconds a little under
+ * the op bound, then pg_is_in_recovery() must be false. */
+static int
+pg_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct pg_task *t;
+	char sql[64];
+	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTE, "promoting", &t,
+	                      err),
+	    added;
+
+	if (rc != 0)
+		return rc;
+	pg_sql_promote(sql, sizeof(sql), replica->op_timeout_ms / 1000 - 2);
+	added = pg_task_add(t, pg_sql_in_recovery, 0, 0);
+	added |= pg_task_add(t, sql, 0, 0);
+	added |= pg_task_add(t, pg_sql_in_recovery, 0, 0);
+	t->hook = pg_promote_hook;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* Whether REPLICA is out of recovery (see backend_promoted). */
+static int
+pg_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTED,
+	                      "reading whether it is promoted", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.count = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_in_recovery, 0, 0), err);
+}
+
+static int
+pg_release_hook(struct pg_task *t, int i, PGresult *result)
+{
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	uv_loop_t *loop = p->loop;
+	int rows = PQntuples(result);
+
+	uv_update_time(loop);
+	if (i == 0) { /* the replica: promoted? which slot? */
+		int recovery = pg_bool(result, 0, 0);
+
+		pg_text(result, 0, 1, t->slot, sizeof(t->slot));
+		PQclear(result);
+		if (recovery)
+			return backend_fail(
+				r, &t->failure, RS_EUSAGE,
+				"is not promoted yet (still in recovery): the "
+				"replication slot it streams from on shard %s "
+				"(%s) still serves it; promote it first",
+				p->shard, p->url.masked);
+		if (t->slot[0] == '\0') {
+			t->next = t->n_stmts; /* no slot: nothing held */
+			return 0;
+		}
+		return pg_task_param(t, 1, 0, t->slot) != 0 ||
+		                       pg_task_param(t, 2, 0, t->slot) != 0
+		               ? RS_ENOMEM
+		               : 0;
+	}
+	if (i == 1) { /* the primary: is the slot there, and idle? */
+		int active = pg_bool(result, 0, 0);
+		char pid[32];
+
+		pg_text(result, 0, 1, pid, sizeof(pid));
+		PQclear(result);
+		if (rows == 0) {
+			t->next = t->n_stmts; /* gone already */
+			return 0;
+		}
+		if (!active)
+			return 0;
+		if (uv_now(loop) < t->until) {
+			t->next = 1;
+			return pg_task_pause(t, (uint64_t)2 * PG_TASK_POLL_MS);
+		}
+		return backend_fail(
+			p, &t->failure, RS_EQUERY,
+			"replication slot %s is still in use (by process %s) "
+			"%d s after shard %s's promotion; find out who "
+			"streams from it (pg_stat_replication) before "
+			"dropping it with pg_drop_replication_slot('%s')",
+			t->slot, pid, PG_RELEASE_WAIT_MS / 1000, r->shard,
+			t->slot);
+	}
+	PQclear(result);
+	if (rows == 0) { /* taken, or dropped, meanwhile: look again */
+		t->next = 1;
+		return pg_task_pause(t, PG_TASK_POLL_MS);
+	}
+	snprintf(t->text, sizeof(t->text),
+	         "dropped replication slot %s (it held WAL for %s)", t->slot,
+	         r->shard);
+	return 0;
+}
+
+/* After REPLICA's promotion, drop on PRIMARY the physical slot it
+ * streamed from (see backend_release): its primary_slot_name, read from
+ * the replica (the setting stays after promotion); dropped when it
+ * exists and is idle (waiting up to PG_RELEASE_WAIT_MS for the old
+ * walsender to go), so a repeat finds nothing and notes "". */
+static int
+pg_release(struct rs_backend *primary, struct rs_backend *replica,
+           rs_position_cb cb, void *arg, struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int rc, added;
+
+	snprintf(what, sizeof(what), "releasing promoted replica %s",
+	         replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_RELEASE, what, &t, err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what),
+	         "reading the slot it streamed from on %s", primary->shard);
+	uv_update_time(primary->loop);
+	t->until = uv_now(primary->loop) + PG_RELEASE_WAIT_MS;
+	added = pg_task_add(t, pg_sql_slot_name, 1, 0);
+	added |= pg_task_add(t, pg_sql_slot_state, 0, 1, "");
+	added |= pg_task_add(t, pg_sql_slot_drop, 0, 1, "");
+	t->hook = pg_release_hook;
+	t->owner->cb.position = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
 /* ---- exec and close ---- */
 
 /* Run SQL as one simple query (see backend_exec).  Returns 0 and calls CB
@@ -2966,6 +3477,12 @@ const struct rs_backend_ops backend_pg_ops = {
 	.mark = pg_mark,
 	.delete_log = pg_delete_log,
 	.fenced = pg_fenced,
+	.replica_check = pg_replica_check,
+	.position = pg_position,
+	.catch_up = pg_catch_up,
+	.promote = pg_promote,
+	.promoted = pg_promoted,
+	.release = pg_release,
 	.scan_begin = pg_scan_begin,
 	.scan_next = pg_scan_next,
 	.scan_end = pg_scan_end,
