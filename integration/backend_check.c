@@ -43,6 +43,7 @@
  *      a SQLite key stored otherwise than its canonical form binds back
  *      (text in the BLOB column, a timestamp with a 'T') fails the read
  *      with RS_EKEY naming the table and column.
+ *   PG. PostgreSQL's fence, markers, delete log and replication (check_pg_ops).
  *
  * Operations are started and then awaited by running the loop until their
  * callback has run, each bounded by a timer, so that a hanging engine
@@ -2810,6 +2811,997 @@ check_keys(struct engine *engines)
 	grid_free(&want);
 }
 
+/* ==== PostgreSQL operations: count, fence, marker, delete log, replication
+ * (check_pg_ops; promote, promoted and release: --promote-pg, pg_promote_mode)
+ * ==== */
+
+#define PGX_TABLE          "rs_check_ops"
+#define PGX_TABLE2         "rs_check_ops2"
+#define PGX_LOCKED         "rs_check_lock"
+#define PGX_FENCE_SQLSTATE "RS001" /* pg_sql.h's PG_SQL_FENCE_SQLSTATE */
+#define PGX_FENCE_MSG                                                          \
+	"writes paused by reshard: run it's \"orders\" \\ 2x — step fence"
+
+/* A check whose message shows what its condition's operations found:
+ * the condition runs first (in check's arguments the order is not
+ * defined). */
+#define PGX_CHECK(cond, ...)                                                   \
+	do {                                                                   \
+		int pgx_ok_ = (cond);                                          \
+		check(pgx_ok_, __VA_ARGS__);                                   \
+	} while (0)
+
+/* An operation's outcome with what the replication and marker callbacks
+ * hand over, copied. */
+struct pgx_call {
+	struct call call;
+	int64_t value;
+	struct rs_marker markers[8];
+	int n_markers;
+	char text[RS_POSITION_SIZE];
+	struct rs_replication repl;
+};
+
+static void
+pgx_on_count(struct rs_backend *backend, int status, const struct rs_err *err,
+             int64_t value, void *arg)
+{
+	struct pgx_call *x = arg;
+
+	(void)backend;
+	x->value = value;
+	call_end(&x->call, status, err);
+}
+
+static void
+pgx_on_markers(struct rs_backend *backend, int status, const struct rs_err *err,
+               const struct rs_marker *markers, int n, void *arg)
+{
+	struct pgx_call *x = arg;
+
+	(void)backend;
+	x->n_markers = 0;
+	for (int i = 0; status == 0 && i < n && i < 8; i++)
+		x->markers[x->n_markers++] = markers[i];
+	if (status == 0 && n > 8)
+		x->n_markers = n; /* more than kept: the check fails */
+	call_end(&x->call, status, err);
+}
+
+static void
+pgx_on_position(struct rs_backend *backend, int status,
+                const struct rs_err *err, const char *position, void *arg)
+{
+	struct pgx_call *x = arg;
+
+	(void)backend;
+	snprintf(x->text, sizeof(x->text), "%s",
+	         position != NULL ? position : "(null)");
+	call_end(&x->call, status, err);
+}
+
+static void
+pgx_on_replication(struct rs_backend *backend, int status,
+                   const struct rs_err *err, const struct rs_replication *state,
+                   void *arg)
+{
+	struct pgx_call *x = arg;
+
+	(void)backend;
+	if (state != NULL)
+		x->repl = *state;
+	call_end(&x->call, status, err);
+}
+
+/* Each wrapper runs one operation and returns its status, X holding the
+ * outcome (and the failure in x->call.err). */
+static int
+pgx_count(struct rs_backend *b, const char *table, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_count(b, table, pgx_on_count, x, &x->call.err),
+	             "count");
+}
+
+static int
+pgx_fenced(struct rs_backend *b, const char *table, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_fenced(b, table, pgx_on_count, x, &x->call.err),
+	             "fenced");
+}
+
+static int
+pgx_fence(struct rs_backend *b, const char *const *tables, int n, int on,
+          const struct rs_marker *marker, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_fence(b, tables, n, PGX_FENCE_MSG, on, marker,
+	                           on_done, &x->call, &x->call.err),
+	             "fence");
+}
+
+static int
+pgx_markers(struct rs_backend *b, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_markers(b, pgx_on_markers, x, &x->call.err),
+	             "markers");
+}
+
+static int
+pgx_mark(struct rs_backend *b, const struct rs_marker *m, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_mark(b, m, on_done, &x->call, &x->call.err),
+	             "mark");
+}
+
+static int
+pgx_delete_log(struct rs_backend *b, const struct rs_table_def *t, int on,
+               struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(
+		&x->call,
+		backend_delete_log(b, t, on, on_done, &x->call, &x->call.err),
+		"delete_log");
+}
+
+static int
+pgx_purge(struct rs_backend *b, const struct rs_table_def *t,
+          const struct rs_rows *keys, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(
+		&x->call,
+		backend_purge_keys(b, t, keys, on_done, &x->call, &x->call.err),
+		"purge_keys");
+}
+
+static int
+pgx_replica_check(struct rs_backend *p, struct rs_backend *r, int max_lag_ms,
+                  struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_replica_check(p, r, max_lag_ms, on_done, &x->call,
+	                                   &x->call.err),
+	             "replica_check");
+}
+
+static int
+pgx_position(struct rs_backend *p, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_position(p, pgx_on_position, x, &x->call.err),
+	             "position");
+}
+
+static int
+pgx_catch_up(struct rs_backend *p, struct rs_backend *r, const char *pos,
+             int slice_ms, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_catch_up(p, r, pos, slice_ms, pgx_on_replication,
+	                              x, &x->call.err),
+	             "catch_up");
+}
+
+static int
+pgx_promote(struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_promote(r, on_done, &x->call, &x->call.err),
+	             "promote");
+}
+
+static int
+pgx_promoted(struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_promoted(r, pgx_on_count, x, &x->call.err),
+	             "promoted");
+}
+
+static int
+pgx_release(struct rs_backend *p, struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_release(p, r, pgx_on_position, x, &x->call.err),
+	             "release");
+}
+
+/* Whether the SQL condition COND holds on B (asked in a DO block, which
+ * a standby runs too). */
+static int
+pgx_holds(struct rs_backend *b, const char *cond)
+{
+	char *sql = xprintf("DO $check$BEGIN IF NOT (%s) THEN RAISE EXCEPTION "
+	                    "'no'; END IF; END$check$",
+	                    cond);
+	int rc = run_sql(b, sql, NULL);
+
+	free(sql);
+	return rc == 0;
+}
+
+/* Whether MESSAGE names every one of the N strings WANT. */
+static int
+pgx_names(const char *message, int n, ...)
+{
+	va_list ap;
+	int ok = 1;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		ok &= strstr(message, va_arg(ap, const char *)) != NULL;
+	va_end(ap);
+	return ok;
+}
+
+/* A marker of plan PLAN in STATE. */
+static struct rs_marker
+pgx_marker(const char *plan, const char *state, int64_t epoch)
+{
+	struct rs_marker m = {.epoch = epoch};
+
+	snprintf(m.plan, sizeof(m.plan), "%s", plan);
+	snprintf(m.run_id, sizeof(m.run_id), "0123456789abcdef");
+	snprintf(m.state, sizeof(m.state), "%s", state);
+	return m;
+}
+
+/* Whether TEXT is a UTC "YYYY-MM-DD HH:MM:SS" within two minutes of
+ * now. */
+static int
+pgx_recent_utc(const char *text)
+{
+	struct tm tm = {0};
+	const char *end = strptime(text, "%Y-%m-%d %H:%M:%S", &tm);
+	time_t at;
+
+	if (end == NULL || *end != '\0' || strlen(text) != 19)
+		return 0;
+	at = timegm(&tm);
+	return llabs((long long)(at - time(NULL))) < 120;
+}
+
+/* ---- a TCP forwarder, for a primary reached on a port it does not
+ * know (replica_check must refuse the replica: wrong port) ---- */
+
+struct pgx_pipe {
+	uv_tcp_t side[2]; /* 0: the client, 1: the server */
+	int open;         /* handles not yet closed */
+	int closing;
+	struct pgx_pipe *next;
+};
+
+struct pgx_proxy {
+	uv_tcp_t listener;
+	struct sockaddr_in target;
+	int port;
+	struct pgx_pipe *pipes;
+};
+
+static struct pgx_proxy pgx_proxy;
+
+static void
+pgx_pipe_closed(uv_handle_t *h)
+{
+	struct pgx_pipe *p = h->data;
+
+	if (--p->open > 0)
+		return;
+	for (struct pgx_pipe **at = &pgx_proxy.pipes; *at != NULL;
+	     at = &(*at)->next)
+		if (*at == p) {
+			*at = p->next;
+			break;
+		}
+	free(p);
+}
+
+static void
+pgx_pipe_close(struct pgx_pipe *p)
+{
+	if (p->closing)
+		return;
+	p->closing = 1;
+	for (int i = 0; i < 2; i++)
+		uv_close((uv_handle_t *)&p->side[i], pgx_pipe_closed);
+}
+
+static void
+pgx_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf)
+{
+	(void)h;
+	buf->base = malloc(size);
+	buf->len = buf->base != NULL ? size : 0;
+}
+
+static void
+pgx_written(uv_write_t *req, int status)
+{
+	(void)status;
+	free(req->data);
+	free(req);
+}
+
+static void
+pgx_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct pgx_pipe *p = s->data;
+	uv_stream_t *other =
+		(uv_stream_t *)&p->side[s == (uv_stream_t *)&p->side[0]];
+	uv_write_t *req;
+
+	if (n < 0) {
+		free(buf->base);
+		pgx_pipe_close(p);
+		return;
+	}
+	if (n == 0 || (req = malloc(sizeof(*req))) == NULL) {
+		free(buf->base);
+		return;
+	}
+	req->data = buf->base;
+	if (uv_write(req, other, &(uv_buf_t){buf->base, (size_t)n}, 1,
+	             pgx_written) != 0) {
+		free(buf->base);
+		free(req);
+		pgx_pipe_close(p);
+	}
+}
+
+static void
+pgx_connected(uv_connect_t *req, int status)
+{
+	struct pgx_pipe *p = req->data;
+
+	free(req);
+	if (status != 0 || p->closing) {
+		pgx_pipe_close(p);
+		return;
+	}
+	uv_read_start((uv_stream_t *)&p->side[0], pgx_alloc, pgx_read);
+	uv_read_start((uv_stream_t *)&p->side[1], pgx_alloc, pgx_read);
+}
+
+static void
+pgx_accept(uv_stream_t *server, int status)
+{
+	struct pgx_pipe *p = calloc(1, sizeof(*p));
+	uv_connect_t *req = malloc(sizeof(*req));
+
+	if (status != 0 || p == NULL || req == NULL) {
+		free(p);
+		free(req);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		uv_tcp_init(&check_loop, &p->side[i]);
+		p->side[i].data = p;
+	}
+	p->open = 2;
+	p->next = pgx_proxy.pipes;
+	pgx_proxy.pipes = p;
+	req->data = p;
+	if (uv_accept(server, (uv_stream_t *)&p->side[0]) != 0 ||
+	    uv_tcp_connect(req, &p->side[1],
+	                   (const struct sockaddr *)&pgx_proxy.target,
+	                   pgx_connected) != 0) {
+		free(req);
+		pgx_pipe_close(p);
+	}
+}
+
+/* Forward 127.0.0.1:(a free port) to 127.0.0.1:PORT.  Returns the port
+ * listened on, or 0. */
+static int
+pgx_proxy_start(int port)
+{
+	struct sockaddr_in any;
+	struct sockaddr_storage bound;
+	int len = sizeof(bound);
+
+	memset(&pgx_proxy, 0, sizeof(pgx_proxy));
+	uv_ip4_addr("127.0.0.1", port, &pgx_proxy.target);
+	uv_ip4_addr("127.0.0.1", 0, &any);
+	uv_tcp_init(&check_loop, &pgx_proxy.listener);
+	if (uv_tcp_bind(&pgx_proxy.listener, (const struct sockaddr *)&any,
+	                0) != 0 ||
+	    uv_listen((uv_stream_t *)&pgx_proxy.listener, 8, pgx_accept) != 0 ||
+	    uv_tcp_getsockname(&pgx_proxy.listener, (struct sockaddr *)&bound,
+	                       &len) != 0)
+		return 0;
+	pgx_proxy.port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+	return pgx_proxy.port;
+}
+
+static void
+pgx_proxy_stop(void)
+{
+	int never = 0;
+
+	for (struct pgx_pipe *p = pgx_proxy.pipes; p != NULL; p = p->next)
+		pgx_pipe_close(p);
+	uv_close((uv_handle_t *)&pgx_proxy.listener, NULL);
+	wait_until(&never, 50); /* let the close callbacks run */
+}
+
+/* ---- the checks ---- */
+
+/* count: exact, and a missing table is RS_ESCHEMA. */
+static void
+pgx_check_count(struct rs_backend *pg)
+{
+	struct pgx_call x;
+
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
+	          "pg ops: count is exact (%lld of 10)", (long long)x.value);
+	PGX_CHECK(pgx_count(pg, "rs_check_missing", &x) == RS_ESCHEMA,
+	          "pg ops: count of a missing table is RS_ESCHEMA (%d: %s)",
+	          x.call.status, x.call.err.message);
+}
+
+/* A write SQL on PG the fence must reject with exactly its message. */
+static void
+pgx_check_rejected(struct rs_backend *pg, const char *sql)
+{
+	struct rs_err err = {0};
+	int rc = run_sql(pg, sql, &err);
+	size_t n = strlen(err.message), m = strlen(": " PGX_FENCE_MSG);
+
+	PGX_CHECK(rc == RS_EQUERY &&
+	                  strcmp(err.sqlstate, PGX_FENCE_SQLSTATE) == 0 &&
+	                  n >= m &&
+	                  strcmp(err.message + n - m, ": " PGX_FENCE_MSG) == 0,
+	          "pg ops: fenced, %.40s is refused with SQLSTATE %s and the "
+	          "message (%d %s: %s)",
+	          sql, PGX_FENCE_SQLSTATE, rc, err.sqlstate, err.message);
+}
+
+/* The fence on two tables with a marker, writes refused with exactly its
+ * message, the triggers on the replica; a lock held elsewhere; off. */
+static void
+pgx_check_fence(struct rs_backend *pg, struct rs_backend *replica,
+                const char *primary_url)
+{
+	const char *const tables[] = {PGX_TABLE, PGX_TABLE2};
+	const char *const locked[] = {PGX_LOCKED};
+	struct rs_marker fenced = pgx_marker("a-plan", "fenced", 0);
+	struct rs_marker locking = pgx_marker("a-plan", "locking", 0);
+	struct rs_marker aborted = pgx_marker("a-plan", "aborted", 0);
+	struct rs_backend *holder = NULL;
+	struct rs_err err;
+	struct pgx_call x;
+	char *exact;
+	uint64_t started;
+
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0,
+	          "pg ops: not fenced before the fence");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 0,
+	          "pg ops: no marker before the first (%d: %s)", x.n_markers,
+	          x.call.err.message);
+	check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x), &x.call.err,
+	             "pg ops: fence on two tables, with the marker");
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 1 &&
+	                  pgx_fenced(pg, PGX_TABLE2, &x) == 0 && x.value == 1,
+	          "pg ops: both tables fenced");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
+	                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
+	                  strcmp(x.markers[0].state, "fenced") == 0 &&
+	                  strcmp(x.markers[0].run_id, fenced.run_id) == 0 &&
+	                  pgx_recent_utc(x.markers[0].updated_at),
+	          "pg ops: the marker went up with the fence (%d, %s, %s)",
+	          x.n_markers, x.n_markers > 0 ? x.markers[0].state : "",
+	          x.n_markers > 0 ? x.markers[0].updated_at : "");
+	pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE
+	                       " VALUES ('zz', 99, 'new')");
+	pgx_check_rejected(pg, "UPDATE " PGX_TABLE " SET note = 'changed'");
+	pgx_check_rejected(pg, "DELETE FROM " PGX_TABLE);
+	pgx_check_rejected(pg, "TRUNCATE " PGX_TABLE2);
+	pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE2
+	                       " VALUES (1) ON CONFLICT DO NOTHING");
+	/* Byte for byte on the server, quotes and backslash included. */
+	exact = xprintf("DO $x$BEGIN DELETE FROM " PGX_TABLE "; "
+	                "EXCEPTION WHEN SQLSTATE '%s' THEN IF SQLERRM <> '%s' "
+	                "THEN RAISE EXCEPTION 'got %%', SQLERRM; END IF; "
+	                "END$x$",
+	                PGX_FENCE_SQLSTATE,
+	                "writes paused by reshard: run it''s \"orders\" \\ 2x "
+	                "— step fence");
+	check_status(run_sql(pg, exact, &err), &err,
+	             "pg ops: the writer's SQLERRM is exactly the message");
+	free(exact);
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
+	          "pg ops: reads go on under the fence, no row changed");
+	check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x), &x.call.err,
+	             "pg ops: fence again (idempotent)");
+	PGX_CHECK(pgx_holds(pg,
+	                    "(SELECT count(*) FROM pg_trigger WHERE tgrelid = "
+	                    "'" PGX_TABLE "'::regclass) = 2"),
+	          "pg ops: still two triggers on the table");
+	/* The fence reaches the replica by replication. */
+	if (pgx_position(pg, &x) == 0) {
+		char position[RS_POSITION_SIZE];
+
+		snprintf(position, sizeof(position), "%s", x.text);
+		PGX_CHECK(pgx_catch_up(pg, replica, position, 5000, &x) == 0 &&
+		                  x.repl.reached,
+		          "pg ops: the replica reaches the fence's position %s",
+		          position);
+		PGX_CHECK(pgx_fenced(replica, PGX_TABLE, &x) == 0 &&
+		                  x.value == 1 &&
+		                  pgx_fenced(replica, PGX_TABLE2, &x) == 0 &&
+		                  x.value == 1,
+		          "pg ops: the fence triggers reached the replica");
+	} else {
+		PGX_CHECK(0, "pg ops: position: %s", x.call.err.message);
+	}
+	PGX_CHECK(pgx_fence(replica, tables, 2, 1, NULL, &x) == RS_EUSAGE &&
+	                  strstr(x.call.err.message, "standby") != NULL,
+	          "pg ops: a standby refuses a fence of its own (%s)",
+	          x.call.err.message);
+	check_status(pgx_fence(replica, tables, 2, 0, NULL, &x), &x.call.err,
+	             "pg ops: the fence off a standby is left to its primary");
+
+	/* A long transaction holding a table: retryable, within about the
+	 * lock timeout, rolled back (no trigger, no marker). */
+	if (open_backend("pg-holder", primary_url, CHECK_CONNECT_MS, &holder,
+	                 &err) == 0 &&
+	    setup_sql(holder, "BEGIN; INSERT INTO " PGX_LOCKED " VALUES (1)") ==
+	            0) {
+		started = op_started();
+		pgx_fence(pg, locked, 1, 1, &locking, &x);
+		PGX_CHECK(x.call.status == RS_EQUERY && x.call.err.retryable &&
+		                  strcmp(x.call.err.sqlstate, "55P03") == 0 &&
+		                  pgx_names(x.call.err.message, 2,
+		                            "long transaction", PGX_LOCKED),
+		          "pg ops: a table locked elsewhere fails the fence, "
+		          "retryable (%d, %s, retryable %d: %s)",
+		          x.call.status, x.call.err.sqlstate,
+		          x.call.err.retryable, x.call.err.message);
+		PGX_CHECK(x.call.ended_ms - started >= 1500 &&
+		                  x.call.ended_ms - started < 5000,
+		          "pg ops: after about the lock timeout (%" PRIu64
+		          " ms)",
+		          x.call.ended_ms - started);
+		PGX_CHECK(pgx_fenced(pg, PGX_LOCKED, &x) == 0 && x.value == 0 &&
+		                  pgx_markers(pg, &x) == 0 &&
+		                  x.n_markers == 1 &&
+		                  strcmp(x.markers[0].state, "fenced") == 0,
+		          "pg ops: the failed fence left no trigger and the "
+		          "marker as it was");
+		setup_sql(holder, "ROLLBACK");
+		check_status(pgx_fence(pg, locked, 1, 1, NULL, &x), &x.call.err,
+		             "pg ops: the fence goes up once the lock is gone");
+		check_status(pgx_fence(pg, locked, 1, 0, NULL, &x), &x.call.err,
+		             "pg ops: and comes off");
+	} else {
+		PGX_CHECK(0, "pg ops: a second connection holds a lock: %s",
+		          err.message);
+	}
+	close_backend(holder);
+
+	check_status(pgx_fence(pg, tables, 2, 0, &aborted, &x), &x.call.err,
+	             "pg ops: fence off, the marker aborted");
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0 &&
+	                  pgx_fenced(pg, PGX_TABLE2, &x) == 0 && x.value == 0 &&
+	                  pgx_holds(pg, "to_regprocedure('reshard_fence()') IS "
+	                                "NULL"),
+	          "pg ops: no trigger left, nor the function");
+	PGX_CHECK(run_sql(pg,
+	                  "INSERT INTO " PGX_TABLE " VALUES ('zz', 99, 'n')",
+	                  &err) == 0 &&
+	                  run_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 99",
+	                          &err) == 0,
+	          "pg ops: writes go through again");
+	check_status(pgx_fence(pg, tables, 2, 0, NULL, &x), &x.call.err,
+	             "pg ops: fence off again (idempotent)");
+	PGX_CHECK(pgx_fence(pg, (const char *const[]){"rs_check_missing"}, 1, 1,
+	                    NULL, &x) == RS_ESCHEMA,
+	          "pg ops: a fence on a missing table is RS_ESCHEMA (%s)",
+	          x.call.err.message);
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
+	                  strcmp(x.markers[0].state, "aborted") == 0,
+	          "pg ops: the marker says aborted");
+}
+
+/* mark upserts; markers come in plan order. */
+static void
+pgx_check_markers(struct rs_backend *pg)
+{
+	struct rs_marker b = pgx_marker("b-plan", "published", 7);
+	struct pgx_call x;
+
+	check_status(pgx_mark(pg, &b, &x), &x.call.err, "pg ops: mark");
+	b.epoch = 8;
+	snprintf(b.state, sizeof(b.state), "done");
+	check_status(pgx_mark(pg, &b, &x), &x.call.err, "pg ops: mark again");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 2 &&
+	                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
+	                  strcmp(x.markers[1].plan, "b-plan") == 0 &&
+	                  strcmp(x.markers[1].state, "done") == 0 &&
+	                  x.markers[1].epoch == 8 &&
+	                  pgx_recent_utc(x.markers[1].updated_at),
+	          "pg ops: markers round trip (%d: %s %s %lld %s)", x.n_markers,
+	          x.n_markers > 1 ? x.markers[1].plan : "",
+	          x.n_markers > 1 ? x.markers[1].state : "",
+	          x.n_markers > 1 ? (long long)x.markers[1].epoch : 0LL,
+	          x.n_markers > 1 ? x.markers[1].updated_at : "");
+}
+
+/* The delete log records the application's deletes and key changes, not
+ * purge_keys'; off removes it. */
+static void
+pgx_check_delete_log(struct rs_backend *pg)
+{
+	const char *log = "reshard_del_" PGX_TABLE;
+	struct rs_table_def *def = NULL;
+	struct rs_err err;
+	struct pgx_call x;
+	struct rs_value key[2] = {{"eu", 2}, {"4", 1}};
+	struct rs_value bad[2] = {{"eu", 2}, {"four", 4}};
+	struct rs_rows keys = {1, 2, key}, bad_keys = {1, 2, bad};
+
+	if (describe(pg, PGX_TABLE, &def, &err) != 0) {
+		PGX_CHECK(0, "pg ops: describe: %s", err.message);
+		return;
+	}
+	check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
+	             "pg ops: delete log on");
+	check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
+	             "pg ops: delete log on again (idempotent)");
+	setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 1");
+	PGX_CHECK(
+		pgx_count(pg, log, &x) == 0 && x.value == 1 &&
+			pgx_holds(pg,
+	                          "EXISTS (SELECT 1 FROM reshard_del_" PGX_TABLE
+	                          " WHERE region = 'eu' AND id = 1)"),
+		"pg ops: an application delete is logged (%lld)",
+		(long long)x.value);
+	setup_sql(pg, "UPDATE " PGX_TABLE " SET id = 100 WHERE id = 2");
+	setup_sql(pg, "UPDATE " PGX_TABLE " SET note = 'x' WHERE id = 3");
+	PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 2,
+	          "pg ops: a key change is logged, another update not (%lld)",
+	          (long long)x.value);
+	check_status(pgx_purge(pg, def, &keys, &x), &x.call.err,
+	             "pg ops: purge_keys");
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 8 &&
+	                  pgx_count(pg, log, &x) == 0 && x.value == 2,
+	          "pg ops: purge_keys deleted its row and logged nothing (log "
+	          "%lld)",
+	          (long long)x.value);
+	PGX_CHECK(
+		pgx_purge(pg, def, &bad_keys, &x) == RS_EQUERY &&
+			pgx_holds(pg,
+	                          "current_setting('reshard.purging', true) "
+	                          "IS DISTINCT FROM 'on'"),
+		"pg ops: a failed purge_keys leaves the session unmarked (%s)",
+		x.call.err.message);
+	setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 5");
+	PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 3,
+	          "pg ops: after purge_keys, the same connection's deletes are "
+	          "logged (%lld)",
+	          (long long)x.value);
+	check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
+	             "pg ops: delete log off");
+	PGX_CHECK(pgx_count(pg, log, &x) == RS_ESCHEMA &&
+	                  pgx_holds(pg,
+	                            "NOT EXISTS (SELECT 1 FROM pg_trigger "
+	                            "WHERE tgname LIKE 'reshard_dellog%') AND "
+	                            "to_regprocedure('reshard_del_" PGX_TABLE
+	                            "()') IS NULL"),
+	          "pg ops: no log, trigger or function left");
+	check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
+	             "pg ops: delete log off again (idempotent)");
+	backend_table_free(def);
+}
+
+/* replica_check on the real pair and its refusals; position, catch_up
+ * and its bound; promoted and release before any promotion. */
+static void
+pgx_check_replication(struct rs_backend *pg, struct rs_backend *replica,
+                      const char *primary_url)
+{
+	struct rs_backend *other = NULL, *proxied = NULL, *named = NULL;
+	struct rs_url url;
+	struct rs_err err;
+	struct pgx_call x;
+	char position[RS_POSITION_SIZE] = "";
+	uint64_t started;
+	int port;
+
+	check_status(pgx_replica_check(pg, replica, 5000, &x), &x.call.err,
+	             "pg ops: replica_check passes on the real pair");
+	if (open_backend("pg-again", primary_url, CHECK_CONNECT_MS, &other,
+	                 &err) == 0) {
+		PGX_CHECK(pgx_replica_check(pg, other, 5000, &x) == RS_EUSAGE &&
+		                  pgx_names(x.call.err.message, 3, "pg-again",
+		                            "not in recovery", "shard pg "),
+		          "pg ops: replica_check refuses a primary as replica "
+		          "(%s)",
+		          x.call.err.message);
+		PGX_CHECK(pgx_catch_up(pg, other, "0/1", 100, &x) == RS_EUSAGE,
+		          "pg ops: catch_up refuses a server that never was a "
+		          "standby (%s)",
+		          x.call.err.message);
+	}
+	PGX_CHECK(pgx_replica_check(replica, pg, 5000, &x) == RS_EUSAGE &&
+	                  pgx_names(x.call.err.message, 2, "standby itself",
+	                            "pg-replica"),
+	          "pg ops: replica_check refuses a standby as the primary (%s)",
+	          x.call.err.message);
+	/* The primary reached through another port: the replica streams
+	 * from 55431, the url says the forwarder's. */
+	memset(&url, 0, sizeof(url));
+	if (url_parse(primary_url, NULL, &url, &err) == 0 &&
+	    (port = pgx_proxy_start(url.port)) > 0) {
+		char *via = xprintf("postgresql://%s:%s@127.0.0.1:%d/%s",
+		                    url.user, url.password, port, url.database);
+		char want[64], got[64];
+
+		snprintf(want, sizeof(want), "127.0.0.1:%d", url.port);
+		snprintf(got, sizeof(got), "127.0.0.1:%d", port);
+		if (open_backend("pg-via", via, CHECK_CONNECT_MS, &proxied,
+		                 &err) == 0)
+			PGX_CHECK(pgx_replica_check(proxied, replica, 5000,
+			                            &x) == RS_EUSAGE &&
+			                  pgx_names(x.call.err.message, 4, want,
+			                            got, "pg-via",
+			                            "pg-replica"),
+			          "pg ops: replica_check refuses a replica of "
+			          "another port, naming both (%s)",
+			          x.call.err.message);
+		else
+			PGX_CHECK(0, "pg ops: connect through a forwarder: %s",
+			          err.message);
+		close_backend(proxied);
+		pgx_proxy_stop();
+		free(via);
+		/* "localhost" in the url, 127.0.0.1 in the replica's
+		 * primary_conninfo: the same machine. */
+		via = xprintf("postgresql://%s:%s@localhost:%d/%s", url.user,
+		              url.password, url.port, url.database);
+		if (open_backend("pg-localhost", via, CHECK_CONNECT_MS, &named,
+		                 &err) == 0)
+			check_status(
+				pgx_replica_check(named, replica, 5000, &x),
+				&x.call.err,
+				"pg ops: replica_check takes localhost for "
+				"127.0.0.1");
+		close_backend(named);
+		free(via);
+	}
+	url_clear(&url);
+	/* A synchronous standby, and one whose replay is paused. */
+	if (setup_sql(pg, "ALTER SYSTEM SET synchronous_standby_names = "
+	                  "'walreceiver'") == 0 &&
+	    setup_sql(pg, "SELECT pg_reload_conf()") == 0) {
+		int never = 0;
+
+		wait_until(&never, 300);
+		PGX_CHECK(
+			pgx_replica_check(pg, replica, 5000, &x) == RS_EUSAGE &&
+				pgx_names(x.call.err.message, 2, "synchronous",
+		                          "remove it from "
+		                          "synchronous_standby_names"),
+			"pg ops: replica_check refuses a synchronous standby "
+			"(%s)",
+			x.call.err.message);
+		setup_sql(pg, "ALTER SYSTEM RESET synchronous_standby_names");
+		setup_sql(pg, "SELECT pg_reload_conf()");
+		wait_until(&never, 300);
+	}
+	if (setup_sql(replica, "SELECT pg_wal_replay_pause()") == 0) {
+		PGX_CHECK(pgx_replica_check(pg, replica, 5000, &x) ==
+		                          RS_EUSAGE &&
+		                  pgx_names(x.call.err.message, 2, "paused",
+		                            "pg_wal_replay_resume"),
+		          "pg ops: replica_check refuses a paused replay (%s)",
+		          x.call.err.message);
+		setup_sql(replica, "SELECT pg_wal_replay_resume()");
+	}
+	check_status(pgx_replica_check(pg, replica, 5000, &x), &x.call.err,
+	             "pg ops: replica_check passes again");
+
+	/* position and catch_up */
+	setup_sql(pg, "INSERT INTO " PGX_TABLE2 " VALUES (42)");
+	if (check_status(pgx_position(pg, &x), &x.call.err,
+	                 "pg ops: position (%s)", x.text))
+		snprintf(position, sizeof(position), "%s", x.text);
+	PGX_CHECK(position[0] != '\0' && strchr(position, '/') != NULL,
+	          "pg ops: the position is a WAL location");
+	PGX_CHECK(pgx_catch_up(pg, replica, position, 5000, &x) == 0 &&
+	                  x.repl.reached && x.repl.behind == 0 &&
+	                  strcmp(x.repl.unit, "bytes") == 0 &&
+	                  pgx_holds(replica, "EXISTS (SELECT 1 FROM " PGX_TABLE2
+	                                     " WHERE id = 42)"),
+	          "pg ops: catch_up reaches the position, the row is on the "
+	          "replica");
+	started = op_started();
+	PGX_CHECK(pgx_catch_up(pg, replica, "FFFFFFFF/0", 300, &x) == 0 &&
+	                  !x.repl.reached && x.repl.behind > 0 &&
+	                  strcmp(x.repl.unit, "bytes") == 0 &&
+	                  x.call.ended_ms - started >= 250 &&
+	                  x.call.ended_ms - started < 2000,
+	          "pg ops: a slice towards a position not reached ends after "
+	          "it (%" PRIu64 " ms), %lld bytes behind",
+	          x.call.ended_ms - started, (long long)x.repl.behind);
+	backend_set_op_timeout(pg, 500);
+	started = op_started();
+	pgx_catch_up(pg, replica, "FFFFFFFF/0", 3000, &x);
+	backend_set_op_timeout(pg, 0);
+	PGX_CHECK(x.call.status == RS_ECONNECT &&
+	                  x.call.ended_ms - started >= 450 &&
+	                  x.call.ended_ms - started < 1500 &&
+	                  pgx_names(x.call.err.message, 2, "within 500 ms",
+	                            "catching up"),
+	          "pg ops: the op bound ends a longer slice (%" PRIu64
+	          " ms: %s)",
+	          x.call.ended_ms - started, x.call.err.message);
+	PGX_CHECK(pgx_count(pg, PGX_TABLE2, &x) == 0 &&
+	                  pgx_fenced(replica, PGX_TABLE2, &x) == 0,
+	          "pg ops: both connections still work after it");
+	PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 0 &&
+	                  pgx_promoted(pg, &x) == 0 && x.value == 1,
+	          "pg ops: promoted: the replica not, the primary yes");
+	PGX_CHECK(pgx_release(pg, replica, &x) == RS_EUSAGE &&
+	                  strstr(x.call.err.message, "not promoted") != NULL,
+	          "pg ops: release refuses a replica not promoted (%s)",
+	          x.call.err.message);
+	close_backend(other);
+}
+
+/* Group 8: the PostgreSQL operations behind the steps, against the
+ * primary of ENGINE and its replica (RESHARD_PG_REPLICA_URL). */
+static void
+check_pg_ops(struct engine *engine)
+{
+	const char *replica_url = getenv("RESHARD_PG_REPLICA_URL");
+	struct rs_backend *pg = engine->backend, *replica = NULL;
+	struct rs_err err;
+
+	if (!check(replica_url != NULL && replica_url[0] != '\0',
+	           "pg ops: RESHARD_PG_REPLICA_URL names the replica"))
+		return;
+	if (!check_status(open_backend("pg-replica", replica_url,
+	                               CHECK_CONNECT_MS, &replica, &err),
+	                  &err, "pg ops: connect to the replica")) {
+		close_backend(replica);
+		return;
+	}
+	if (setup_sql(pg, "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
+	                  ", " PGX_LOCKED ", reshard_marker, "
+	                  "reshard_del_" PGX_TABLE " CASCADE") == 0 &&
+	    setup_sql(pg, "DROP FUNCTION IF EXISTS reshard_fence() CASCADE") ==
+	            0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_TABLE " (region text, id int, "
+	                  "note text, PRIMARY KEY (region, id))") == 0 &&
+	    setup_sql(pg, "INSERT INTO " PGX_TABLE " SELECT 'eu', g, 'n' || g "
+	                  "FROM generate_series(1, 10) AS g") == 0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_TABLE2 " (id int PRIMARY KEY)") ==
+	            0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_LOCKED " (id int)") == 0) {
+		pgx_check_count(pg);
+		pgx_check_fence(pg, replica, engine->url);
+		pgx_check_markers(pg);
+		pgx_check_delete_log(pg);
+		pgx_check_replication(pg, replica, engine->url);
+	}
+	setup_sql(pg, "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
+	              ", " PGX_LOCKED ", reshard_marker");
+	close_backend(replica);
+}
+
+/* backend_check --promote-pg URL_PG URL_REPLICA: promote the replica
+ * (which ends the pair: integration/scenario_pg_promote.sh makes a new
+ * one afterwards), with promoted before and after, promote again, and
+ * release of the slot it streamed from, twice. */
+static int
+pg_promote_mode(int argc, char **argv)
+{
+	struct rs_backend *pg = NULL, *replica = NULL;
+	char position[RS_POSITION_SIZE] = "";
+	struct pgx_call x;
+	struct rs_err err;
+	int rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s --promote-pg URL_PG URL_REPLICA\n",
+		        argv[0]);
+		return 2;
+	}
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+	if (check_status(
+		    open_backend("pg", argv[2], CHECK_CONNECT_MS, &pg, &err),
+		    &err, "promote: connect to the primary") &&
+	    check_status(open_backend("pg-replica", argv[3], CHECK_CONNECT_MS,
+	                              &replica, &err),
+	                 &err, "promote: connect to the replica") &&
+	    setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote") == 0 &&
+	    setup_sql(pg,
+	              "CREATE TABLE rs_check_promote (id int PRIMARY KEY)") ==
+	            0 &&
+	    setup_sql(pg, "INSERT INTO rs_check_promote VALUES (1), (2)") ==
+	            0) {
+		PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 0,
+		          "promote: not promoted before");
+		if (pgx_position(pg, &x) == 0)
+			snprintf(position, sizeof(position), "%s", x.text);
+		PGX_CHECK(position[0] != '\0' &&
+		                  pgx_catch_up(pg, replica, position, 5000,
+		                               &x) == 0 &&
+		                  x.repl.reached,
+		          "promote: the replica has everything up to %s",
+		          position);
+		backend_set_op_timeout(replica, 60000);
+		check_status(pgx_promote(replica, &x), &x.call.err,
+		             "promote: promote");
+		backend_set_op_timeout(replica, 0);
+		PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 1,
+		          "promote: promoted after");
+		check_status(pgx_promote(replica, &x), &x.call.err,
+		             "promote: promote again does nothing");
+		PGX_CHECK(
+			pgx_count(replica, "rs_check_promote", &x) == 0 &&
+				x.value == 2 &&
+				run_sql(replica,
+		                        "INSERT INTO rs_check_promote VALUES "
+		                        "(3)",
+		                        &err) == 0,
+			"promote: the promoted replica has the rows and takes "
+			"writes");
+		PGX_CHECK(
+			pgx_replica_check(pg, replica, 5000, &x) == RS_EUSAGE &&
+				strstr(x.call.err.message, "not in recovery") !=
+					NULL,
+			"promote: replica_check refuses it now (%s)",
+			x.call.err.message);
+		rc = pgx_release(pg, replica, &x);
+		PGX_CHECK(rc == 0 &&
+		                  strncmp(x.text, "dropped replication slot ",
+		                          25) == 0 &&
+		                  strstr(x.text,
+		                         " (it held WAL for pg-replica)") !=
+		                          NULL,
+		          "promote: release drops the slot (%s)",
+		          rc == 0 ? x.text : x.call.err.message);
+		PGX_CHECK(pgx_holds(pg, "NOT EXISTS (SELECT 1 FROM "
+		                        "pg_replication_slots)"),
+		          "promote: no slot left on the primary");
+		PGX_CHECK(pgx_release(pg, replica, &x) == 0 &&
+		                  x.text[0] == '\0',
+		          "promote: release again notes nothing (\"%s\")",
+		          x.text);
+		setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote");
+	}
+	close_backend(pg);
+	close_backend(replica);
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly%s%s", rc != 0 ? ": " : "",
+	      rc != 0 ? uv_strerror(rc) : "");
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}
+
+/* ==== end of the PostgreSQL operations ==== */
+
 /* ---- main ---- */
 
 int
@@ -2824,6 +3816,8 @@ main(int argc, char **argv)
 	FILE *file;
 	int all_connected = 1, rc;
 
+	if (argc > 1 && strcmp(argv[1], "--promote-pg") == 0)
+		return pg_promote_mode(argc, argv);
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s URL_PG URL_MY SQLITE_DIR\n",
 		        argv[0]);
@@ -2867,6 +3861,7 @@ main(int argc, char **argv)
 		check_deadline_my(&engines[ENG_MY]);
 		check_deadline_sqlite(&engines[ENG_LITE]);
 		check_keys(engines);
+		check_pg_ops(&engines[ENG_PG]);
 	}
 
 	for (int i = 0; i < N_ENGINES; i++) {

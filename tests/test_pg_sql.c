@@ -6,7 +6,11 @@
  * NULLs, bytes, years before 1, values with quotes, backslashes and
  * control characters; a NUL byte refused; and the packing of an upsert
  * into INSERTs of at most 65,535 parameters, at the limit and one row
- * past it.
+ * past it.  Then the statements of count, the fence (its message only as
+ * the escaper made it), the marker, the delete log (a name too long for
+ * PostgreSQL refused) and replication, and the readers of
+ * synchronous_standby_names, libpq connection strings and host names
+ * that replica_check relies on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -608,6 +612,284 @@ test_describe(void **state)
 	assert_int_equal(strncmp(pg_sql_describe, "SELECT c.relkind, ", 18), 0);
 }
 
+static void
+test_count(void **state)
+{
+	char *sql = pg_sql_count("or\"ders");
+
+	(void)state;
+	assert_string_equal(sql, "SELECT count(*) FROM \"or\"\"ders\"");
+	free(sql);
+}
+
+/* A stand-in for PQescapeLiteral: '…' with quotes doubled, E'…' with
+ * backslashes doubled when there are any; "refuse" is refused. */
+static int
+fake_literal(void *ctx, struct rs_strbuf *buf, const char *text, char *why,
+             size_t size)
+{
+	(void)ctx;
+	if (strcmp(text, "refuse") == 0) {
+		snprintf(why, size, "invalid byte sequence");
+		return -1;
+	}
+	strbuf_str(buf, strchr(text, '\\') != NULL ? " E'" : "'");
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '\'' || *p == '\\')
+			strbuf_add(buf, p, 1);
+		strbuf_add(buf, p, 1);
+	}
+	strbuf_str(buf, "'");
+	return 0;
+}
+
+static const struct pg_sql_literal literal = {fake_literal, NULL};
+
+/* The fence of one table: both triggers replaced, the message only as the
+ * escaper made it; off drops them; a refused message fails. */
+static void
+test_fence_table(void **state)
+{
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_fence_table("or\"ders", 1, "run x's \\ fence",
+	                                    &literal, &sql, &err),
+	                 0);
+	assert_string_equal(
+		sql,
+		"DROP TRIGGER IF EXISTS reshard_fence ON \"or\"\"ders\"; "
+		"CREATE TRIGGER reshard_fence BEFORE INSERT OR UPDATE OR "
+		"DELETE ON \"or\"\"ders\" FOR EACH STATEMENT EXECUTE FUNCTION "
+		"reshard_fence( E'run x''s \\\\ fence'); ALTER TABLE "
+		"\"or\"\"ders\" ENABLE ALWAYS TRIGGER reshard_fence; "
+		"DROP TRIGGER IF EXISTS reshard_fence_truncate ON "
+		"\"or\"\"ders\"; CREATE TRIGGER reshard_fence_truncate BEFORE "
+		"TRUNCATE ON \"or\"\"ders\" FOR EACH STATEMENT EXECUTE "
+		"FUNCTION reshard_fence( E'run x''s \\\\ fence'); ALTER TABLE "
+		"\"or\"\"ders\" ENABLE ALWAYS TRIGGER reshard_fence_truncate");
+	free(sql);
+	assert_int_equal(pg_sql_fence_table("t", 0, NULL, &literal, &sql, &err),
+	                 0);
+	assert_string_equal(sql, "DROP TRIGGER IF EXISTS reshard_fence ON "
+	                         "\"t\"; DROP TRIGGER IF EXISTS "
+	                         "reshard_fence_truncate ON \"t\"");
+	free(sql);
+	assert_int_equal(
+		pg_sql_fence_table("t", 1, "refuse", &literal, &sql, &err),
+		RS_EQUERY);
+	assert_null(sql);
+	assert_non_null(strstr(err.message, "invalid byte sequence"));
+}
+
+/* The function raises the fence's SQLSTATE with its argument as the
+ * message; the other statements keep to the catalog and parameters. */
+static void
+test_fence_sql(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(pg_sql_fence_function,
+	                       "RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], "
+	                       "ERRCODE = 'RS001'"));
+	assert_string_equal(PG_SQL_FENCE_SQLSTATE, "RS001");
+	assert_non_null(strstr(pg_sql_fence_function_drop,
+	                       "NOT EXISTS (SELECT 1 FROM pg_catalog."
+	                       "pg_trigger WHERE tgfoid = "));
+	assert_non_null(
+		strstr(pg_sql_fence_inventory,
+	               "json_array_elements_text(  $1::pg_catalog.json)"));
+	assert_non_null(strstr(pg_sql_fenced, "quote_ident($1)"));
+	assert_non_null(strstr(pg_sql_marker_upsert,
+	                       "VALUES ($1, $2, $3, $4::bigint, "
+	                       "pg_catalog.to_char(pg_catalog.now() AT TIME "
+	                       "ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'))"));
+	assert_non_null(strstr(pg_sql_marker_table, "plan text PRIMARY KEY"));
+	assert_string_equal(PG_SQL_PURGE_BEGIN,
+	                    "BEGIN; SET LOCAL reshard.purging = 'on'");
+}
+
+static void
+test_dollar_quote(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	pg_sql_dollar_quote(&b, "plain");
+	strbuf_str(&b, " ");
+	pg_sql_dollar_quote(&b, "a $reshard$ b");
+	strbuf_str(&b, " ");
+	pg_sql_dollar_quote(&b, "$reshard$$reshard1$");
+	assert_string_equal(b.text, "$reshard$plain$reshard$ $reshard1$a "
+	                            "$reshard$ b$reshard1$ $reshard2$$reshard$"
+	                            "$reshard1$$reshard2$");
+	strbuf_clear(&b);
+}
+
+/* The delete log of or"ders keyed ("re""gion", "id"): the log's columns
+ * with their types, its function, the two triggers; off drops them. */
+static void
+test_delete_log(void **state)
+{
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_delete_log(&orders, 1, &sql, NULL), 0);
+	assert_string_equal(
+		sql,
+		"CREATE TABLE IF NOT EXISTS \"reshard_del_or\"\"ders\" "
+		"(\"re\"\"gion\" text, \"id\" bigint, PRIMARY KEY "
+		"(\"re\"\"gion\", \"id\")); CREATE OR REPLACE FUNCTION "
+		"\"reshard_del_or\"\"ders\"() RETURNS trigger LANGUAGE plpgsql "
+		"SET search_path FROM CURRENT AS $reshard$BEGIN INSERT INTO "
+		"\"reshard_del_or\"\"ders\" (\"re\"\"gion\", \"id\") VALUES "
+		"(OLD.\"re\"\"gion\", OLD.\"id\") ON CONFLICT DO NOTHING; "
+		"RETURN NULL; END$reshard$; DROP TRIGGER IF EXISTS "
+		"reshard_dellog ON \"or\"\"ders\"; CREATE TRIGGER "
+		"reshard_dellog AFTER DELETE ON \"or\"\"ders\" FOR EACH ROW "
+		"WHEN (pg_catalog.current_setting('reshard.purging', true) IS "
+		"DISTINCT FROM 'on') EXECUTE FUNCTION "
+		"\"reshard_del_or\"\"ders\"(); DROP TRIGGER IF EXISTS "
+		"reshard_dellog_u ON \"or\"\"ders\"; CREATE TRIGGER "
+		"reshard_dellog_u AFTER UPDATE OF \"re\"\"gion\", \"id\" ON "
+		"\"or\"\"ders\" FOR EACH ROW WHEN ((OLD.\"re\"\"gion\", "
+		"OLD.\"id\") IS DISTINCT FROM (NEW.\"re\"\"gion\", NEW.\"id\") "
+		"AND pg_catalog.current_setting('reshard.purging', true) IS "
+		"DISTINCT FROM 'on') EXECUTE FUNCTION "
+		"\"reshard_del_or\"\"ders\"()");
+	free(sql);
+	assert_int_equal(pg_sql_delete_log(&orders, 0, &sql, NULL), 0);
+	assert_string_equal(sql,
+	                    "DROP TRIGGER IF EXISTS reshard_dellog ON "
+	                    "\"or\"\"ders\"; DROP TRIGGER IF EXISTS "
+	                    "reshard_dellog_u ON \"or\"\"ders\"; DROP "
+	                    "FUNCTION IF EXISTS \"reshard_del_or\"\"ders\"(); "
+	                    "DROP TABLE IF EXISTS \"reshard_del_or\"\"ders\"");
+	free(sql);
+}
+
+/* A log name over 63 bytes would be cut by the server: refused.  51 bytes
+ * of table name still fit. */
+static void
+test_delete_log_long(void **state)
+{
+	char name[64];
+	struct rs_table_def t = orders;
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	memset(name, 'n', 51);
+	name[51] = '\0';
+	t.name = name;
+	assert_int_equal(pg_sql_delete_log(&t, 1, &sql, &err), 0);
+	free(sql);
+	name[51] = 'n';
+	name[52] = '\0';
+	assert_int_equal(pg_sql_delete_log(&t, 1, &sql, &err), RS_ESCHEMA);
+	assert_null(sql);
+	assert_non_null(strstr(err.message, "longer than PostgreSQL's 63 "
+	                                    "bytes; rename the table (at most "
+	                                    "51 bytes)"));
+}
+
+static void
+test_replication_sql(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	pg_sql_promote(buf, sizeof(buf), 58);
+	assert_string_equal(buf, "SELECT pg_catalog.pg_promote(true, 58)");
+	pg_sql_promote(buf, sizeof(buf), -1);
+	assert_string_equal(buf, "SELECT pg_catalog.pg_promote(true, 1)");
+	assert_non_null(strstr(pg_sql_catch_up, "pg_last_wal_replay_lsn() >= "
+	                                        "$1::pg_catalog.pg_lsn"));
+	assert_non_null(strstr(pg_sql_replica_lag, "pg_wal_lsn_diff("));
+	assert_non_null(
+		strstr(pg_sql_primary_facts, "pg_current_wal_flush_lsn()"));
+	assert_non_null(strstr(pg_sql_replica_facts,
+	                       "pg_catalog.pg_stat_wal_receiver"));
+	assert_non_null(strstr(pg_sql_slot_drop, "AND NOT active"));
+	assert_non_null(strstr(pg_sql_slot_name,
+	                       "current_setting('primary_slot_name', true)"));
+	assert_string_equal(pg_sql_position,
+	                    "SELECT pg_catalog.pg_current_wal_flush_lsn()"
+	                    "::text");
+}
+
+/* synchronous_standby_names as the server reads it. */
+static void
+test_sync_listed(void **state)
+{
+	(void)state;
+	assert_int_equal(pg_sql_sync_listed("", "walreceiver"), 0);
+	assert_int_equal(pg_sql_sync_listed(NULL, "walreceiver"), 0);
+	assert_int_equal(pg_sql_sync_listed("walreceiver", "walreceiver"), 1);
+	assert_int_equal(pg_sql_sync_listed("a, WalReceiver", "walreceiver"),
+	                 1);
+	assert_int_equal(pg_sql_sync_listed("a, b", "walreceiver"), 0);
+	assert_int_equal(pg_sql_sync_listed("*", "x"), 1);
+	assert_int_equal(pg_sql_sync_listed("FIRST 2 (a, \"B c\")", "b c"), 1);
+	assert_int_equal(pg_sql_sync_listed("FIRST 2 (a, \"B c\")", "first"),
+	                 0);
+	assert_int_equal(pg_sql_sync_listed("ANY 1 (s1,s2)", "s2"), 1);
+	assert_int_equal(pg_sql_sync_listed("ANY 1 (s1,s2)", "any"), 0);
+	assert_int_equal(pg_sql_sync_listed("2 (s1, s2)", "2"), 0);
+	assert_int_equal(pg_sql_sync_listed("first", "first"), 1);
+	assert_int_equal(pg_sql_sync_listed("\"*\"", "x"), 0);
+	assert_int_equal(pg_sql_sync_listed("\"a\"\"b\"", "a\"b"), 1);
+}
+
+static void
+test_conninfo_value(void **state)
+{
+	const char *ci = "user=replicator password=******** host=127.0.0.1 "
+			 "port=55431 application_name='my \\'app\\'' "
+			 "fallback_application_name=walreceiver";
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(
+		pg_sql_conninfo_value(ci, "application_name", buf, sizeof(buf)),
+		1);
+	assert_string_equal(buf, "my 'app'");
+	assert_int_equal(pg_sql_conninfo_value(ci, "fallback_application_name",
+	                                       buf, sizeof(buf)),
+	                 1);
+	assert_string_equal(buf, "walreceiver");
+	assert_int_equal(pg_sql_conninfo_value(ci, "port", buf, sizeof(buf)),
+	                 1);
+	assert_string_equal(buf, "55431");
+	assert_int_equal(pg_sql_conninfo_value(ci, "name", buf, sizeof(buf)),
+	                 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(pg_sql_conninfo_value(NULL, "host", buf, sizeof(buf)),
+	                 0);
+}
+
+/* Loopback is "this machine": the replica's, or reshard's. */
+static void
+test_same_host(void **state)
+{
+	(void)state;
+	assert_int_equal(
+		pg_sql_same_host("127.0.0.1", "127.0.0.1", "localhost"), 1);
+	assert_int_equal(pg_sql_same_host("localhost", "::1", "127.0.0.1"), 1);
+	assert_int_equal(pg_sql_same_host("/var/run/postgresql", "localhost",
+	                                  "127.0.0.1"),
+	                 1);
+	/* The replica's loopback is its own machine, db2. */
+	assert_int_equal(pg_sql_same_host("127.0.0.1", "db2", "db2"), 1);
+	assert_int_equal(pg_sql_same_host("127.0.0.1", "db2", "127.0.0.1"), 0);
+	assert_int_equal(pg_sql_same_host("127.0.0.1", "db2", "db1"), 0);
+	assert_int_equal(pg_sql_same_host("DB1.example", "db2", "db1.example"),
+	                 1);
+	assert_int_equal(pg_sql_same_host("10.0.0.1", "db2", "db1"), 0);
+	assert_int_equal(pg_sql_same_host("10.0.0.1", "127.0.0.1", "127.0.0.1"),
+	                 0);
+}
+
 int
 main(void)
 {
@@ -631,6 +913,16 @@ main(void)
 		cmocka_unit_test(test_delete_nul),
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_fence_table),
+		cmocka_unit_test(test_fence_sql),
+		cmocka_unit_test(test_dollar_quote),
+		cmocka_unit_test(test_delete_log),
+		cmocka_unit_test(test_delete_log_long),
+		cmocka_unit_test(test_replication_sql),
+		cmocka_unit_test(test_sync_listed),
+		cmocka_unit_test(test_conninfo_value),
+		cmocka_unit_test(test_same_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

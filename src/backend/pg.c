@@ -55,10 +55,18 @@
  * back on the server).  A delete of keys is one statement whatever their
  * number: the keys travel as one JSON parameter that json_to_recordset
  * reads with the key columns' types.
+ *
+ * count, the fence, the marker, the delete log, purge_keys and the
+ * replication operations are tasks (struct pg_task, see "tasks" below):
+ * lists of statements run one after another, on this connection or, for
+ * an operation between a primary and its replica, on the other backend's
+ * too.  docs/postgresql.md says what each one runs.
  */
 #include <arpa/inet.h>
 #include <libpq-fe.h>
 #include <netdb.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +76,12 @@
 #include "backend/pg_sql.h"
 #include "common/strbuf.h"
 
-#define PG_LOCK_TIMEOUT_MS 2000 /* how long a statement waits for a lock */
-#define PG_MAX_ADDRESSES   8    /* addresses of a host name handed to libpq */
-#define PG_MAX_POLL_ERRORS 8    /* poll errors in a row before giving up */
-#define PG_TEXT_OID        25   /* pg_type.oid of text */
-#define PG_CHECK_CLIENT_MS 1000 /* client_connection_check_interval */
+#define PG_LOCK_TIMEOUT_MS    2000 /* how long a statement waits for a lock */
+#define PG_MAX_ADDRESSES      8  /* addresses of a host name handed to libpq */
+#define PG_MAX_POLL_ERRORS    8  /* poll errors in a row before giving up */
+#define PG_TEXT_OID           25 /* pg_type.oid of text */
+#define PG_CHECK_CLIENT_MS    1000    /* client_connection_check_interval */
+#define PG_LOCK_NOT_AVAILABLE "55P03" /* SQLSTATE of a lock timeout */
 
 enum pg_state {
 	PG_NEW,        /* never connected: only connect or close */
@@ -96,6 +105,7 @@ enum pg_op {
 	PG_OP_SCAN_BEGIN, /* BEGIN …; DECLARE reshard_scan … */
 	PG_OP_SCAN_NEXT,  /* FETCH FORWARD n FROM reshard_scan */
 	PG_OP_SCAN_END,   /* CLOSE reshard_scan; COMMIT */
+	PG_OP_TASK,       /* a statement of a task (struct pg_task) */
 };
 
 /* What the armed timer is for. */
@@ -104,6 +114,7 @@ enum pg_timer_role {
 	PG_TIMER_CONNECT,  /* the connect timeout */
 	PG_TIMER_DEADLINE, /* the running operation's bound */
 	PG_TIMER_DEFER,    /* ends an operation with nothing to send */
+	PG_TIMER_PAUSE,    /* a task waits before its next statement */
 };
 
 /* Where the poll handle is in its own life. */
@@ -139,12 +150,17 @@ struct pg_engine {
 		rs_backend_cb done; /* connect, exec, upsert, delete */
 		rs_describe_cb describe;
 		rs_rows_cb rows;
+		rs_count_cb count;
+		rs_markers_cb markers;
+		rs_position_cb position;
+		rs_replication_cb replication;
 	} cb;
 	void *arg;
 	char *table_name;       /* describe: the table asked for */
 	struct rs_value *cells; /* read: the values of the last batch */
 	size_t cells_cap;
 	struct pg_write *write; /* upsert: the statements still to run */
+	struct pg_task *task;   /* the task this connection works for */
 	struct rs_err err;      /* the failure handed to a callback */
 	int scanning;           /* the scan's transaction and cursor are open */
 	int scan_rollback;      /* a scan op failed: its ROLLBACK runs */
@@ -186,6 +202,14 @@ struct pg_write {
 static void pg_on_poll(uv_poll_t *handle, int status, int events);
 static void pg_connect_step(struct pg_engine *pg);
 static void pg_query_io(struct pg_engine *pg, int events);
+static void pg_task_report(struct rs_backend *backend, struct pg_task *task,
+                           int status, const struct rs_err *err, void *arg);
+static void pg_task_lost(struct pg_task *t, struct pg_engine *pg);
+static void pg_task_timer(struct pg_engine *pg, enum pg_timer_role role);
+static void pg_task_result(struct pg_task *t, struct pg_engine *pg,
+                           PGresult *result);
+static void pg_task_failed(struct pg_task *t, struct pg_engine *pg, int code);
+static const char *pg_task_what(const struct pg_engine *pg);
 
 /* ---- small helpers ---- */
 
@@ -231,6 +255,9 @@ pg_err_state(struct rs_err *err, const char *sqlstate)
 	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s",
 	         sqlstate != NULL ? sqlstate : "");
 	err->retryable = rs_err_retryable(err->sqlstate, 0);
+	/* A lock timeout ends once the transaction holding the lock does. */
+	if (strcmp(err->sqlstate, PG_LOCK_NOT_AVAILABLE) == 0)
+		err->retryable = 1;
 }
 
 /* Hand to ERR the failure (code RC, message in LOCAL) of a builder of
@@ -450,8 +477,10 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	const struct rs_err *err = status != 0 ? &pg->err : NULL;
 	enum pg_op op = pg->op;
 	void *arg = pg->arg;
+	struct pg_task *task = pg->task;
 
 	pg->op = PG_OP_NONE;
+	pg->task = NULL;
 	if (pg->state != PG_FAILED)
 		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
 	uv_timer_stop(&pg->timer);
@@ -474,6 +503,9 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	case PG_OP_SCAN_NEXT:
 		pg->cb.rows(backend, status, err, rows, arg);
 		break;
+	case PG_OP_TASK:
+		pg_task_report(backend, task, status, err, arg);
+		break;
 	case PG_OP_NONE:
 		break;
 	}
@@ -485,6 +517,13 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 static void
 pg_op_fail(struct pg_engine *pg, int code)
 {
+	if (pg->op == PG_OP_TASK && pg->task != NULL) {
+		pg_drop(pg);
+		pg->state = PG_FAILED;
+		pg->err.code = code;
+		pg_task_lost(pg->task, pg);
+		return;
+	}
 	if (pg->op == PG_OP_CONNECT) {
 		pg_lookup_abandon(pg);
 		pg_connect_clear(pg);
@@ -576,11 +615,13 @@ pg_on_poll(uv_poll_t *handle, int status, int events)
 	}
 }
 
-/* What operation OP was doing, for its error messages. */
+/* What the operation running on PG was doing, for its error messages. */
 static const char *
-pg_what(enum pg_op op)
+pg_what(const struct pg_engine *pg)
 {
-	switch (op) {
+	switch (pg->op) {
+	case PG_OP_TASK:
+		return pg_task_what(pg);
 	case PG_OP_CONNECT:
 		return "could not set up the session";
 	case PG_OP_DESCRIBE:
@@ -612,6 +653,11 @@ pg_on_timer(uv_timer_t *timer)
 	enum pg_timer_role role = pg->timer_role;
 
 	pg->timer_role = PG_TIMER_IDLE;
+	if (pg->op == PG_OP_TASK && pg->task != NULL &&
+	    role != PG_TIMER_CONNECT) {
+		pg_task_timer(pg, role);
+		return;
+	}
 	switch (role) {
 	case PG_TIMER_DEFER:
 		pg_op_finish(pg, 0, NULL, NULL);
@@ -624,12 +670,13 @@ pg_on_timer(uv_timer_t *timer)
 		pg_op_fail(pg, RS_ECONNECT);
 		return;
 	case PG_TIMER_DEADLINE:
-		backend_fail_deadline(pg->backend, &pg->err, pg_what(pg->op),
+		backend_fail_deadline(pg->backend, &pg->err, pg_what(pg),
 		                      pg->op_bound_ms,
 		                      "the connection was closed");
 		pg_err_state(&pg->err, "08006");
 		pg_op_fail(pg, RS_ECONNECT);
 		return;
+	case PG_TIMER_PAUSE:
 	case PG_TIMER_IDLE:
 		return;
 	}
@@ -735,12 +782,15 @@ pg_query_done(struct pg_engine *pg)
 	if (pg->poll_state == PG_POLL_OPEN)
 		uv_poll_stop(&pg->poll);
 	if (!pg_result_ok(result) || PQstatus(pg->conn) == CONNECTION_BAD) {
-		const char *what = pg_what(pg->op);
+		const char *what = pg_what(pg);
 		int code = pg->op == PG_OP_CONNECT ? RS_ECONNECT : RS_EQUERY;
 
 		code = pg_fail_result(pg, code, what, result);
 		PQclear(result);
-		if (pg->op == PG_OP_UPSERT)
+		if (pg->op == PG_OP_TASK &&
+		    PQstatus(pg->conn) != CONNECTION_BAD)
+			pg_task_failed(pg->task, pg, code);
+		else if (pg->op == PG_OP_UPSERT)
 			pg_write_failed(pg, code);
 		else if (pg->op == PG_OP_SCAN_BEGIN ||
 		         pg->op == PG_OP_SCAN_NEXT || pg->op == PG_OP_SCAN_END)
@@ -774,6 +824,9 @@ pg_query_done(struct pg_engine *pg)
 	case PG_OP_SCAN_NEXT:
 	case PG_OP_SCAN_END:
 		pg_scan_step(pg, result);
+		break;
+	case PG_OP_TASK:
+		pg_task_result(pg->task, pg, result);
 		break;
 	case PG_OP_NONE:
 		PQclear(result);
@@ -834,7 +887,8 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 	int sent, flushed = 0, rc = 0, code;
 
 	if (op == PG_OP_EXEC || op == PG_OP_CONNECT || op == PG_OP_SCAN_BEGIN ||
-	    op == PG_OP_SCAN_NEXT || op == PG_OP_SCAN_END)
+	    op == PG_OP_SCAN_NEXT || op == PG_OP_SCAN_END ||
+	    (op == PG_OP_TASK && n == 0))
 		sent = PQsendQuery(pg->conn, sql);
 	else
 		sent = PQsendQueryParams(pg->conn, sql, n, types, params, NULL,
@@ -847,7 +901,8 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 		pg->flushing = flushed == 1;
 		rc = pg_poll_watch(
 			pg, UV_READABLE | (pg->flushing ? UV_WRITABLE : 0));
-		if (rc == 0 && before == PG_READY)
+		/* A task's bound is its owner's, armed when it starts. */
+		if (rc == 0 && before == PG_READY && op != PG_OP_TASK)
 			rc = pg_deadline_start(pg);
 		if (rc == 0) {
 			pg->op = op;
@@ -1821,6 +1876,1551 @@ pg_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	return pg_send(pg, PG_OP_SCAN_END, PG_SQL_SCAN_END, 0, NULL, NULL, err);
 }
 
+/* ---- tasks: the operations of several statements ----
+ *
+ * count, fence, markers, mark, delete_log, fenced, purge_keys and the
+ * replication operations are tasks: a list of statements (struct
+ * pg_stmt) run one after another, each result handed to the task's hook,
+ * which may read it, fill the parameters of a later statement, skip or
+ * repeat statements, pause, or end the task.  A statement without
+ * parameters is a simple query (several statements in one text run as one
+ * implicit transaction); one with parameters goes by PQsendQueryParams.
+ *
+ * Two backends.  backend.h's replication operations take a primary and a
+ * replica, each with its own connection, and are started on one of them,
+ * the owner (the primary for replica_check, catch_up and release; the
+ * replica for promote and promoted): its callback reports, its op bound
+ * applies, its timer keeps it.  A statement marked peer runs on the other
+ * backend's connection instead: the task is attached to both engines
+ * (pg->task), both are busy from start to end so that nobody else starts
+ * anything on either, and a statement runs on one connection at a time
+ * (t->active), in the order of the list, so there is never more than one
+ * query in flight and each result comes back through the same
+ * pg_query_done as any other, on the engine it ran on.  The peer's own
+ * timer stays idle; the owner's timer alone bounds and paces the task:
+ * armed for the owner's bound when the task starts (PG_TIMER_DEADLINE),
+ * re-armed for a pause (PG_TIMER_PAUSE, never past the deadline).  When
+ * the bound passes, the connection with a statement in flight, owner's or
+ * peer's, is dropped (it is stuck in the middle of a query) and the task
+ * fails with RS_ECONNECT; a task caught between statements (a pause)
+ * drops nothing.  A lost connection on either side fails the task; the
+ * other connection stays as it was.
+ *
+ * A failed statement on a connection that is still up fails the task
+ * after a ROLLBACK of the owner's transaction, if one is open (fence,
+ * purge_keys).  A lock timeout (55P03) on a statement that locks a table
+ * says which table a long transaction holds, and is retryable.
+ */
+
+#define PG_STMT_PARAMS     4     /* parameters of one statement, at most */
+#define PG_TASK_POLL_MS    50    /* catch_up: between two looks */
+#define PG_RELEASE_WAIT_MS 10000 /* release: for the slot to go idle */
+
+/* One statement of a task. */
+struct pg_stmt {
+	char *sql;
+	char *params[PG_STMT_PARAMS]; /* owned, NULL for SQL NULL */
+	int n_params;                 /* 0: a simple query */
+	int peer;                     /* runs on the peer's connection */
+	const char *table;            /* the table it locks, for a lock
+	                                 timeout's message, or NULL */
+};
+
+enum pg_task_kind {
+	PG_TASK_COUNT,
+	PG_TASK_FENCE,
+	PG_TASK_FENCED,
+	PG_TASK_MARKERS,
+	PG_TASK_MARK,
+	PG_TASK_DELETE_LOG,
+	PG_TASK_PURGE,
+	PG_TASK_REPLICA_CHECK,
+	PG_TASK_POSITION,
+	PG_TASK_CATCH_UP,
+	PG_TASK_PROMOTE,
+	PG_TASK_PROMOTED,
+	PG_TASK_RELEASE,
+};
+
+/* What replica_check learns from both servers. */
+struct pg_facts {
+	int r_recovery, r_receiver, r_sender_port;
+	int r_version, p_version;
+	char r_sysid[32], p_sysid[32];
+	char r_status[32];
+	char r_sender_host[256];
+	char r_slot[PG_SQL_NAME_MAX + 1];
+	char r_app[PG_SQL_NAME_MAX + 1];
+	int64_t r_standbys;
+	char r_standby_list[256];
+	int p_recovery, p_sync;
+	char p_lsn[64];
+	char p_ssn[512];
+	int64_t p_found, p_lag_ms; /* -1: NULL */
+	char p_app[PG_SQL_NAME_MAX + 1];
+};
+
+/* The fence's inputs, kept from the call until the inventory is back. */
+struct pg_fence_args {
+	char **tables;
+	int n_tables;
+	char *message;
+	int on;
+	int has_marker;
+	struct rs_marker marker;
+};
+
+struct pg_task;
+/* The hook of a task: statement I gave RESULT (the hook clears it).
+ * Returns 0 to go on, 1 when it paused the task or ended it, or a
+ * negative code with t->failure filled. */
+typedef int (*pg_task_hook)(struct pg_task *t, int i, PGresult *result);
+
+struct pg_task {
+	enum pg_task_kind kind;
+	struct pg_engine *owner, *peer;
+	struct pg_engine *active; /* a statement of the task runs there */
+	struct pg_stmt *stmts;
+	int n_stmts, cap_stmts;
+	int next;            /* the statement to send next */
+	int running;         /* the statement in flight (index) */
+	pg_task_hook hook;   /* NULL: results are dropped */
+	char what[512];      /* what the owner does, for messages */
+	char peer_what[512]; /* what the peer does */
+	int starting;        /* inside the call that starts it */
+	int status;          /* for an end deferred to the loop */
+	int rolling_back;    /* the owner's ROLLBACK after a failure runs */
+	struct rs_err failure;
+	uint64_t deadline_at; /* owner's loop time at which the bound passes */
+	uint64_t until;       /* catch_up: end of the slice; release: of the
+	                         wait for the slot */
+	int max_lag_ms;
+	/* what it finds */
+	int64_t value;
+	char text[RS_POSITION_SIZE]; /* position, release's note */
+	char slot[PG_SQL_NAME_MAX + 1];
+	struct rs_replication repl;
+	struct rs_marker *markers;
+	int n_markers;
+	struct pg_facts facts;
+	struct pg_fence_args *fence; /* fence: its inputs */
+};
+
+static void
+pg_fence_args_free(struct pg_fence_args *a)
+{
+	if (a == NULL)
+		return;
+	for (int i = 0; i < a->n_tables; i++)
+		free(a->tables[i]);
+	free(a->tables);
+	free(a->message);
+	free(a);
+}
+
+static void
+pg_task_free(struct pg_task *t)
+{
+	if (t == NULL)
+		return;
+	for (int i = 0; i < t->n_stmts; i++) {
+		free(t->stmts[i].sql);
+		for (int k = 0; k < PG_STMT_PARAMS; k++)
+			free(t->stmts[i].params[k]);
+	}
+	free(t->stmts);
+	free(t->markers);
+	pg_fence_args_free(t->fence);
+	free(t);
+}
+
+/* A new task of KIND on OWNER (and PEER, may be NULL), WHAT saying what it
+ * does.  NULL when out of memory. */
+static struct pg_task *
+pg_task_new(enum pg_task_kind kind, struct pg_engine *owner,
+            struct pg_engine *peer, const char *what)
+{
+	struct pg_task *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->kind = kind;
+	t->owner = owner;
+	t->peer = peer;
+	t->running = -1;
+	snprintf(t->what, sizeof(t->what), "%s", what);
+	snprintf(t->peer_what, sizeof(t->peer_what), "%s", what);
+	t->repl = (struct rs_replication){0, -1, -1, "bytes"};
+	return t;
+}
+
+/* Add a statement: SQL (copied; NULL: out of memory), then N_PARAMS text
+ * parameters (copied, NULL for SQL NULL).  Returns its index, or -1 when
+ * out of memory (the task then fails to start). */
+static int
+pg_task_add(struct pg_task *t, const char *sql, int peer, int n_params, ...)
+{
+	struct pg_stmt *s;
+	va_list ap;
+	int failed = sql == NULL;
+
+	if (n_params > PG_STMT_PARAMS)
+		return -1;
+	if (t->n_stmts == t->cap_stmts) {
+		int cap = t->cap_stmts > 0 ? 2 * t->cap_stmts : 8;
+		struct pg_stmt *more =
+			realloc(t->stmts, (size_t)cap * sizeof(*more));
+
+		if (more == NULL)
+			return -1;
+		memset(more + t->n_stmts, 0,
+		       (size_t)(cap - t->n_stmts) * sizeof(*more));
+		t->stmts = more;
+		t->cap_stmts = cap;
+	}
+	s = &t->stmts[t->n_stmts];
+	s->sql = sql != NULL ? strdup(sql) : NULL;
+	s->peer = peer;
+	s->n_params = n_params;
+	va_start(ap, n_params);
+	for (int k = 0; k < n_params; k++) {
+		const char *p = va_arg(ap, const char *);
+
+		if (p != NULL && (s->params[k] = strdup(p)) == NULL)
+			failed = 1;
+	}
+	va_end(ap);
+	t->n_stmts++;
+	return failed || s->sql == NULL ? -1 : t->n_stmts - 1;
+}
+
+/* Set parameter K of statement I to TEXT (copied).  Returns 0, or
+ * RS_ENOMEM with t->failure filled. */
+static int
+pg_task_param(struct pg_task *t, int i, int k, const char *text)
+{
+	char *copy = text != NULL ? strdup(text) : NULL;
+
+	if (text != NULL && copy == NULL)
+		return rs_err_set(&t->failure, RS_ENOMEM, "out of memory");
+	free(t->stmts[i].params[k]);
+	t->stmts[i].params[k] = copy;
+	return 0;
+}
+
+static const char *
+pg_task_what(const struct pg_engine *pg)
+{
+	const struct pg_task *t = pg->task;
+
+	if (t == NULL)
+		return "statement failed";
+	return pg == t->peer ? t->peer_what : t->what;
+}
+
+/* Hand the task's outcome to the owner's callback (from pg_op_finish,
+ * which has detached the task); then the task is freed. */
+static void
+pg_task_report(struct rs_backend *backend, struct pg_task *t, int status,
+               const struct rs_err *err, void *arg)
+{
+	struct pg_engine *pg = backend->engine;
+
+	switch (t->kind) {
+	case PG_TASK_COUNT:
+	case PG_TASK_FENCED:
+	case PG_TASK_PROMOTED:
+		pg->cb.count(backend, status, err, status == 0 ? t->value : 0,
+		             arg);
+		break;
+	case PG_TASK_MARKERS:
+		pg->cb.markers(backend, status, err,
+		               status == 0 ? t->markers : NULL,
+		               status == 0 ? t->n_markers : 0, arg);
+		break;
+	case PG_TASK_POSITION:
+	case PG_TASK_RELEASE:
+		pg->cb.position(backend, status, err,
+		                status == 0 ? t->text : "", arg);
+		break;
+	case PG_TASK_CATCH_UP:
+		pg->cb.replication(backend, status, err, &t->repl, arg);
+		break;
+	case PG_TASK_FENCE:
+	case PG_TASK_MARK:
+	case PG_TASK_DELETE_LOG:
+	case PG_TASK_PURGE:
+	case PG_TASK_REPLICA_CHECK:
+	case PG_TASK_PROMOTE:
+		pg->cb.done(backend, status, err, arg);
+		break;
+	}
+	pg_task_free(t);
+}
+
+/* Let go of the peer: it is idle again (or failed). */
+static void
+pg_task_release_peer(struct pg_task *t)
+{
+	struct pg_engine *peer = t->peer;
+
+	if (peer == NULL || peer->task != t)
+		return;
+	peer->task = NULL;
+	peer->op = PG_OP_NONE;
+	if (peer->state != PG_FAILED && peer->state != PG_CLOSING)
+		peer->state = peer->conn != NULL ? PG_READY : PG_FAILED;
+	peer->backend->busy = 0;
+}
+
+/* End the task with STATUS (t->failure holding the failure): now, or from
+ * the loop when still inside the call that starts it.  Returns 1 (for a
+ * hook: the task ended). */
+static int
+pg_task_end(struct pg_task *t, int status)
+{
+	struct pg_engine *owner = t->owner;
+
+	if (t->starting) {
+		t->status = status;
+		uv_timer_stop(&owner->timer);
+		owner->timer_role = PG_TIMER_DEFER;
+		if (uv_timer_start(&owner->timer, pg_on_timer, 0, 0) != 0)
+			owner->timer_role = PG_TIMER_IDLE; /* cannot happen */
+		return 1;
+	}
+	t->active = NULL;
+	pg_task_release_peer(t);
+	if (status != 0) {
+		owner->err = t->failure;
+		if (owner->err.code == 0)
+			owner->err.code = status;
+	}
+	pg_op_finish(owner, status, NULL, NULL);
+	return 1;
+}
+
+/* Send statement I.  Returns 0, or the failure of pg_send (t->failure
+ * filled; a lost connection is dropped). */
+static int
+pg_task_send(struct pg_task *t, int i)
+{
+	struct pg_stmt *s = &t->stmts[i];
+	struct pg_engine *on = s->peer ? t->peer : t->owner;
+	int rc = pg_send(on, PG_OP_TASK, s->sql, s->n_params, NULL,
+	                 (const char *const *)s->params, &t->failure);
+
+	if (rc == 0) {
+		t->active = on;
+		t->running = i;
+	}
+	return rc;
+}
+
+/* Fail the task with CODE (t->failure filled): after a ROLLBACK when the
+ * owner's connection has a transaction open. */
+static void
+pg_task_fail(struct pg_task *t, int code)
+{
+	struct pg_engine *owner = t->owner;
+	struct rs_err ignored;
+
+	if (t->failure.code == 0)
+		t->failure.code = code;
+	if (!t->rolling_back && !t->starting && owner->conn != NULL &&
+	    PQstatus(owner->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(owner->conn) != PQTRANS_IDLE) {
+		t->rolling_back = 1;
+		if (pg_send(owner, PG_OP_TASK, "ROLLBACK", 0, NULL, NULL,
+		            &ignored) == 0) {
+			t->active = owner;
+			return;
+		}
+	}
+	pg_task_end(t, t->failure.code);
+}
+
+/* Run the task on from statement t->next: send it, or end the task when
+ * none is left.  Returns 0, or a failure to send (t->failure filled). */
+static int
+pg_task_go(struct pg_task *t)
+{
+	if (t->next >= t->n_stmts) {
+		pg_task_end(t, 0);
+		return 0;
+	}
+	return pg_task_send(t, t->next++);
+}
+
+/* A statement of the task succeeded on PG with RESULT. */
+static void
+pg_task_result(struct pg_task *t, struct pg_engine *pg, PGresult *result)
+{
+	int rc = 0, i = t->running;
+
+	t->active = NULL;
+	t->running = -1;
+	pg->state = PG_READY;
+	if (t->rolling_back) { /* the ROLLBACK after a failure is done */
+		PQclear(result);
+		pg_task_end(t, t->failure.code);
+		return;
+	}
+	if (t->hook != NULL)
+		rc = t->hook(t, i, result);
+	else
+		PQclear(result);
+	if (rc == 0)
+		rc = pg_task_go(t);
+	if (rc < 0)
+		pg_task_fail(t, rc);
+}
+
+/* A statement of the task failed on PG with CODE, pg->err filled, the
+ * connection still up. */
+static void
+pg_task_failed(struct pg_task *t, struct pg_engine *pg, int code)
+{
+	const struct pg_stmt *s =
+		t->running >= 0 ? &t->stmts[t->running] : NULL;
+
+	t->active = NULL;
+	t->running = -1;
+	pg->state = PG_READY;
+	if (t->rolling_back) { /* the ROLLBACK failed: report the failure */
+		pg_task_end(t, t->failure.code);
+		return;
+	}
+	t->failure = pg->err;
+	if (strcmp(pg->err.sqlstate, PG_LOCK_NOT_AVAILABLE) == 0 && s != NULL &&
+	    s->table != NULL) {
+		backend_fail(pg->backend, &t->failure, RS_EQUERY,
+		             "%s: a long transaction holds a lock on table %s "
+		             "(waited the lock timeout, %d ms, for it); try "
+		             "again once that transaction ends "
+		             "(pg_stat_activity shows it)",
+		             pg_task_what(pg), s->table, PG_LOCK_TIMEOUT_MS);
+		pg_err_state(&t->failure, PG_LOCK_NOT_AVAILABLE);
+		code = RS_EQUERY;
+	} else if (t->kind == PG_TASK_COUNT &&
+	           strcmp(pg->err.sqlstate, "42P01") == 0) {
+		backend_fail(pg->backend, &t->failure, RS_ESCHEMA,
+		             "%s: the table does not exist", t->what);
+		pg_err_state(&t->failure, "42P01");
+		code = RS_ESCHEMA;
+	}
+	pg_task_fail(t, code);
+}
+
+/* PG, working for task T, lost its connection (pg->err filled, the
+ * connection dropped). */
+static void
+pg_task_lost(struct pg_task *t, struct pg_engine *pg)
+{
+	t->active = NULL;
+	t->running = -1;
+	if (!t->rolling_back)
+		t->failure = pg->err;
+	pg_task_end(t, t->failure.code != 0 ? t->failure.code : RS_ECONNECT);
+}
+
+/* Wait MS (never past the bound), then run the task on from t->next.
+ * Returns 1 (for a hook). */
+static int
+pg_task_pause(struct pg_task *t, uint64_t ms)
+{
+	struct pg_engine *owner = t->owner;
+	uint64_t now = uv_now(owner->backend->loop);
+	uint64_t left = t->deadline_at > now ? t->deadline_at - now : 0;
+
+	uv_timer_stop(&owner->timer);
+	owner->timer_role = ms < left ? PG_TIMER_PAUSE : PG_TIMER_DEADLINE;
+	uv_timer_start(&owner->timer, pg_on_timer, ms < left ? ms : left, 0);
+	return 1;
+}
+
+/* The owner's timer fired in ROLE for its task. */
+static void
+pg_task_timer(struct pg_engine *pg, enum pg_timer_role role)
+{
+	struct pg_task *t = pg->task;
+	struct pg_engine *active = t->active;
+	char afterwards[200];
+	int rc;
+
+	switch (role) {
+	case PG_TIMER_DEFER:
+		t->starting = 0;
+		pg_task_end(t, t->status);
+		return;
+	case PG_TIMER_PAUSE:
+		uv_update_time(pg->backend->loop);
+		if (uv_now(pg->backend->loop) < t->deadline_at) {
+			pg->timer_role = PG_TIMER_DEADLINE;
+			uv_timer_start(
+				&pg->timer, pg_on_timer,
+				t->deadline_at - uv_now(pg->backend->loop), 0);
+			rc = pg_task_go(t);
+			if (rc < 0)
+				pg_task_fail(t, rc);
+			return;
+		}
+		break; /* the bound passed */
+	default:
+		break;
+	}
+	if (active == NULL)
+		snprintf(afterwards, sizeof(afterwards),
+		         "it was between two statements, nothing was left "
+		         "running");
+	else if (active == pg)
+		snprintf(afterwards, sizeof(afterwards),
+		         "the connection was closed");
+	else
+		snprintf(afterwards, sizeof(afterwards),
+		         "the connection to shard %s was closed",
+		         active->backend->shard);
+	backend_fail_deadline(pg->backend, &t->failure, t->what,
+	                      pg->op_bound_ms, afterwards);
+	pg_err_state(&t->failure, "08006");
+	if (active != NULL) {
+		pg_drop(active);
+		active->state = PG_FAILED;
+	}
+	t->rolling_back = 1; /* no ROLLBACK: the bound has passed */
+	pg_task_end(t, RS_ECONNECT);
+}
+
+/* Check that PEER (may be NULL) can work for a task of OWNER. */
+static int
+pg_check_peer(struct rs_backend *owner, struct rs_backend *peer,
+              struct rs_err *err)
+{
+	int rc;
+
+	if (peer == NULL)
+		return 0;
+	if (peer == owner || peer->ops != owner->ops)
+		return backend_fail(owner, err, RS_EINTERNAL,
+		                    "a replication operation between shard %s "
+		                    "and itself, or another engine (a bug in "
+		                    "the caller)",
+		                    peer->shard);
+	if (peer->busy)
+		return backend_fail(peer, err, RS_EBUSY,
+		                    "an operation is already running on this "
+		                    "connection (a bug in the caller)");
+	rc = pg_check_ready(peer, err);
+	return rc;
+}
+
+/* Start task T (its statements and hook set) for the caller's CB and ARG
+ * (already in owner->cb and owner->arg): attach it, arm the bound, send
+ * its first statement.  Returns 0 (the callback comes later), or a
+ * failure with ERR filled and T freed. */
+static int
+pg_task_start(struct pg_task *t, struct rs_err *err)
+{
+	struct pg_engine *owner = t->owner, *peer = t->peer;
+	uv_loop_t *loop = owner->backend->loop;
+	int rc;
+
+	owner->task = t;
+	owner->op = PG_OP_TASK;
+	owner->backend->busy = 1;
+	if (peer != NULL) {
+		peer->task = t;
+		peer->op = PG_OP_TASK;
+		peer->backend->busy = 1;
+	}
+	uv_update_time(loop);
+	owner->op_bound_ms = owner->backend->op_timeout_ms;
+	t->deadline_at = uv_now(loop) + (uint64_t)owner->op_bound_ms;
+	owner->timer_role = PG_TIMER_DEADLINE;
+	rc = uv_timer_start(&owner->timer, pg_on_timer,
+	                    (uint64_t)owner->op_bound_ms, 0);
+	if (rc != 0)
+		rc = backend_fail(owner->backend, &t->failure, RS_EINTERNAL,
+		                  "cannot start a timer: %s", uv_strerror(rc));
+	t->starting = 1;
+	if (rc == 0)
+		rc = pg_task_go(t);
+	t->starting = 0;
+	if (rc == 0)
+		return 0;
+	uv_timer_stop(&owner->timer);
+	owner->timer_role = PG_TIMER_IDLE;
+	pg_task_release_peer(t);
+	owner->task = NULL;
+	owner->op = PG_OP_NONE;
+	owner->backend->busy = 0;
+	if (owner->state != PG_FAILED)
+		owner->state = owner->conn != NULL ? PG_READY : PG_FAILED;
+	if (err != NULL)
+		*err = t->failure;
+	pg_task_free(t);
+	return rc;
+}
+
+/* Make a task of KIND on BACKEND (and PEER) into *OUT, after the usual
+ * checks.  Returns 0, or the code with ERR filled. */
+static int
+pg_task_make(struct rs_backend *backend, struct rs_backend *peer,
+             enum pg_task_kind kind, const char *what, struct pg_task **out,
+             struct rs_err *err)
+{
+	int rc = pg_check_ready(backend, err);
+
+	*out = NULL;
+	if (rc == 0)
+		rc = pg_check_peer(backend, peer, err);
+	if (rc != 0)
+		return rc;
+	*out = pg_task_new(kind, backend->engine,
+	                   peer != NULL ? peer->engine : NULL, what);
+	return *out != NULL ? 0 : rs_err_set(err, RS_ENOMEM, "out of memory");
+}
+
+/* Start T after its statements were added (ADDED: 0, or -1 when one could
+ * not be: out of memory). */
+static int
+pg_task_launch(struct pg_task *t, int added, struct rs_err *err)
+{
+	if (added < 0) {
+		pg_task_free(t);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return pg_task_start(t, err);
+}
+
+/* Whether column C of row R of RESULT is true; NULL is false. */
+static int
+pg_bool(const PGresult *result, int r, int c)
+{
+	return r < PQntuples(result) && !PQgetisnull(result, r, c) &&
+	       PQgetvalue(result, r, c)[0] == 't';
+}
+
+/* Column C of row R as a number; DEFAULT_VALUE when NULL or missing. */
+static int64_t
+pg_number(const PGresult *result, int r, int c, int64_t default_value)
+{
+	if (r >= PQntuples(result) || PQgetisnull(result, r, c))
+		return default_value;
+	return strtoll(PQgetvalue(result, r, c), NULL, 10);
+}
+
+/* Column C of row R into BUF; "" when NULL or missing.  Returns whether
+ * it was not NULL. */
+static int
+pg_text(const PGresult *result, int r, int c, char *buf, size_t size)
+{
+	int there = r < PQntuples(result) && !PQgetisnull(result, r, c);
+
+	snprintf(buf, size, "%s", there ? PQgetvalue(result, r, c) : "");
+	return there;
+}
+
+/* ---- count, fenced, position, promoted: one query, one value ---- */
+
+static int
+pg_value_hook(struct pg_task *t, int i, PGresult *result)
+{
+	(void)i;
+	switch (t->kind) {
+	case PG_TASK_COUNT:
+		t->value = pg_number(result, 0, 0, 0);
+		break;
+	case PG_TASK_FENCED:
+		t->value = pg_number(result, 0, 0, 0) == 2;
+		break;
+	case PG_TASK_PROMOTED:
+		t->value = !pg_bool(result, 0, 0);
+		break;
+	default: /* PG_TASK_POSITION */
+		pg_text(result, 0, 0, t->text, sizeof(t->text));
+		break;
+	}
+	PQclear(result);
+	return 0;
+}
+
+/* The exact number of rows of TABLE: SELECT count(*) (see backend_count).
+ * A missing table is RS_ESCHEMA. */
+static int
+pg_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
+         void *arg, struct rs_err *err)
+{
+	char what[400];
+	struct pg_task *t;
+	char *sql;
+	int added, rc;
+
+	snprintf(what, sizeof(what), "counting the rows of %s", table);
+	rc = pg_task_make(backend, NULL, PG_TASK_COUNT, what, &t, err);
+	if (rc != 0)
+		return rc;
+	sql = pg_sql_count(table);
+	added = pg_task_add(t, sql, 0, 0);
+	free(sql);
+	t->hook = pg_value_hook;
+	t->owner->cb.count = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* Whether TABLE carries both fence triggers (see backend_fenced): 0 for
+ * a table that does not exist. */
+static int
+pg_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
+          void *arg, struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(backend, NULL, PG_TASK_FENCED,
+	                      "reading the fence", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.count = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_fenced, 0, 1, table),
+	                      err);
+}
+
+/* ---- the fence ---- */
+
+/* PQescapeLiteral on the owner's connection, for pg_sql_fence_table. */
+static int
+pg_literal(void *ctx, struct rs_strbuf *buf, const char *text, char *why,
+           size_t why_size)
+{
+	struct pg_engine *pg = ctx;
+	char *lit = PQescapeLiteral(pg->conn, text, strlen(text));
+
+	if (lit == NULL) {
+		pg_one_line(why, why_size, PQerrorMessage(pg->conn));
+		return -1;
+	}
+	strbuf_str(buf, lit);
+	PQfreemem(lit);
+	return buf->failed ? -1 : 0;
+}
+
+static int pg_fence_build(struct pg_task *t, PGresult *inventory);
+
+static int
+pg_fence_hook(struct pg_task *t, int i, PGresult *result)
+{
+	if (i == 0)
+		return pg_fence_build(t, result);
+	PQclear(result);
+	return 0;
+}
+
+/* Build the fence's transaction from the inventory (cleared here): BEGIN,
+ * the function (on), each table's triggers, the function's drop when no
+ * table uses it any more (off), the marker, COMMIT.  A standby is left
+ * alone when the fence comes off: its triggers are its primary's and go
+ * when the primary's do; it cannot take one (it is read-only). */
+static int
+pg_fence_build(struct pg_task *t, PGresult *inventory)
+{
+	struct pg_fence_args *a = t->fence;
+	const struct pg_sql_literal literal = {pg_literal, t->owner};
+	int recovery = pg_bool(inventory, 0, 0), rc = 0, added = 0;
+
+	if (recovery && a->on) {
+		PQclear(inventory);
+		return backend_fail(
+			t->owner->backend, &t->failure, RS_EUSAGE,
+			"is a standby (in recovery): the fence goes "
+			"up on its primary and reaches it by "
+			"replication");
+	}
+	if (recovery) {
+		PQclear(inventory);
+		return pg_task_end(t, 0);
+	}
+	for (int r = 0; a->on && r < PQntuples(inventory); r++)
+		if (!PQgetisnull(inventory, r, 1) &&
+		    !pg_bool(inventory, r, 2)) {
+			int k = (int)pg_number(inventory, r, 1, 1) - 1;
+
+			PQclear(inventory);
+			return backend_fail(t->owner->backend, &t->failure,
+			                    RS_ESCHEMA,
+			                    "%s: table %s does not exist",
+			                    t->what, a->tables[k]);
+		}
+	/* The statements go where the inventory's was: it is done. */
+	t->next = t->n_stmts;
+	added |= pg_task_add(t, "BEGIN", 0, 0);
+	if (a->on)
+		added |= pg_task_add(t, pg_sql_fence_function, 0, 0);
+	for (int r = 0; rc == 0 && r < PQntuples(inventory); r++) {
+		int k = (int)pg_number(inventory, r, 1, 1) - 1;
+		char *sql = NULL;
+		int at;
+
+		if (PQgetisnull(inventory, r, 1) || !pg_bool(inventory, r, 2))
+			continue; /* no table: no fence to lift */
+		rc = pg_sql_fence_table(a->tables[k], a->on, a->message,
+		                        &literal, &sql, &t->failure);
+		if (rc != 0)
+			break;
+		at = pg_task_add(t, sql, 0, 0);
+		free(sql);
+		if (at >= 0)
+			t->stmts[at].table = a->tables[k];
+		added |= at;
+	}
+	PQclear(inventory);
+	if (rc != 0) {
+		backend_fail(t->owner->backend, &t->failure, rc, "%s",
+		             t->failure.message);
+		return rc;
+	}
+	if (!a->on)
+		added |= pg_task_add(t, pg_sql_fence_function_drop, 0, 0);
+	if (a->has_marker) {
+		char epoch[32];
+
+		snprintf(epoch, sizeof(epoch), "%lld",
+		         (long long)a->marker.epoch);
+		added |= pg_task_add(t, pg_sql_marker_table, 0, 0);
+		added |= pg_task_add(t, pg_sql_marker_upsert, 0, 4,
+		                     a->marker.plan, a->marker.run_id,
+		                     a->marker.state, epoch);
+	}
+	added |= pg_task_add(t, "COMMIT", 0, 0);
+	if (added < 0)
+		return rs_err_set(&t->failure, RS_ENOMEM,
+		                  "out of memory (or too many tables for one "
+		                  "fence)");
+	return 0;
+}
+
+/* The fence (see backend_fence): the inventory (is the server a standby,
+ * which tables exist), then one transaction: BEGIN; CREATE OR REPLACE
+ * FUNCTION reshard_fence(); per table DROP TRIGGER IF EXISTS + CREATE
+ * TRIGGER + ENABLE ALWAYS of reshard_fence and reshard_fence_truncate
+ * (off: the DROPs, then the function's when unused); the marker's upsert;
+ * COMMIT.  MESSAGE reaches the SQL only as PQescapeLiteral made it. */
+static int
+pg_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
+         const char *message, int on, const struct rs_marker *marker,
+         rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_task *t;
+	struct pg_fence_args *a;
+	struct rs_strbuf json = {0};
+	int added, rc;
+
+	if (n_tables < 0 || (n_tables > 0 && tables == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad fence request (a bug in the caller)");
+	rc = pg_task_make(backend, NULL, PG_TASK_FENCE,
+	                  on ? "installing the fence" : "removing the fence",
+	                  &t, err);
+	if (rc != 0)
+		return rc;
+	a = t->fence = calloc(1, sizeof(*a));
+	if (a == NULL ||
+	    (a->tables = calloc((size_t)n_tables + 1, sizeof(char *))) ==
+	            NULL ||
+	    (a->message = strdup(message != NULL ? message : "")) == NULL) {
+		pg_task_free(t);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	a->on = on;
+	if (marker != NULL) {
+		a->has_marker = 1;
+		a->marker = *marker;
+	}
+	strbuf_str(&json, "[");
+	for (int i = 0; i < n_tables; i++) {
+		if ((a->tables[i] = strdup(tables[i])) == NULL)
+			json.failed = 1;
+		a->n_tables = i + 1;
+		if (i > 0)
+			strbuf_str(&json, ",");
+		pg_sql_json(&json, tables[i], strlen(tables[i]));
+	}
+	strbuf_str(&json, "]");
+	added = json.failed ? -1
+	                    : pg_task_add(t, pg_sql_fence_inventory, 0, 1,
+	                                  json.text);
+	strbuf_clear(&json);
+	t->hook = pg_fence_hook;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* ---- markers ---- */
+
+static int
+pg_markers_hook(struct pg_task *t, int i, PGresult *result)
+{
+	int n = PQntuples(result);
+
+	if (i == 0) { /* does reshard_marker exist? */
+		if (!pg_bool(result, 0, 0))
+			t->next = t->n_stmts;
+		PQclear(result);
+		return 0;
+	}
+	if (n > 0 &&
+	    (t->markers = calloc((size_t)n, sizeof(*t->markers))) == NULL) {
+		PQclear(result);
+		return rs_err_set(&t->failure, RS_ENOMEM, "out of memory");
+	}
+	for (int r = 0; r < n; r++) {
+		struct rs_marker *m = &t->markers[r];
+
+		pg_text(result, r, 0, m->plan, sizeof(m->plan));
+		pg_text(result, r, 1, m->run_id, sizeof(m->run_id));
+		pg_text(result, r, 2, m->state, sizeof(m->state));
+		m->epoch = pg_number(result, r, 3, 0);
+		pg_text(result, r, 4, m->updated_at, sizeof(m->updated_at));
+	}
+	t->n_markers = n;
+	PQclear(result);
+	return 0;
+}
+
+/* Every row of reshard_marker, none when it does not exist (see
+ * backend_markers). */
+static int
+pg_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct pg_task *t;
+	int added, rc = pg_task_make(backend, NULL, PG_TASK_MARKERS,
+	                             "reading the shard marker", &t, err);
+
+	if (rc != 0)
+		return rc;
+	added = pg_task_add(t, pg_sql_marker_exists, 0, 0);
+	added |= pg_task_add(t, pg_sql_markers, 0, 0);
+	t->hook = pg_markers_hook;
+	t->owner->cb.markers = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* CREATE TABLE IF NOT EXISTS reshard_marker, then the upsert of MARKER,
+ * its values bound, updated_at the server's UTC time (see
+ * backend_mark). */
+static int
+pg_mark(struct rs_backend *backend, const struct rs_marker *marker,
+        rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_task *t;
+	char epoch[32];
+	int added, rc;
+
+	if (marker == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "no marker to write (a bug in the caller)");
+	rc = pg_task_make(backend, NULL, PG_TASK_MARK,
+	                  "writing the shard marker", &t, err);
+	if (rc != 0)
+		return rc;
+	snprintf(epoch, sizeof(epoch), "%lld", (long long)marker->epoch);
+	added = pg_task_add(t, pg_sql_marker_table, 0, 0);
+	added |= pg_task_add(t, pg_sql_marker_upsert, 0, 4, marker->plan,
+	                     marker->run_id, marker->state, epoch);
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* ---- the delete log ---- */
+
+/* The delete log of TABLE on or off (see backend_delete_log and
+ * pg_sql.h): one simple query, so one implicit transaction. */
+static int
+pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
+              int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_task *t;
+	struct rs_err local;
+	char *sql = NULL;
+	int rc, at;
+
+	if (table == NULL || table->n_pk <= 0)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete log of a table without a primary "
+		                    "key (a bug in the caller)");
+	rc = pg_sql_delete_log(table, on, &sql, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
+	rc = pg_task_make(backend, NULL, PG_TASK_DELETE_LOG,
+	                  on ? "installing the delete log"
+	                     : "removing the delete log",
+	                  &t, err);
+	if (rc != 0) {
+		free(sql);
+		return rc;
+	}
+	at = pg_task_add(t, sql, 0, 0);
+	free(sql);
+	/* The table's name outlives the task: the caller keeps it. */
+	if (at >= 0)
+		t->stmts[at].table = table->name;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, at, err);
+}
+
+/* delete_keys with the delete log's triggers skipped (see
+ * backend_purge_keys): BEGIN; SET LOCAL reshard.purging = 'on' (which
+ * the triggers' WHEN reads), the DELETE of pg_delete_keys, COMMIT.  Only
+ * this transaction sees the setting: other sessions' deletes, and this
+ * one's after COMMIT, are logged. */
+static int
+pg_purge_keys(struct rs_backend *backend, const struct rs_table_def *t,
+              const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct pg_task *task;
+	struct rs_err local;
+	char *sql, *json;
+	int rc = pg_check_ready(backend, err), at;
+
+	if (rc != 0)
+		return rc;
+	if (t == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete without a table (a bug)");
+	rc = pg_check_rows(backend, t, keys, t->n_pk, err);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < t->n_pk; i++) {
+		const struct rs_column *column = &t->columns[t->pk[i]];
+
+		if (column->name == NULL || column->type == NULL ||
+		    column->type[0] == '\0')
+			return backend_fail(
+				backend, err, RS_EINTERNAL,
+				"table %s: key column %d has no "
+				"name or type (a bug in the caller)",
+				t->name, t->pk[i]);
+	}
+	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "purge inside an open transaction (a bug "
+		                    "in the caller)");
+	if (keys->n_rows == 0)
+		return pg_write_nothing(pg, PG_OP_DELETE, cb, arg, err);
+	rc = pg_sql_delete(t, keys, &sql, &json, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
+	rc = pg_task_make(backend, NULL, PG_TASK_PURGE, "could not delete rows",
+	                  &task, err);
+	if (rc != 0) {
+		free(sql);
+		free(json);
+		return rc;
+	}
+	at = pg_task_add(task, PG_SQL_PURGE_BEGIN, 0, 0);
+	rc = pg_task_add(task, sql, 0, 1, json);
+	if (rc >= 0)
+		task->stmts[rc].table = t->name;
+	at |= rc;
+	at |= pg_task_add(task, "COMMIT", 0, 0);
+	free(sql);
+	free(json);
+	task->owner->cb.done = cb;
+	task->owner->arg = arg;
+	return pg_task_launch(task, at, err);
+}
+
+/* ---- replication ---- */
+
+/* Where PG's connection went, as libpq says ("" for the default). */
+static const char *
+pg_conn_host(const struct pg_engine *pg)
+{
+	const char *host = pg->conn != NULL ? PQhost(pg->conn) : NULL;
+
+	return host != NULL ? host : "";
+}
+
+static int
+pg_conn_port(const struct pg_engine *pg)
+{
+	const char *port = pg->conn != NULL ? PQport(pg->conn) : NULL;
+	int n = port != NULL ? atoi(port) : 0;
+
+	return n > 0 ? n : 5432;
+}
+
+/* replica_check, after the replica's facts (statement 0): keep them and
+ * ask the primary about the walsender of that replica. */
+static int
+pg_check_replica_facts(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	char conninfo[2048];
+
+	f->r_recovery = pg_bool(result, 0, 0);
+	pg_text(result, 0, 1, f->r_sysid, sizeof(f->r_sysid));
+	f->r_version = (int)pg_number(result, 0, 2, 0);
+	pg_text(result, 0, 3, f->r_status, sizeof(f->r_status));
+	pg_text(result, 0, 4, f->r_sender_host, sizeof(f->r_sender_host));
+	f->r_sender_port = (int)pg_number(result, 0, 5, 0);
+	pg_text(result, 0, 6, f->r_slot, sizeof(f->r_slot));
+	pg_text(result, 0, 7, conninfo, sizeof(conninfo));
+	f->r_standbys = pg_number(result, 0, 8, 0);
+	pg_text(result, 0, 9, f->r_standby_list, sizeof(f->r_standby_list));
+	f->r_receiver = pg_bool(result, 0, 10);
+	PQclear(result);
+	/* The name it gives its primary: application_name, else the
+	 * fallback the WAL receiver sets (cluster_name or "walreceiver"). */
+	if (!pg_sql_conninfo_value(conninfo, "application_name", f->r_app,
+	                           sizeof(f->r_app)) &&
+	    !pg_sql_conninfo_value(conninfo, "fallback_application_name",
+	                           f->r_app, sizeof(f->r_app)))
+		snprintf(f->r_app, sizeof(f->r_app), "walreceiver");
+	if (pg_task_param(t, 1, 0, f->r_slot) != 0 ||
+	    pg_task_param(t, 1, 1, f->r_app) != 0)
+		return RS_ENOMEM;
+	return 0;
+}
+
+/* replica_check, after the primary's facts (statement 1): everything but
+ * the lag.  Each refusal names both shards and the fix. */
+static int
+pg_check_primary_facts(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	const char *app;
+
+	f->p_recovery = pg_bool(result, 0, 0);
+	pg_text(result, 0, 1, f->p_sysid, sizeof(f->p_sysid));
+	f->p_version = (int)pg_number(result, 0, 2, 0);
+	pg_text(result, 0, 3, f->p_lsn, sizeof(f->p_lsn));
+	pg_text(result, 0, 4, f->p_ssn, sizeof(f->p_ssn));
+	f->p_found = pg_number(result, 0, 5, 0);
+	f->p_sync = pg_bool(result, 0, 6);
+	f->p_lag_ms = pg_number(result, 0, 7, -1);
+	pg_text(result, 0, 8, f->p_app, sizeof(f->p_app));
+	PQclear(result);
+	if (f->p_recovery)
+		return backend_fail(
+			p, &t->failure, RS_EUSAGE,
+			"is a standby itself (in recovery), not a primary "
+			"whose replica %s (%s) could be promoted; point "
+			"shard %s's url at the primary",
+			r->shard, r->url.masked, p->shard);
+	if (!f->r_recovery)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is not a replica of shard %s (%s): it is not in "
+			"recovery (a primary of its own, or promoted "
+			"already); point its url at %s's streaming replica",
+			p->shard, p->url.masked, p->shard);
+	if (strcmp(f->r_sysid, f->p_sysid) != 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is not a copy of shard %s (%s): their database "
+			"system identifiers differ (%s here, %s there); "
+			"make it a replica of %s with pg_basebackup",
+			p->shard, p->url.masked, f->r_sysid, f->p_sysid,
+			p->shard);
+	if (f->r_version / 10000 != f->p_version / 10000)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"runs PostgreSQL %d and shard %s (%s) runs %d: a "
+			"replica promoted in its primary's place must be of "
+			"its major version; make it again with pg_basebackup "
+			"from %s",
+			f->r_version / 10000, p->shard, p->url.masked,
+			f->p_version / 10000, p->shard);
+	if (!f->r_receiver)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is in recovery but receives no WAL from shard %s "
+			"(%s): no WAL receiver runs (archive recovery only, "
+			"or it cannot connect); set its primary_conninfo to "
+			"%s:%d and check pg_stat_wal_receiver",
+			p->shard, p->url.masked, pg_conn_host(t->owner),
+			pg_conn_port(t->owner));
+	if (f->r_status[0] == '\0')
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"cannot tell whether it streams from shard %s (%s): "
+			"pg_stat_wal_receiver hides its columns from user %s; "
+			"grant it pg_read_all_stats",
+			p->shard, p->url.masked,
+			r->url.user != NULL ? r->url.user : "(default)");
+	if (strcmp(f->r_status, "streaming") != 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"does not stream from shard %s (%s): its WAL receiver "
+			"is %s; wait until pg_stat_wal_receiver says "
+			"streaming, or fix its primary_conninfo",
+			p->shard, p->url.masked, f->r_status);
+	if (!pg_sql_same_host(f->r_sender_host, pg_conn_host(t->peer),
+	                      pg_conn_host(t->owner)) ||
+	    f->r_sender_port != pg_conn_port(t->owner))
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"streams from %s:%d, but shard %s's url (%s) says "
+			"%s:%d: it may replicate another server; point %s's "
+			"url at the server it streams from, or its "
+			"primary_conninfo at %s",
+			f->r_sender_host, f->r_sender_port, p->shard,
+			p->url.masked, pg_conn_host(t->owner),
+			pg_conn_port(t->owner), p->shard, p->shard);
+	app = f->p_app[0] != '\0' ? f->p_app : f->r_app;
+	if (f->p_sync || pg_sql_sync_listed(f->p_ssn, app))
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is a synchronous standby of shard %s (%s) (%s as "
+			"'%s', synchronous_standby_names '%s'): once it is "
+			"promoted every commit on %s would wait for it; "
+			"remove it from synchronous_standby_names on %s "
+			"(ALTER SYSTEM SET synchronous_standby_names, then "
+			"SELECT pg_reload_conf())",
+			p->shard, p->url.masked,
+			f->p_sync ? "its walsender is sync" : "listed", app,
+			f->p_ssn, p->shard, p->shard);
+	if (f->r_standbys > 0)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"has %lld standbys of its own streaming from it (%s): "
+			"promoting it would take them along to a new "
+			"timeline; point them at shard %s (%s) or stop them "
+			"first",
+			(long long)f->r_standbys, f->r_standby_list, p->shard,
+			p->url.masked);
+	return pg_task_param(t, 2, 0, f->p_lsn);
+}
+
+/* replica_check, after the replica's lag (statement 2): replay paused,
+ * or further behind than MAX_LAG_MS.  Bytes behind come from the
+ * primary's flush position read first and the replica's replay position
+ * read after it; the time from the primary's replay_lag for that
+ * walsender, else (only when WAL is behind) from the age of the last
+ * transaction the replica replayed. */
+static int
+pg_check_lag(struct pg_task *t, PGresult *result)
+{
+	struct pg_facts *f = &t->facts;
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	int64_t bytes = pg_number(result, 0, 0, -1);
+	int64_t age_ms = pg_number(result, 0, 1, -1);
+	int paused = pg_bool(result, 0, 2);
+	int64_t lag_ms =
+		bytes > 0 ? (f->p_lag_ms >= 0 ? f->p_lag_ms : age_ms) : 0;
+
+	PQclear(result);
+	if (paused)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"replays no WAL from shard %s (%s): replay is paused; "
+			"resume it with SELECT pg_wal_replay_resume()",
+			p->shard, p->url.masked);
+	if (bytes > 0 && lag_ms > t->max_lag_ms)
+		return backend_fail(
+			r, &t->failure, RS_EUSAGE,
+			"is %lld bytes (%lld.%03lld s) behind shard %s (%s), "
+			"more than options.max_replica_lag_seconds (%d s); "
+			"wait until it catches up (pg_stat_replication on %s) "
+			"or raise the option",
+			(long long)bytes, (long long)(lag_ms / 1000),
+			(long long)(lag_ms % 1000), p->shard, p->url.masked,
+			t->max_lag_ms / 1000, p->shard);
+	return 0;
+}
+
+static int
+pg_replica_check_hook(struct pg_task *t, int i, PGresult *result)
+{
+	switch (i) {
+	case 0:
+		return pg_check_replica_facts(t, result);
+	case 1:
+		return pg_check_primary_facts(t, result);
+	default:
+		return pg_check_lag(t, result);
+	}
+}
+
+/* Whether REPLICA streams from PRIMARY and can be promoted in its place
+ * (see backend_replica_check): the replica's facts, the primary's, the
+ * replica's lag behind the primary's flush position. */
+static int
+pg_replica_check(struct rs_backend *primary, struct rs_backend *replica,
+                 int max_lag_ms, rs_backend_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int added, rc;
+
+	snprintf(what, sizeof(what), "checking replica %s", replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_REPLICA_CHECK, what, &t,
+	                  err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what),
+	         "checking it as the replica of %s", primary->shard);
+	t->max_lag_ms = max_lag_ms > 0 ? max_lag_ms : 0;
+	added = pg_task_add(t, pg_sql_replica_facts, 1, 0);
+	added |= pg_task_add(t, pg_sql_primary_facts, 0, 2, "", "");
+	added |= pg_task_add(t, pg_sql_replica_lag, 1, 1, "0/0");
+	t->hook = pg_replica_check_hook;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* PRIMARY's WAL flush position (see backend_position). */
+static int
+pg_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(primary, NULL, PG_TASK_POSITION,
+	                      "reading the WAL position", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.position = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_position, 0, 0), err);
+}
+
+static int
+pg_catch_up_hook(struct pg_task *t, int i, PGresult *result)
+{
+	uv_loop_t *loop = t->owner->backend->loop;
+	int never = pg_bool(result, 0, 0), reached = pg_bool(result, 0, 1);
+	int64_t behind = pg_number(result, 0, 2, -1);
+
+	(void)i;
+	PQclear(result);
+	if (never)
+		return backend_fail(
+			t->peer->backend, &t->failure, RS_EUSAGE,
+			"has no WAL replay position: it never was a standby; "
+			"the replica of shard %s must be its streaming "
+			"replica",
+			t->owner->backend->shard);
+	t->repl.reached = reached;
+	t->repl.behind = reached ? 0 : behind;
+	uv_update_time(loop);
+	if (reached || uv_now(loop) >= t->until) {
+		t->next = t->n_stmts; /* the slice ends */
+		return 0;
+	}
+	t->next = 0;
+	return pg_task_pause(t, t->until - uv_now(loop) < PG_TASK_POLL_MS
+	                                ? t->until - uv_now(loop)
+	                                : PG_TASK_POLL_MS);
+}
+
+/* One slice of REPLICA's catch-up to POSITION (see backend_catch_up):
+ * whether it replayed that far, looked at every PG_TASK_POLL_MS for up to
+ * SLICE_MS, all within PRIMARY's op bound. */
+static int
+pg_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+            const char *position, int slice_ms, rs_replication_cb cb, void *arg,
+            struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int rc;
+
+	if (position == NULL || position[0] == '\0' ||
+	    strlen(position) >= RS_POSITION_SIZE)
+		return backend_fail(primary, err, RS_EINTERNAL,
+		                    "catch-up without a position (a bug in "
+		                    "the caller)");
+	snprintf(what, sizeof(what), "catching up replica %s", replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_CATCH_UP, what, &t, err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what), "catching up with %s",
+	         primary->shard);
+	uv_update_time(primary->loop);
+	t->until =
+		uv_now(primary->loop) + (uint64_t)(slice_ms > 0 ? slice_ms : 0);
+	t->hook = pg_catch_up_hook;
+	t->owner->cb.replication = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(
+		t, pg_task_add(t, pg_sql_catch_up, 1, 1, position), err);
+}
+
+static int
+pg_promote_hook(struct pg_task *t, int i, PGresult *result)
+{
+	int yes = pg_bool(result, 0, 0);
+
+	PQclear(result);
+	if (i == 0 && !yes) /* not in recovery: a primary already */
+		t->next = t->n_stmts;
+	else if (i == 1 && !yes)
+		return backend_fail(t->owner->backend, &t->failure, RS_EQUERY,
+		                    "%s: pg_promote did not see the promotion "
+		                    "finish in time; see the server's log, "
+		                    "then try again",
+		                    t->what);
+	else if (i == 2 && yes)
+		return backend_fail(t->owner->backend, &t->failure, RS_EQUERY,
+		                    "%s: still in recovery after pg_promote; "
+		                    "see the server's log",
+		                    t->what);
+	return 0;
+}
+
+/* Promote REPLICA (see backend_promote): nothing when it is not in
+ * recovery any more; else pg_promote(true, N), N seconds a little under
+ * the op bound, then pg_is_in_recovery() must be false. */
+static int
+pg_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct pg_task *t;
+	char sql[64];
+	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTE, "promoting", &t,
+	                      err),
+	    added;
+
+	if (rc != 0)
+		return rc;
+	pg_sql_promote(sql, sizeof(sql), replica->op_timeout_ms / 1000 - 2);
+	added = pg_task_add(t, pg_sql_in_recovery, 0, 0);
+	added |= pg_task_add(t, sql, 0, 0);
+	added |= pg_task_add(t, pg_sql_in_recovery, 0, 0);
+	t->hook = pg_promote_hook;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
+/* Whether REPLICA is out of recovery (see backend_promoted). */
+static int
+pg_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTED,
+	                      "reading whether it is promoted", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.count = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_in_recovery, 0, 0), err);
+}
+
+static int
+pg_release_hook(struct pg_task *t, int i, PGresult *result)
+{
+	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	uv_loop_t *loop = p->loop;
+	int rows = PQntuples(result);
+
+	uv_update_time(loop);
+	if (i == 0) { /* the replica: promoted? which slot? */
+		int recovery = pg_bool(result, 0, 0);
+
+		pg_text(result, 0, 1, t->slot, sizeof(t->slot));
+		PQclear(result);
+		if (recovery)
+			return backend_fail(
+				r, &t->failure, RS_EUSAGE,
+				"is not promoted yet (still in recovery): the "
+				"replication slot it streams from on shard %s "
+				"(%s) still serves it; promote it first",
+				p->shard, p->url.masked);
+		if (t->slot[0] == '\0') {
+			t->next = t->n_stmts; /* no slot: nothing held */
+			return 0;
+		}
+		return pg_task_param(t, 1, 0, t->slot) != 0 ||
+		                       pg_task_param(t, 2, 0, t->slot) != 0
+		               ? RS_ENOMEM
+		               : 0;
+	}
+	if (i == 1) { /* the primary: is the slot there, and idle? */
+		int active = pg_bool(result, 0, 0);
+		char pid[32];
+
+		pg_text(result, 0, 1, pid, sizeof(pid));
+		PQclear(result);
+		if (rows == 0) {
+			t->next = t->n_stmts; /* gone already */
+			return 0;
+		}
+		if (!active)
+			return 0;
+		if (uv_now(loop) < t->until) {
+			t->next = 1;
+			return pg_task_pause(t, (uint64_t)2 * PG_TASK_POLL_MS);
+		}
+		return backend_fail(
+			p, &t->failure, RS_EQUERY,
+			"replication slot %s is still in use (by process %s) "
+			"%d s after shard %s's promotion; find out who "
+			"streams from it (pg_stat_replication) before "
+			"dropping it with pg_drop_replication_slot('%s')",
+			t->slot, pid, PG_RELEASE_WAIT_MS / 1000, r->shard,
+			t->slot);
+	}
+	PQclear(result);
+	if (rows == 0) { /* taken, or dropped, meanwhile: look again */
+		t->next = 1;
+		return pg_task_pause(t, PG_TASK_POLL_MS);
+	}
+	snprintf(t->text, sizeof(t->text),
+	         "dropped replication slot %s (it held WAL for %s)", t->slot,
+	         r->shard);
+	return 0;
+}
+
+/* After REPLICA's promotion, drop on PRIMARY the physical slot it
+ * streamed from (see backend_release): its primary_slot_name, read from
+ * the replica (the setting stays after promotion); dropped when it
+ * exists and is idle (waiting up to PG_RELEASE_WAIT_MS for the old
+ * walsender to go), so a repeat finds nothing and notes "". */
+static int
+pg_release(struct rs_backend *primary, struct rs_backend *replica,
+           rs_position_cb cb, void *arg, struct rs_err *err)
+{
+	char what[300];
+	struct pg_task *t;
+	int rc, added;
+
+	snprintf(what, sizeof(what), "releasing promoted replica %s",
+	         replica->shard);
+	rc = pg_task_make(primary, replica, PG_TASK_RELEASE, what, &t, err);
+	if (rc != 0)
+		return rc;
+	snprintf(t->peer_what, sizeof(t->peer_what),
+	         "reading the slot it streamed from on %s", primary->shard);
+	uv_update_time(primary->loop);
+	t->until = uv_now(primary->loop) + PG_RELEASE_WAIT_MS;
+	added = pg_task_add(t, pg_sql_slot_name, 1, 0);
+	added |= pg_task_add(t, pg_sql_slot_state, 0, 1, "");
+	added |= pg_task_add(t, pg_sql_slot_drop, 0, 1, "");
+	t->hook = pg_release_hook;
+	t->owner->cb.position = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, added, err);
+}
+
 /* ---- exec and close ---- */
 
 /* Run SQL as one simple query (see backend_exec).  Returns 0 and calls CB
@@ -1870,6 +3470,19 @@ const struct rs_backend_ops backend_pg_ops = {
 	.exec = pg_exec,
 	.upsert = pg_upsert,
 	.delete_keys = pg_delete_keys,
+	.purge_keys = pg_purge_keys,
+	.count = pg_count,
+	.fence = pg_fence,
+	.markers = pg_markers,
+	.mark = pg_mark,
+	.delete_log = pg_delete_log,
+	.fenced = pg_fenced,
+	.replica_check = pg_replica_check,
+	.position = pg_position,
+	.catch_up = pg_catch_up,
+	.promote = pg_promote,
+	.promoted = pg_promoted,
+	.release = pg_release,
 	.scan_begin = pg_scan_begin,
 	.scan_next = pg_scan_next,
 	.scan_end = pg_scan_end,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Columns in attnum order with their types and primary key positions, and
  * the relation's kind and row estimate on every row.  No row: no such
@@ -489,4 +490,466 @@ void
 pg_sql_scan_fetch(char *buf, size_t size, int limit)
 {
 	snprintf(buf, size, "FETCH FORWARD %d FROM reshard_scan", limit);
+}
+
+/* ---- fence, marker, delete log ---- */
+
+char *
+pg_sql_count(const char *table)
+{
+	struct rs_strbuf sql = {0};
+
+	strbuf_str(&sql, "SELECT count(*) FROM ");
+	pg_sql_ident(&sql, table);
+	return strbuf_finish(&sql);
+}
+
+const char pg_sql_fence_inventory[] =
+	"SELECT r.recovery, t.ord, "
+	"  pg_catalog.to_regclass(pg_catalog.quote_ident(t.name)) IS NOT NULL "
+	"FROM (SELECT pg_catalog.pg_is_in_recovery() AS recovery) AS r "
+	"LEFT JOIN LATERAL pg_catalog.json_array_elements_text("
+	"  $1::pg_catalog.json) WITH ORDINALITY AS t(name, ord) ON true "
+	"ORDER BY t.ord";
+
+/* The message is the trigger's argument: nothing else reaches it. */
+const char pg_sql_fence_function[] =
+	"CREATE OR REPLACE FUNCTION reshard_fence() RETURNS trigger "
+	"LANGUAGE plpgsql AS $reshard$BEGIN "
+	"RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], "
+	"ERRCODE = '" PG_SQL_FENCE_SQLSTATE "'; "
+	"END$reshard$";
+
+const char pg_sql_fence_function_drop[] =
+	"DO $reshard$BEGIN "
+	"IF pg_catalog.to_regprocedure('reshard_fence()') IS NOT NULL "
+	"AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger "
+	"WHERE tgfoid = pg_catalog.to_regprocedure('reshard_fence()')) THEN "
+	"DROP FUNCTION reshard_fence(); END IF; END$reshard$";
+
+int
+pg_sql_fence_table(const char *table, int on, const char *message,
+                   const struct pg_sql_literal *literal, char **out,
+                   struct rs_err *err)
+{
+	static const char *const names[2] = {"reshard_fence",
+	                                     "reshard_fence_truncate"};
+	static const char *const events[2] = {"INSERT OR UPDATE OR DELETE",
+	                                      "TRUNCATE"};
+	struct rs_strbuf sql = {0}, lit = {0};
+	char why[256] = "";
+
+	*out = NULL;
+	if (on &&
+	    literal->fn(literal->ctx, &lit, message, why, sizeof(why)) != 0) {
+		strbuf_clear(&lit);
+		return rs_err_set(err, RS_EQUERY,
+		                  "the fence's message cannot be written as "
+		                  "a literal: %s",
+		                  why);
+	}
+	for (int i = 0; i < 2; i++) {
+		strbuf_str(&sql, i > 0 ? "; DROP TRIGGER IF EXISTS "
+		                       : "DROP TRIGGER IF EXISTS ");
+		strbuf_str(&sql, names[i]);
+		strbuf_str(&sql, " ON ");
+		pg_sql_ident(&sql, table);
+		if (!on)
+			continue;
+		strbuf_str(&sql, "; CREATE TRIGGER ");
+		strbuf_str(&sql, names[i]);
+		strbuf_str(&sql, " BEFORE ");
+		strbuf_str(&sql, events[i]);
+		strbuf_str(&sql, " ON ");
+		pg_sql_ident(&sql, table);
+		strbuf_str(&sql, " FOR EACH STATEMENT EXECUTE FUNCTION "
+		                 "reshard_fence(");
+		strbuf_add(&sql, lit.text != NULL ? lit.text : "''",
+		           lit.text != NULL ? lit.len : 2);
+		strbuf_str(&sql, "); ALTER TABLE ");
+		pg_sql_ident(&sql, table);
+		strbuf_str(&sql, " ENABLE ALWAYS TRIGGER ");
+		strbuf_str(&sql, names[i]);
+	}
+	strbuf_clear(&lit);
+	if (lit.failed || (*out = strbuf_finish(&sql)) == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return 0;
+}
+
+const char pg_sql_fenced[] =
+	"SELECT count(*) FROM pg_catalog.pg_trigger "
+	"WHERE tgrelid = pg_catalog.to_regclass(pg_catalog.quote_ident($1)) "
+	"AND tgname IN ('reshard_fence', 'reshard_fence_truncate')";
+
+const char pg_sql_marker_table[] =
+	"CREATE TABLE IF NOT EXISTS reshard_marker (plan text PRIMARY KEY, "
+	"run_id text NOT NULL, state text NOT NULL, epoch bigint NOT NULL, "
+	"updated_at text NOT NULL)";
+
+const char pg_sql_marker_upsert[] =
+	"INSERT INTO reshard_marker AS m (plan, run_id, state, epoch, "
+	"updated_at) VALUES ($1, $2, $3, $4::bigint, pg_catalog.to_char("
+	"pg_catalog.now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')) "
+	"ON CONFLICT (plan) DO UPDATE SET run_id = EXCLUDED.run_id, "
+	"state = EXCLUDED.state, epoch = EXCLUDED.epoch, "
+	"updated_at = EXCLUDED.updated_at";
+
+const char pg_sql_marker_exists[] =
+	"SELECT pg_catalog.to_regclass('reshard_marker') IS NOT NULL";
+
+const char pg_sql_markers[] = "SELECT plan, run_id, state, epoch, updated_at "
+			      "FROM reshard_marker ORDER BY plan";
+
+void
+pg_sql_dollar_quote(struct rs_strbuf *buf, const char *body)
+{
+	char tag[32] = "$reshard$";
+
+	for (int n = 1; strstr(body, tag) != NULL; n++)
+		snprintf(tag, sizeof(tag), "$reshard%d$", n);
+	strbuf_str(buf, tag);
+	strbuf_str(buf, body);
+	strbuf_str(buf, tag);
+}
+
+/* Append T's key columns, each as PREFIX"name", separated by ", ". */
+static void
+pg_key_list(struct rs_strbuf *buf, const struct rs_table_def *t,
+            const char *prefix)
+{
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			strbuf_str(buf, ", ");
+		strbuf_str(buf, prefix);
+		pg_sql_ident(buf, t->columns[t->pk[i]].name);
+	}
+}
+
+int
+pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
+                  struct rs_err *err)
+{
+	struct rs_strbuf sql = {0}, body = {0};
+	char log[PG_SQL_NAME_MAX * 2 + 16];
+
+	*out = NULL;
+	backend_delete_log_name(t->name, log, sizeof(log));
+	if (strlen(log) > PG_SQL_NAME_MAX)
+		return rs_err_set(err, RS_ESCHEMA,
+		                  "table %s: the name of its delete log, %s, "
+		                  "is longer than PostgreSQL's %d bytes; "
+		                  "rename the table (at most %d bytes) to "
+		                  "reshard it",
+		                  t->name, log, PG_SQL_NAME_MAX,
+		                  PG_SQL_NAME_MAX - (int)strlen(log) +
+		                          (int)strlen(t->name));
+	if (!on) {
+		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_dellog ON ");
+		pg_sql_ident(&sql, t->name);
+		strbuf_str(&sql,
+		           "; DROP TRIGGER IF EXISTS reshard_dellog_u ON ");
+		pg_sql_ident(&sql, t->name);
+		strbuf_str(&sql, "; DROP FUNCTION IF EXISTS ");
+		pg_sql_ident(&sql, log);
+		strbuf_str(&sql, "(); DROP TABLE IF EXISTS ");
+		pg_sql_ident(&sql, log);
+		goto done;
+	}
+	strbuf_str(&sql, "CREATE TABLE IF NOT EXISTS ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, " (");
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
+			strbuf_str(&sql, ", ");
+		pg_sql_ident(&sql, t->columns[t->pk[i]].name);
+		strbuf_str(&sql, " ");
+		strbuf_str(&sql, t->columns[t->pk[i]].type);
+	}
+	strbuf_str(&sql, ", PRIMARY KEY (");
+	pg_key_list(&sql, t, "");
+	/* The function runs with the search_path it was made with, so that
+	 * an application whose own search_path lacks the log's schema
+	 * still logs its deletes. */
+	strbuf_str(&sql, ")); CREATE OR REPLACE FUNCTION ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "() RETURNS trigger LANGUAGE plpgsql "
+	                 "SET search_path FROM CURRENT AS ");
+	strbuf_str(&body, "BEGIN INSERT INTO ");
+	pg_sql_ident(&body, log);
+	strbuf_str(&body, " (");
+	pg_key_list(&body, t, "");
+	strbuf_str(&body, ") VALUES (");
+	pg_key_list(&body, t, "OLD.");
+	strbuf_str(&body, ") ON CONFLICT DO NOTHING; RETURN NULL; END");
+	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
+	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_dellog ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, "; CREATE TRIGGER reshard_dellog AFTER DELETE ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " FOR EACH ROW WHEN (pg_catalog.current_setting("
+	                 "'reshard.purging', true) IS DISTINCT FROM 'on') "
+	                 "EXECUTE FUNCTION ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "(); DROP TRIGGER IF EXISTS reshard_dellog_u ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, "; CREATE TRIGGER reshard_dellog_u AFTER UPDATE OF ");
+	pg_key_list(&sql, t, "");
+	strbuf_str(&sql, " ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " FOR EACH ROW WHEN ((");
+	pg_key_list(&sql, t, "OLD.");
+	strbuf_str(&sql, ") IS DISTINCT FROM (");
+	pg_key_list(&sql, t, "NEW.");
+	strbuf_str(&sql, ") AND pg_catalog.current_setting('reshard.purging', "
+	                 "true) IS DISTINCT FROM 'on') EXECUTE FUNCTION ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "()");
+done:
+	if (body.failed)
+		sql.failed = 1;
+	strbuf_clear(&body);
+	if ((*out = strbuf_finish(&sql)) == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* ---- replication ---- */
+
+const char pg_sql_replica_facts[] =
+	"SELECT pg_catalog.pg_is_in_recovery(), "
+	"  (pg_catalog.pg_control_system()).system_identifier::text, "
+	"  pg_catalog.current_setting('server_version_num')::int, "
+	"  w.status, w.sender_host, w.sender_port, w.slot_name, w.conninfo, "
+	"  (SELECT count(*) FROM pg_catalog.pg_stat_replication), "
+	"  (SELECT pg_catalog.string_agg(coalesce(r.application_name, '') "
+	"     || '@' || coalesce(r.client_addr::text, 'local'), ', ') "
+	"     FROM pg_catalog.pg_stat_replication AS r), "
+	"  w.pid IS NOT NULL "
+	"FROM (SELECT 1) AS one "
+	"LEFT JOIN pg_catalog.pg_stat_wal_receiver AS w ON true";
+
+const char pg_sql_primary_facts[] =
+	"SELECT pg_catalog.pg_is_in_recovery(), "
+	"  (pg_catalog.pg_control_system()).system_identifier::text, "
+	"  pg_catalog.current_setting('server_version_num')::int, "
+	"  CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL "
+	"       ELSE pg_catalog.pg_current_wal_flush_lsn()::text END, "
+	"  pg_catalog.current_setting('synchronous_standby_names'), "
+	"  s.found, s.sync, s.lag_ms, s.app "
+	"FROM (SELECT count(*) AS found, "
+	"        coalesce(bool_or(r.sync_state IN ('sync', 'quorum')), false) "
+	"          AS sync, "
+	"        max(extract(epoch FROM r.replay_lag) * 1000)::bigint "
+	"          AS lag_ms, "
+	"        min(r.application_name) AS app "
+	"      FROM pg_catalog.pg_stat_replication AS r "
+	"      WHERE CASE WHEN $1::text <> '' "
+	"        THEN r.pid = (SELECT p.active_pid "
+	"                      FROM pg_catalog.pg_replication_slots AS p "
+	"                      WHERE p.slot_name::text = $1::text) "
+	"        ELSE r.application_name = $2::text END) AS s";
+
+const char pg_sql_replica_lag[] =
+	"SELECT LEAST(GREATEST(pg_catalog.pg_wal_lsn_diff("
+	"  $1::pg_catalog.pg_lsn, pg_catalog.pg_last_wal_replay_lsn()), 0), "
+	"  9223372036854775807)::bigint, "
+	"  (extract(epoch FROM pg_catalog.now() - "
+	"    pg_catalog.pg_last_xact_replay_timestamp()) * 1000)::bigint, "
+	"  pg_catalog.pg_is_wal_replay_paused()";
+
+const char pg_sql_position[] =
+	"SELECT pg_catalog.pg_current_wal_flush_lsn()::text";
+
+/* Bytes behind are at most 2^63 - 1: a position can be 2^64 - 1. */
+const char pg_sql_catch_up[] =
+	"SELECT pg_catalog.pg_last_wal_replay_lsn() IS NULL, "
+	"  pg_catalog.pg_last_wal_replay_lsn() >= $1::pg_catalog.pg_lsn, "
+	"  LEAST(GREATEST(pg_catalog.pg_wal_lsn_diff($1::pg_catalog.pg_lsn, "
+	"    pg_catalog.pg_last_wal_replay_lsn()), 0), "
+	"    9223372036854775807)::bigint";
+
+const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";
+
+void
+pg_sql_promote(char *buf, size_t size, int wait_s)
+{
+	snprintf(buf, size, "SELECT pg_catalog.pg_promote(true, %d)",
+	         wait_s > 0 ? wait_s : 1);
+}
+
+const char pg_sql_slot_name[] =
+	"SELECT pg_catalog.pg_is_in_recovery(), "
+	"  pg_catalog.current_setting('primary_slot_name', true)";
+
+const char pg_sql_slot_state[] =
+	"SELECT active, active_pid FROM pg_catalog.pg_replication_slots "
+	"WHERE slot_name::text = $1::text AND slot_type = 'physical'";
+
+const char pg_sql_slot_drop[] =
+	"SELECT pg_catalog.pg_drop_replication_slot(slot_name) "
+	"FROM pg_catalog.pg_replication_slots "
+	"WHERE slot_name::text = $1::text AND slot_type = 'physical' "
+	"AND NOT active";
+
+/* The next token of synchronous_standby_names at *P into TOK (SIZE
+ * bytes): a name (quoted or not), a number, or one of "(),", with
+ * *QUOTED set for a quoted name.  0 at the end. */
+static int
+pg_ssn_token(const char **p, char *tok, size_t size, int *quoted)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	*quoted = 0;
+	if (*s == '\0')
+		return 0;
+	if (*s == '(' || *s == ')' || *s == ',') {
+		tok[0] = *s;
+		tok[1] = '\0';
+		*p = s + 1;
+		return 1;
+	}
+	if (*s == '"') {
+		*quoted = 1;
+		for (s++; *s != '\0'; s++) {
+			if (*s == '"' && s[1] == '"')
+				s++;
+			else if (*s == '"')
+				break;
+			if (n + 1 < size)
+				tok[n++] = *s;
+		}
+		if (*s == '"')
+			s++;
+	} else {
+		for (; *s != '\0' && strchr(" \t\n\r(),\"", *s) == NULL; s++)
+			if (n + 1 < size)
+				tok[n++] = *s;
+	}
+	tok[n] = '\0';
+	*p = s;
+	return 1;
+}
+
+static int
+pg_all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+int
+pg_sql_sync_listed(const char *names, const char *name)
+{
+	char tok[64][128];
+	int quoted[64], n = 0, first = 0;
+	const char *p = names != NULL ? names : "";
+
+	while (n < 64 && pg_ssn_token(&p, tok[n], sizeof(tok[n]), &quoted[n]))
+		n++;
+	/* "FIRST 2 (…)", "ANY 1 (…)", "2 (…)": syntax, not names. */
+	if (n > 1 && !quoted[0] &&
+	    (strcasecmp(tok[0], "FIRST") == 0 ||
+	     strcasecmp(tok[0], "ANY") == 0) &&
+	    pg_all_digits(tok[1]))
+		first = 1;
+	if (first + 1 < n && pg_all_digits(tok[first]) &&
+	    strcmp(tok[first + 1], "(") == 0)
+		first += 2;
+	for (int i = first; i < n; i++) {
+		if (!quoted[i] &&
+		    (strcmp(tok[i], "(") == 0 || strcmp(tok[i], ")") == 0 ||
+		     strcmp(tok[i], ",") == 0 || tok[i][0] == '\0'))
+			continue;
+		if ((!quoted[i] && strcmp(tok[i], "*") == 0) ||
+		    (name != NULL && strcasecmp(tok[i], name) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+int
+pg_sql_conninfo_value(const char *conninfo, const char *key, char *buf,
+                      size_t size)
+{
+	const char *s = conninfo != NULL ? conninfo : "";
+	size_t klen = strlen(key);
+
+	if (size > 0)
+		buf[0] = '\0';
+	while (*s != '\0') {
+		const char *name;
+		size_t nlen, n = 0;
+		int match;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		name = s;
+		while (*s != '\0' && *s != '=' && *s != ' ' && *s != '\t')
+			s++;
+		nlen = (size_t)(s - name);
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s != '=')
+			return 0; /* not a connection string */
+		s++;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		match = nlen == klen && strncmp(name, key, klen) == 0;
+		if (*s == '\'') {
+			for (s++; *s != '\0' && *s != '\''; s++) {
+				if (*s == '\\' && s[1] != '\0')
+					s++;
+				if (match && n + 1 < size)
+					buf[n++] = *s;
+			}
+			if (*s == '\'')
+				s++;
+		} else {
+			for (; *s != '\0' && *s != ' ' && *s != '\t' &&
+			       *s != '\n';
+			     s++) {
+				if (*s == '\\' && s[1] != '\0')
+					s++;
+				if (match && n + 1 < size)
+					buf[n++] = *s;
+			}
+		}
+		if (match) {
+			if (size > 0)
+				buf[n] = '\0';
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether HOST means "the machine one is on": empty (the default socket),
+ * a socket directory, "localhost", 127.0.0.0/8 or ::1. */
+static int
+pg_host_local(const char *host)
+{
+	return host == NULL || host[0] == '\0' || host[0] == '/' ||
+	       host[0] == '@' || strcasecmp(host, "localhost") == 0 ||
+	       strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	       strcasecmp(host, "localhost.localdomain") == 0;
+}
+
+int
+pg_sql_same_host(const char *sender, const char *replica, const char *primary)
+{
+	/* The replica's "this machine" is reshard's only when reshard
+	 * reaches the replica on its own machine. */
+	if (pg_host_local(sender) && !pg_host_local(replica))
+		sender = replica;
+	if (pg_host_local(sender) || pg_host_local(primary))
+		return pg_host_local(sender) && pg_host_local(primary);
+	return strcasecmp(sender, primary) == 0;
 }

@@ -145,4 +145,148 @@ char *pg_sql_scan_begin(const struct rs_table_def *t, const int *columns,
  * enough). */
 void pg_sql_scan_fetch(char *buf, size_t size, int limit);
 
+/* ---- fence, marker, delete log ----
+ *
+ * PostgreSQL trigger names belong to their table, so reshard's carry no
+ * table name (and are never cut at 63 bytes): the fence is the
+ * statement-level triggers reshard_fence (BEFORE INSERT OR UPDATE OR
+ * DELETE) and reshard_fence_truncate (BEFORE TRUNCATE) on each table, both
+ * calling the plpgsql function reshard_fence(MESSAGE), which raises
+ * SQLSTATE PG_SQL_FENCE_SQLSTATE with MESSAGE as its message and nothing
+ * else.  The triggers are ENABLE ALWAYS, so that a session with
+ * session_replication_role = replica is fenced too.  The delete log of
+ * table T is the table reshard_del_T (backend_delete_log_name) with T's
+ * key columns, the function reshard_del_T() that inserts OLD's key there,
+ * and the row-level triggers reshard_dellog (AFTER DELETE) and
+ * reshard_dellog_u (AFTER UPDATE OF the key columns, when the key
+ * changes) on T, both skipped while reshard.purging is 'on'
+ * (backend_purge_keys sets it, SET LOCAL, in its own transaction).
+ */
+
+/* The SQLSTATE of a write the fence rejects ("RS" is no standard class). */
+#define PG_SQL_FENCE_SQLSTATE "RS001"
+
+/* The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes). */
+#define PG_SQL_NAME_MAX 63
+
+/* Appends TEXT to BUF as one SQL string literal, escaped for the
+ * connection (pg.c: PQescapeLiteral), or returns -1 (out of memory, text
+ * not valid in the connection's encoding) with the reason in WHY. */
+struct pg_sql_literal {
+	int (*fn)(void *ctx, struct rs_strbuf *buf, const char *text, char *why,
+	          size_t why_size);
+	void *ctx;
+};
+
+/* SELECT count(*) FROM "TABLE".  NULL when out of memory. */
+char *pg_sql_count(const char *table);
+
+/* Whether the server is a standby, and which of the tables of $1 (a JSON
+ * array of names) exist: one row per name in order, (in recovery, ordinal,
+ * exists); one row (in recovery, NULL, NULL) for an empty array. */
+extern const char pg_sql_fence_inventory[];
+
+/* CREATE OR REPLACE FUNCTION reshard_fence() … */
+extern const char pg_sql_fence_function[];
+
+/* DROP FUNCTION reshard_fence() when no trigger uses it any more. */
+extern const char pg_sql_fence_function_drop[];
+
+/* The statements that put the fence on TABLE (ON) or take it off, as one
+ * simple-query text, MESSAGE a literal made by LITERAL.  Into *SQL; 0,
+ * RS_ENOMEM, or RS_EQUERY when LITERAL refuses MESSAGE (ERR filled). */
+int pg_sql_fence_table(const char *table, int on, const char *message,
+                       const struct pg_sql_literal *literal, char **sql,
+                       struct rs_err *err);
+
+/* The number of fence triggers on the table named $1 (2: fenced). */
+extern const char pg_sql_fenced[];
+
+/* The marker table, made if missing; its upsert with plan, run_id, state
+ * and epoch as $1 … $4 (updated_at: the server's UTC time); whether it
+ * exists; all its rows (plan, run_id, state, epoch, updated_at). */
+extern const char pg_sql_marker_table[];
+extern const char pg_sql_marker_upsert[];
+extern const char pg_sql_marker_exists[];
+extern const char pg_sql_markers[];
+
+/* The delete log of T on (ON) or off, as one simple-query text (one
+ * implicit transaction).  Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when the
+ * log's name would be longer than PG_SQL_NAME_MAX (ERR filled). */
+int pg_sql_delete_log(const struct rs_table_def *t, int on, char **sql,
+                      struct rs_err *err);
+
+/* The start of purge_keys' transaction. */
+#define PG_SQL_PURGE_BEGIN "BEGIN; SET LOCAL reshard.purging = 'on'"
+
+/* Append BODY to BUF between dollar quotes whose tag BODY does not
+ * hold ($reshard$, $reshard1$, …). */
+void pg_sql_dollar_quote(struct rs_strbuf *buf, const char *body);
+
+/* ---- replication ---- */
+
+/* replica_check on the replica: (0) in recovery, (1) system identifier,
+ * (2) server_version_num, from pg_stat_wal_receiver (3) status,
+ * (4) sender_host, (5) sender_port, (6) slot_name, (7) conninfo, then
+ * (8) the number of its own standbys, (9) them as "app@address, …",
+ * (10) whether a WAL receiver runs.  One row. */
+extern const char pg_sql_replica_facts[];
+
+/* replica_check on the primary, $1 the replica's slot ('' for none), $2
+ * its application_name: (0) in recovery, (1) system identifier,
+ * (2) server_version_num, (3) pg_current_wal_flush_lsn (NULL on a standby),
+ * (4) synchronous_standby_names, then over the walsenders serving the
+ * replica (the slot's, else those of that application_name): (5) how
+ * many, (6) whether one is 'sync' or 'quorum', (7) the largest
+ * replay_lag in ms, (8) an application_name.  One row. */
+extern const char pg_sql_primary_facts[];
+
+/* replica_check on the replica, $1 the primary's flush LSN: (0) bytes of
+ * WAL not replayed yet (at least 0), (1) ms since the last replayed
+ * transaction's commit, (2) whether replay is paused.  One row. */
+extern const char pg_sql_replica_lag[];
+
+/* position: pg_current_wal_flush_lsn() as text. */
+extern const char pg_sql_position[];
+
+/* catch_up on the replica, $1 the position: (0) no replay position at
+ * all (never a standby), (1) replayed up to $1, (2) bytes still to
+ * replay (at least 0). */
+extern const char pg_sql_catch_up[];
+
+/* pg_is_in_recovery(). */
+extern const char pg_sql_in_recovery[];
+
+/* SELECT pg_promote(true, WAIT_S) into BUF (64 bytes are enough). */
+void pg_sql_promote(char *buf, size_t size, int wait_s);
+
+/* release: on the replica (0) in recovery, (1) primary_slot_name; on the
+ * primary, $1 the slot: (0) active, (1) active_pid of that physical
+ * slot, no row when there is none; and its drop when inactive (one row
+ * when dropped). */
+extern const char pg_sql_slot_name[];
+extern const char pg_sql_slot_state[];
+extern const char pg_sql_slot_drop[];
+
+/* Whether the standby called NAME is listed in synchronous_standby_names
+ * NAMES ("a, b", "FIRST 2 (a, \"B c\")", "ANY 1 (*)"): names compare
+ * without regard to case, as the server compares them, and '*' lists
+ * every standby.  1 or 0. */
+int pg_sql_sync_listed(const char *names, const char *name);
+
+/* The value of KEY in the libpq connection string CONNINFO
+ * ("key=value key='quoted \' value'") into BUF.  1 when found, else 0
+ * (BUF empty). */
+int pg_sql_conninfo_value(const char *conninfo, const char *key, char *buf,
+                          size_t size);
+
+/* Whether the host a replica streams from, SENDER as the replica reports
+ * it, is the primary's host PRIMARY as reshard reaches it.  A loopback
+ * address, "localhost" or a socket directory means "this machine": for
+ * SENDER, the replica's (which reshard reaches as REPLICA); for PRIMARY,
+ * reshard's.  Otherwise the names compare without regard to case (no
+ * name is looked up).  1 or 0. */
+int pg_sql_same_host(const char *sender, const char *replica,
+                     const char *primary);
+
 #endif
