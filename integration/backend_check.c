@@ -2976,6 +2976,15 @@ pgx_replica_check(struct rs_backend *p, struct rs_backend *r, int max_lag_ms,
 }
 
 static int
+pgx_downstream_lag(struct rs_backend *b, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_downstream_lag(b, pgx_on_count, x, &x->call.err),
+	             "downstream_lag");
+}
+
+static int
 pgx_position(struct rs_backend *p, struct pgx_call *x)
 {
 	*x = (struct pgx_call){0};
@@ -3350,6 +3359,15 @@ pgx_check_fence(struct rs_backend *pg, struct rs_backend *replica,
 	} else {
 		PGX_CHECK(0, "pg ops: position: %s", x.call.err.message);
 	}
+	/* The primary's own standby is caught up (lag -1 or a few ms);
+	 * nothing streams from the standby. */
+	PGX_CHECK(pgx_downstream_lag(pg, &x) == 0 && x.value >= -1 &&
+	                  x.value < 5000,
+	          "pg ops: downstream_lag of the primary is small (%lld ms)",
+	          (long long)x.value);
+	PGX_CHECK(pgx_downstream_lag(replica, &x) == 0 && x.value == -1,
+	          "pg ops: downstream_lag of the standby is -1 (%lld)",
+	          (long long)x.value);
 	PGX_CHECK(pgx_fence(replica, tables, 2, 1, NULL, &x) == RS_EUSAGE &&
 	                  strstr(x.call.err.message, "standby") != NULL,
 	          "pg ops: a standby refuses a fence of its own (%s)",

@@ -1940,6 +1940,7 @@ enum pg_task_kind {
 	PG_TASK_PROMOTE,
 	PG_TASK_PROMOTED,
 	PG_TASK_RELEASE,
+	PG_TASK_DOWNSTREAM_LAG,
 };
 
 /* What replica_check learns from both servers. */
@@ -2130,6 +2131,7 @@ pg_task_report(struct rs_backend *backend, struct pg_task *t, int status,
 	case PG_TASK_COUNT:
 	case PG_TASK_FENCED:
 	case PG_TASK_PROMOTED:
+	case PG_TASK_DOWNSTREAM_LAG:
 		pg->cb.count(backend, status, err, status == 0 ? t->value : 0,
 		             arg);
 		break;
@@ -2536,6 +2538,9 @@ pg_value_hook(struct pg_task *t, int i, PGresult *result)
 		break;
 	case PG_TASK_PROMOTED:
 		t->value = !pg_bool(result, 0, 0);
+		break;
+	case PG_TASK_DOWNSTREAM_LAG:
+		t->value = pg_number(result, 0, 0, -1);
 		break;
 	default: /* PG_TASK_POSITION */
 		pg_text(result, 0, 0, t->text, sizeof(t->text));
@@ -3325,6 +3330,25 @@ pg_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	return pg_task_launch(t, pg_task_add(t, pg_sql_in_recovery, 0, 0), err);
 }
 
+/* The replay lag of the standbys streaming from BACKEND (see
+ * backend_downstream_lag). */
+static int
+pg_downstream_lag(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                  struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(backend, NULL, PG_TASK_DOWNSTREAM_LAG,
+	                      "reading its standbys' replay lag", &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	t->owner->cb.count = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, pg_sql_downstream_lag, 0, 0),
+	                      err);
+}
+
 static int
 pg_release_hook(struct pg_task *t, int i, PGresult *result)
 {
@@ -3482,6 +3506,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.catch_up = pg_catch_up,
 	.promote = pg_promote,
 	.promoted = pg_promoted,
+	.downstream_lag = pg_downstream_lag,
 	.release = pg_release,
 	.scan_begin = pg_scan_begin,
 	.scan_next = pg_scan_next,

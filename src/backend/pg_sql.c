@@ -771,6 +771,10 @@ const char pg_sql_catch_up[] =
 
 const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";
 
+const char pg_sql_downstream_lag[] =
+	"SELECT coalesce(max((extract(epoch FROM replay_lag) * 1000)::bigint), "
+	"-1) FROM pg_catalog.pg_stat_replication";
+
 void
 pg_sql_promote(char *buf, size_t size, int wait_s)
 {

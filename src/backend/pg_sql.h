@@ -257,6 +257,11 @@ extern const char pg_sql_catch_up[];
 /* pg_is_in_recovery(). */
 extern const char pg_sql_in_recovery[];
 
+/* downstream_lag: the largest replay lag in milliseconds of the standbys
+ * streaming from this server (pg_stat_replication.replay_lag), -1 when
+ * none streams or none lags. */
+extern const char pg_sql_downstream_lag[];
+
 /* SELECT pg_promote(true, WAIT_S) into BUF (64 bytes are enough). */
 void pg_sql_promote(char *buf, size_t size, int wait_s);
 
