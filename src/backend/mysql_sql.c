@@ -151,7 +151,6 @@ my_buf_bound(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 			goto out;
 		}
 	}
-	rc = -1;
 	if (t->n_pk > 1) {
 		mysql_sql_ident(b, t->columns[t->pk[0]].name);
 		strbuf_str(b, lower ? " >= " : " <= ");
