@@ -126,9 +126,13 @@ enum my_txn {
 
 /* One statement sets the session up (backend_connect's contract): UTC for
  * TIMESTAMP values, utf8mb4 text, and a lock timeout short enough that a
- * blocked write is retried rather than stalling a stream. */
+ * blocked write is retried rather than stalling a stream: for row locks
+ * (innodb_lock_wait_timeout) and for metadata locks (lock_wait_timeout, a
+ * year by default), which the fence's and the delete log's DDL waits for
+ * while any transaction that touched the table is open. */
 static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
-				   "SESSION innodb_lock_wait_timeout = 2";
+				   "SESSION innodb_lock_wait_timeout = 2, "
+				   "SESSION lock_wait_timeout = 2";
 
 static const char my_begin_sql[] = "START TRANSACTION";
 static const char my_commit_sql[] = "COMMIT";
