@@ -67,11 +67,11 @@
  * connection ends at once.  Closing the backend during a scan drops the
  * result without reading it (mysql_close does not read it either).
  *
- * count, the fence, the shard marker, the delete log and the
+ * count, the fence, the shard marker, the delete log, purge_keys and the
  * replication operations (replica_check, position, catch_up, promote,
- * promoted) are described where they are defined below.  They run as
- * stepped operations: a step function gets each statement's outcome and
- * chooses the next statement.  replica_check and
+ * promoted) are described where they are defined below.  All but
+ * purge_keys run as stepped operations: a step function gets each
+ * statement's outcome and chooses the next statement.  replica_check and
  * catch_up also run statements on the replica's connection, one after the
  * other with the primary's (see "stepped operations").
  *
@@ -133,6 +133,10 @@ enum my_txn {
 	MY_TXN_DML,      /* e->stmts.v[e->next_stmt - 1] sent */
 	MY_TXN_COMMIT,   /* COMMIT sent */
 	MY_TXN_ROLLBACK, /* ROLLBACK sent after a failure kept in e->err */
+	/* A purge (backend_purge_keys) sets @reshard_purging before its
+	 * transaction and clears it after, also after a failure. */
+	MY_TXN_PURGE_ON,  /* SET @reshard_purging = 1 sent */
+	MY_TXN_PURGE_OFF, /* SET @reshard_purging = NULL sent */
 };
 
 /* Which callback ends a stepped operation. */
@@ -261,6 +265,7 @@ struct my_engine {
 	int next_stmt;                /* the next one to send */
 	int batch_rows;          /* rows or keys in the batch, for messages */
 	enum my_txn txn;         /* where the transaction is */
+	int purging;             /* a delete is a purge (MY_TXN_PURGE_ON …) */
 	char detail[128];        /* appended to error messages, or "" */
 	struct my_steps st;      /* MY_OP_STEPS */
 	struct my_engine *owner; /* MY_OP_PEER: whose statement runs here */
@@ -595,6 +600,7 @@ my_finish(struct my_engine *e, int status)
 	my_free_stmts(e);
 	e->detail[0] = '\0';
 	e->what = NULL;
+	e->purging = 0;
 	e->op = MY_OP_NONE;
 	e->table = NULL;
 	e->rows_result = NULL;
@@ -667,6 +673,12 @@ my_what(const struct my_engine *e)
 	case MY_OP_UPSERT:
 	case MY_OP_DELETE:
 		switch (e->txn) {
+		case MY_TXN_PURGE_ON:
+			return "could not mark the session as purging (SET "
+			       "@reshard_purging) for table";
+		case MY_TXN_PURGE_OFF:
+			return "could not clear @reshard_purging after the "
+			       "purge (its deletes were committed) of table";
 		case MY_TXN_BEGIN:
 			return "could not start a transaction for table";
 		case MY_TXN_COMMIT:
@@ -1000,6 +1012,16 @@ my_in_txn(const struct my_engine *e)
 	       e->op == MY_OP_SCAN_NEXT || e->op == MY_OP_SCAN_END;
 }
 
+/* The purge's transaction is over (committed, or rolled back after a
+ * failure kept in e->status): clear @reshard_purging. */
+static void
+my_purge_off(struct my_engine *e)
+{
+	e->txn = MY_TXN_PURGE_OFF;
+	my_send(e, (char *)mysql_sql_purging_off, strlen(mysql_sql_purging_off),
+	        0);
+}
+
 /* A statement of an upsert's or delete's transaction succeeded: send the
  * next one (START TRANSACTION, the statements in order, COMMIT), or end
  * the operation after COMMIT, or after the ROLLBACK that followed a
@@ -1008,6 +1030,13 @@ static void
 my_write_next(struct my_engine *e)
 {
 	switch (e->txn) {
+	case MY_TXN_PURGE_ON:
+		e->txn = MY_TXN_BEGIN;
+		my_send(e, (char *)my_begin_sql, sizeof(my_begin_sql) - 1, 0);
+		return;
+	case MY_TXN_PURGE_OFF:
+		my_finish(e, e->status);
+		return;
 	case MY_TXN_BEGIN:
 	case MY_TXN_DML:
 		if (e->next_stmt < e->stmts.n) {
@@ -1021,9 +1050,17 @@ my_write_next(struct my_engine *e)
 		my_send(e, (char *)my_commit_sql, sizeof(my_commit_sql) - 1, 0);
 		return;
 	case MY_TXN_COMMIT:
+		if (e->purging) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, 0);
 		return;
 	case MY_TXN_ROLLBACK:
+		if (e->purging) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, e->status);
 		return;
 	}
@@ -1077,7 +1114,27 @@ my_query_failed(struct my_engine *e)
 		my_fail(e, my_what(e));
 		return;
 	}
+	if (e->txn == MY_TXN_PURGE_ON) {
+		my_fail(e, my_what(e)); /* nothing was done yet */
+		return;
+	}
+	if (e->txn == MY_TXN_PURGE_OFF) {
+		/* The first failure is the one to report; a purge that
+		 * worked reports this one.  A SET fails only with its
+		 * connection (lost or timed out), and the variable ends
+		 * with the session. */
+		if (e->status != 0)
+			my_finish(e, e->status);
+		else
+			my_fail(e, my_what(e));
+		return;
+	}
 	if (e->txn == MY_TXN_ROLLBACK) {
+		if (e->purging && e->mysql != NULL &&
+		    !my_errno_is_lost(mysql_errno(e->mysql))) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, e->status);
 		return;
 	}
@@ -1887,10 +1944,10 @@ my_check_rows(struct rs_backend *backend, const struct rs_table_def *t,
 }
 
 /* Start the transaction of an upsert or delete whose statements are in
- * e->stmts. */
+ * e->stmts; a purge (PURGING) sets @reshard_purging first. */
 static int
 my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
-               rs_backend_cb cb, void *arg, struct rs_err *err)
+               int purging, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	if ((e->table_name = strdup(table)) == NULL) {
 		my_free_stmts(e);
@@ -1899,9 +1956,16 @@ my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
 	}
 	e->batch_rows = n;
 	e->next_stmt = 0;
-	e->txn = MY_TXN_BEGIN;
 	e->cb.done = cb;
 	e->arg = arg;
+	e->purging = purging;
+	if (purging) {
+		e->txn = MY_TXN_PURGE_ON;
+		my_begin(e, op, (char *)mysql_sql_purging_on,
+		         strlen(mysql_sql_purging_on), 0);
+		return 0;
+	}
+	e->txn = MY_TXN_BEGIN;
 	my_begin(e, op, (char *)my_begin_sql, sizeof(my_begin_sql) - 1, 0);
 	return 0;
 }
@@ -1911,7 +1975,7 @@ my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
 static int
 my_write(struct rs_backend *backend, enum my_op op,
          const struct rs_table_def *table, const struct rs_rows *rows,
-         rs_backend_cb cb, void *arg, struct rs_err *err)
+         int purging, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
 	int upsert = op == MY_OP_UPSERT;
@@ -1937,7 +2001,8 @@ my_write(struct rs_backend *backend, enum my_op op,
 		my_free_stmts(e);
 		return backend_fail(backend, err, rc, "%s", local.message);
 	}
-	return my_write_start(e, op, table->name, rows->n_rows, cb, arg, err);
+	return my_write_start(e, op, table->name, rows->n_rows, purging, cb,
+	                      arg, err);
 }
 
 /* Upsert ROWS (canonical values, every column in the table's order) into
@@ -1954,7 +2019,7 @@ my_upsert(struct rs_backend *backend, const struct rs_table_def *table,
           const struct rs_rows *rows, rs_backend_cb cb, void *arg,
           struct rs_err *err)
 {
-	return my_write(backend, MY_OP_UPSERT, table, rows, cb, arg, err);
+	return my_write(backend, MY_OP_UPSERT, table, rows, 0, cb, arg, err);
 }
 
 /* Delete the rows of TABLE whose keys are KEYS (canonical values, n_pk a
@@ -1967,7 +2032,22 @@ my_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
                const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                struct rs_err *err)
 {
-	return my_write(backend, MY_OP_DELETE, table, keys, cb, arg, err);
+	return my_write(backend, MY_OP_DELETE, table, keys, 0, cb, arg, err);
+}
+
+/* Delete like my_delete_keys, without recording the deletes in the
+ * table's delete log (see backend_purge_keys): SET @reshard_purging = 1,
+ * the delete's transaction, then SET @reshard_purging = NULL, also after
+ * a failed transaction (a lost connection takes the variable with it).
+ * The log's triggers skip a row while the variable is set, in this
+ * session only: every other writer's deletes are still recorded, and a
+ * failure rolls the deletes back with nothing logged. */
+static int
+my_purge_keys(struct rs_backend *backend, const struct rs_table_def *table,
+              const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	return my_write(backend, MY_OP_DELETE, table, keys, 1, cb, arg, err);
 }
 
 /* ---- the snapshot scan ---------------------------------------------- */
@@ -2884,7 +2964,7 @@ my_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
  * reshard_dellog_t (delete) and reshard_dellog_u_t (an update that
  * changes the key), which INSERT IGNORE OLD's key, in the writer's
  * transaction, unless the session's @reshard_purging is set (a purge's
- * own deletes).  Made with IF NOT EXISTS, one statement
+ * own deletes, my_purge_keys).  Made with IF NOT EXISTS, one statement
  * after the other (DDL commits each); taken down with DROP … IF EXISTS:
  * both repeat without harm.  A half-made log (a table without its
  * triggers) records nothing and is made whole by the next call.
@@ -3583,6 +3663,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.exec = my_exec,
 	.upsert = my_upsert,
 	.delete_keys = my_delete_keys,
+	.purge_keys = my_purge_keys,
 	.count = my_count,
 	.fence = my_fence,
 	.markers = my_markers,
