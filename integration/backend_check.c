@@ -43,6 +43,7 @@
  *      a SQLite key stored otherwise than its canonical form binds back
  *      (text in the BLOB column, a timestamp with a 'T') fails the read
  *      with RS_EKEY naming the table and column.
+ *   8. MariaDB: fence, markers, delete log, replication (check_my_ops).
  *
  * Operations are started and then awaited by running the loop until their
  * callback has run, each bounded by a timer, so that a hanging engine
@@ -2810,6 +2811,800 @@ check_keys(struct engine *engines)
 	grid_free(&want);
 }
 
+/* ==== 8. MariaDB: count, fence, markers, delete log, replication ==== */
+
+/*
+ * check_my_ops (after group 7) and check_my_promote (backend_check
+ * --promote-my, run last by integration/scenario_my_promote.sh: it
+ * destroys the replica pair).  The replica's URL is RESHARD_MY_REPLICA_URL
+ * (integration/servers.sh's env).  Every table here is rs_myops_*; the
+ * group drops them, the markers and the delete logs at its end.
+ */
+
+#define MYOPS_MESSAGE  "writes paused by reshard: run it's-2x, step fence"
+#define MYOPS_PLAN     "myops-2x"
+#define MYOPS_RUN_ID   "0123456789abcdef0123456789abcdef"
+#define MYOPS_LOCK_MS  2000 /* the engine's lock timeout */
+#define MYOPS_SLICE_MS 300  /* catch-up slices */
+
+/* The outcome of one of these operations, with what its callback
+ * returned. */
+struct my_call {
+	struct call call; /* first: the callbacks' ARG */
+	int64_t value;
+	struct rs_marker markers[8];
+	int n_markers;
+	char position[RS_POSITION_SIZE];
+	struct rs_replication state;
+};
+
+static void
+myops_on_count(struct rs_backend *backend, int status, const struct rs_err *err,
+               int64_t value, void *arg)
+{
+	struct my_call *c = arg;
+
+	(void)backend;
+	c->value = value;
+	call_end(&c->call, status, err);
+}
+
+static void
+myops_on_markers(struct rs_backend *backend, int status,
+                 const struct rs_err *err, const struct rs_marker *markers,
+                 int n, void *arg)
+{
+	struct my_call *c = arg;
+
+	(void)backend;
+	c->n_markers = 0;
+	for (int i = 0; status == 0 && i < n && i < 8; i++)
+		c->markers[c->n_markers++] = markers[i];
+	call_end(&c->call, status, err);
+}
+
+static void
+myops_on_position(struct rs_backend *backend, int status,
+                  const struct rs_err *err, const char *position, void *arg)
+{
+	struct my_call *c = arg;
+
+	(void)backend;
+	if (status == 0)
+		snprintf(c->position, sizeof(c->position), "%s", position);
+	call_end(&c->call, status, err);
+}
+
+static void
+myops_on_replication(struct rs_backend *backend, int status,
+                     const struct rs_err *err,
+                     const struct rs_replication *state, void *arg)
+{
+	struct my_call *c = arg;
+
+	(void)backend;
+	if (status == 0)
+		c->state = *state;
+	call_end(&c->call, status, err);
+}
+
+static int
+myops_count(struct rs_backend *b, const char *table, int64_t *n,
+            struct rs_err *err)
+{
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_count(b, table, myops_on_count, &c, &c.call.err),
+	               "count");
+
+	*n = c.value;
+	*err = c.call.err;
+	return rc;
+}
+
+static int
+myops_fence(struct rs_backend *b, const char *const *tables, int n, int on,
+            const struct rs_marker *marker, struct rs_err *err)
+{
+	struct call c = {0};
+	int rc = await(&c,
+	               backend_fence(b, tables, n, MYOPS_MESSAGE, on, marker,
+	                             on_done, &c, &c.err),
+	               "fence");
+
+	*err = c.err;
+	return rc;
+}
+
+/* Whether TABLE is fenced on B: 1, 0, or -1 after a "not ok" line. */
+static int
+myops_fenced(struct rs_backend *b, const char *table)
+{
+	struct my_call c = {0};
+
+	if (await(&c.call,
+	          backend_fenced(b, table, myops_on_count, &c, &c.call.err),
+	          "fenced") != 0) {
+		check(0, "%s: fenced %s: %s", b->shard, table,
+		      c.call.err.message);
+		return -1;
+	}
+	return c.value != 0;
+}
+
+static int
+myops_markers(struct rs_backend *b, struct my_call *c)
+{
+	memset(c, 0, sizeof(*c));
+	return await(&c->call,
+	             backend_markers(b, myops_on_markers, c, &c->call.err),
+	             "markers");
+}
+
+static int
+myops_mark(struct rs_backend *b, const struct rs_marker *marker,
+           struct rs_err *err)
+{
+	struct call c = {0};
+	int rc =
+		await(&c, backend_mark(b, marker, on_done, &c, &c.err), "mark");
+
+	*err = c.err;
+	return rc;
+}
+
+static int
+myops_delete_log(struct rs_backend *b, const struct rs_table_def *t, int on,
+                 struct rs_err *err)
+{
+	struct call c = {0};
+	int rc = await(&c, backend_delete_log(b, t, on, on_done, &c, &c.err),
+	               "delete_log");
+
+	*err = c.err;
+	return rc;
+}
+
+static int
+myops_purge(struct rs_backend *b, const struct rs_table_def *t,
+            const struct rs_rows *keys, struct rs_err *err)
+{
+	struct call c = {0};
+	int rc = await(&c, backend_purge_keys(b, t, keys, on_done, &c, &c.err),
+	               "purge_keys");
+
+	*err = c.err;
+	return rc;
+}
+
+static int
+myops_replica_check(struct rs_backend *p, struct rs_backend *r, int lag_ms,
+                    struct rs_err *err)
+{
+	struct call c = {0};
+	int rc = await(&c,
+	               backend_replica_check(p, r, lag_ms, on_done, &c, &c.err),
+	               "replica_check");
+
+	*err = c.err;
+	return rc;
+}
+
+static int
+myops_position(struct rs_backend *p, char *position, struct rs_err *err)
+{
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_position(p, myops_on_position, &c, &c.call.err),
+	               "position");
+
+	snprintf(position, RS_POSITION_SIZE, "%s", c.position);
+	*err = c.call.err;
+	return rc;
+}
+
+static int
+myops_catch_up(struct rs_backend *p, struct rs_backend *r, const char *pos,
+               int slice_ms, struct rs_replication *state, struct rs_err *err)
+{
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_catch_up(p, r, pos, slice_ms,
+	                                myops_on_replication, &c, &c.call.err),
+	               "catch_up");
+
+	*state = c.state;
+	*err = c.call.err;
+	return rc;
+}
+
+/* Bring R to P's position now, in slices, for at most 20 s.  Returns 0,
+ * or -1 after a "not ok" line. */
+static int
+myops_sync(struct rs_backend *p, struct rs_backend *r, const char *what)
+{
+	char position[RS_POSITION_SIZE];
+	struct rs_replication state = {0};
+	struct rs_err err;
+	int rc = myops_position(p, position, &err);
+
+	for (int i = 0; rc == 0 && !state.reached && i < 20000 / MYOPS_SLICE_MS;
+	     i++)
+		rc = myops_catch_up(p, r, position, MYOPS_SLICE_MS, &state,
+		                    &err);
+	if (rc != 0 || !state.reached) {
+		check(0, "%s: replica reaches %s: %s", what, position,
+		      rc != 0 ? err.message : "not within 20 s");
+		return -1;
+	}
+	return 0;
+}
+
+/* The rows of TABLE on B, canonical, "a|b;c|d" in key order (to free),
+ * or NULL after a "not ok" line. */
+static char *
+myops_rows(struct rs_backend *b, const char *table)
+{
+	struct rs_table_def *def = NULL;
+	struct snapshot snap = {0};
+	size_t cap = 1, len = 0;
+	char *text;
+
+	if (read_table(b, table, &def, &snap) != 0) {
+		backend_table_free(def);
+		return NULL;
+	}
+	for (int r = 0; r < snap.canon.n_rows; r++)
+		for (int c = 0; c < snap.canon.n_cols; c++)
+			cap += grid_row(&snap.canon, r)[c].len + 2;
+	text = xcalloc(cap, 1);
+	for (int r = 0; r < snap.canon.n_rows; r++)
+		for (int c = 0; c < snap.canon.n_cols; c++) {
+			const struct cell *cell = &grid_row(&snap.canon, r)[c];
+
+			if (r > 0 && c == 0)
+				text[len++] = ';';
+			else if (c > 0)
+				text[len++] = '|';
+			memcpy(text + len, cell->text != NULL ? cell->text : "",
+			       cell->len);
+			len += cell->len;
+		}
+	snapshot_free(&snap);
+	backend_table_free(def);
+	return text;
+}
+
+/* Check that the rows of TABLE on B are WANT ("a|b;c|d"). */
+static void
+myops_rows_are(struct rs_backend *b, const char *table, const char *want,
+               const char *what)
+{
+	char *got = myops_rows(b, table);
+
+	if (got != NULL)
+		check(strcmp(got, want) == 0,
+		      "%s: %s holds \"%s\" (got \"%s\")", what, table, want,
+		      got);
+	free(got);
+}
+
+/* Fill MARKER. */
+static void
+myops_marker(struct rs_marker *m, const char *plan, const char *state,
+             int64_t epoch)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->plan, sizeof(m->plan), "%s", plan);
+	snprintf(m->run_id, sizeof(m->run_id), "%s", MYOPS_RUN_ID);
+	snprintf(m->state, sizeof(m->state), "%s", state);
+	m->epoch = epoch;
+}
+
+/* The marker of PLAN in C, or NULL. */
+static const struct rs_marker *
+myops_find(const struct my_call *c, const char *plan)
+{
+	for (int i = 0; i < c->n_markers; i++)
+		if (strcmp(c->markers[i].plan, plan) == 0)
+			return &c->markers[i];
+	return NULL;
+}
+
+/* Whether AT is "YYYY-MM-DD HH:MM:SS" within 10 minutes of now, UTC. */
+static int
+myops_recent_utc(const char *at)
+{
+	struct tm tm = {0};
+	time_t t;
+	const char *end = strptime(at, "%Y-%m-%d %H:%M:%S", &tm);
+
+	if (end == NULL || *end != '\0' || strlen(at) != 19)
+		return 0;
+	t = timegm(&tm);
+	return t > time(NULL) - 600 && t < time(NULL) + 600;
+}
+
+/* A write on B that the fence must reject with exactly MYOPS_MESSAGE. */
+static void
+myops_rejected(struct rs_backend *b, const char *sql, const char *what)
+{
+	const char *want = ": " MYOPS_MESSAGE " (MariaDB error 1644, SQLSTATE "
+			   "45000)";
+	struct rs_err err;
+	int rc = run_sql(b, sql, &err);
+
+	check(rc == RS_EQUERY && err.server_errno == 1644 &&
+	              strstr(err.message, want) != NULL,
+	      "my: fenced, %s is rejected with the fence's message (%d, %s)",
+	      what, rc, rc != 0 ? err.message : "it worked");
+}
+
+/* count, and the fence with its marker (on the primary P, seen on the
+ * replica R): writes rejected with exactly the message, an application's
+ * own trigger kept, idempotent both ways. */
+static void
+myops_check_fence(struct rs_backend *p, struct rs_backend *r,
+                  struct rs_backend *app)
+{
+	const char *tables[] = {"rs_myops_t", "rs_myops_u"};
+	struct rs_marker marker;
+	struct my_call c;
+	struct rs_err err;
+	int64_t n = -1;
+	int rc;
+
+	rc = myops_count(p, "rs_myops_t", &n, &err);
+	check(rc == 0 && n == 5,
+	      "my: count rs_myops_t is 5 (%d, %" PRId64 "%s%s)", rc, n,
+	      rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+	rc = myops_count(p, "rs_myops_missing", &n, &err);
+	check(rc == RS_ESCHEMA, "my: count of a missing table: RS_ESCHEMA (%d)",
+	      rc);
+	diag("%s", err.message);
+
+	myops_marker(&marker, MYOPS_PLAN, "fenced", 0);
+	rc = myops_fence(p, tables, 2, 1, &marker, &err);
+	if (!check_status(rc, &err, "my: fence on rs_myops_t, rs_myops_u"))
+		return;
+	check(myops_fenced(p, "rs_myops_t") == 1 &&
+	              myops_fenced(p, "rs_myops_u") == 1,
+	      "my: both tables are fenced");
+	check(myops_fenced(p, "rs_myops_free") == 0,
+	      "my: a table not in the list is not");
+	check_status(myops_fence(p, tables, 2, 1, &marker, &err), &err,
+	             "my: fence on again (idempotent)");
+	myops_rejected(app, "INSERT INTO rs_myops_t VALUES (9, 'nine')",
+	               "INSERT");
+	myops_rejected(app, "UPDATE rs_myops_t SET v = 'x' WHERE id = 1",
+	               "UPDATE");
+	myops_rejected(app, "DELETE FROM rs_myops_t WHERE id = 2", "DELETE");
+	myops_rejected(app, "INSERT INTO rs_myops_u VALUES (9)",
+	               "INSERT into the second table");
+	rc = myops_count(p, "rs_myops_t", &n, &err);
+	check(rc == 0 && n == 5,
+	      "my: fenced, rs_myops_t still has 5 rows (%" PRId64 ")", n);
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
+	              strcmp(myops_find(&c, MYOPS_PLAN)->state, "fenced") == 0,
+	      "my: the fence wrote the marker (state fenced)");
+
+	if (myops_sync(p, r, "my: fence") == 0) {
+		check(myops_fenced(r, "rs_myops_t") == 1 &&
+		              myops_fenced(r, "rs_myops_u") == 1,
+		      "my: the fence's triggers reached the replica");
+		rc = myops_markers(r, &c);
+		check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL,
+		      "my: and so did the marker");
+	}
+
+	myops_marker(&marker, MYOPS_PLAN, "aborted", 0);
+	rc = myops_fence(p, tables, 2, 0, &marker, &err);
+	check_status(rc, &err, "my: fence off");
+	check(myops_fenced(p, "rs_myops_t") == 0 &&
+	              myops_fenced(p, "rs_myops_u") == 0,
+	      "my: no table is fenced");
+	check_status(myops_fence(p, tables, 2, 0, NULL, &err), &err,
+	             "my: fence off again (idempotent)");
+	rc = run_sql(app, "INSERT INTO rs_myops_t VALUES (6, 'six')", &err);
+	check_status(rc, &err, "my: unfenced, an INSERT works");
+	myops_rows_are(p, "rs_myops_t",
+	               "1|ONE;2|TWO;3|THREE;4|FOUR;5|FIVE;6|SIX",
+	               "my: the application's own BEFORE INSERT trigger "
+	               "stayed and still works");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
+	              strcmp(myops_find(&c, MYOPS_PLAN)->state, "aborted") == 0,
+	      "my: the marker says aborted");
+}
+
+/* Markers: none without the table, then a round trip. */
+static void
+myops_check_markers(struct rs_backend *p)
+{
+	struct rs_marker a, b;
+	const struct rs_marker *got;
+	struct my_call c;
+	struct rs_err err;
+	int rc;
+
+	if (setup_sql(p, "DROP TABLE IF EXISTS reshard_marker") != 0)
+		return;
+	rc = myops_markers(p, &c);
+	check(rc == 0 && c.n_markers == 0,
+	      "my: no marker table: no markers (%d, %d)", rc, c.n_markers);
+	myops_marker(&a, MYOPS_PLAN, "published", 7);
+	myops_marker(&b, "other-plan", "done", 9000000000LL);
+	rc = myops_mark(p, &a, &err);
+	check_status(rc, &err, "my: mark makes the table and the marker");
+	check_status(myops_mark(p, &b, &err), &err, "my: mark a second plan");
+	myops_marker(&a, MYOPS_PLAN, "purged", 8);
+	check_status(myops_mark(p, &a, &err), &err,
+	             "my: mark again replaces the plan's marker");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && c.n_markers == 2, "my: two markers (%d, %d)", rc,
+	      c.n_markers);
+	got = myops_find(&c, MYOPS_PLAN);
+	check(got != NULL && strcmp(got->run_id, MYOPS_RUN_ID) == 0 &&
+	              strcmp(got->state, "purged") == 0 && got->epoch == 8,
+	      "my: marker %s round trip (run id, state purged, epoch 8)",
+	      MYOPS_PLAN);
+	check(got != NULL && myops_recent_utc(got->updated_at),
+	      "my: updated_at is the server's UTC time, YYYY-MM-DD HH:MM:SS "
+	      "(%s)",
+	      got != NULL ? got->updated_at : "none");
+	got = myops_find(&c, "other-plan");
+	check(got != NULL && got->epoch == 9000000000LL &&
+	              strcmp(got->state, "done") == 0,
+	      "my: marker other-plan round trip (epoch 9000000000)");
+}
+
+/* The delete log of rs_myops_log (key (k varchar, n int)): an
+ * application's deletes and key-changing updates are logged, a purge's
+ * deletes are not, and the session is plain again after a purge, also
+ * after a failed one. */
+static void
+myops_check_delete_log(struct rs_backend *p, struct rs_backend *app)
+{
+	const char *fenced[] = {"rs_myops_log"};
+	const char *log = "reshard_del_rs_myops_log";
+	struct rs_table_def *t = NULL;
+	const struct rs_value purge_b[2] = {{"b", 1}, {"2", 1}};
+	const struct rs_value purge_c[2] = {{"c", 1}, {"3", 1}};
+	const struct rs_value delete_d[2] = {{"d", 1}, {"4", 1}};
+	struct rs_rows keys = {1, 2, purge_b};
+	struct rs_err err;
+	int64_t n;
+	int rc;
+
+	if (describe(p, "rs_myops_log", &t, &err) != 0) {
+		check(0, "my: describe rs_myops_log: %s", err.message);
+		return;
+	}
+	rc = myops_delete_log(p, t, 1, &err);
+	if (!check_status(rc, &err, "my: delete log on"))
+		goto out;
+	check_status(myops_delete_log(p, t, 1, &err), &err,
+	             "my: delete log on again (idempotent)");
+	myops_rows_are(p, log, "", "my: a new delete log");
+	setup_sql(app, "DELETE FROM rs_myops_log WHERE n = 1");
+	setup_sql(app, "UPDATE rs_myops_log SET v = 'changed' WHERE n = 5");
+	setup_sql(app, "UPDATE rs_myops_log SET k = 'E' WHERE n = 5");
+	myops_rows_are(p, log, "a|1;e|5",
+	               "my: an application's delete and key change (e to E, "
+	               "equal in the collation) are logged, a value change "
+	               "is not");
+	rc = myops_purge(p, t, &keys, &err);
+	check_status(rc, &err, "my: purge_keys of (b, 2)");
+	myops_rows_are(p, log, "a|1;e|5", "my: purge's delete is not logged");
+	keys.values = delete_d;
+	rc = delete_keys(p, t, &keys, &err);
+	check_status(rc, &err, "my: delete_keys of (d, 4) after the purge");
+	myops_rows_are(p, log, "a|1;d|4;e|5",
+	               "my: the session is plain again: delete_keys is logged");
+	/* A purge that fails (the table fenced) leaves the session plain. */
+	keys.values = purge_c;
+	if (myops_fence(p, fenced, 1, 1, NULL, &err) == 0) {
+		rc = myops_purge(p, t, &keys, &err);
+		check(rc == RS_EQUERY && err.server_errno == 1644,
+		      "my: purge_keys on a fenced table fails (%d)", rc);
+		myops_fence(p, fenced, 1, 0, NULL, &err);
+		rc = delete_keys(p, t, &keys, &err);
+		check_status(rc, &err,
+		             "my: delete_keys of (c, 3) after the "
+		             "failed purge");
+		myops_rows_are(p, log, "a|1;c|3;d|4;e|5", "my: ... is logged");
+	}
+	rc = myops_count(p, "rs_myops_log", &n, &err);
+	check(rc == 0 && n == 1,
+	      "my: one row left in rs_myops_log (%" PRId64 ")", n);
+	check_status(myops_delete_log(p, t, 0, &err), &err,
+	             "my: delete log off");
+	rc = myops_count(p, log, &n, &err);
+	check(rc == RS_ESCHEMA, "my: the log's table is gone (%d)", rc);
+	setup_sql(app, "DELETE FROM rs_myops_log");
+	check_status(myops_delete_log(p, t, 0, &err), &err,
+	             "my: delete log off again (idempotent), deletes "
+	             "without a log work");
+out:
+	backend_table_free(t);
+}
+
+/* A metadata lock another connection holds (an open transaction that
+ * read rs_myops_t) makes the fence fail within about the lock timeout,
+ * RS_EQUERY, retryable, saying so; the table fenced before it in the
+ * same call is unfenced again (all or nothing). */
+static void
+myops_check_lock(struct rs_backend *p, struct rs_backend *app)
+{
+	const char *tables[] = {"rs_myops_free", "rs_myops_t"};
+	struct rs_marker marker;
+	struct my_call c;
+	struct rs_err err;
+	uint64_t started, elapsed;
+	int rc;
+
+	if (setup_sql(app, "START TRANSACTION") != 0 ||
+	    setup_sql(app, "SELECT COUNT(*) FROM rs_myops_t") != 0)
+		return;
+	myops_marker(&marker, "lock-plan", "fenced", 0);
+	started = uv_hrtime();
+	rc = myops_fence(p, tables, 2, 1, &marker, &err);
+	elapsed = (uv_hrtime() - started) / 1000000;
+	check(rc == RS_EQUERY && err.retryable && err.server_errno == 1205,
+	      "my: fence behind a metadata lock: RS_EQUERY, retryable, error "
+	      "1205 (%d, %d, %d)",
+	      rc, err.retryable, err.server_errno);
+	check(elapsed + 100 >= MYOPS_LOCK_MS && elapsed < 2 * MYOPS_LOCK_MS,
+	      "my: ... after about the lock timeout (%" PRIu64 " ms)", elapsed);
+	check(strstr(err.message, "a long transaction holds the table") !=
+	                      NULL &&
+	              strstr(err.message, "rs_myops_t") != NULL,
+	      "my: ... saying a long transaction holds rs_myops_t");
+	diag("%s", err.message);
+	check(myops_fenced(p, "rs_myops_free") == 0,
+	      "my: the table fenced before it in the call is not any more");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, "lock-plan") == NULL,
+	      "my: and no marker was written");
+	setup_sql(app, "ROLLBACK");
+	rc = myops_fence(p, tables, 2, 1, NULL, &err);
+	check_status(rc, &err,
+	             "my: with the transaction ended, the fence "
+	             "goes up");
+	check_status(myops_fence(p, tables, 2, 0, NULL, &err), &err,
+	             "my: and down");
+}
+
+/* Check that replica_check(P, R) refuses with RS_EUSAGE naming both
+ * shards and saying NEEDLE. */
+static void
+myops_refused(struct rs_backend *p, struct rs_backend *r, const char *needle,
+              const char *what)
+{
+	struct rs_err err;
+	int rc = myops_replica_check(p, r, 60000, &err);
+
+	check(rc == RS_EUSAGE && strstr(err.message, p->shard) != NULL &&
+	              strstr(err.message, r->shard) != NULL &&
+	              strstr(err.message, needle) != NULL,
+	      "my: replica_check refuses %s: RS_EUSAGE naming %s and %s, "
+	      "\"%s\" (%d)",
+	      what, p->shard, r->shard, needle, rc);
+	diag("%s", err.message);
+}
+
+/* replica_check on the real pair, on a wrong port, on stopped
+ * replication; position and catch-up. */
+static void
+myops_check_replication(struct rs_backend *p, struct rs_backend *r,
+                        const char *replica_url)
+{
+	struct rs_backend *wrong = NULL;
+	char position[RS_POSITION_SIZE], ahead[RS_POSITION_SIZE + 32];
+	struct rs_replication state;
+	struct rs_err err;
+	uint64_t started, elapsed;
+	unsigned long long domain, server, seq;
+	int rc;
+
+	check_status(myops_replica_check(p, r, 60000, &err), &err,
+	             "my: replica_check passes on the real pair");
+	/* The replica's own URL as "the primary": another port. */
+	rc = open_backend("my-not-primary", replica_url, CHECK_CONNECT_MS,
+	                  &wrong, &err);
+	if (check_status(rc, &err, "my: connect my-not-primary"))
+		myops_refused(wrong, r, "but the primary's URL says",
+		              "a primary on another port");
+	close_backend(wrong);
+
+	if (setup_sql(r, "STOP SLAVE SQL_THREAD") == 0) {
+		myops_refused(p, r, "Slave_SQL_Running: No",
+		              "stopped replication");
+		setup_sql(r, "START SLAVE SQL_THREAD");
+	}
+	check_status(myops_replica_check(p, r, 60000, &err), &err,
+	             "my: replica_check passes again once it replicates");
+
+	setup_sql(p, "INSERT INTO rs_myops_u VALUES (100)");
+	rc = myops_position(p, position, &err);
+	check(rc == 0 && sscanf(position, "%llu-%llu-%llu", &domain, &server,
+	                        &seq) == 3,
+	      "my: position is a GTID (%s)", rc == 0 ? position : err.message);
+	if (rc != 0)
+		return;
+	rc = myops_sync(p, r, "my: catch-up");
+	check(rc == 0, "my: catch_up reaches %s", position);
+	myops_rows_are(r, "rs_myops_u", "1;100",
+	               "my: caught up, the replica has the row");
+	/* A position 1000 transactions ahead is not reached: one slice. */
+	snprintf(ahead, sizeof(ahead), "%llu-%llu-%llu", domain, server,
+	         seq + 1000);
+	started = uv_hrtime();
+	rc = myops_catch_up(p, r, ahead, MYOPS_SLICE_MS, &state, &err);
+	elapsed = (uv_hrtime() - started) / 1000000;
+	check(rc == 0 && !state.reached && state.behind == 1000 &&
+	              strcmp(state.unit, "transactions") == 0,
+	      "my: a position 1000 transactions ahead: not reached, 1000 "
+	      "transactions behind (%d, %d, %" PRId64 ")",
+	      rc, state.reached, state.behind);
+	check(elapsed + 50 >= MYOPS_SLICE_MS && elapsed < 5 * MYOPS_SLICE_MS,
+	      "my: ... after one slice of %d ms (%" PRIu64 " ms)",
+	      MYOPS_SLICE_MS, elapsed);
+	rc = myops_catch_up(p, r, "not a GTID", 0, &state, &err);
+	check(rc == RS_EQUERY && strstr(err.message, r->shard) != NULL,
+	      "my: a malformed position fails on the replica, naming it (%d)",
+	      rc);
+	diag("%s", err.message);
+}
+
+/* Group 8: count, fence, markers, delete log, replica_check, position,
+ * catch_up on MariaDB (promotion: check_my_promote). */
+static void
+check_my_ops(struct engine *engine)
+{
+	const char *replica_url = getenv("RESHARD_MY_REPLICA_URL");
+	struct rs_backend *p = engine->backend, *r = NULL, *app = NULL;
+	struct rs_err err;
+	int rc;
+
+	if (!check(replica_url != NULL, "my: RESHARD_MY_REPLICA_URL is set"))
+		return;
+	rc = open_backend("my-replica", replica_url, CHECK_CONNECT_MS, &r,
+	                  &err);
+	if (rc == 0)
+		rc = open_backend("my-app", engine->url, CHECK_CONNECT_MS, &app,
+		                  &err);
+	if (!check_status(rc, &err, "my: connections for the MariaDB ops"))
+		goto out;
+	if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, rs_myops_u, "
+	                 "rs_myops_free, rs_myops_log, "
+	                 "reshard_del_rs_myops_log, reshard_marker") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_t (id int PRIMARY KEY, "
+	                 "v varchar(20))") != 0 ||
+	    setup_sql(p, "CREATE TRIGGER rs_myops_app BEFORE INSERT ON "
+	                 "rs_myops_t FOR EACH ROW SET NEW.v = UPPER(NEW.v)") !=
+	            0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_t VALUES (1, 'one'), "
+	                 "(2, 'two'), (3, 'three'), (4, 'four'), "
+	                 "(5, 'five')") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_u (id int PRIMARY KEY)") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_u VALUES (1)") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_free (id int PRIMARY KEY)") !=
+	            0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_log (k varchar(10) NOT NULL, "
+	                 "n int NOT NULL, v varchar(20), PRIMARY KEY (k, n)) "
+	                 "DEFAULT CHARSET=utf8mb4 "
+	                 "COLLATE=utf8mb4_general_ci") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_log VALUES ('a', 1, 'x'), "
+	                 "('b', 2, 'x'), ('c', 3, 'x'), ('d', 4, 'x'), "
+	                 "('e', 5, 'x')") != 0)
+		goto out;
+	myops_check_fence(p, r, app);
+	myops_check_markers(p);
+	myops_check_delete_log(p, app);
+	myops_check_lock(p, app);
+	myops_check_replication(p, r, replica_url);
+out:
+	if (app != NULL)
+		setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, rs_myops_u, "
+		             "rs_myops_free, rs_myops_log, "
+		             "reshard_del_rs_myops_log, reshard_marker");
+	close_backend(app);
+	close_backend(r);
+}
+
+/* backend_promoted on R: 1, 0, or -1 after a "not ok" line. */
+static int
+myops_promoted(struct rs_backend *r)
+{
+	struct my_call c = {0};
+
+	if (await(&c.call, backend_promoted(r, myops_on_count, &c, &c.call.err),
+	          "promoted") != 0) {
+		check(0, "my: promoted: %s", c.call.err.message);
+		return -1;
+	}
+	return c.value != 0;
+}
+
+/* backend_promote on R, checked as WHAT. */
+static void
+myops_promote(struct rs_backend *r, const char *what)
+{
+	struct call done = {0};
+	int rc = await(&done, backend_promote(r, on_done, &done, &done.err),
+	               "promote");
+
+	check_status(rc, &done.err, "%s", what);
+}
+
+/* backend_check --promote-my: promote the MariaDB replica of
+ * RESHARD_MY_PRIMARY_URL / RESHARD_MY_REPLICA_URL, after it caught up
+ * with a last write; promoted says so before and after; a promotion
+ * repeats without harm; the promoted server takes writes and is no
+ * replica any more.  Destroys the pair: run last, then start it again. */
+static int
+check_my_promote(void)
+{
+	const char *primary_url = getenv("RESHARD_MY_PRIMARY_URL");
+	const char *replica_url = getenv("RESHARD_MY_REPLICA_URL");
+	struct rs_backend *p = NULL, *r = NULL;
+	struct rs_err err;
+	int rc;
+
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+	if (!check(primary_url != NULL && replica_url != NULL,
+	           "RESHARD_MY_PRIMARY_URL and RESHARD_MY_REPLICA_URL are set"))
+		goto out;
+	rc = open_backend("my", primary_url, CHECK_CONNECT_MS, &p, &err);
+	if (rc == 0)
+		rc = open_backend("my-replica", replica_url, CHECK_CONNECT_MS,
+		                  &r, &err);
+	if (!check_status(rc, &err, "my: connect primary and replica"))
+		goto out;
+	if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_p (id int PRIMARY KEY)") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_p VALUES (1)") != 0 ||
+	    myops_sync(p, r, "my: promote") != 0)
+		goto out;
+	/* Read-only, as replicas often are: promotion makes it writable. */
+	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
+		goto out;
+	check(myops_promoted(r) == 0, "my: a replicating replica is not "
+	                              "promoted");
+	myops_promote(r, "my: promote");
+	check(myops_promoted(r) == 1,
+	      "my: promoted: no replication left, read_only off");
+	/* Half promoted (read-only still): promoted says no, and a second
+	 * promotion finishes it. */
+	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
+		goto out;
+	check(myops_promoted(r) == 0, "my: a read-only server is not promoted");
+	myops_promote(r, "my: promote again (idempotent)");
+	check(myops_promoted(r) == 1, "my: promoted again");
+	check_status(run_sql(r, "INSERT INTO rs_myops_p VALUES (2)", &err),
+	             &err, "my: the promoted server takes a write");
+	myops_rows_are(r, "rs_myops_p", "1;2", "my: promoted");
+	myops_rows_are(p, "rs_myops_p", "1",
+	               "my: the write stays on the promoted server");
+	myops_refused(p, r, "does not replicate at all", "a promoted replica");
+out:
+	if (p != NULL)
+		setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p");
+	close_backend(r);
+	close_backend(p);
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly");
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}
+
+/* ==== end of group 8 ==== */
+
 /* ---- main ---- */
 
 int
@@ -2824,6 +3619,8 @@ main(int argc, char **argv)
 	FILE *file;
 	int all_connected = 1, rc;
 
+	if (argc == 2 && strcmp(argv[1], "--promote-my") == 0)
+		return check_my_promote();
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s URL_PG URL_MY SQLITE_DIR\n",
 		        argv[0]);
@@ -2867,6 +3664,7 @@ main(int argc, char **argv)
 		check_deadline_my(&engines[ENG_MY]);
 		check_deadline_sqlite(&engines[ENG_LITE]);
 		check_keys(engines);
+		check_my_ops(&engines[ENG_MY]);
 	}
 
 	for (int i = 0; i < N_ENGINES; i++) {
