@@ -3573,6 +3573,8 @@ my_promoted_step(struct my_engine *e, int status, MYSQL_RES *res)
 	MYSQL_ROW row;
 
 	if (status != 0) {
+		my_grant_hint(&e->st.err, "reading whether a replica is "
+		                          "promoted needs SLAVE MONITOR on it");
 		my_step_fail(e, status);
 		return;
 	}
