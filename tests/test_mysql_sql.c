@@ -10,7 +10,12 @@
  * the packing of rows into statements of at most MYSQL_SQL_STMT_BYTES (a
  * statement exactly at the limit, one byte over it split in two, a row
  * longer than the limit alone in its statement) and of keys into DELETEs
- * of at most MYSQL_SQL_DELETE_KEYS.
+ * of at most MYSQL_SQL_DELETE_KEYS.  Then the statements of count, the
+ * fence (its triggers, the query of those that exist), the shard marker,
+ * the delete log (its table, both triggers) and catch-up, escaped both
+ * ways; names counted in characters; GTID lists compared domain by
+ * domain; and every refusal of mysql_sql_replica_verdict, each naming
+ * both shards and its fix.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -789,6 +794,377 @@ test_scan(void **state)
 	strbuf_clear(&b);
 }
 
+/* ---- count, the fence, the marker, the delete log ---- */
+
+static void
+test_name_fits(void **state)
+{
+	char name[300];
+
+	(void)state;
+	memset(name, 'a', 64);
+	name[64] = '\0';
+	assert_true(mysql_sql_name_fits(name));
+	name[64] = 'a';
+	name[65] = '\0';
+	assert_false(mysql_sql_name_fits(name));
+	/* Characters, not bytes: 64 two-byte characters fit. */
+	for (int i = 0; i < 64; i++)
+		memcpy(name + 2 * i, "\xc3\xa9", 2);
+	name[128] = '\0';
+	assert_true(mysql_sql_name_fits(name));
+	memcpy(name + 128, "\xc3\xa9", 3);
+	assert_false(mysql_sql_name_fits(name));
+}
+
+static void
+test_count(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	mysql_sql_count(&b, "or`ders");
+	assert_string_equal(b.text, "SELECT COUNT(*) FROM `or``ders`");
+	strbuf_clear(&b);
+}
+
+static void
+test_fence(void **state)
+{
+	const char *tables[] = {"or`ders", "it'em"};
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	(void)state;
+	mysql_sql_fence_trigger(name, sizeof(name), 0, "or`ders");
+	assert_string_equal(name, "reshard_fence_INSERT_or`ders");
+	mysql_sql_fence_trigger(name, sizeof(name), 2, "t");
+	assert_string_equal(name, "reshard_fence_DELETE_t");
+
+	assert_int_equal(mysql_sql_fence_existing(&b, &esc, tables, 2), 0);
+	assert_string_equal(
+		b.text,
+		"SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
+		"EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = "
+		"'or`ders' AND TRIGGER_NAME IN "
+		"('reshard_fence_INSERT_or`ders', "
+		"'reshard_fence_UPDATE_or`ders', "
+		"'reshard_fence_DELETE_or`ders') UNION ALL "
+		"SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
+		"EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = "
+		"'it\\'em' AND TRIGGER_NAME IN "
+		"('reshard_fence_INSERT_it\\'em', "
+		"'reshard_fence_UPDATE_it\\'em', "
+		"'reshard_fence_DELETE_it\\'em')");
+	b.len = 0;
+
+	assert_int_equal(mysql_sql_fence_create(&b, &esc, 1, "or`ders",
+	                                        "run 'x\\2x', step fence"),
+	                 0);
+	assert_string_equal(b.text,
+	                    "CREATE TRIGGER IF NOT EXISTS "
+	                    "`reshard_fence_UPDATE_or``ders` BEFORE UPDATE ON "
+	                    "`or``ders` FOR EACH ROW SIGNAL SQLSTATE '45000' "
+	                    "SET MESSAGE_TEXT = 'run \\'x\\\\2x\\', step "
+	                    "fence'");
+	b.len = 0;
+	/* Under NO_BACKSLASH_ESCAPES the driver only doubles quotes. */
+	{
+		struct mysql_sql_escape doubling = {doubling_escape, NULL};
+
+		assert_int_equal(
+			mysql_sql_fence_create(&b, &doubling, 0, "t", "it's\\"),
+			0);
+		assert_string_equal(b.text,
+		                    "CREATE TRIGGER IF NOT EXISTS "
+		                    "`reshard_fence_INSERT_t` BEFORE INSERT ON "
+		                    "`t` FOR EACH ROW SIGNAL SQLSTATE '45000' "
+		                    "SET MESSAGE_TEXT = 'it''s\\'");
+		b.len = 0;
+	}
+	mysql_sql_drop_trigger(&b, "reshard_fence_DELETE_or`ders");
+	assert_string_equal(b.text, "DROP TRIGGER IF EXISTS "
+	                            "`reshard_fence_DELETE_or``ders`");
+	b.len = 0;
+	{
+		struct mysql_sql_escape refusing = {refusing_escape, NULL};
+
+		assert_int_equal(
+			mysql_sql_fence_create(&b, &refusing, 0, "t", "m"), -1);
+		assert_false(b.failed);
+		b.len = 0;
+		assert_int_equal(
+			mysql_sql_fence_existing(&b, &refusing, tables, 1), -1);
+	}
+	strbuf_clear(&b);
+}
+
+static void
+test_marker(void **state)
+{
+	struct rs_marker m = {"or'ders-2x", "0123abcd", "fenced", -42, ""};
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(mysql_sql_mark(&b, &esc, &m), 0);
+	assert_string_equal(
+		b.text,
+		"INSERT INTO `reshard_marker` (`plan`, `run_id`, `state`, "
+		"`epoch`, `updated_at`) VALUES ('or\\'ders-2x', '0123abcd', "
+		"'fenced', -42, UTC_TIMESTAMP()) ON DUPLICATE KEY UPDATE "
+		"`run_id` = VALUES(`run_id`), `state` = VALUES(`state`), "
+		"`epoch` = VALUES(`epoch`), `updated_at` = "
+		"VALUES(`updated_at`)");
+	assert_string_equal(
+		mysql_sql_marker_table,
+		"CREATE TABLE IF NOT EXISTS `reshard_marker` (`plan` "
+		"varchar(127) NOT NULL, `run_id` varchar(39) NOT NULL, `state` "
+		"varchar(15) NOT NULL, `epoch` bigint NOT NULL, `updated_at` "
+		"datetime NOT NULL, PRIMARY KEY (`plan`)) "
+		"DEFAULT CHARSET=utf8mb4");
+	assert_string_equal(mysql_sql_markers,
+	                    "SELECT `plan`, `run_id`, `state`, `epoch`, "
+	                    "`updated_at` FROM `reshard_marker` ORDER BY "
+	                    "`plan`");
+	strbuf_clear(&b);
+}
+
+static void
+test_delete_log(void **state)
+{
+	const char *keys[] = {"re`gion", "id"};
+	const char *types[] = {"varchar(10)", "bigint(20) unsigned"};
+	const char *collations[] = {"utf8mb4_bin", NULL};
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	(void)state;
+	mysql_sql_log_trigger_name(name, sizeof(name), "or`ders", 0);
+	assert_string_equal(name, "reshard_dellog_or`ders");
+	mysql_sql_log_trigger_name(name, sizeof(name), "or`ders", 1);
+	assert_string_equal(name, "reshard_dellog_u_or`ders");
+
+	assert_int_equal(mysql_sql_log_columns(&b, &esc, "it'em"), 0);
+	assert_string_equal(b.text,
+	                    "SELECT COLUMN_NAME, COLUMN_TYPE, COLLATION_NAME "
+	                    "FROM information_schema.COLUMNS WHERE "
+	                    "TABLE_SCHEMA = DATABASE() AND TABLE_NAME = "
+	                    "'it\\'em' ORDER BY ORDINAL_POSITION");
+	b.len = 0;
+	mysql_sql_log_table(&b, "reshard_del_or`ders", keys, types, collations,
+	                    2);
+	assert_string_equal(b.text,
+	                    "CREATE TABLE IF NOT EXISTS "
+	                    "`reshard_del_or``ders` (`re``gion` varchar(10) "
+	                    "COLLATE utf8mb4_bin NOT NULL, `id` bigint(20) "
+	                    "unsigned NOT NULL, PRIMARY KEY (`re``gion`, "
+	                    "`id`))");
+	b.len = 0;
+	mysql_sql_log_trigger(&b, "or`ders", "reshard_del_or`ders", keys, 2, 0);
+	assert_string_equal(b.text,
+	                    "CREATE TRIGGER IF NOT EXISTS "
+	                    "`reshard_dellog_or``ders` AFTER DELETE ON "
+	                    "`or``ders` FOR EACH ROW IF @reshard_purging IS "
+	                    "NULL THEN INSERT IGNORE INTO "
+	                    "`reshard_del_or``ders` (`re``gion`, `id`) "
+	                    "VALUES (OLD.`re``gion`, OLD.`id`); END IF");
+	b.len = 0;
+	mysql_sql_log_trigger(&b, "or`ders", "reshard_del_or`ders", keys, 2, 1);
+	assert_string_equal(
+		b.text,
+		"CREATE TRIGGER IF NOT EXISTS `reshard_dellog_u_or``ders` "
+		"AFTER UPDATE ON `or``ders` FOR EACH ROW IF @reshard_purging "
+		"IS NULL AND NOT (CAST(OLD.`re``gion` AS BINARY) <=> "
+		"CAST(NEW.`re``gion` AS BINARY) AND CAST(OLD.`id` AS BINARY) "
+		"<=> CAST(NEW.`id` AS BINARY)) THEN INSERT IGNORE INTO "
+		"`reshard_del_or``ders` (`re``gion`, `id`) VALUES "
+		"(OLD.`re``gion`, OLD.`id`); END IF");
+	assert_string_equal(mysql_sql_purging_on, "SET @reshard_purging = 1");
+	assert_string_equal(mysql_sql_purging_off,
+	                    "SET @reshard_purging = NULL");
+	strbuf_clear(&b);
+}
+
+/* ---- replication ---- */
+
+static void
+test_gtid_wait(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(mysql_sql_gtid_wait(&b, &esc, "0-1-42,1-2-7", 500), 0);
+	assert_string_equal(b.text,
+	                    "SELECT MASTER_GTID_WAIT('0-1-42,1-2-7', 0.500)");
+	b.len = 0;
+	assert_int_equal(mysql_sql_gtid_wait(&b, &esc, "", 0), 0);
+	assert_string_equal(b.text, "SELECT MASTER_GTID_WAIT('', 0.000)");
+	b.len = 0;
+	assert_int_equal(mysql_sql_gtid_wait(&b, &esc, "x'y", 61234), 0);
+	assert_string_equal(b.text, "SELECT MASTER_GTID_WAIT('x\\'y', 61.234)");
+	b.len = 0;
+	assert_int_equal(mysql_sql_gtid_wait(&b, &esc, "0-1-1", -5), 0);
+	assert_string_equal(b.text, "SELECT MASTER_GTID_WAIT('0-1-1', 0.000)");
+	strbuf_clear(&b);
+	assert_string_equal(mysql_sql_position, "SELECT @@gtid_binlog_pos");
+	assert_string_equal(mysql_sql_slave_pos, "SELECT @@gtid_slave_pos");
+	assert_string_equal(mysql_sql_promote[0], "STOP SLAVE");
+	assert_string_equal(mysql_sql_promote[1], "RESET SLAVE ALL");
+	assert_string_equal(mysql_sql_promote[2], "SET GLOBAL read_only = 0");
+}
+
+static void
+test_gtid_behind(void **state)
+{
+	(void)state;
+	assert_int_equal(mysql_sql_gtid_behind("0-1-100", "0-1-100"), 0);
+	assert_int_equal(mysql_sql_gtid_behind("0-1-100", "0-1-90"), 10);
+	assert_int_equal(mysql_sql_gtid_behind("0-1-90", "0-1-100"), 0);
+	/* Domains count apart; the server id is not part of the order. */
+	assert_int_equal(mysql_sql_gtid_behind("0-1-100,1-2-50", "0-1-100"),
+	                 50);
+	assert_int_equal(
+		mysql_sql_gtid_behind("0-1-100,1-2-50", "1-2-45, 0-3-99"), 6);
+	assert_int_equal(mysql_sql_gtid_behind("0-1-100", ""), 100);
+	assert_int_equal(mysql_sql_gtid_behind("", "0-1-5"), 0);
+	assert_int_equal(mysql_sql_gtid_behind("", ""), 0);
+	assert_int_equal(mysql_sql_gtid_behind("not a gtid", "0-1-5"), -1);
+	assert_int_equal(mysql_sql_gtid_behind("0-1-5", "0-1"), -1);
+	assert_int_equal(mysql_sql_gtid_behind("0-1-5x", "0-1-1"), -1);
+	assert_int_equal(
+		mysql_sql_gtid_behind("0-1-99999999999999999999", "0-1-1"), -1);
+	assert_int_equal(mysql_sql_gtid_behind(NULL, "0-1-1"), -1);
+}
+
+/* A replica that may be promoted: every refusal below changes one
+ * thing. */
+static void
+good_replica(struct mysql_sql_replica *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->primary = "p1";
+	r->primary_url = "mysql://u:****@10.0.0.1:3307/app";
+	r->replica = "p1-replica";
+	r->replica_url = "mysql://u:****@10.0.0.2/app";
+	r->host = "10.0.0.1";
+	r->port = 3307;
+	r->max_lag_ms = 30000;
+	r->primary_id = 1;
+	r->n_sources = 1;
+	strcpy(r->io_running, "Yes");
+	strcpy(r->sql_running, "Yes");
+	strcpy(r->master_host, "10.0.0.1");
+	r->master_port = 3307;
+	r->master_id = 1;
+	strcpy(r->using_gtid, "Slave_Pos");
+	r->behind_s = 30;
+	r->replica_id = 2;
+}
+
+/* Check that R is refused with a message naming both shards and holding
+ * every one of the NEEDLES (NULL-terminated). */
+static void
+refused(const struct mysql_sql_replica *r, ...)
+{
+	char reason[900];
+	const char *needle;
+	va_list ap;
+
+	assert_int_equal(mysql_sql_replica_verdict(r, reason, sizeof(reason)),
+	                 1);
+	assert_non_null(strstr(reason, "replica p1-replica "));
+	assert_non_null(strstr(reason, "primary p1"));
+	va_start(ap, r);
+	while ((needle = va_arg(ap, const char *)) != NULL) {
+		if (strstr(reason, needle) == NULL)
+			fail_msg("\"%s\" lacks \"%s\"", reason, needle);
+	}
+	va_end(ap);
+}
+
+static void
+test_replica_verdict(void **state)
+{
+	struct mysql_sql_replica r;
+	char reason[900];
+
+	(void)state;
+	good_replica(&r);
+	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
+	                 0);
+	/* A socket or option-file primary: no host to compare. */
+	r.host = NULL;
+	strcpy(r.master_host, "db1.example");
+	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
+	                 0);
+	/* The host's case does not matter; port 0 is 3306. */
+	good_replica(&r);
+	r.host = "DB1.example";
+	r.port = 0;
+	strcpy(r.master_host, "db1.EXAMPLE");
+	r.master_port = 3306;
+	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
+	                 0);
+
+	good_replica(&r);
+	r.n_sources = 0;
+	refused(&r, "does not replicate at all", "CHANGE MASTER TO",
+	        "MASTER_HOST = '10.0.0.1', MASTER_PORT = 3307", NULL);
+	good_replica(&r);
+	r.n_sources = 2;
+	refused(&r, "2 connections", "RESET SLAVE 'name' ALL", NULL);
+	good_replica(&r);
+	strcpy(r.connection, "east");
+	refused(&r, "'east'", NULL);
+	good_replica(&r);
+	strcpy(r.io_running, "Connecting");
+	strcpy(r.last_error, "error connecting to master");
+	refused(&r, "Slave_IO_Running: Connecting, Slave_SQL_Running: Yes",
+	        "last error: error connecting to master", "START SLAVE", NULL);
+	good_replica(&r);
+	strcpy(r.sql_running, "No");
+	refused(&r, "Slave_SQL_Running: No", NULL);
+	good_replica(&r);
+	r.master_port = 3306;
+	refused(&r, "streams from 10.0.0.1:3306",
+	        "the primary's URL says 10.0.0.1:3307", "MASTER_PORT = 3307",
+	        NULL);
+	good_replica(&r);
+	strcpy(r.master_host, "10.0.0.9");
+	refused(&r, "streams from 10.0.0.9:3307",
+	        "the primary's URL says 10.0.0.1:3307", NULL);
+	good_replica(&r);
+	strcpy(r.using_gtid, "No");
+	refused(&r, "Using_Gtid: No", "MASTER_USE_GTID = slave_pos", NULL);
+	good_replica(&r);
+	r.replica_id = 1;
+	refused(&r, "the primary's server_id 1", "server_id of its own", NULL);
+	good_replica(&r);
+	r.master_id = 7;
+	refused(&r, "server_id 7 (Master_Server_Id)", "has server_id 1", NULL);
+	good_replica(&r);
+	r.behind_s = -1;
+	refused(&r, "Seconds_Behind_Master is NULL", NULL);
+	good_replica(&r);
+	r.behind_s = 31;
+	refused(&r, "31 s behind", "the 30 s allowed",
+	        "options.max_replica_lag_seconds", NULL);
+	good_replica(&r);
+	r.max_lag_ms = 1500;
+	r.behind_s = 2;
+	refused(&r, "the 1500 ms allowed", NULL);
+	good_replica(&r);
+	r.n_replicas = 2;
+	strcpy(r.first_replica, "server_id 3 at 10.0.0.3:3306");
+	refused(&r, "2 replicas of its own",
+	        "SHOW SLAVE HOSTS: server_id 3 at 10.0.0.3:3306",
+	        "point them at the primary", NULL);
+	good_replica(&r);
+	r.semi_sync = 1;
+	refused(&r, "rpl_semi_sync_master_enabled = ON",
+	        "SET GLOBAL rpl_semi_sync_master_enabled = OFF", NULL);
+}
+
 int
 main(void)
 {
@@ -815,6 +1191,14 @@ main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_json_checks),
 		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_name_fits),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_fence),
+		cmocka_unit_test(test_marker),
+		cmocka_unit_test(test_delete_log),
+		cmocka_unit_test(test_gtid_wait),
+		cmocka_unit_test(test_gtid_behind),
+		cmocka_unit_test(test_replica_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

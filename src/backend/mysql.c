@@ -67,6 +67,14 @@
  * connection ends at once.  Closing the backend during a scan drops the
  * result without reading it (mysql_close does not read it either).
  *
+ * count, the fence, the shard marker, the delete log, purge_keys and the
+ * replication operations (replica_check, position, catch_up, promote,
+ * promoted) are described where they are defined below.  All but
+ * purge_keys run as stepped operations: a step function gets each
+ * statement's outcome and chooses the next statement.  replica_check and
+ * catch_up also run statements on the replica's connection, one after the
+ * other with the primary's (see "stepped operations").
+ *
  * Values reach SQL only as literals escaped by mysql_real_escape_string
  * on the connection (or as validated numbers, 1/0 for booleans, X'hex'
  * for bytes); identifiers are quoted with backticks, doubled inside
@@ -113,6 +121,9 @@ enum my_op {
 	MY_OP_SCAN_BEGIN, /* START … CONSISTENT SNAPSHOT, SELECT (use_result) */
 	MY_OP_SCAN_NEXT, /* fetch rows of the scan's result */
 	MY_OP_SCAN_END,  /* free the result (reading what is left), COMMIT */
+	MY_OP_STEPS,     /* a stepped operation (struct my_steps) */
+	MY_OP_PEER,      /* one statement of another engine's stepped
+	                    operation, on this connection (e->owner) */
 	MY_OP_CLOSE,
 };
 
@@ -122,13 +133,76 @@ enum my_txn {
 	MY_TXN_DML,      /* e->stmts.v[e->next_stmt - 1] sent */
 	MY_TXN_COMMIT,   /* COMMIT sent */
 	MY_TXN_ROLLBACK, /* ROLLBACK sent after a failure kept in e->err */
+	/* A purge (backend_purge_keys) sets @reshard_purging before its
+	 * transaction and clears it after, also after a failure. */
+	MY_TXN_PURGE_ON,  /* SET @reshard_purging = 1 sent */
+	MY_TXN_PURGE_OFF, /* SET @reshard_purging = NULL sent */
+};
+
+/* Which callback ends a stepped operation. */
+enum my_reply {
+	MY_REPLY_DONE,        /* rs_backend_cb */
+	MY_REPLY_COUNT,       /* rs_count_cb with st.value */
+	MY_REPLY_MARKERS,     /* rs_markers_cb with st.markers */
+	MY_REPLY_POSITION,    /* rs_position_cb with st.position */
+	MY_REPLY_REPLICATION, /* rs_replication_cb with st.replication */
+};
+
+struct my_engine;
+
+/* The next move of a stepped operation, given the outcome of its last
+ * statement: STATUS 0 with its first result RES (NULL for a statement
+ * without rows; freed after the call), or the statement's RS_E… code
+ * with the error in e->st.err. */
+typedef void (*my_step_fn)(struct my_engine *e, int status, MYSQL_RES *res);
+
+/*
+ * A stepped operation: count, fence, markers, mark, delete_log, fenced
+ * and the replication operations are short programs of statements, each
+ * chosen from the outcome of the one before (a trigger that existed
+ * already is not made again, a missing marker table is made, a failed
+ * fence is taken down again).  STEP gets every outcome and sends the next
+ * statement (my_step_send) or ends the operation (my_step_end).  Whatever
+ * the operation owns is here, moved out of the engine whole when it ends.
+ */
+struct my_steps {
+	my_step_fn step;
+	enum my_reply reply;
+	struct rs_err err;      /* the last statement's failure */
+	struct my_engine *peer; /* the other backend's engine, held busy */
+	int stage;              /* where STEP is; its own enum */
+	int index;              /* the statement of the stage */
+	int64_t value;          /* count, fenced, promoted */
+	char **names;           /* fence: the tables; delete log: the key
+	                           columns; all copies */
+	int n_names;
+	char *text;  /* fence: the message; delete log: the table;
+	                catch-up: the position */
+	int on;      /* fence, delete log: on or off */
+	int marking; /* fence, mark: a marker to write */
+	struct rs_marker marker;
+	unsigned char *made; /* fence: per trigger, 1 made by this call, 2
+	                        there before */
+	struct rs_err cause; /* fence: the failure being undone */
+	int undo_failed;     /* fence: a trigger could not be dropped again */
+	struct rs_marker *markers; /* markers: the rows */
+	int n_markers;
+	char position[RS_POSITION_SIZE];   /* position */
+	struct rs_replication replication; /* catch-up */
+	int wait_ms;                       /* catch-up: the slice */
+	struct mysql_sql_replica *facts;   /* replica_check */
 };
 
 /* One statement sets the session up (backend_connect's contract): UTC for
  * TIMESTAMP values, utf8mb4 text, and a lock timeout short enough that a
- * blocked write is retried rather than stalling a stream. */
+ * blocked write is retried rather than stalling a stream: for row locks
+ * (innodb_lock_wait_timeout) and for metadata locks (lock_wait_timeout, a
+ * year by default), which the fence's and the delete log's DDL waits for
+ * while any transaction that touched the table is open. */
+#define MY_LOCK_TIMEOUT_S 2 /* the 2 s of both, for messages */
 static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
-				   "SESSION innodb_lock_wait_timeout = 2";
+				   "SESSION innodb_lock_wait_timeout = 2, "
+				   "SESSION lock_wait_timeout = 2";
 
 static const char my_begin_sql[] = "START TRANSACTION";
 static const char my_commit_sql[] = "COMMIT";
@@ -167,10 +241,14 @@ struct my_engine {
 	MYSQL_RES *result;
 
 	/* The running operation. */
-	union {
+	union my_cb {
 		rs_backend_cb done; /* connect, exec */
 		rs_describe_cb describe;
 		rs_rows_cb rows;
+		rs_count_cb count;
+		rs_markers_cb markers;
+		rs_position_cb position;
+		rs_replication_cb replication;
 	} cb;
 	void *arg;
 	char *sql; /* the statement being sent */
@@ -185,9 +263,15 @@ struct my_engine {
 	int n_cols;                 /* read: values per row */
 	struct mysql_sql_stmts stmts; /* upsert, delete, scan: the statements */
 	int next_stmt;                /* the next one to send */
-	int batch_rows;   /* rows or keys in the batch, for messages */
-	enum my_txn txn;  /* where the transaction is */
-	char detail[128]; /* appended to error messages, or "" */
+	int batch_rows;          /* rows or keys in the batch, for messages */
+	enum my_txn txn;         /* where the transaction is */
+	int purging;             /* a delete is a purge (MY_TXN_PURGE_ON …) */
+	char detail[128];        /* appended to error messages, or "" */
+	struct my_steps st;      /* MY_OP_STEPS */
+	struct my_engine *owner; /* MY_OP_PEER: whose statement runs here */
+	const char *what;        /* MY_OP_STEPS, MY_OP_PEER: what the
+	                            statement in flight does, for its error */
+	char what_buf[MYSQL_SQL_NAME_SIZE + 128]; /* room to build one */
 
 	/* The snapshot scan: open from a successful scan_begin to the end of
 	 * scan_end, or to a failed scan_begin or scan_next. */
@@ -253,12 +337,12 @@ my_errno_is_lost(unsigned int en)
 	}
 }
 
-/* Fill e->err with the library's error for the running operation, WHAT
+/* Fill OUT with the library's error for the running operation, WHAT
  * saying what was being done, and return the code: RS_ECONNECT for
  * connect and for a lost connection, else RS_EQUERY.  SQLSTATE, errno and
  * retryable are set after backend_fail, which resets them. */
 static int
-my_error(struct my_engine *e, const char *what)
+my_error_to(struct my_engine *e, const char *what, struct rs_err *out)
 {
 	struct rs_backend *backend = e->backend;
 	unsigned int en = e->mysql != NULL ? mysql_errno(e->mysql) : 0;
@@ -277,30 +361,35 @@ my_error(struct my_engine *e, const char *what)
 		what = named;
 	}
 	if (e->timed_out && e->op == MY_OP_CONNECT)
-		backend_fail(backend, &e->err, code,
+		backend_fail(backend, out, code,
 		             "could not connect within %d ms", e->timeout_ms);
 	else if (e->timed_out)
-		code = backend_fail_deadline(backend, &e->err, what,
-		                             e->op_bound_ms,
+		code = backend_fail_deadline(backend, out, what, e->op_bound_ms,
 		                             "the connection was closed");
 	else if (e->uv_error != 0)
 		backend_fail(
-			backend, &e->err, code,
+			backend, out, code,
 			"%s: cannot watch the connection's socket (%s): %s",
 			what, uv_strerror(e->uv_error), message);
 	else
-		backend_fail(backend, &e->err, code,
+		backend_fail(backend, out, code,
 		             "%s: %s%s (MariaDB error %u, SQLSTATE %s)", what,
 		             lost && e->op != MY_OP_CONNECT
 		                     ? "the connection was lost: "
 		                     : "",
 		             message, en, sqlstate);
 	if (sqlstate != NULL)
-		snprintf(e->err.sqlstate, sizeof(e->err.sqlstate), "%s",
-		         sqlstate);
-	e->err.server_errno = (int)en;
-	e->err.retryable = rs_err_retryable(sqlstate, (int)en);
+		snprintf(out->sqlstate, sizeof(out->sqlstate), "%s", sqlstate);
+	out->server_errno = (int)en;
+	out->retryable = rs_err_retryable(sqlstate, (int)en);
 	return code;
+}
+
+/* my_error_to into e->err. */
+static int
+my_error(struct my_engine *e, const char *what)
+{
+	return my_error_to(e, what, &e->err);
 }
 
 /* ---- ending an operation -------------------------------------------- */
@@ -403,6 +492,51 @@ my_free_stmts(struct my_engine *e)
 	e->next_stmt = 0;
 }
 
+/* Free what a stepped operation owns and empty ST. */
+static void
+my_steps_free(struct my_steps *st)
+{
+	for (int i = 0; i < st->n_names; i++)
+		free(st->names[i]);
+	free(st->names);
+	free(st->text);
+	free(st->made);
+	free(st->markers);
+	free(st->facts);
+	*st = (struct my_steps){0};
+}
+
+/* Call the callback of the stepped operation ST (taken out of the engine)
+ * with STATUS and ERR (NULL when STATUS is 0), and what ST found. */
+static void
+my_steps_reply(struct rs_backend *backend, const struct my_steps *st,
+               const union my_cb *cb, int status, const struct rs_err *err,
+               void *arg)
+{
+	int ok = status == 0;
+
+	switch (st->reply) {
+	case MY_REPLY_DONE:
+		cb->done(backend, status, err, arg);
+		break;
+	case MY_REPLY_COUNT:
+		cb->count(backend, status, err, ok ? st->value : 0, arg);
+		break;
+	case MY_REPLY_MARKERS:
+		cb->markers(backend, status, err, ok ? st->markers : NULL,
+		            ok ? st->n_markers : 0, arg);
+		break;
+	case MY_REPLY_POSITION:
+		cb->position(backend, status, err, ok ? st->position : NULL,
+		             arg);
+		break;
+	case MY_REPLY_REPLICATION:
+		cb->replication(backend, status, err,
+		                ok ? &st->replication : NULL, arg);
+		break;
+	}
+}
+
 /* End the running operation with STATUS (0, or a code whose message is in
  * e->err) and call its callback.  Everything the callback might disturb
  * is taken out of the engine first: the callback may start the next
@@ -422,6 +556,8 @@ my_finish(struct my_engine *e, int status)
 	rs_backend_cb done = e->cb.done;
 	rs_describe_cb describe = e->cb.describe;
 	rs_rows_cb rows_cb = e->cb.rows;
+	union my_cb cb = e->cb;
+	struct my_steps st = {0};
 	struct rs_value *scan_vals = NULL;
 	char *scan_text = NULL;
 
@@ -448,6 +584,14 @@ my_finish(struct my_engine *e, int status)
 	}
 	if (status == 0 && op == MY_OP_CONNECT)
 		e->connected = 1;
+	if (op == MY_OP_STEPS) {
+		/* Its results leave the engine, and the peer is free again:
+		 * the callback may start the next operation on either. */
+		st = e->st;
+		e->st = (struct my_steps){0};
+		if (st.peer != NULL)
+			st.peer->backend->busy = 0;
+	}
 	if (status != 0) {
 		err = e->err;
 		backend_table_free(table);
@@ -455,6 +599,8 @@ my_finish(struct my_engine *e, int status)
 	}
 	my_free_stmts(e);
 	e->detail[0] = '\0';
+	e->what = NULL;
+	e->purging = 0;
 	e->op = MY_OP_NONE;
 	e->table = NULL;
 	e->rows_result = NULL;
@@ -481,9 +627,14 @@ my_finish(struct my_engine *e, int status)
 		rows_cb(backend, status, status != 0 ? &err : NULL,
 		        status != 0 ? NULL : &rows, arg);
 		break;
+	case MY_OP_STEPS:
+		my_steps_reply(backend, &st, &cb, status,
+		               status != 0 ? &err : NULL, arg);
+		break;
 	default:
 		break;
 	}
+	my_steps_free(&st);
 	free(scan_vals);
 	free(scan_text);
 	free(values);
@@ -516,9 +667,18 @@ my_what(const struct my_engine *e)
 		return "could not scan table";
 	case MY_OP_SCAN_END:
 		return "could not end the scan of table";
+	case MY_OP_STEPS:
+	case MY_OP_PEER:
+		return e->what != NULL ? e->what : "statement failed";
 	case MY_OP_UPSERT:
 	case MY_OP_DELETE:
 		switch (e->txn) {
+		case MY_TXN_PURGE_ON:
+			return "could not mark the session as purging (SET "
+			       "@reshard_purging) for table";
+		case MY_TXN_PURGE_OFF:
+			return "could not clear @reshard_purging after the "
+			       "purge (its deletes were committed) of table";
 		case MY_TXN_BEGIN:
 			return "could not start a transaction for table";
 		case MY_TXN_COMMIT:
@@ -852,6 +1012,16 @@ my_in_txn(const struct my_engine *e)
 	       e->op == MY_OP_SCAN_NEXT || e->op == MY_OP_SCAN_END;
 }
 
+/* The purge's transaction is over (committed, or rolled back after a
+ * failure kept in e->status): clear @reshard_purging. */
+static void
+my_purge_off(struct my_engine *e)
+{
+	e->txn = MY_TXN_PURGE_OFF;
+	my_send(e, (char *)mysql_sql_purging_off, strlen(mysql_sql_purging_off),
+	        0);
+}
+
 /* A statement of an upsert's or delete's transaction succeeded: send the
  * next one (START TRANSACTION, the statements in order, COMMIT), or end
  * the operation after COMMIT, or after the ROLLBACK that followed a
@@ -860,6 +1030,13 @@ static void
 my_write_next(struct my_engine *e)
 {
 	switch (e->txn) {
+	case MY_TXN_PURGE_ON:
+		e->txn = MY_TXN_BEGIN;
+		my_send(e, (char *)my_begin_sql, sizeof(my_begin_sql) - 1, 0);
+		return;
+	case MY_TXN_PURGE_OFF:
+		my_finish(e, e->status);
+		return;
 	case MY_TXN_BEGIN:
 	case MY_TXN_DML:
 		if (e->next_stmt < e->stmts.n) {
@@ -873,12 +1050,29 @@ my_write_next(struct my_engine *e)
 		my_send(e, (char *)my_commit_sql, sizeof(my_commit_sql) - 1, 0);
 		return;
 	case MY_TXN_COMMIT:
+		if (e->purging) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, 0);
 		return;
 	case MY_TXN_ROLLBACK:
+		if (e->purging) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, e->status);
 		return;
 	}
+}
+
+static void my_step_result(struct my_engine *e, int status);
+
+/* Whether the running operation is stepped, or one statement of one. */
+static int
+my_is_stepped(const struct my_engine *e)
+{
+	return e->op == MY_OP_STEPS || e->op == MY_OP_PEER;
 }
 
 /* The statement sent last has no more results: end the operation, or
@@ -887,7 +1081,9 @@ static void
 my_statement_done(struct my_engine *e)
 {
 	my_free_sql(e);
-	if (my_in_txn(e))
+	if (my_is_stepped(e))
+		my_step_result(e, 0);
+	else if (my_in_txn(e))
 		my_write_next(e);
 	else
 		my_finish(e, e->status);
@@ -905,11 +1101,40 @@ my_query_failed(struct my_engine *e)
 	int code;
 
 	my_free_sql(e);
+	if (my_is_stepped(e)) {
+		/* The step decides; a peer's error goes to its owner. */
+		code = my_error_to(e, my_what(e),
+		                   e->op == MY_OP_STEPS ? &e->st.err : &e->err);
+		mysql_free_result(e->rows_result);
+		e->rows_result = NULL;
+		my_step_result(e, code);
+		return;
+	}
 	if (!my_in_txn(e)) {
 		my_fail(e, my_what(e));
 		return;
 	}
+	if (e->txn == MY_TXN_PURGE_ON) {
+		my_fail(e, my_what(e)); /* nothing was done yet */
+		return;
+	}
+	if (e->txn == MY_TXN_PURGE_OFF) {
+		/* The first failure is the one to report; a purge that
+		 * worked reports this one.  A SET fails only with its
+		 * connection (lost or timed out), and the variable ends
+		 * with the session. */
+		if (e->status != 0)
+			my_finish(e, e->status);
+		else
+			my_fail(e, my_what(e));
+		return;
+	}
 	if (e->txn == MY_TXN_ROLLBACK) {
+		if (e->purging && e->mysql != NULL &&
+		    !my_errno_is_lost(mysql_errno(e->mysql))) {
+			my_purge_off(e);
+			return;
+		}
 		my_finish(e, e->status);
 		return;
 	}
@@ -949,7 +1174,8 @@ my_take_result(struct my_engine *e, MYSQL_RES *res)
 		e->result_seen = 1;
 		if (e->op == MY_OP_DESCRIBE && res != NULL) {
 			e->status = my_take_describe(e, res);
-		} else if (e->op == MY_OP_READ && res != NULL) {
+		} else if ((e->op == MY_OP_READ || my_is_stepped(e)) &&
+		           res != NULL) {
 			e->rows_result = res;
 			res = NULL;
 		}
@@ -1718,10 +1944,10 @@ my_check_rows(struct rs_backend *backend, const struct rs_table_def *t,
 }
 
 /* Start the transaction of an upsert or delete whose statements are in
- * e->stmts. */
+ * e->stmts; a purge (PURGING) sets @reshard_purging first. */
 static int
 my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
-               rs_backend_cb cb, void *arg, struct rs_err *err)
+               int purging, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	if ((e->table_name = strdup(table)) == NULL) {
 		my_free_stmts(e);
@@ -1730,9 +1956,16 @@ my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
 	}
 	e->batch_rows = n;
 	e->next_stmt = 0;
-	e->txn = MY_TXN_BEGIN;
 	e->cb.done = cb;
 	e->arg = arg;
+	e->purging = purging;
+	if (purging) {
+		e->txn = MY_TXN_PURGE_ON;
+		my_begin(e, op, (char *)mysql_sql_purging_on,
+		         strlen(mysql_sql_purging_on), 0);
+		return 0;
+	}
+	e->txn = MY_TXN_BEGIN;
 	my_begin(e, op, (char *)my_begin_sql, sizeof(my_begin_sql) - 1, 0);
 	return 0;
 }
@@ -1742,7 +1975,7 @@ my_write_start(struct my_engine *e, enum my_op op, const char *table, int n,
 static int
 my_write(struct rs_backend *backend, enum my_op op,
          const struct rs_table_def *table, const struct rs_rows *rows,
-         rs_backend_cb cb, void *arg, struct rs_err *err)
+         int purging, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
 	int upsert = op == MY_OP_UPSERT;
@@ -1768,7 +2001,8 @@ my_write(struct rs_backend *backend, enum my_op op,
 		my_free_stmts(e);
 		return backend_fail(backend, err, rc, "%s", local.message);
 	}
-	return my_write_start(e, op, table->name, rows->n_rows, cb, arg, err);
+	return my_write_start(e, op, table->name, rows->n_rows, purging, cb,
+	                      arg, err);
 }
 
 /* Upsert ROWS (canonical values, every column in the table's order) into
@@ -1785,7 +2019,7 @@ my_upsert(struct rs_backend *backend, const struct rs_table_def *table,
           const struct rs_rows *rows, rs_backend_cb cb, void *arg,
           struct rs_err *err)
 {
-	return my_write(backend, MY_OP_UPSERT, table, rows, cb, arg, err);
+	return my_write(backend, MY_OP_UPSERT, table, rows, 0, cb, arg, err);
 }
 
 /* Delete the rows of TABLE whose keys are KEYS (canonical values, n_pk a
@@ -1798,7 +2032,22 @@ my_delete_keys(struct rs_backend *backend, const struct rs_table_def *table,
                const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                struct rs_err *err)
 {
-	return my_write(backend, MY_OP_DELETE, table, keys, cb, arg, err);
+	return my_write(backend, MY_OP_DELETE, table, keys, 0, cb, arg, err);
+}
+
+/* Delete like my_delete_keys, without recording the deletes in the
+ * table's delete log (see backend_purge_keys): SET @reshard_purging = 1,
+ * the delete's transaction, then SET @reshard_purging = NULL, also after
+ * a failed transaction (a lost connection takes the variable with it).
+ * The log's triggers skip a row while the variable is set, in this
+ * session only: every other writer's deletes are still recorded, and a
+ * failure rolls the deletes back with nothing logged. */
+static int
+my_purge_keys(struct rs_backend *backend, const struct rs_table_def *table,
+              const struct rs_rows *keys, rs_backend_cb cb, void *arg,
+              struct rs_err *err)
+{
+	return my_write(backend, MY_OP_DELETE, table, keys, 1, cb, arg, err);
 }
 
 /* ---- the snapshot scan ---------------------------------------------- */
@@ -1935,6 +2184,1441 @@ my_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 	return 0;
 }
 
+/* ---- stepped operations ---------------------------------------------- */
+
+/*
+ * count, fence, markers, mark, delete_log, fenced and the replication
+ * operations run as stepped operations (struct my_steps): a step function
+ * sees each statement's outcome and sends the next one or ends.
+ *
+ * replica_check and catch_up are given two backends, the primary (the one
+ * the operation is started on, its owner) and the replica, each with its
+ * own connection, and need statements on both.  They run one after the
+ * other, never two at once: a statement for the replica runs as an
+ * operation of its own on the replica's engine (MY_OP_PEER, driven by its
+ * poll and timer like any other), whose outcome goes back to the owner's
+ * step function (my_step_result); the owner's connection is idle
+ * meanwhile.  So each engine still has at most one library call in
+ * flight, and the owner's step function is the only place where the
+ * operation's state lives.  The replica's backend is busy for the whole
+ * operation (a caller's operation on it gets RS_EBUSY), and its
+ * statements have the owner's deadline, so the operation as a whole is
+ * bounded by the owner's op_timeout_ms.  A replica statement that fails
+ * names the replica's shard; one that passes the deadline closes the
+ * replica's connection, as its own operation would.
+ */
+
+/* Take the stepped operation of E (started by my_steps_begin) on: send
+ * SQL (LEN bytes; E's to free when OWNED) on ON's connection, E's own or
+ * its peer's; WHAT names the statement in an error. */
+static void
+my_step_send(struct my_engine *e, struct my_engine *on, char *sql, size_t len,
+             int owned, const char *what)
+{
+	on->what = what;
+	if (on == e) {
+		my_send(e, sql, len, owned);
+		return;
+	}
+	on->op = MY_OP_PEER;
+	on->owner = e;
+	on->status = 0;
+	on->detail[0] = '\0';
+	on->uv_error = 0;
+	on->deadline = e->deadline;
+	on->op_bound_ms = e->op_bound_ms;
+	on->deadline_on = 1;
+	on->timed_out = 0;
+	/* Its outcome comes from the loop, even when the statement fails at
+	 * once: never inside E's starting call. */
+	on->in_call = 1;
+	my_send(on, sql, len, owned);
+	on->in_call = 0;
+}
+
+/* End the stepped operation of E with STATUS (0, or a code whose message
+ * is in e->err), from the loop (never inside the starting call). */
+static void
+my_step_end(struct my_engine *e, int status)
+{
+	my_end_later(e, status);
+}
+
+/* End the stepped operation of E with the last statement's failure. */
+static void
+my_step_fail(struct my_engine *e, int status)
+{
+	e->err = e->st.err;
+	my_step_end(e, status);
+}
+
+/* my_step_send of the statement built in B (taken over); out of memory
+ * ends the operation. */
+static void
+my_step_sendb(struct my_engine *e, struct my_engine *on, struct rs_strbuf *b,
+              const char *what)
+{
+	char *sql = b->text;
+	size_t len = b->len;
+
+	if (b->failed || sql == NULL) {
+		strbuf_clear(b);
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                            "out of memory"));
+		return;
+	}
+	*b = (struct rs_strbuf){0};
+	my_step_send(e, on, sql, len, 1, what);
+}
+
+/* my_step_send of the fixed statement SQL. */
+static void
+my_step_sendc(struct my_engine *e, struct my_engine *on, const char *sql,
+              const char *what)
+{
+	my_step_send(e, on, (char *)sql, strlen(sql), 0, what);
+}
+
+/* The statement sent last for a stepped operation has its outcome: STATUS
+ * 0 with its first result in e->rows_result, or its code with the error
+ * in e->st.err (E's own statement) or e->err (a peer's).  A peer hands
+ * the outcome to its owner, becoming idle first (its backend stays busy
+ * until the owner's operation ends). */
+static void
+my_step_result(struct my_engine *e, int status)
+{
+	MYSQL_RES *res = e->rows_result;
+
+	e->rows_result = NULL;
+	if (e->op == MY_OP_PEER) {
+		struct my_engine *owner = e->owner;
+
+		e->op = MY_OP_NONE;
+		e->owner = NULL;
+		e->what = NULL;
+		e->deadline_on = 0;
+		e->status = 0;
+		if (status != 0)
+			owner->st.err = e->err;
+		e = owner;
+	}
+	e->st.step(e, status, res);
+	mysql_free_result(res);
+}
+
+/* The engine of BACKEND (*E) and, for an operation on two backends, of
+ * PEER (*PEER_ENGINE, when PEER is not NULL), when both can run it.
+ * Returns 0, or RS_EINTERNAL (not connected, a bad pair) or RS_EBUSY (the
+ * peer runs an operation) with ERR filled. */
+static int
+my_steps_ready(struct rs_backend *backend, struct rs_backend *peer,
+               struct my_engine **e, struct my_engine **peer_engine,
+               struct rs_err *err)
+{
+	*e = my_ready(backend, err);
+	*peer_engine = NULL;
+	if (*e == NULL)
+		return RS_EINTERNAL;
+	if (peer == NULL)
+		return 0;
+	*e = NULL;
+	if (peer == backend || peer->ops != backend->ops)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "a replication operation needs two MariaDB "
+		                    "backends (a bug in the caller)");
+	if (peer->busy)
+		return backend_fail(peer, err, RS_EBUSY,
+		                    "an operation is already running on this "
+		                    "connection (a bug in the caller)");
+	if ((*peer_engine = my_ready(peer, err)) == NULL)
+		return RS_EINTERNAL;
+	*e = backend->engine;
+	return 0;
+}
+
+/* Start a stepped operation on E (its st filled by the caller), PEER
+ * (may be NULL) held busy until it ends, bounded by the backend's
+ * operation bound.  The caller then sends the first statement between
+ * e->in_call = 1 and e->in_call = 0. */
+static void
+my_steps_begin(struct my_engine *e, struct my_engine *peer, enum my_reply reply,
+               my_step_fn step, void *arg)
+{
+	e->op = MY_OP_STEPS;
+	e->status = 0;
+	e->detail[0] = '\0';
+	e->uv_error = 0;
+	e->st.step = step;
+	e->st.reply = reply;
+	e->st.peer = peer;
+	e->arg = arg;
+	my_deadline_start(e, e->backend->op_timeout_ms);
+	e->backend->busy = 1;
+	if (peer != NULL)
+		peer->backend->busy = 1;
+}
+
+/* The first row of RES (NULL when it has none). */
+static MYSQL_ROW
+my_row(MYSQL_RES *res)
+{
+	return res != NULL ? mysql_fetch_row(res) : NULL;
+}
+
+/* The value of column NAME in ROW of RES: NULL when RES has no such
+ * column or the value is NULL. */
+static const char *
+my_field(MYSQL_RES *res, MYSQL_ROW row, const char *name)
+{
+	MYSQL_FIELD *fields = mysql_fetch_fields(res);
+	unsigned int n = mysql_num_fields(res);
+
+	for (unsigned int i = 0; row != NULL && i < n; i++)
+		if (strcasecmp(fields[i].name, name) == 0)
+			return row[i];
+	return NULL;
+}
+
+/* Copy column NAME of ROW of RES into BUF ("" for NULL). */
+static void
+my_field_copy(MYSQL_RES *res, MYSQL_ROW row, const char *name, char *buf,
+              size_t size)
+{
+	const char *v = my_field(res, row, name);
+
+	snprintf(buf, size, "%s", v != NULL ? v : "");
+}
+
+/* Column NAME of ROW of RES as a number; NONE when it is NULL. */
+static long long
+my_field_number(MYSQL_RES *res, MYSQL_ROW row, const char *name, long long none)
+{
+	const char *v = my_field(res, row, name);
+
+	return v != NULL ? strtoll(v, NULL, 10) : none;
+}
+
+/* End E's operation with RS_EINTERNAL: a result not as expected. */
+static void
+my_step_odd(struct my_engine *e, const char *what)
+{
+	my_step_end(e, backend_fail(e->backend, &e->err, RS_EINTERNAL,
+	                            "%s: unexpected result", what));
+}
+
+/* Add to ERR's message why a DDL statement met error 1205: a metadata
+ * lock (lock_wait_timeout); the error stays retryable. */
+static void
+my_lock_hint(struct rs_err *err)
+{
+	size_t len = strlen(err->message);
+
+	if (err->server_errno != ER_LOCK_WAIT_TIMEOUT)
+		return;
+	snprintf(err->message + len, sizeof(err->message) - len,
+	         "; a long transaction holds the table (a transaction that "
+	         "read or wrote it is still open, keeping its metadata "
+	         "lock for longer than lock_wait_timeout, %d s): end it "
+	         "and try again",
+	         MY_LOCK_TIMEOUT_S);
+}
+
+/* Add to ERR's message, for an access denied (error 1227), what NEEDS. */
+static void
+my_grant_hint(struct rs_err *err, const char *needs)
+{
+	size_t len = strlen(err->message);
+
+	if (err->server_errno == ER_SPECIFIC_ACCESS_DENIED_ERROR)
+		snprintf(err->message + len, sizeof(err->message) - len,
+		         "; %s (docs/mariadb.md)", needs);
+}
+
+/* ---- count ---------------------------------------------------------- */
+
+static void
+my_count_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	MYSQL_ROW row;
+
+	if (status != 0) {
+		if (e->st.err.server_errno == ER_NO_SUCH_TABLE)
+			status = e->st.err.code = RS_ESCHEMA;
+		my_step_fail(e, status);
+		return;
+	}
+	row = my_row(res);
+	if (row == NULL || row[0] == NULL) {
+		my_step_odd(e, "counting rows");
+		return;
+	}
+	e->st.value = strtoll(row[0], NULL, 10);
+	my_step_end(e, 0);
+}
+
+/* The exact number of rows of TABLE (see backend_count): SELECT COUNT(*).
+ * The callback gets RS_ESCHEMA for a missing table, RS_EQUERY or
+ * RS_ECONNECT when the query fails.  Returns RS_EINTERNAL (not
+ * connected) or RS_ENOMEM without calling back. */
+static int
+my_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
+         void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct rs_strbuf b = {0};
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	mysql_sql_count(&b, table);
+	if (b.failed || (e->table_name = strdup(table)) == NULL) {
+		strbuf_clear(&b);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->cb.count = cb;
+	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_count_step, arg);
+	e->in_call = 1;
+	my_step_sendb(e, e, &b, "could not count the rows of table");
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- the fence and the shard marker --------------------------------- */
+
+/*
+ * The fence is three BEFORE triggers per table, named as SQLite names
+ * them (reshard_fence_INSERT_<table> …), each SIGNALling SQLSTATE 45000
+ * with the message: the writer's statement fails (error 1644) and
+ * changes nothing, its transaction stays open.  MariaDB (10.2.3+) keeps
+ * several triggers per event and table, so an application's own
+ * triggers stay as they are.  The triggers reach a replica through the
+ * binary log like any DDL.
+ *
+ * MariaDB's DDL is not transactional: each CREATE TRIGGER commits on its
+ * own.  So the fence goes up as: which of its triggers exist already (one
+ * catalog query), CREATE TRIGGER IF NOT EXISTS for the others one by one,
+ * then the marker; when a statement fails, the triggers this call made
+ * are dropped again, newest first, and the first failure is reported:
+ * the shard is as it was before the call.  A lost connection leaves the
+ * triggers made so far (the message says so); a repeat converges.  The
+ * fence comes down with DROP TRIGGER IF EXISTS for each, then the marker.
+ * The marker goes in after the triggers in both directions: an INSERT …
+ * ON DUPLICATE KEY UPDATE, and when its table is missing (error 1146)
+ * CREATE TABLE IF NOT EXISTS and the INSERT again.  mark is the fence of
+ * no tables.
+ *
+ * Every CREATE TRIGGER and DROP TRIGGER waits for the table's metadata
+ * lock, which any open transaction that used the table holds: the
+ * session's lock_wait_timeout (MY_LOCK_TIMEOUT_S) ends the wait with error
+ * 1205, which comes back RS_EQUERY, retryable, saying so.
+ */
+enum {
+	MY_FENCE_EXISTING,  /* which triggers exist */
+	MY_FENCE_CREATE,    /* st.index: the trigger being made */
+	MY_FENCE_DROP,      /* st.index: the trigger being dropped */
+	MY_FENCE_MARK,      /* the marker's upsert */
+	MY_FENCE_MARK_MAKE, /* its table, missing */
+	MY_FENCE_MARK_AGAIN,
+	MY_FENCE_UNDO, /* st.index: a trigger this call made, dropped */
+};
+
+/* The number of triggers of the fence of E's tables. */
+static int
+my_fence_n(const struct my_engine *e)
+{
+	return e->st.n_names * MYSQL_SQL_FENCE_OPS;
+}
+
+/* Trigger I of the fence into BUF. */
+static void
+my_fence_name(const struct my_engine *e, int i, char *buf, size_t size)
+{
+	mysql_sql_fence_trigger(buf, size, i % MYSQL_SQL_FENCE_OPS,
+	                        e->st.names[i / MYSQL_SQL_FENCE_OPS]);
+}
+
+/* Send the marker's upsert (stage MY_FENCE_MARK or MY_FENCE_MARK_AGAIN),
+ * or end when there is no marker to write. */
+static void
+my_fence_mark(struct my_engine *e, int stage)
+{
+	struct mysql_sql_escape esc = my_escaper(e);
+	struct rs_strbuf b = {0};
+
+	if (!e->st.marking) {
+		my_step_end(e, 0);
+		return;
+	}
+	e->st.stage = stage;
+	if (mysql_sql_mark(&b, &esc, &e->st.marker) != 0 && !b.failed) {
+		strbuf_clear(&b);
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_EVALUE,
+		                            "the MariaDB driver's escaping "
+		                            "refused the shard marker"));
+		return;
+	}
+	my_step_sendb(e, e, &b, "could not write the shard marker");
+}
+
+/* Send the next statement of the fence from st.stage and st.index on. */
+static void
+my_fence_next(struct my_engine *e)
+{
+	struct mysql_sql_escape esc = my_escaper(e);
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+	int i = e->st.index, n = my_fence_n(e);
+	const char *table;
+
+	if (e->st.stage == MY_FENCE_CREATE)
+		while (i < n && e->st.made[i] == 2)
+			i++;
+	e->st.index = i;
+	if (i >= n) {
+		my_fence_mark(e, MY_FENCE_MARK);
+		return;
+	}
+	table = e->st.names[i / MYSQL_SQL_FENCE_OPS];
+	my_fence_name(e, i, name, sizeof(name));
+	if (e->st.stage == MY_FENCE_CREATE) {
+		if (mysql_sql_fence_create(&b, &esc, i % MYSQL_SQL_FENCE_OPS,
+		                           table, e->st.text) != 0 &&
+		    !b.failed) {
+			strbuf_clear(&b);
+			my_step_end(e,
+			            backend_fail(e->backend, &e->err, RS_EVALUE,
+			                         "the MariaDB driver's "
+			                         "escaping refused the "
+			                         "fence's message"));
+			return;
+		}
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not fence table %s (trigger %s)", table, name);
+	} else {
+		mysql_sql_drop_trigger(&b, name);
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not lift the fence from table %s (trigger %s)",
+		         table, name);
+	}
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Drop the next trigger this call made (newest first), or end with the
+ * failure being undone. */
+static void
+my_fence_undo_next(struct my_engine *e)
+{
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+	int i = e->st.index;
+
+	while (--i >= 0 && e->st.made[i] != 1)
+		;
+	e->st.index = i;
+	if (i < 0) {
+		e->err = e->st.cause;
+		if (e->st.undo_failed) {
+			size_t len = strlen(e->err.message);
+
+			snprintf(e->err.message + len,
+			         sizeof(e->err.message) - len,
+			         "; the fence is partly up (a trigger it made "
+			         "could not be dropped again): fence again, or "
+			         "abort");
+		}
+		my_step_end(e, e->err.code);
+		return;
+	}
+	my_fence_name(e, i, name, sizeof(name));
+	mysql_sql_drop_trigger(&b, name);
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not take trigger %s down again", name);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* A statement of the fence going up failed with STATUS (e->st.err): take
+ * down what this call made, then fail with it. */
+static void
+my_fence_undo(struct my_engine *e, int status)
+{
+	int made = 0;
+
+	e->st.cause = e->st.err;
+	e->st.cause.code = status;
+	my_lock_hint(&e->st.cause);
+	for (int i = 0; i < my_fence_n(e); i++)
+		made |= e->st.made[i] == 1;
+	if (status == RS_ECONNECT && made) {
+		/* Nothing more can be sent; a repeat converges. */
+		size_t len = strlen(e->st.cause.message);
+
+		e->err = e->st.cause;
+		snprintf(e->err.message + len, sizeof(e->err.message) - len,
+		         "; the fence may be partly up (the triggers made "
+		         "before stay): fence again, or abort");
+		my_step_end(e, status);
+		return;
+	}
+	e->st.stage = MY_FENCE_UNDO;
+	e->st.index = my_fence_n(e);
+	my_fence_undo_next(e);
+}
+
+/* Note in st.made the triggers the catalog lists in RES. */
+static void
+my_fence_existing(struct my_engine *e, MYSQL_RES *res)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+	MYSQL_ROW row;
+
+	while (res != NULL && (row = mysql_fetch_row(res)) != NULL)
+		for (int i = 0; row[0] != NULL && i < my_fence_n(e); i++) {
+			my_fence_name(e, i, name, sizeof(name));
+			if (strcmp(name, row[0]) == 0)
+				e->st.made[i] = 2;
+		}
+}
+
+static void
+my_fence_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	switch (e->st.stage) {
+	case MY_FENCE_EXISTING:
+		if (status != 0) {
+			my_step_fail(e, status);
+			return;
+		}
+		my_fence_existing(e, res);
+		e->st.stage = MY_FENCE_CREATE;
+		e->st.index = 0;
+		my_fence_next(e);
+		return;
+	case MY_FENCE_CREATE:
+		if (status != 0) {
+			my_fence_undo(e, status);
+			return;
+		}
+		e->st.made[e->st.index++] = 1;
+		my_fence_next(e);
+		return;
+	case MY_FENCE_DROP:
+		if (status != 0) {
+			my_lock_hint(&e->st.err);
+			my_step_fail(e, status);
+			return;
+		}
+		e->st.index++;
+		my_fence_next(e);
+		return;
+	case MY_FENCE_MARK:
+	case MY_FENCE_MARK_MAKE:
+	case MY_FENCE_MARK_AGAIN:
+		if (status != 0 && e->st.stage == MY_FENCE_MARK &&
+		    e->st.err.server_errno == ER_NO_SUCH_TABLE) {
+			e->st.stage = MY_FENCE_MARK_MAKE;
+			my_step_sendc(e, e, mysql_sql_marker_table,
+			              "could not make the shard marker's table "
+			              "reshard_marker");
+			return;
+		}
+		if (status != 0 && e->st.on) {
+			my_fence_undo(e, status);
+			return;
+		}
+		if (status != 0) {
+			my_step_fail(e, status);
+			return;
+		}
+		if (e->st.stage == MY_FENCE_MARK_MAKE) {
+			my_fence_mark(e, MY_FENCE_MARK_AGAIN);
+			return;
+		}
+		my_step_end(e, 0);
+		return;
+	case MY_FENCE_UNDO:
+		e->st.undo_failed |= status != 0;
+		if (status == RS_ECONNECT) {
+			e->st.index = 0; /* nothing more can be sent */
+		}
+		my_fence_undo_next(e);
+		return;
+	default:
+		my_step_odd(e, "the fence");
+		return;
+	}
+}
+
+/* Copy the N NAMES into e->st.names.  Returns 0 or -1. */
+static int
+my_steps_names(struct my_engine *e, const char *const *names, int n)
+{
+	e->st.names = calloc((size_t)n + 1, sizeof(*e->st.names));
+	if (e->st.names == NULL)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if ((e->st.names[i] = strdup(names[i])) == NULL)
+			return -1;
+		e->st.n_names = i + 1;
+	}
+	return 0;
+}
+
+/* Put up (ON) or take down the fence on the N_TABLES TABLES, then write
+ * MARKER (may be NULL), as described above (see backend_fence).  Returns
+ * RS_EINTERNAL (not connected, a bad request), RS_EUSAGE (a table whose
+ * name leaves no room for the triggers' names) or RS_ENOMEM without
+ * calling back.  The callback gets RS_EQUERY (retryable for a metadata
+ * lock wait) or RS_ECONNECT when a statement fails. */
+static int
+my_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
+         const char *message, int on, const struct rs_marker *marker,
+         rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (n_tables < 0 || (n_tables > 0 && tables == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "malformed fence request (a bug in the "
+		                    "caller)");
+	for (int t = 0; t < n_tables; t++) {
+		mysql_sql_fence_trigger(name, sizeof(name), 0, tables[t]);
+		if (!mysql_sql_name_fits(tables[t]) ||
+		    !mysql_sql_name_fits(name))
+			return backend_fail(
+				backend, err, RS_EUSAGE,
+				"table %s: its name is too long for the "
+				"fence's trigger names (%s: MariaDB takes "
+				"%d characters; tables of up to %d can be "
+				"fenced)",
+				tables[t], name, MYSQL_SQL_NAME_MAX,
+				MYSQL_SQL_NAME_MAX -
+					(int)strlen("reshard_fence_INSERT_"));
+	}
+	esc = my_escaper(e);
+	if (my_steps_names(e, tables, n_tables) != 0 ||
+	    (e->st.text = strdup(message != NULL ? message : "")) == NULL ||
+	    (e->st.made = calloc((size_t)n_tables * MYSQL_SQL_FENCE_OPS + 1,
+	                         1)) == NULL ||
+	    (on && n_tables > 0 &&
+	     mysql_sql_fence_existing(&b, &esc, tables, n_tables) != 0)) {
+		int oom = b.failed || e->st.made == NULL;
+
+		strbuf_clear(&b);
+		my_steps_free(&e->st);
+		return backend_fail(backend, err, oom ? RS_ENOMEM : RS_EVALUE,
+		                    "%s",
+		                    oom ? "out of memory"
+		                        : "the MariaDB driver's escaping "
+		                          "refused a table name");
+	}
+	e->st.on = on;
+	if (marker != NULL) {
+		e->st.marking = 1;
+		e->st.marker = *marker;
+	}
+	e->cb.done = cb;
+	my_steps_begin(e, NULL, MY_REPLY_DONE, my_fence_step, arg);
+	e->in_call = 1;
+	if (on && n_tables > 0) {
+		e->st.stage = MY_FENCE_EXISTING;
+		my_step_sendb(e, e, &b,
+		              "could not read which fence triggers "
+		              "exist");
+	} else {
+		e->st.stage = on ? MY_FENCE_CREATE : MY_FENCE_DROP;
+		e->st.index = 0;
+		my_fence_next(e);
+	}
+	e->in_call = 0;
+	return 0;
+}
+
+/* Write MARKER (see backend_mark): the fence of no tables. */
+static int
+my_mark(struct rs_backend *backend, const struct rs_marker *marker,
+        rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	if (marker == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "no marker to write (a bug in the caller)");
+	return my_fence(backend, NULL, 0, "", 1, marker, cb, arg, err);
+}
+
+static void
+my_markers_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	uint64_t n;
+	MYSQL_ROW row;
+
+	if (status != 0 && e->st.err.server_errno == ER_NO_SUCH_TABLE) {
+		my_step_end(e, 0); /* never part of a run */
+		return;
+	}
+	if (status != 0) {
+		my_step_fail(e, status);
+		return;
+	}
+	if (res == NULL || mysql_num_fields(res) != 5) {
+		my_step_odd(e, "reading the shard markers");
+		return;
+	}
+	n = mysql_num_rows(res);
+	e->st.markers = calloc((size_t)n + 1, sizeof(*e->st.markers));
+	if (e->st.markers == NULL || n > INT_MAX) {
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                            "out of memory"));
+		return;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL &&
+	       e->st.n_markers < (int)n) {
+		struct rs_marker *m = &e->st.markers[e->st.n_markers++];
+
+#define MY_MARKER_COPY(field, col)                                             \
+	snprintf(m->field, sizeof(m->field), "%s",                             \
+	         row[col] != NULL ? row[col] : "")
+		MY_MARKER_COPY(plan, 0);
+		MY_MARKER_COPY(run_id, 1);
+		MY_MARKER_COPY(state, 2);
+		m->epoch = row[3] != NULL ? strtoll(row[3], NULL, 10) : 0;
+		MY_MARKER_COPY(updated_at, 4);
+#undef MY_MARKER_COPY
+	}
+	my_step_end(e, 0);
+}
+
+/* Every marker of the shard (see backend_markers); none when the table
+ * reshard_marker does not exist (error 1146).  Returns RS_EINTERNAL (not
+ * connected) without calling back; the callback gets RS_EQUERY or
+ * RS_ECONNECT when the query fails. */
+static int
+my_markers(struct rs_backend *backend, rs_markers_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	e->cb.markers = cb;
+	my_steps_begin(e, NULL, MY_REPLY_MARKERS, my_markers_step, arg);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_markers,
+	              "could not read the shard markers");
+	e->in_call = 0;
+	return 0;
+}
+
+static void
+my_fenced_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	if (status != 0) {
+		my_step_fail(e, status);
+		return;
+	}
+	e->st.value = res != NULL && mysql_num_rows(res) == MYSQL_SQL_FENCE_OPS;
+	my_step_end(e, 0);
+}
+
+/* Whether TABLE carries all three of the fence's triggers (see
+ * backend_fenced), from information_schema.TRIGGERS. */
+static int
+my_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
+          void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
+	struct rs_strbuf b = {0};
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	esc = my_escaper(e);
+	if (mysql_sql_fence_existing(&b, &esc, &table, 1) != 0) {
+		int oom = b.failed;
+
+		strbuf_clear(&b);
+		return backend_fail(backend, err, oom ? RS_ENOMEM : RS_EVALUE,
+		                    "%s",
+		                    oom ? "out of memory"
+		                        : "the MariaDB driver's escaping "
+		                          "refused a table name");
+	}
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not read whether table %s is fenced", table);
+	e->cb.count = cb;
+	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_fenced_step, arg);
+	e->in_call = 1;
+	my_step_sendb(e, e, &b, e->what_buf);
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- the delete log ------------------------------------------------- */
+
+/*
+ * The delete log of a table t: a table reshard_del_t with t's key
+ * columns, their COLUMN_TYPEs and collations read from the catalog (so
+ * that a key compares there as in t), and two AFTER triggers on t,
+ * reshard_dellog_t (delete) and reshard_dellog_u_t (an update that
+ * changes the key), which INSERT IGNORE OLD's key, in the writer's
+ * transaction, unless the session's @reshard_purging is set (a purge's
+ * own deletes, my_purge_keys).  Made with IF NOT EXISTS, one statement
+ * after the other (DDL commits each); taken down with DROP … IF EXISTS:
+ * both repeat without harm.  A half-made log (a table without its
+ * triggers) records nothing and is made whole by the next call.
+ */
+enum {
+	MY_LOG_COLUMNS, /* the catalog's key columns */
+	MY_LOG_TABLE,   /* CREATE TABLE */
+	MY_LOG_DELETE,  /* the delete trigger */
+	MY_LOG_UPDATE,  /* the update trigger: then done */
+	MY_LOG_DROP_DELETE,
+	MY_LOG_DROP_UPDATE,
+	MY_LOG_DROP_TABLE, /* then done */
+};
+
+/* Build and send the log's table from the catalog's columns in RES. */
+static void
+my_log_table(struct my_engine *e, MYSQL_RES *res)
+{
+	int n = e->st.n_names;
+	const char **types = calloc((size_t)n + 1, sizeof(*types));
+	const char **collations = calloc((size_t)n + 1, sizeof(*collations));
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE];
+	MYSQL_ROW row;
+
+	if (types == NULL || collations == NULL) {
+		free(types);
+		free(collations);
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                            "out of memory"));
+		return;
+	}
+	while (res != NULL && mysql_num_fields(res) == 3 &&
+	       (row = mysql_fetch_row(res)) != NULL)
+		for (int k = 0; k < n; k++)
+			if (row[0] != NULL && row[1] != NULL &&
+			    strcmp(row[0], e->st.names[k]) == 0) {
+				types[k] = row[1];
+				collations[k] = row[2];
+			}
+	for (int k = 0; k < n; k++)
+		if (types[k] == NULL) {
+			free(types);
+			free(collations);
+			my_step_end(
+				e, backend_fail(e->backend, &e->err, RS_ESCHEMA,
+			                        "could not make the delete "
+			                        "log of table %s: its key "
+			                        "column %s is not in the "
+			                        "catalog",
+			                        e->st.text, e->st.names[k]));
+			return;
+		}
+	backend_delete_log_name(e->st.text, log, sizeof(log));
+	mysql_sql_log_table(&b, log, (const char *const *)e->st.names, types,
+	                    collations, n);
+	free(types);
+	free(collations);
+	e->st.stage = MY_LOG_TABLE;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not make the delete log %s of table %s", log,
+	         e->st.text);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Send the log's trigger (UPDATE 0: after delete), stage STAGE. */
+static void
+my_log_trigger(struct my_engine *e, int update, int stage)
+{
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE], name[MYSQL_SQL_NAME_SIZE];
+
+	backend_delete_log_name(e->st.text, log, sizeof(log));
+	mysql_sql_log_trigger_name(name, sizeof(name), e->st.text, update);
+	mysql_sql_log_trigger(&b, e->st.text, log,
+	                      (const char *const *)e->st.names, e->st.n_names,
+	                      update);
+	e->st.stage = stage;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not make the delete log's trigger %s on table %s", name,
+	         e->st.text);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Send the drop of the log's trigger (UPDATE 0: after delete) or, with
+ * UPDATE -1, of its table; stage STAGE. */
+static void
+my_log_drop(struct my_engine *e, int update, int stage)
+{
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	if (update < 0) {
+		backend_delete_log_name(e->st.text, name, sizeof(name));
+		strbuf_str(&b, "DROP TABLE IF EXISTS ");
+		mysql_sql_ident(&b, name);
+	} else {
+		mysql_sql_log_trigger_name(name, sizeof(name), e->st.text,
+		                           update);
+		mysql_sql_drop_trigger(&b, name);
+	}
+	e->st.stage = stage;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not remove the delete log of table %s (%s)", e->st.text,
+	         name);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+static void
+my_log_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	if (status != 0) {
+		my_lock_hint(&e->st.err);
+		my_step_fail(e, status);
+		return;
+	}
+	switch (e->st.stage) {
+	case MY_LOG_COLUMNS:
+		my_log_table(e, res);
+		return;
+	case MY_LOG_TABLE:
+		my_log_trigger(e, 0, MY_LOG_DELETE);
+		return;
+	case MY_LOG_DELETE:
+		my_log_trigger(e, 1, MY_LOG_UPDATE);
+		return;
+	case MY_LOG_DROP_DELETE:
+		my_log_drop(e, 1, MY_LOG_DROP_UPDATE);
+		return;
+	case MY_LOG_DROP_UPDATE:
+		my_log_drop(e, -1, MY_LOG_DROP_TABLE);
+		return;
+	default: /* MY_LOG_UPDATE, MY_LOG_DROP_TABLE */
+		my_step_end(e, 0);
+		return;
+	}
+}
+
+/* Start (ON) or remove the delete log of TABLE, as described above (see
+ * backend_delete_log).  Returns RS_EINTERNAL (not connected, no key),
+ * RS_EUSAGE (a table name too long for the log's names) or RS_ENOMEM
+ * without calling back; the callback gets RS_ESCHEMA (a key column the
+ * catalog does not list), RS_EQUERY (retryable for a metadata lock wait)
+ * or RS_ECONNECT. */
+static int
+my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
+              int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE], name[MYSQL_SQL_NAME_SIZE];
+	const char **keys;
+	int rc = 0;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (table == NULL || table->n_pk < 1)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete log of a table without a key (a "
+		                    "bug in the caller)");
+	backend_delete_log_name(table->name, log, sizeof(log));
+	mysql_sql_log_trigger_name(name, sizeof(name), table->name, 1);
+	if (on && (!mysql_sql_name_fits(log) || !mysql_sql_name_fits(name)))
+		return backend_fail(
+			backend, err, RS_EUSAGE,
+			"table %s: its name is too long for the delete log's "
+			"names (%s, %s: MariaDB takes %d characters; tables "
+			"of up to %d can have one)",
+			table->name, log, name, MYSQL_SQL_NAME_MAX,
+			MYSQL_SQL_NAME_MAX - (int)strlen("reshard_dellog_u_"));
+	keys = calloc((size_t)table->n_pk, sizeof(*keys));
+	if (keys == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	for (int k = 0; k < table->n_pk; k++)
+		keys[k] = table->columns[table->pk[k]].name;
+	esc = my_escaper(e);
+	if (my_steps_names(e, keys, table->n_pk) != 0 ||
+	    (e->st.text = strdup(table->name)) == NULL ||
+	    (on && mysql_sql_log_columns(&b, &esc, table->name) != 0))
+		rc = b.failed || e->st.text == NULL ? RS_ENOMEM : RS_EVALUE;
+	free(keys);
+	if (rc != 0) {
+		strbuf_clear(&b);
+		my_steps_free(&e->st);
+		return backend_fail(backend, err, rc, "%s",
+		                    rc == RS_ENOMEM
+		                            ? "out of memory"
+		                            : "the MariaDB driver's escaping "
+		                              "refused a table name");
+	}
+	e->st.on = on;
+	e->cb.done = cb;
+	my_steps_begin(e, NULL, MY_REPLY_DONE, my_log_step, arg);
+	e->in_call = 1;
+	if (on) {
+		e->st.stage = MY_LOG_COLUMNS;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not read the key columns of table %s for its "
+		         "delete log",
+		         table->name);
+		my_step_sendb(e, e, &b, e->what_buf);
+	} else {
+		my_log_drop(e, 0, MY_LOG_DROP_DELETE);
+	}
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- replication ---------------------------------------------------- */
+
+/*
+ * A doubling promotes the MariaDB GTID replica of each primary: see the
+ * comment of the stepped operations above for how one operation uses both
+ * connections.
+ *
+ * replica_check: on the primary SELECT @@server_id and whether it waits
+ * for semi-synchronous acknowledgements; on the replica SHOW ALL SLAVES
+ * STATUS (every replication connection: exactly the default one must be
+ * there), SELECT @@server_id, SHOW SLAVE HOSTS (replicas of its own);
+ * then mysql_sql_replica_verdict says whether it may be promoted
+ * (RS_EUSAGE with the fix when not).  position: @@gtid_binlog_pos on the
+ * primary.  catch_up: SELECT MASTER_GTID_WAIT(position, slice) on the
+ * replica, and when that times out its @@gtid_slave_pos, to say how many
+ * transactions it lacks.  promote: STOP SLAVE, RESET SLAVE ALL (the
+ * replica forgets its primary, so that nothing starts replication
+ * again), SET GLOBAL read_only = 0.  promoted: no replication connection
+ * left and read_only off.  MariaDB keeps nothing on the primary for a
+ * replica, so there is no release.
+ */
+enum {
+	MY_RC_PRIMARY, /* the primary's server_id, semi-sync */
+	MY_RC_STATUS,  /* the replica's SHOW ALL SLAVES STATUS */
+	MY_RC_ID,      /* the replica's server_id */
+	MY_RC_HOSTS,   /* the replica's SHOW SLAVE HOSTS */
+};
+
+/* Note the columns of the replica's SHOW ALL SLAVES STATUS in RES. */
+static void
+my_rc_status(struct mysql_sql_replica *f, MYSQL_RES *res)
+{
+	MYSQL_ROW row = my_row(res);
+
+	f->n_sources = res != NULL ? (int)mysql_num_rows(res) : 0;
+	if (row == NULL)
+		return;
+	my_field_copy(res, row, "Connection_name", f->connection,
+	              sizeof(f->connection));
+	my_field_copy(res, row, "Slave_IO_Running", f->io_running,
+	              sizeof(f->io_running));
+	my_field_copy(res, row, "Slave_SQL_Running", f->sql_running,
+	              sizeof(f->sql_running));
+	my_field_copy(res, row, "Master_Host", f->master_host,
+	              sizeof(f->master_host));
+	f->master_port = my_field_number(res, row, "Master_Port", 0);
+	f->master_id = my_field_number(res, row, "Master_Server_Id", 0);
+	my_field_copy(res, row, "Using_Gtid", f->using_gtid,
+	              sizeof(f->using_gtid));
+	f->behind_s = my_field_number(res, row, "Seconds_Behind_Master", -1);
+	my_field_copy(res, row, "Last_IO_Error", f->last_error,
+	              sizeof(f->last_error));
+	if (f->last_error[0] == '\0')
+		my_field_copy(res, row, "Last_SQL_Error", f->last_error,
+		              sizeof(f->last_error));
+}
+
+static void
+my_rc_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	struct mysql_sql_replica *f = e->st.facts;
+	struct my_engine *r = e->st.peer;
+	MYSQL_ROW row;
+	char why[900];
+
+	if (status != 0) {
+		my_grant_hint(&e->st.err,
+		              "checking a replica needs SLAVE MONITOR and "
+		              "REPLICATION MASTER ADMIN on it");
+		my_step_fail(e, status);
+		return;
+	}
+	switch (e->st.stage) {
+	case MY_RC_PRIMARY:
+		if ((row = my_row(res)) == NULL || row[0] == NULL) {
+			my_step_odd(e, "reading the primary's server_id");
+			return;
+		}
+		f->primary_id = strtoll(row[0], NULL, 10);
+		f->semi_sync = row[1] != NULL && strcasecmp(row[1], "ON") == 0;
+		e->st.stage = MY_RC_STATUS;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not read the replication status of replica %s",
+		         r->backend->shard);
+		my_step_sendc(e, r, mysql_sql_slaves_status, e->what_buf);
+		return;
+	case MY_RC_STATUS:
+		my_rc_status(f, res);
+		e->st.stage = MY_RC_ID;
+		my_step_sendc(e, r, mysql_sql_server_id, e->what_buf);
+		return;
+	case MY_RC_ID:
+		if ((row = my_row(res)) == NULL || row[0] == NULL) {
+			my_step_odd(e, "reading the replica's server_id");
+			return;
+		}
+		f->replica_id = strtoll(row[0], NULL, 10);
+		e->st.stage = MY_RC_HOSTS;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not read the replicas of replica %s",
+		         r->backend->shard);
+		my_step_sendc(e, r, mysql_sql_slave_hosts, e->what_buf);
+		return;
+	default: /* MY_RC_HOSTS */
+		f->n_replicas = res != NULL ? (int)mysql_num_rows(res) : 0;
+		if ((row = my_row(res)) != NULL)
+			snprintf(f->first_replica, sizeof(f->first_replica),
+			         "server_id %s at %s:%s",
+			         my_field(res, row, "Server_id") != NULL
+			                 ? my_field(res, row, "Server_id")
+			                 : "?",
+			         my_field(res, row, "Host") != NULL
+			                 ? my_field(res, row, "Host")
+			                 : "?",
+			         my_field(res, row, "Port") != NULL
+			                 ? my_field(res, row, "Port")
+			                 : "?");
+		if (mysql_sql_replica_verdict(f, why, sizeof(why)) != 0) {
+			my_step_end(e, backend_fail(e->backend, &e->err,
+			                            RS_EUSAGE, "%s", why));
+			return;
+		}
+		my_step_end(e, 0);
+		return;
+	}
+}
+
+/* Whether E's server is MariaDB (not MySQL): MariaDB's GTIDs and
+ * MASTER_GTID_WAIT are what the replication operations use. */
+static int
+my_is_mariadb(const struct my_engine *e)
+{
+	const char *info = mysql_get_server_info(e->mysql);
+
+	return info != NULL && strstr(info, "MariaDB") != NULL;
+}
+
+/* The engines of PRIMARY (*E) and, when not NULL, of REPLICA (*R) for a
+ * replication operation, both MariaDB servers.  Returns 0, or
+ * RS_EINTERNAL (not connected), RS_EBUSY (the replica is) or RS_EUSAGE
+ * (MySQL) with ERR filled. */
+static int
+my_replication_ready(struct rs_backend *primary, struct rs_backend *replica,
+                     struct my_engine **e, struct my_engine **r,
+                     struct rs_err *err)
+{
+	struct my_engine *peer;
+	const struct my_engine *other;
+	int rc = my_steps_ready(primary, replica, e, &peer, err);
+
+	if (r != NULL)
+		*r = peer;
+	if (rc != 0)
+		return rc;
+	if (r != NULL && peer == NULL) {
+		*e = NULL;
+		return backend_fail(primary, err, RS_EINTERNAL,
+		                    "a replication operation without its "
+		                    "replica (a bug in the caller)");
+	}
+	other = !my_is_mariadb(*e) ? *e : peer;
+	if (other != NULL && !my_is_mariadb(other)) {
+		*e = NULL;
+		return backend_fail(other->backend, err, RS_EUSAGE,
+		                    "doubling by replica promotion needs "
+		                    "MariaDB (its GTIDs and MASTER_GTID_WAIT); "
+		                    "this server is %s: use strategy \"split\"",
+		                    mysql_get_server_info(other->mysql));
+	}
+	return 0;
+}
+
+/* Check that REPLICA can become a copy of PRIMARY (see
+ * backend_replica_check and above).  Returns RS_EINTERNAL (not
+ * connected), RS_EBUSY (the replica is), RS_EUSAGE (not MariaDB) or
+ * RS_ENOMEM without calling back; the callback gets RS_EUSAGE naming
+ * both shards and the fix, or RS_EQUERY / RS_ECONNECT (which name the
+ * shard whose statement failed). */
+static int
+my_replica_check(struct rs_backend *primary, struct rs_backend *replica,
+                 int max_lag_ms, rs_backend_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	struct my_engine *e, *r;
+	struct mysql_sql_replica *f;
+	int rc = my_replication_ready(primary, replica, &e, &r, err);
+
+	if (rc != 0)
+		return rc;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return backend_fail(primary, err, RS_ENOMEM, "out of memory");
+	f->primary = primary->shard;
+	f->primary_url = primary->url.masked;
+	f->replica = replica->shard;
+	f->replica_url = replica->url.masked;
+	f->host = e->target.host;
+	f->port = e->target.port;
+	f->max_lag_ms = max_lag_ms;
+	e->st.facts = f;
+	e->st.stage = MY_RC_PRIMARY;
+	e->cb.done = cb;
+	my_steps_begin(e, r, MY_REPLY_DONE, my_rc_step, arg);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_primary_facts,
+	              "could not read the primary's server_id");
+	e->in_call = 0;
+	return 0;
+}
+
+static void
+my_position_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	MYSQL_ROW row;
+
+	if (status != 0) {
+		my_step_fail(e, status);
+		return;
+	}
+	if ((row = my_row(res)) == NULL || row[0] == NULL) {
+		my_step_odd(e, "reading the primary's GTID position");
+		return;
+	}
+	if (strlen(row[0]) >= sizeof(e->st.position)) {
+		my_step_end(e,
+		            backend_fail(e->backend, &e->err, RS_EINTERNAL,
+		                         "the primary's GTID position is "
+		                         "%zu bytes long, more than reshard "
+		                         "keeps (%d): too many replication "
+		                         "domains",
+		                         strlen(row[0]), RS_POSITION_SIZE - 1));
+		return;
+	}
+	snprintf(e->st.position, sizeof(e->st.position), "%s", row[0]);
+	my_step_end(e, 0);
+}
+
+/* PRIMARY's position now, its @@gtid_binlog_pos (see backend_position). */
+static int
+my_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct my_engine *e;
+	int rc = my_replication_ready(primary, NULL, &e, NULL, err);
+
+	if (rc != 0)
+		return rc;
+	e->cb.position = cb;
+	my_steps_begin(e, NULL, MY_REPLY_POSITION, my_position_step, arg);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_position,
+	              "could not read the primary's GTID position");
+	e->in_call = 0;
+	return 0;
+}
+
+enum {
+	MY_CU_WAIT, /* MASTER_GTID_WAIT on the replica */
+	MY_CU_POS,  /* its gtid_slave_pos, after a timeout */
+};
+
+static void
+my_catch_up_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	struct rs_replication *state = &e->st.replication;
+	MYSQL_ROW row;
+
+	if (status != 0) {
+		my_step_fail(e, status);
+		return;
+	}
+	row = my_row(res);
+	if (row == NULL || row[0] == NULL) {
+		my_step_odd(e, e->st.stage == MY_CU_WAIT
+		                       ? "MASTER_GTID_WAIT on the replica"
+		                       : "reading the replica's GTID position");
+		return;
+	}
+	*state = (struct rs_replication){0, -1, -1, "transactions"};
+	if (e->st.stage == MY_CU_WAIT && strcmp(row[0], "0") == 0) {
+		state->reached = 1;
+		state->behind = 0;
+		my_step_end(e, 0);
+		return;
+	}
+	if (e->st.stage == MY_CU_WAIT) {
+		e->st.stage = MY_CU_POS;
+		my_step_sendc(e, e->st.peer, mysql_sql_slave_pos, e->what_buf);
+		return;
+	}
+	state->behind = mysql_sql_gtid_behind(e->st.text, row[0]);
+	my_step_end(e, 0);
+}
+
+/* One slice of bringing REPLICA to POSITION (see backend_catch_up): the
+ * replica waits at most SLICE_MS, and at most three quarters of the
+ * operation's bound (the rest is for the round trips).  The callback's
+ * state is in transactions: 0 behind when reached, else what the
+ * replica's gtid_slave_pos lacks (-1 when it cannot be told). */
+static int
+my_catch_up(struct rs_backend *primary, struct rs_backend *replica,
+            const char *position, int slice_ms, rs_replication_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct my_engine *e, *r;
+	struct mysql_sql_escape esc;
+	struct rs_strbuf b = {0};
+	int wait_ms = slice_ms > 0 ? slice_ms : 0;
+	int rc = my_replication_ready(primary, replica, &e, &r, err);
+
+	if (rc != 0)
+		return rc;
+	if (position == NULL)
+		return backend_fail(primary, err, RS_EINTERNAL,
+		                    "catch-up without a position (a bug in the "
+		                    "caller)");
+	if (wait_ms > primary->op_timeout_ms / 4 * 3)
+		wait_ms = primary->op_timeout_ms / 4 * 3;
+	esc = my_escaper(r);
+	if (mysql_sql_gtid_wait(&b, &esc, position, wait_ms) != 0 ||
+	    (e->st.text = strdup(position)) == NULL) {
+		int oom = b.failed || e->st.text == NULL;
+
+		strbuf_clear(&b);
+		my_steps_free(&e->st);
+		return backend_fail(primary, err, oom ? RS_ENOMEM : RS_EVALUE,
+		                    "%s",
+		                    oom ? "out of memory"
+		                        : "the MariaDB driver's escaping "
+		                          "refused the position");
+	}
+	e->st.wait_ms = wait_ms;
+	e->st.stage = MY_CU_WAIT;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not wait for replica %s to reach %s", replica->shard,
+	         position);
+	e->cb.replication = cb;
+	my_steps_begin(e, r, MY_REPLY_REPLICATION, my_catch_up_step, arg);
+	e->in_call = 1;
+	my_step_sendb(e, r, &b, e->what_buf);
+	e->in_call = 0;
+	return 0;
+}
+
+/* What promotion needs, for an access denied. */
+static const char my_promote_grants[] =
+	"promotion needs REPLICATION SLAVE ADMIN (STOP SLAVE), RELOAD "
+	"(RESET SLAVE ALL) and READ_ONLY ADMIN (SET GLOBAL read_only) on "
+	"the replica, or SUPER before MariaDB 10.5";
+
+static void
+my_promote_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	int n = (int)(sizeof(mysql_sql_promote) / sizeof(mysql_sql_promote[0]));
+
+	(void)res;
+	if (status != 0) {
+		my_grant_hint(&e->st.err, my_promote_grants);
+		my_step_fail(e, status);
+		return;
+	}
+	if (++e->st.index >= n) {
+		my_step_end(e, 0);
+		return;
+	}
+	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
+	         mysql_sql_promote[e->st.index]);
+	my_step_sendc(e, e, mysql_sql_promote[e->st.index], e->what_buf);
+}
+
+/* Make REPLICA a primary of its own (see backend_promote and above).
+ * Each statement repeats without harm, so a promotion that stopped half
+ * way is finished by the next one. */
+static int
+my_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct my_engine *e;
+	int rc = my_replication_ready(replica, NULL, &e, NULL, err);
+
+	if (rc != 0)
+		return rc;
+	e->cb.done = cb;
+	my_steps_begin(e, NULL, MY_REPLY_DONE, my_promote_step, arg);
+	e->st.index = 0;
+	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
+	         mysql_sql_promote[0]);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_promote[0], e->what_buf);
+	e->in_call = 0;
+	return 0;
+}
+
+static void
+my_promoted_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	MYSQL_ROW row;
+
+	if (status != 0) {
+		my_grant_hint(&e->st.err, "reading whether a replica is "
+		                          "promoted needs SLAVE MONITOR on it");
+		my_step_fail(e, status);
+		return;
+	}
+	if (e->st.stage == 0) {
+		if (res != NULL && mysql_num_rows(res) > 0) {
+			e->st.value = 0; /* it still replicates */
+			my_step_end(e, 0);
+			return;
+		}
+		e->st.stage = 1;
+		my_step_sendc(e, e, mysql_sql_read_only,
+		              "could not read whether the replica is "
+		              "writable");
+		return;
+	}
+	row = my_row(res);
+	if (row == NULL || row[0] == NULL) {
+		my_step_odd(e, "reading @@read_only");
+		return;
+	}
+	e->st.value = strcmp(row[0], "0") == 0;
+	my_step_end(e, 0);
+}
+
+/* Whether REPLICA is a primary already: no replication connection left
+ * (SHOW ALL SLAVES STATUS empty) and writable (@@read_only 0). */
+static int
+my_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
+            struct rs_err *err)
+{
+	struct my_engine *e;
+	int rc = my_replication_ready(replica, NULL, &e, NULL, err);
+
+	if (rc != 0)
+		return rc;
+	e->cb.count = cb;
+	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_promoted_step, arg);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_slaves_status,
+	              "could not read the replica's replication status");
+	e->in_call = 0;
+	return 0;
+}
+
 /* ---- close ---------------------------------------------------------- */
 
 /* Close the connection with mysql_close_start/_cont on the loop (bounded
@@ -1981,6 +3665,18 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.exec = my_exec,
 	.upsert = my_upsert,
 	.delete_keys = my_delete_keys,
+	.purge_keys = my_purge_keys,
+	.count = my_count,
+	.fence = my_fence,
+	.markers = my_markers,
+	.mark = my_mark,
+	.delete_log = my_delete_log,
+	.fenced = my_fenced,
+	.replica_check = my_replica_check,
+	.position = my_position,
+	.catch_up = my_catch_up,
+	.promote = my_promote,
+	.promoted = my_promoted,
 	.scan_begin = my_scan_begin,
 	.scan_next = my_scan_next,
 	.scan_end = my_scan_end,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void
 mysql_sql_ident(struct rs_strbuf *b, const char *name)
@@ -709,4 +710,488 @@ mysql_sql_delete(struct mysql_sql_stmts *stmts,
 	if (my_pack_finish(&pack, keys->n_rows, rc == 0) != 0 && rc == 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	return rc;
+}
+
+/* ---- count, the fence, the shard marker, the delete log ------------- */
+
+int
+mysql_sql_name_fits(const char *name)
+{
+	size_t chars = 0;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		chars += (*p & 0xc0) != 0x80; /* not a continuation byte */
+	return chars <= MYSQL_SQL_NAME_MAX;
+}
+
+void
+mysql_sql_count(struct rs_strbuf *b, const char *table)
+{
+	strbuf_str(b, "SELECT COUNT(*) FROM ");
+	mysql_sql_ident(b, table);
+}
+
+const char *const mysql_sql_fence_ops[MYSQL_SQL_FENCE_OPS] = {
+	"INSERT",
+	"UPDATE",
+	"DELETE",
+};
+
+void
+mysql_sql_fence_trigger(char *buf, size_t size, int op, const char *table)
+{
+	snprintf(buf, size, "reshard_fence_%s_%s", mysql_sql_fence_ops[op],
+	         table);
+}
+
+int
+mysql_sql_fence_existing(struct rs_strbuf *b,
+                         const struct mysql_sql_escape *esc,
+                         const char *const *tables, int n)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	for (int t = 0; t < n; t++) {
+		if (t > 0)
+			strbuf_str(b, " UNION ALL ");
+		strbuf_str(b, "SELECT TRIGGER_NAME FROM "
+		              "information_schema.TRIGGERS WHERE "
+		              "EVENT_OBJECT_SCHEMA = DATABASE() AND "
+		              "EVENT_OBJECT_TABLE = ");
+		if (mysql_sql_quoted(b, esc, tables[t], strlen(tables[t])) != 0)
+			return -1;
+		strbuf_str(b, " AND TRIGGER_NAME IN (");
+		for (int op = 0; op < MYSQL_SQL_FENCE_OPS; op++) {
+			mysql_sql_fence_trigger(name, sizeof(name), op,
+			                        tables[t]);
+			if (op > 0)
+				strbuf_str(b, ", ");
+			if (mysql_sql_quoted(b, esc, name, strlen(name)) != 0)
+				return -1;
+		}
+		strbuf_str(b, ")");
+	}
+	return b->failed ? -1 : 0;
+}
+
+int
+mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                       int op, const char *table, const char *message)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	mysql_sql_fence_trigger(name, sizeof(name), op, table);
+	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
+	mysql_sql_ident(b, name);
+	strbuf_str(b, " BEFORE ");
+	strbuf_str(b, mysql_sql_fence_ops[op]);
+	strbuf_str(b, " ON ");
+	mysql_sql_ident(b, table);
+	strbuf_str(b, " FOR EACH ROW SIGNAL SQLSTATE '45000' "
+	              "SET MESSAGE_TEXT = ");
+	if (mysql_sql_quoted(b, esc, message, strlen(message)) != 0)
+		return -1;
+	return b->failed ? -1 : 0;
+}
+
+void
+mysql_sql_drop_trigger(struct rs_strbuf *b, const char *name)
+{
+	strbuf_str(b, "DROP TRIGGER IF EXISTS ");
+	mysql_sql_ident(b, name);
+}
+
+/* Sized as struct rs_marker's fields (without their NULs). */
+const char mysql_sql_marker_table[] =
+	"CREATE TABLE IF NOT EXISTS `reshard_marker` ("
+	"`plan` varchar(127) NOT NULL, `run_id` varchar(39) NOT NULL, "
+	"`state` varchar(15) NOT NULL, `epoch` bigint NOT NULL, "
+	"`updated_at` datetime NOT NULL, PRIMARY KEY (`plan`)) "
+	"DEFAULT CHARSET=utf8mb4";
+
+const char mysql_sql_markers[] =
+	"SELECT `plan`, `run_id`, `state`, `epoch`, `updated_at` "
+	"FROM `reshard_marker` ORDER BY `plan`";
+
+int
+mysql_sql_mark(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+               const struct rs_marker *marker)
+{
+	const char *const texts[] = {marker->plan, marker->run_id,
+	                             marker->state};
+	char epoch[32];
+
+	strbuf_str(b, "INSERT INTO `reshard_marker` (`plan`, `run_id`, "
+	              "`state`, `epoch`, `updated_at`) VALUES (");
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		if (mysql_sql_quoted(b, esc, texts[i], strlen(texts[i])) != 0)
+			return -1;
+		strbuf_str(b, ", ");
+	}
+	snprintf(epoch, sizeof(epoch), "%lld, ", (long long)marker->epoch);
+	strbuf_str(b, epoch);
+	strbuf_str(b, "UTC_TIMESTAMP()) ON DUPLICATE KEY UPDATE "
+	              "`run_id` = VALUES(`run_id`), `state` = VALUES(`state`), "
+	              "`epoch` = VALUES(`epoch`), "
+	              "`updated_at` = VALUES(`updated_at`)");
+	return b->failed ? -1 : 0;
+}
+
+int
+mysql_sql_log_columns(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                      const char *table)
+{
+	strbuf_str(b, "SELECT COLUMN_NAME, COLUMN_TYPE, COLLATION_NAME "
+	              "FROM information_schema.COLUMNS "
+	              "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ");
+	if (mysql_sql_quoted(b, esc, table, strlen(table)) != 0)
+		return -1;
+	strbuf_str(b, " ORDER BY ORDINAL_POSITION");
+	return b->failed ? -1 : 0;
+}
+
+void
+mysql_sql_log_trigger_name(char *buf, size_t size, const char *table,
+                           int update)
+{
+	snprintf(buf, size, "reshard_dellog_%s%s", update ? "u_" : "", table);
+}
+
+void
+mysql_sql_log_table(struct rs_strbuf *b, const char *log,
+                    const char *const *keys, const char *const *types,
+                    const char *const *collations, int n)
+{
+	strbuf_str(b, "CREATE TABLE IF NOT EXISTS ");
+	mysql_sql_ident(b, log);
+	strbuf_str(b, " (");
+	for (int k = 0; k < n; k++) {
+		mysql_sql_ident(b, keys[k]);
+		strbuf_str(b, " ");
+		strbuf_str(b, types[k]);
+		if (collations[k] != NULL) {
+			strbuf_str(b, " COLLATE ");
+			strbuf_str(b, collations[k]);
+		}
+		strbuf_str(b, " NOT NULL, ");
+	}
+	strbuf_str(b, "PRIMARY KEY (");
+	for (int k = 0; k < n; k++) {
+		if (k > 0)
+			strbuf_str(b, ", ");
+		mysql_sql_ident(b, keys[k]);
+	}
+	strbuf_str(b, "))");
+}
+
+/* Append "PREFIX`a`, PREFIX`b`" for the N KEYS. */
+static void
+my_key_list(struct rs_strbuf *b, const char *prefix, const char *const *keys,
+            int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (k > 0)
+			strbuf_str(b, ", ");
+		strbuf_str(b, prefix);
+		mysql_sql_ident(b, keys[k]);
+	}
+}
+
+void
+mysql_sql_log_trigger(struct rs_strbuf *b, const char *table, const char *log,
+                      const char *const *keys, int n, int update)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	mysql_sql_log_trigger_name(name, sizeof(name), table, update);
+	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
+	mysql_sql_ident(b, name);
+	strbuf_str(b, update ? " AFTER UPDATE ON " : " AFTER DELETE ON ");
+	mysql_sql_ident(b, table);
+	strbuf_str(b, " FOR EACH ROW IF @reshard_purging IS NULL");
+	if (update) {
+		/* Byte for byte: under a case-insensitive or PAD SPACE
+		 * collation 'a' = 'A ', but the key read back changed. */
+		strbuf_str(b, " AND NOT (");
+		for (int k = 0; k < n; k++) {
+			if (k > 0)
+				strbuf_str(b, " AND ");
+			strbuf_str(b, "CAST(OLD.");
+			mysql_sql_ident(b, keys[k]);
+			strbuf_str(b, " AS BINARY) <=> CAST(NEW.");
+			mysql_sql_ident(b, keys[k]);
+			strbuf_str(b, " AS BINARY)");
+		}
+		strbuf_str(b, ")");
+	}
+	strbuf_str(b, " THEN INSERT IGNORE INTO ");
+	mysql_sql_ident(b, log);
+	strbuf_str(b, " (");
+	my_key_list(b, "", keys, n);
+	strbuf_str(b, ") VALUES (");
+	my_key_list(b, "OLD.", keys, n);
+	strbuf_str(b, "); END IF");
+}
+
+const char mysql_sql_purging_on[] = "SET @reshard_purging = 1";
+const char mysql_sql_purging_off[] = "SET @reshard_purging = NULL";
+
+/* ---- replication ---------------------------------------------------- */
+
+const char mysql_sql_primary_facts[] =
+	"SELECT @@server_id, (SELECT VARIABLE_VALUE FROM "
+	"information_schema.GLOBAL_VARIABLES WHERE "
+	"VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED')";
+const char mysql_sql_slaves_status[] = "SHOW ALL SLAVES STATUS";
+const char mysql_sql_server_id[] = "SELECT @@server_id";
+const char mysql_sql_slave_hosts[] = "SHOW SLAVE HOSTS";
+const char mysql_sql_position[] = "SELECT @@gtid_binlog_pos";
+const char mysql_sql_slave_pos[] = "SELECT @@gtid_slave_pos";
+const char *const mysql_sql_promote[3] = {
+	"STOP SLAVE",
+	"RESET SLAVE ALL",
+	"SET GLOBAL read_only = 0",
+};
+const char mysql_sql_read_only[] = "SELECT @@read_only";
+
+int
+mysql_sql_gtid_wait(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                    const char *position, int wait_ms)
+{
+	char timeout[32];
+
+	if (wait_ms < 0)
+		wait_ms = 0;
+	strbuf_str(b, "SELECT MASTER_GTID_WAIT(");
+	if (mysql_sql_quoted(b, esc, position, strlen(position)) != 0)
+		return -1;
+	snprintf(timeout, sizeof(timeout), ", %d.%03d)", wait_ms / 1000,
+	         wait_ms % 1000);
+	strbuf_str(b, timeout);
+	return b->failed ? -1 : 0;
+}
+
+/* Read one unsigned decimal number at *P into *OUT, moving *P past it.
+ * Returns 0, or -1 when there is none or it is too large. */
+static int
+my_gtid_number(const char **p, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* Parse the next GTID "domain-server-seq" of the list at *P, skipping the
+ * white space and the comma around it.  Returns 1 with *DOMAIN and *SEQ,
+ * 0 at the end of the list, -1 when it is not a GTID list. */
+static int
+my_gtid_next(const char **p, uint64_t *domain, uint64_t *seq)
+{
+	const char *s = *p;
+	uint64_t server;
+
+	while (*s == ' ' || *s == ',' || *s == '\n')
+		s++;
+	if (*s == '\0') {
+		*p = s;
+		return 0;
+	}
+	if (my_gtid_number(&s, domain) != 0 || *s++ != '-' ||
+	    my_gtid_number(&s, &server) != 0 || *s++ != '-' ||
+	    my_gtid_number(&s, seq) != 0)
+		return -1;
+	if (*s != '\0' && *s != ',' && *s != ' ' && *s != '\n')
+		return -1;
+	*p = s;
+	return 1;
+}
+
+/* Whether the GTID list LIST is well formed. */
+static int
+my_gtid_list_ok(const char *list)
+{
+	uint64_t d, s;
+	int rc;
+
+	while ((rc = my_gtid_next(&list, &d, &s)) == 1)
+		;
+	return rc == 0;
+}
+
+int64_t
+mysql_sql_gtid_behind(const char *want, const char *have)
+{
+	uint64_t domain, seq, behind = 0;
+	int rc;
+
+	if (want == NULL || have == NULL || !my_gtid_list_ok(want) ||
+	    !my_gtid_list_ok(have))
+		return -1;
+	while ((rc = my_gtid_next(&want, &domain, &seq)) == 1) {
+		const char *h = have;
+		uint64_t hd, hs, got = 0;
+
+		while (my_gtid_next(&h, &hd, &hs) == 1)
+			if (hd == domain && hs > got)
+				got = hs;
+		if (seq > got && seq - got > (uint64_t)INT64_MAX - behind)
+			return -1;
+		if (seq > got)
+			behind += seq - got;
+	}
+	return rc == 0 ? (int64_t)behind : -1;
+}
+
+/* The fix for a replica that is not a replica of the primary: replicate
+ * from it by GTID. */
+static void
+my_point_at(const struct mysql_sql_replica *r, char *fix, size_t size)
+{
+	if (r->host != NULL)
+		snprintf(fix, size,
+		         "point it at the primary (STOP SLAVE; CHANGE MASTER "
+		         "TO MASTER_HOST = '%s', MASTER_PORT = %u, "
+		         "MASTER_USE_GTID = slave_pos; START SLAVE) or fix "
+		         "the plan's replica",
+		         r->host, r->port != 0 ? r->port : 3306);
+	else
+		snprintf(fix, size,
+		         "point it at the primary (CHANGE MASTER TO … "
+		         "MASTER_USE_GTID = slave_pos) or fix the plan's "
+		         "replica");
+}
+
+int
+mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
+                          size_t size)
+{
+	unsigned int port = r->port != 0 ? r->port : 3306;
+	char rep[600], fix[300];
+
+	snprintf(rep, sizeof(rep), "replica %s (%s) of primary %s", r->replica,
+	         r->replica_url, r->primary);
+	if (r->n_sources == 0) {
+		my_point_at(r, fix, sizeof(fix));
+		snprintf(why, size,
+		         "%s does not replicate at all (SHOW ALL SLAVES STATUS "
+		         "is empty): %s",
+		         rep, fix);
+		return 1;
+	}
+	if (r->n_sources > 1 || r->connection[0] != '\0') {
+		snprintf(why, size,
+		         "%s replicates through %d connection%s (the first: "
+		         "'%s'); reshard promotes a replica of exactly one "
+		         "primary, through the default connection: remove "
+		         "the others (STOP SLAVE 'name'; RESET SLAVE 'name' "
+		         "ALL)",
+		         rep, r->n_sources, r->n_sources > 1 ? "s" : "",
+		         r->connection);
+		return 1;
+	}
+	if (strcmp(r->io_running, "Yes") != 0 ||
+	    strcmp(r->sql_running, "Yes") != 0) {
+		snprintf(why, size,
+		         "%s is not replicating (Slave_IO_Running: %s, "
+		         "Slave_SQL_Running: %s%s%s): fix the cause and START "
+		         "SLAVE on it",
+		         rep, r->io_running, r->sql_running,
+		         r->last_error[0] != '\0' ? "; last error: " : "",
+		         r->last_error);
+		return 1;
+	}
+	if (r->host != NULL && (strcasecmp(r->master_host, r->host) != 0 ||
+	                        r->master_port != (long long)port)) {
+		my_point_at(r, fix, sizeof(fix));
+		snprintf(why, size,
+		         "%s streams from %s:%lld (Master_Host, Master_Port), "
+		         "but the primary's URL says %s:%u: %s",
+		         rep, r->master_host, r->master_port, r->host, port,
+		         fix);
+		return 1;
+	}
+	if (strcasecmp(r->using_gtid, "No") == 0) {
+		snprintf(why, size,
+		         "%s replicates by binlog file and position "
+		         "(Using_Gtid: No), and reshard waits for GTIDs: on "
+		         "the replica STOP SLAVE; CHANGE MASTER TO "
+		         "MASTER_USE_GTID = slave_pos; START SLAVE",
+		         rep);
+		return 1;
+	}
+	if (r->replica_id == r->primary_id) {
+		snprintf(why, size,
+		         "%s has the primary's server_id %lld: give it a "
+		         "server_id of its own (server-id in its option file)",
+		         rep, r->replica_id);
+		return 1;
+	}
+	if (r->master_id != r->primary_id) {
+		snprintf(why, size,
+		         "%s streams from the server with server_id %lld "
+		         "(Master_Server_Id), but primary %s (%s) has "
+		         "server_id %lld: it replicates from another server; "
+		         "fix the plan's replica or the primary's URL",
+		         rep, r->master_id, r->primary, r->primary_url,
+		         r->primary_id);
+		return 1;
+	}
+	if (r->behind_s < 0) {
+		snprintf(why, size,
+		         "%s does not say how far behind it is "
+		         "(Seconds_Behind_Master is NULL): check that it "
+		         "replicates, then run again",
+		         rep);
+		return 1;
+	}
+	if (r->behind_s * 1000 > (long long)r->max_lag_ms) {
+		if (r->max_lag_ms % 1000 == 0)
+			snprintf(fix, sizeof(fix), "%d s",
+			         r->max_lag_ms / 1000);
+		else
+			snprintf(fix, sizeof(fix), "%d ms", r->max_lag_ms);
+		snprintf(why, size,
+		         "%s is %lld s behind (Seconds_Behind_Master), more "
+		         "than the %s allowed "
+		         "(options.max_replica_lag_seconds): "
+		         "let it catch up, or raise the option",
+		         rep, r->behind_s, fix);
+		return 1;
+	}
+	if (r->n_replicas > 0) {
+		snprintf(why, size,
+		         "%s has %d replica%s of its own (SHOW SLAVE HOSTS: "
+		         "%s): promoted, it becomes a new shard, and they "
+		         "would follow it instead of %s: point them at the "
+		         "primary (CHANGE MASTER TO … on each) or stop them "
+		         "first",
+		         rep, r->n_replicas, r->n_replicas > 1 ? "s" : "",
+		         r->first_replica, r->primary);
+		return 1;
+	}
+	if (r->semi_sync) {
+		snprintf(
+			why, size,
+			"primary %s (%s) waits for semi-synchronous "
+			"acknowledgements (rpl_semi_sync_master_enabled = ON), "
+			"which replica %s stops sending once promoted: every "
+			"commit on %s would then wait "
+			"rpl_semi_sync_master_timeout; turn it off on %s for "
+			"the doubling (SET GLOBAL rpl_semi_sync_master_enabled "
+			"= OFF)",
+			r->primary, r->primary_url, r->replica, r->primary,
+			r->primary);
+		return 1;
+	}
+	return 0;
 }

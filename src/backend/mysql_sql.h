@@ -19,6 +19,11 @@
  * statement; only the connection knows both.  Identifiers are quoted with
  * backticks, doubled inside names.
  *
+ * The same goes for the statements of count, the fence, the shard
+ * marker, the delete log and replication (below), and for reading what
+ * a replica's status says (mysql_sql_replica_verdict) and how far behind
+ * a GTID position it is (mysql_sql_gtid_behind).
+ *
  * Every builder is synchronous.  What it fills is the caller's to free:
  * a strbuf's text (strbuf_clear), a statement list (mysql_sql_stmts_free);
  * a list a failed builder filled is freed and left empty.  The strbuf
@@ -33,6 +38,7 @@
 #define RS_MYSQL_SQL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 #include "common/strbuf.h"
@@ -179,5 +185,183 @@ int mysql_sql_delete(struct mysql_sql_stmts *stmts,
                      const struct mysql_sql_escape *esc,
                      const struct rs_table_def *t, const struct rs_rows *keys,
                      struct rs_err *err);
+
+/* ---- count, the fence, the shard marker, the delete log ------------- */
+
+/* MariaDB's longest identifier, in characters. */
+#define MYSQL_SQL_NAME_MAX 64
+
+/* Room for any name built here from a table name that fits
+ * (MYSQL_SQL_NAME_MAX characters of up to 4 bytes, a prefix, the NUL). */
+#define MYSQL_SQL_NAME_SIZE 320
+
+/* Whether NAME (UTF-8) has at most MYSQL_SQL_NAME_MAX characters: the
+ * fence's and the delete log's trigger names, and the delete log's table
+ * name, are made from the table's name and must fit too. */
+int mysql_sql_name_fits(const char *name);
+
+/* Append SELECT COUNT(*) FROM `table`. */
+void mysql_sql_count(struct rs_strbuf *b, const char *table);
+
+/* The statements the fence blocks, one BEFORE trigger each, in this
+ * order: "INSERT", "UPDATE", "DELETE". */
+#define MYSQL_SQL_FENCE_OPS 3
+extern const char *const mysql_sql_fence_ops[MYSQL_SQL_FENCE_OPS];
+
+/* The name of the fence trigger for statement OP (an index into
+ * mysql_sql_fence_ops) on TABLE, as SQLite names it:
+ * reshard_fence_INSERT_<table>.  Truncated to SIZE. */
+void mysql_sql_fence_trigger(char *buf, size_t size, int op, const char *table);
+
+/* Append the query of the fence triggers that exist on the N TABLES: one
+ * row (TRIGGER_NAME) per trigger, a block per table joined by UNION ALL,
+ * each naming its schema and table as constants so that the server opens
+ * only that table's triggers (EXPLAIN: "Scanned 0 databases"):
+ *   SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
+ *   WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 't'
+ *   AND TRIGGER_NAME IN ('reshard_fence_INSERT_t', …UPDATE…, …DELETE…)
+ * Returns 0 or -1. */
+int mysql_sql_fence_existing(struct rs_strbuf *b,
+                             const struct mysql_sql_escape *esc,
+                             const char *const *tables, int n);
+
+/* Append the fence trigger for statement OP on TABLE, which rejects every
+ * row with SQLSTATE 45000 (error 1644) and MESSAGE, escaped by ESC:
+ *   CREATE TRIGGER IF NOT EXISTS `reshard_fence_INSERT_t` BEFORE INSERT
+ *   ON `t` FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '…'
+ * Returns 0 or -1. */
+int mysql_sql_fence_create(struct rs_strbuf *b,
+                           const struct mysql_sql_escape *esc, int op,
+                           const char *table, const char *message);
+
+/* Append DROP TRIGGER IF EXISTS `name`. */
+void mysql_sql_drop_trigger(struct rs_strbuf *b, const char *name);
+
+/* The shard marker's table, one row per plan (struct rs_marker), and the
+ * query of every row, updated_at as 'YYYY-MM-DD HH:MM:SS' (a DATETIME,
+ * written in UTC by the server). */
+extern const char mysql_sql_marker_table[];
+extern const char mysql_sql_markers[];
+
+/* Append the upsert of MARKER, updated_at the server's UTC_TIMESTAMP():
+ *   INSERT INTO `reshard_marker` (…) VALUES ('plan', 'run', 'state', 3,
+ *   UTC_TIMESTAMP()) ON DUPLICATE KEY UPDATE run_id = VALUES(run_id), …
+ * Returns 0 or -1. */
+int mysql_sql_mark(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                   const struct rs_marker *marker);
+
+/* Append the catalog query the delete log's table is made from: one row
+ * per column of TABLE with COLUMN_NAME, COLUMN_TYPE and COLLATION_NAME
+ * (NULL for a column without one).  Returns 0 or -1. */
+int mysql_sql_log_columns(struct rs_strbuf *b,
+                          const struct mysql_sql_escape *esc,
+                          const char *table);
+
+/* The names of the delete log's triggers on TABLE, as SQLite names them:
+ * reshard_dellog_<table> (after delete), reshard_dellog_u_<table> (after
+ * an update; UPDATE 1).  Truncated to SIZE. */
+void mysql_sql_log_trigger_name(char *buf, size_t size, const char *table,
+                                int update);
+
+/* Append the delete log's table LOG: the N key columns KEYS of the
+ * table, in key order, with their COLUMN_TYPEs TYPES and collations
+ * COLLATIONS (an entry may be NULL), so that a key compares in the log as
+ * it does in the table:
+ *   CREATE TABLE IF NOT EXISTS `log` (`a` varchar(10) COLLATE x NOT NULL,
+ *   `b` int(11) NOT NULL, PRIMARY KEY (`a`, `b`))
+ * Types come from the catalog as they are.  B->failed when out of
+ * memory. */
+void mysql_sql_log_table(struct rs_strbuf *b, const char *log,
+                         const char *const *keys, const char *const *types,
+                         const char *const *collations, int n);
+
+/* Append the delete log's trigger on TABLE (UPDATE 0: after delete; 1:
+ * after an update that changes the key, byte for byte), which records
+ * OLD's key in LOG unless the session variable @reshard_purging is set
+ * (backend_purge_keys):
+ *   CREATE TRIGGER IF NOT EXISTS `reshard_dellog_t` AFTER DELETE ON `t`
+ *   FOR EACH ROW IF @reshard_purging IS NULL THEN
+ *   INSERT IGNORE INTO `log` (`a`, `b`) VALUES (OLD.`a`, OLD.`b`); END IF
+ * and for an update the condition also has
+ *   AND NOT (CAST(OLD.`a` AS BINARY) <=> CAST(NEW.`a` AS BINARY) AND …)
+ * B->failed when out of memory. */
+void mysql_sql_log_trigger(struct rs_strbuf *b, const char *table,
+                           const char *log, const char *const *keys, int n,
+                           int update);
+
+/* Set and clear the session variable the delete log's triggers look at,
+ * around a purge's deletes. */
+extern const char mysql_sql_purging_on[];
+extern const char mysql_sql_purging_off[];
+
+/* ---- replication (a doubling promotes a GTID replica) --------------- */
+
+/* On the primary: its server_id and whether it waits for semi-synchronous
+ * acknowledgements ('ON', 'OFF', NULL when the server has no semi-sync). */
+extern const char mysql_sql_primary_facts[];
+/* On the replica: every replication connection it has (one row each),
+ * its server_id, and the replicas of its own. */
+extern const char mysql_sql_slaves_status[];
+extern const char mysql_sql_server_id[];
+extern const char mysql_sql_slave_hosts[];
+/* The primary's position; the replica's after a wait that timed out. */
+extern const char mysql_sql_position[];
+extern const char mysql_sql_slave_pos[];
+/* Promotion, in this order, and whether the replica is writable. */
+extern const char *const mysql_sql_promote[3];
+extern const char mysql_sql_read_only[];
+
+/* Append the replica's wait for POSITION (a GTID list, escaped by ESC),
+ * at most WAIT_MS milliseconds (0: only look), which returns 0 when
+ * the replica has applied everything up to it and -1 when it timed out:
+ *   SELECT MASTER_GTID_WAIT('0-1-42', 0.500)
+ * Returns 0 or -1. */
+int mysql_sql_gtid_wait(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                        const char *position, int wait_ms);
+
+/* How many transactions HAVE (a replica's gtid_slave_pos) lacks of WANT
+ * (a primary's position): for each replication domain of WANT, how far
+ * its sequence number is past HAVE's in the same domain (all of it when
+ * HAVE has none).  Sequence numbers count a domain's transactions, so
+ * this is the replica's backlog.  -1 when either is not a GTID list
+ * ("domain-server-seq", comma-separated; "" is the empty list). */
+int64_t mysql_sql_gtid_behind(const char *want, const char *have);
+
+/* What replica_check has learnt about a primary and its replica.  Text
+ * fields are copies, truncated to their size. */
+struct mysql_sql_replica {
+	/* The shards, for messages: names and masked URLs. */
+	const char *primary, *primary_url;
+	const char *replica, *replica_url;
+	const char *host;     /* the primary's host from its URL; NULL for a
+	                         Unix socket or the option files */
+	unsigned int port;    /* the primary's port from its URL, 0: 3306 */
+	int max_lag_ms;       /* the most the replica may be behind */
+	long long primary_id; /* the primary's @@server_id */
+	int semi_sync;        /* rpl_semi_sync_master_enabled is ON */
+	/* The replica's SHOW ALL SLAVES STATUS: how many connections, then
+	 * the columns of the first. */
+	int n_sources;
+	char connection[72];  /* Connection_name */
+	char io_running[16];  /* Slave_IO_Running: Yes, No, Connecting */
+	char sql_running[16]; /* Slave_SQL_Running */
+	char master_host[256];
+	long long master_port;
+	long long master_id;  /* Master_Server_Id */
+	char using_gtid[16];  /* No, Current_Pos, Slave_Pos */
+	long long behind_s;   /* Seconds_Behind_Master, -1 for NULL */
+	char last_error[256]; /* Last_IO_Error, else Last_SQL_Error */
+	long long replica_id; /* the replica's @@server_id */
+	/* The replica's SHOW SLAVE HOSTS: how many, and the first. */
+	int n_replicas;
+	char first_replica[300]; /* "server_id 3 at host:port" */
+};
+
+/* Whether R describes a replica that streams from exactly this primary
+ * by GTID, no more than max_lag_ms behind, and can be promoted without
+ * harm to it or to replicas of its own.  Returns 0; or 1 with WHY (SIZE
+ * bytes) saying, naming both shards, what is wrong and how to fix it. */
+int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
+                              size_t size);
 
 #endif
