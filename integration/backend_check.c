@@ -2931,17 +2931,905 @@ pgx_markers(struct rs_backend *b, struct pgx_call *x)
 	*x = (struct pgx_call){0};
 	return await(&x->call,
 	             backend_markers(b, pgx_on_markers, x, &x->call.err),
-	/* ==== 8. MariaDB: count, fence, markers, delete log, replication ====
-	 */
+	             "markers");
+}
 
-	/*
-	 * check_my_ops (after group 7) and check_my_promote (backend_check
-	 * --promote-my, run last by integration/scenario_my_promote.sh: it
-	 * destroys the replica pair).  The replica's URL is
-	 * RESHARD_MY_REPLICA_URL (integration/servers.sh's env).  Every table
-	 * here is rs_myops_*; the group drops them, the markers and the delete
-	 * logs at its end.
-	 */
+static int
+pgx_mark(struct rs_backend *b, const struct rs_marker *m, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_mark(b, m, on_done, &x->call, &x->call.err),
+	             "mark");
+}
+
+static int
+pgx_delete_log(struct rs_backend *b, const struct rs_table_def *t, int on,
+               struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(
+		&x->call,
+		backend_delete_log(b, t, on, on_done, &x->call, &x->call.err),
+		"delete_log");
+}
+
+static int
+pgx_purge(struct rs_backend *b, const struct rs_table_def *t,
+          const struct rs_rows *keys, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(
+		&x->call,
+		backend_purge_keys(b, t, keys, on_done, &x->call, &x->call.err),
+		"purge_keys");
+}
+
+static int
+pgx_replica_check(struct rs_backend *p, struct rs_backend *r, int max_lag_ms,
+                  struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_replica_check(p, r, max_lag_ms, on_done, &x->call,
+	                                   &x->call.err),
+	             "replica_check");
+}
+
+static int
+pgx_downstream_lag(struct rs_backend *b, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_downstream_lag(b, pgx_on_count, x, &x->call.err),
+	             "downstream_lag");
+}
+
+static int
+pgx_position(struct rs_backend *p, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_position(p, pgx_on_position, x, &x->call.err),
+	             "position");
+}
+
+static int
+pgx_catch_up(struct rs_backend *p, struct rs_backend *r, const char *pos,
+             int slice_ms, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_catch_up(p, r, pos, slice_ms, pgx_on_replication,
+	                              x, &x->call.err),
+	             "catch_up");
+}
+
+static int
+pgx_promote(struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_promote(r, on_done, &x->call, &x->call.err),
+	             "promote");
+}
+
+static int
+pgx_promoted(struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_promoted(r, pgx_on_count, x, &x->call.err),
+	             "promoted");
+}
+
+static int
+pgx_release(struct rs_backend *p, struct rs_backend *r, struct pgx_call *x)
+{
+	*x = (struct pgx_call){0};
+	return await(&x->call,
+	             backend_release(p, r, pgx_on_position, x, &x->call.err),
+	             "release");
+}
+
+/* Whether the SQL condition COND holds on B (asked in a DO block, which
+ * a standby runs too). */
+static int
+pgx_holds(struct rs_backend *b, const char *cond)
+{
+	char *sql = xprintf("DO $check$BEGIN IF NOT (%s) THEN RAISE EXCEPTION "
+	                    "'no'; END IF; END$check$",
+	                    cond);
+	int rc = run_sql(b, sql, NULL);
+
+	free(sql);
+	return rc == 0;
+}
+
+/* Whether MESSAGE names every one of the N strings WANT. */
+static int
+pgx_names(const char *message, int n, ...)
+{
+	va_list ap;
+	int ok = 1;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		ok &= strstr(message, va_arg(ap, const char *)) != NULL;
+	va_end(ap);
+	return ok;
+}
+
+/* A marker of plan PLAN in STATE. */
+static struct rs_marker
+pgx_marker(const char *plan, const char *state, int64_t epoch)
+{
+	struct rs_marker m = {.epoch = epoch};
+
+	snprintf(m.plan, sizeof(m.plan), "%s", plan);
+	snprintf(m.run_id, sizeof(m.run_id), "0123456789abcdef");
+	snprintf(m.state, sizeof(m.state), "%s", state);
+	return m;
+}
+
+/* Whether TEXT is a UTC "YYYY-MM-DD HH:MM:SS" within two minutes of
+ * now. */
+static int
+pgx_recent_utc(const char *text)
+{
+	struct tm tm = {0};
+	const char *end = strptime(text, "%Y-%m-%d %H:%M:%S", &tm);
+	time_t at;
+
+	if (end == NULL || *end != '\0' || strlen(text) != 19)
+		return 0;
+	at = timegm(&tm);
+	return llabs((long long)(at - time(NULL))) < 120;
+}
+
+/* ---- a TCP forwarder, for a primary reached on a port it does not
+ * know (replica_check must refuse the replica: wrong port) ---- */
+
+struct pgx_pipe {
+	uv_tcp_t side[2]; /* 0: the client, 1: the server */
+	int open;         /* handles not yet closed */
+	int closing;
+	struct pgx_pipe *next;
+};
+
+struct pgx_proxy {
+	uv_tcp_t listener;
+	struct sockaddr_in target;
+	int port;
+	struct pgx_pipe *pipes;
+};
+
+static struct pgx_proxy pgx_proxy;
+
+static void
+pgx_pipe_closed(uv_handle_t *h)
+{
+	struct pgx_pipe *p = h->data;
+
+	if (--p->open > 0)
+		return;
+	for (struct pgx_pipe **at = &pgx_proxy.pipes; *at != NULL;
+	     at = &(*at)->next)
+		if (*at == p) {
+			*at = p->next;
+			break;
+		}
+	free(p);
+}
+
+static void
+pgx_pipe_close(struct pgx_pipe *p)
+{
+	if (p->closing)
+		return;
+	p->closing = 1;
+	for (int i = 0; i < 2; i++)
+		uv_close((uv_handle_t *)&p->side[i], pgx_pipe_closed);
+}
+
+static void
+pgx_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf)
+{
+	(void)h;
+	buf->base = malloc(size);
+	buf->len = buf->base != NULL ? size : 0;
+}
+
+static void
+pgx_written(uv_write_t *req, int status)
+{
+	(void)status;
+	free(req->data);
+	free(req);
+}
+
+static void
+pgx_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct pgx_pipe *p = s->data;
+	uv_stream_t *other =
+		(uv_stream_t *)&p->side[s == (uv_stream_t *)&p->side[0]];
+	uv_write_t *req;
+
+	if (n < 0) {
+		free(buf->base);
+		pgx_pipe_close(p);
+		return;
+	}
+	if (n == 0 || (req = malloc(sizeof(*req))) == NULL) {
+		free(buf->base);
+		return;
+	}
+	req->data = buf->base;
+	if (uv_write(req, other, &(uv_buf_t){buf->base, (size_t)n}, 1,
+	             pgx_written) != 0) {
+		free(buf->base);
+		free(req);
+		pgx_pipe_close(p);
+	}
+}
+
+static void
+pgx_connected(uv_connect_t *req, int status)
+{
+	struct pgx_pipe *p = req->data;
+
+	free(req);
+	if (status != 0 || p->closing) {
+		pgx_pipe_close(p);
+		return;
+	}
+	uv_read_start((uv_stream_t *)&p->side[0], pgx_alloc, pgx_read);
+	uv_read_start((uv_stream_t *)&p->side[1], pgx_alloc, pgx_read);
+}
+
+static void
+pgx_accept(uv_stream_t *server, int status)
+{
+	struct pgx_pipe *p = calloc(1, sizeof(*p));
+	uv_connect_t *req = malloc(sizeof(*req));
+
+	if (status != 0 || p == NULL || req == NULL) {
+		free(p);
+		free(req);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		uv_tcp_init(&check_loop, &p->side[i]);
+		p->side[i].data = p;
+	}
+	p->open = 2;
+	p->next = pgx_proxy.pipes;
+	pgx_proxy.pipes = p;
+	req->data = p;
+	if (uv_accept(server, (uv_stream_t *)&p->side[0]) != 0 ||
+	    uv_tcp_connect(req, &p->side[1],
+	                   (const struct sockaddr *)&pgx_proxy.target,
+	                   pgx_connected) != 0) {
+		free(req);
+		pgx_pipe_close(p);
+	}
+}
+
+/* Forward 127.0.0.1:(a free port) to 127.0.0.1:PORT.  Returns the port
+ * listened on, or 0. */
+static int
+pgx_proxy_start(int port)
+{
+	struct sockaddr_in any;
+	struct sockaddr_storage bound;
+	int len = sizeof(bound);
+
+	memset(&pgx_proxy, 0, sizeof(pgx_proxy));
+	uv_ip4_addr("127.0.0.1", port, &pgx_proxy.target);
+	uv_ip4_addr("127.0.0.1", 0, &any);
+	uv_tcp_init(&check_loop, &pgx_proxy.listener);
+	if (uv_tcp_bind(&pgx_proxy.listener, (const struct sockaddr *)&any,
+	                0) != 0 ||
+	    uv_listen((uv_stream_t *)&pgx_proxy.listener, 8, pgx_accept) != 0 ||
+	    uv_tcp_getsockname(&pgx_proxy.listener, (struct sockaddr *)&bound,
+	                       &len) != 0)
+		return 0;
+	pgx_proxy.port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+	return pgx_proxy.port;
+}
+
+static void
+pgx_proxy_stop(void)
+{
+	int never = 0;
+
+	for (struct pgx_pipe *p = pgx_proxy.pipes; p != NULL; p = p->next)
+		pgx_pipe_close(p);
+	uv_close((uv_handle_t *)&pgx_proxy.listener, NULL);
+	wait_until(&never, 50); /* let the close callbacks run */
+}
+
+/* ---- the checks ---- */
+
+/* count: exact, and a missing table is RS_ESCHEMA. */
+static void
+pgx_check_count(struct rs_backend *pg)
+{
+	struct pgx_call x;
+
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
+	          "pg ops: count is exact (%lld of 10)", (long long)x.value);
+	PGX_CHECK(pgx_count(pg, "rs_check_missing", &x) == RS_ESCHEMA,
+	          "pg ops: count of a missing table is RS_ESCHEMA (%d: %s)",
+	          x.call.status, x.call.err.message);
+}
+
+/* A write SQL on PG the fence must reject with exactly its message. */
+static void
+pgx_check_rejected(struct rs_backend *pg, const char *sql)
+{
+	struct rs_err err = {0};
+	int rc = run_sql(pg, sql, &err);
+	size_t n = strlen(err.message), m = strlen(": " PGX_FENCE_MSG);
+
+	PGX_CHECK(rc == RS_EQUERY &&
+	                  strcmp(err.sqlstate, PGX_FENCE_SQLSTATE) == 0 &&
+	                  n >= m &&
+	                  strcmp(err.message + n - m, ": " PGX_FENCE_MSG) == 0,
+	          "pg ops: fenced, %.40s is refused with SQLSTATE %s and the "
+	          "message (%d %s: %s)",
+	          sql, PGX_FENCE_SQLSTATE, rc, err.sqlstate, err.message);
+}
+
+/* The fence on two tables with a marker, writes refused with exactly its
+ * message, the triggers on the replica; a lock held elsewhere; off. */
+static void
+pgx_check_fence(struct rs_backend *pg, struct rs_backend *replica,
+                const char *primary_url)
+{
+	const char *const tables[] = {PGX_TABLE, PGX_TABLE2};
+	const char *const locked[] = {PGX_LOCKED};
+	struct rs_marker fenced = pgx_marker("a-plan", "fenced", 0);
+	struct rs_marker locking = pgx_marker("a-plan", "locking", 0);
+	struct rs_marker aborted = pgx_marker("a-plan", "aborted", 0);
+	struct rs_backend *holder = NULL;
+	struct rs_err err;
+	struct pgx_call x;
+	char *exact;
+	uint64_t started;
+
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0,
+	          "pg ops: not fenced before the fence");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 0,
+	          "pg ops: no marker before the first (%d: %s)", x.n_markers,
+	          x.call.err.message);
+	check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x), &x.call.err,
+	             "pg ops: fence on two tables, with the marker");
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 1 &&
+	                  pgx_fenced(pg, PGX_TABLE2, &x) == 0 && x.value == 1,
+	          "pg ops: both tables fenced");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
+	                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
+	                  strcmp(x.markers[0].state, "fenced") == 0 &&
+	                  strcmp(x.markers[0].run_id, fenced.run_id) == 0 &&
+	                  pgx_recent_utc(x.markers[0].updated_at),
+	          "pg ops: the marker went up with the fence (%d, %s, %s)",
+	          x.n_markers, x.n_markers > 0 ? x.markers[0].state : "",
+	          x.n_markers > 0 ? x.markers[0].updated_at : "");
+	pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE
+	                       " VALUES ('zz', 99, 'new')");
+	pgx_check_rejected(pg, "UPDATE " PGX_TABLE " SET note = 'changed'");
+	pgx_check_rejected(pg, "DELETE FROM " PGX_TABLE);
+	pgx_check_rejected(pg, "TRUNCATE " PGX_TABLE2);
+	pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE2
+	                       " VALUES (1) ON CONFLICT DO NOTHING");
+	/* Byte for byte on the server, quotes and backslash included. */
+	exact = xprintf("DO $x$BEGIN DELETE FROM " PGX_TABLE "; "
+	                "EXCEPTION WHEN SQLSTATE '%s' THEN IF SQLERRM <> '%s' "
+	                "THEN RAISE EXCEPTION 'got %%', SQLERRM; END IF; "
+	                "END$x$",
+	                PGX_FENCE_SQLSTATE,
+	                "writes paused by reshard: run it''s \"orders\" \\ 2x "
+	                "— step fence");
+	check_status(run_sql(pg, exact, &err), &err,
+	             "pg ops: the writer's SQLERRM is exactly the message");
+	free(exact);
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
+	          "pg ops: reads go on under the fence, no row changed");
+	check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x), &x.call.err,
+	             "pg ops: fence again (idempotent)");
+	PGX_CHECK(pgx_holds(pg,
+	                    "(SELECT count(*) FROM pg_trigger WHERE tgrelid = "
+	                    "'" PGX_TABLE "'::regclass) = 2"),
+	          "pg ops: still two triggers on the table");
+	/* The fence reaches the replica by replication. */
+	if (pgx_position(pg, &x) == 0) {
+		char position[RS_POSITION_SIZE];
+
+		snprintf(position, sizeof(position), "%s", x.text);
+		PGX_CHECK(pgx_catch_up(pg, replica, position, 5000, &x) == 0 &&
+		                  x.repl.reached,
+		          "pg ops: the replica reaches the fence's position %s",
+		          position);
+		PGX_CHECK(pgx_fenced(replica, PGX_TABLE, &x) == 0 &&
+		                  x.value == 1 &&
+		                  pgx_fenced(replica, PGX_TABLE2, &x) == 0 &&
+		                  x.value == 1,
+		          "pg ops: the fence triggers reached the replica");
+	} else {
+		PGX_CHECK(0, "pg ops: position: %s", x.call.err.message);
+	}
+	/* The primary's own standby is caught up (lag -1 or a few ms);
+	 * nothing streams from the standby. */
+	PGX_CHECK(pgx_downstream_lag(pg, &x) == 0 && x.value >= -1 &&
+	                  x.value < 5000,
+	          "pg ops: downstream_lag of the primary is small (%lld ms)",
+	          (long long)x.value);
+	PGX_CHECK(pgx_downstream_lag(replica, &x) == 0 && x.value == -1,
+	          "pg ops: downstream_lag of the standby is -1 (%lld)",
+	          (long long)x.value);
+	PGX_CHECK(pgx_fence(replica, tables, 2, 1, NULL, &x) == RS_EUSAGE &&
+	                  strstr(x.call.err.message, "standby") != NULL,
+	          "pg ops: a standby refuses a fence of its own (%s)",
+	          x.call.err.message);
+	check_status(pgx_fence(replica, tables, 2, 0, NULL, &x), &x.call.err,
+	             "pg ops: the fence off a standby is left to its primary");
+
+	/* A long transaction holding a table: retryable, within about the
+	 * lock timeout, rolled back (no trigger, no marker). */
+	if (open_backend("pg-holder", primary_url, CHECK_CONNECT_MS, &holder,
+	                 &err) == 0 &&
+	    setup_sql(holder, "BEGIN; INSERT INTO " PGX_LOCKED " VALUES (1)") ==
+	            0) {
+		started = op_started();
+		pgx_fence(pg, locked, 1, 1, &locking, &x);
+		PGX_CHECK(x.call.status == RS_EQUERY && x.call.err.retryable &&
+		                  strcmp(x.call.err.sqlstate, "55P03") == 0 &&
+		                  pgx_names(x.call.err.message, 2,
+		                            "long transaction", PGX_LOCKED),
+		          "pg ops: a table locked elsewhere fails the fence, "
+		          "retryable (%d, %s, retryable %d: %s)",
+		          x.call.status, x.call.err.sqlstate,
+		          x.call.err.retryable, x.call.err.message);
+		PGX_CHECK(x.call.ended_ms - started >= 1500 &&
+		                  x.call.ended_ms - started < 5000,
+		          "pg ops: after about the lock timeout (%" PRIu64
+		          " ms)",
+		          x.call.ended_ms - started);
+		PGX_CHECK(pgx_fenced(pg, PGX_LOCKED, &x) == 0 && x.value == 0 &&
+		                  pgx_markers(pg, &x) == 0 &&
+		                  x.n_markers == 1 &&
+		                  strcmp(x.markers[0].state, "fenced") == 0,
+		          "pg ops: the failed fence left no trigger and the "
+		          "marker as it was");
+		setup_sql(holder, "ROLLBACK");
+		check_status(pgx_fence(pg, locked, 1, 1, NULL, &x), &x.call.err,
+		             "pg ops: the fence goes up once the lock is gone");
+		check_status(pgx_fence(pg, locked, 1, 0, NULL, &x), &x.call.err,
+		             "pg ops: and comes off");
+	} else {
+		PGX_CHECK(0, "pg ops: a second connection holds a lock: %s",
+		          err.message);
+	}
+	close_backend(holder);
+
+	check_status(pgx_fence(pg, tables, 2, 0, &aborted, &x), &x.call.err,
+	             "pg ops: fence off, the marker aborted");
+	PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0 &&
+	                  pgx_fenced(pg, PGX_TABLE2, &x) == 0 && x.value == 0 &&
+	                  pgx_holds(pg, "to_regprocedure('reshard_fence()') IS "
+	                                "NULL"),
+	          "pg ops: no trigger left, nor the function");
+	PGX_CHECK(run_sql(pg,
+	                  "INSERT INTO " PGX_TABLE " VALUES ('zz', 99, 'n')",
+	                  &err) == 0 &&
+	                  run_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 99",
+	                          &err) == 0,
+	          "pg ops: writes go through again");
+	check_status(pgx_fence(pg, tables, 2, 0, NULL, &x), &x.call.err,
+	             "pg ops: fence off again (idempotent)");
+	PGX_CHECK(pgx_fence(pg, (const char *const[]){"rs_check_missing"}, 1, 1,
+	                    NULL, &x) == RS_ESCHEMA,
+	          "pg ops: a fence on a missing table is RS_ESCHEMA (%s)",
+	          x.call.err.message);
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
+	                  strcmp(x.markers[0].state, "aborted") == 0,
+	          "pg ops: the marker says aborted");
+}
+
+/* mark upserts; markers come in plan order. */
+static void
+pgx_check_markers(struct rs_backend *pg)
+{
+	struct rs_marker b = pgx_marker("b-plan", "published", 7);
+	struct pgx_call x;
+
+	check_status(pgx_mark(pg, &b, &x), &x.call.err, "pg ops: mark");
+	b.epoch = 8;
+	snprintf(b.state, sizeof(b.state), "done");
+	check_status(pgx_mark(pg, &b, &x), &x.call.err, "pg ops: mark again");
+	PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 2 &&
+	                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
+	                  strcmp(x.markers[1].plan, "b-plan") == 0 &&
+	                  strcmp(x.markers[1].state, "done") == 0 &&
+	                  x.markers[1].epoch == 8 &&
+	                  pgx_recent_utc(x.markers[1].updated_at),
+	          "pg ops: markers round trip (%d: %s %s %lld %s)", x.n_markers,
+	          x.n_markers > 1 ? x.markers[1].plan : "",
+	          x.n_markers > 1 ? x.markers[1].state : "",
+	          x.n_markers > 1 ? (long long)x.markers[1].epoch : 0LL,
+	          x.n_markers > 1 ? x.markers[1].updated_at : "");
+}
+
+/* The delete log records the application's deletes and key changes, not
+ * purge_keys'; off removes it. */
+static void
+pgx_check_delete_log(struct rs_backend *pg)
+{
+	const char *log = "reshard_del_" PGX_TABLE;
+	struct rs_table_def *def = NULL;
+	struct rs_err err;
+	struct pgx_call x;
+	struct rs_value key[2] = {{"eu", 2}, {"4", 1}};
+	struct rs_value bad[2] = {{"eu", 2}, {"four", 4}};
+	struct rs_rows keys = {1, 2, key}, bad_keys = {1, 2, bad};
+
+	if (describe(pg, PGX_TABLE, &def, &err) != 0) {
+		PGX_CHECK(0, "pg ops: describe: %s", err.message);
+		return;
+	}
+	check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
+	             "pg ops: delete log on");
+	check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
+	             "pg ops: delete log on again (idempotent)");
+	setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 1");
+	PGX_CHECK(
+		pgx_count(pg, log, &x) == 0 && x.value == 1 &&
+			pgx_holds(pg,
+	                          "EXISTS (SELECT 1 FROM reshard_del_" PGX_TABLE
+	                          " WHERE region = 'eu' AND id = 1)"),
+		"pg ops: an application delete is logged (%lld)",
+		(long long)x.value);
+	setup_sql(pg, "UPDATE " PGX_TABLE " SET id = 100 WHERE id = 2");
+	setup_sql(pg, "UPDATE " PGX_TABLE " SET note = 'x' WHERE id = 3");
+	PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 2,
+	          "pg ops: a key change is logged, another update not (%lld)",
+	          (long long)x.value);
+	check_status(pgx_purge(pg, def, &keys, &x), &x.call.err,
+	             "pg ops: purge_keys");
+	PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 8 &&
+	                  pgx_count(pg, log, &x) == 0 && x.value == 2,
+	          "pg ops: purge_keys deleted its row and logged nothing (log "
+	          "%lld)",
+	          (long long)x.value);
+	PGX_CHECK(
+		pgx_purge(pg, def, &bad_keys, &x) == RS_EQUERY &&
+			pgx_holds(pg,
+	                          "current_setting('reshard.purging', true) "
+	                          "IS DISTINCT FROM 'on'"),
+		"pg ops: a failed purge_keys leaves the session unmarked (%s)",
+		x.call.err.message);
+	setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 5");
+	PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 3,
+	          "pg ops: after purge_keys, the same connection's deletes are "
+	          "logged (%lld)",
+	          (long long)x.value);
+	check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
+	             "pg ops: delete log off");
+	PGX_CHECK(pgx_count(pg, log, &x) == RS_ESCHEMA &&
+	                  pgx_holds(pg,
+	                            "NOT EXISTS (SELECT 1 FROM pg_trigger "
+	                            "WHERE tgname LIKE 'reshard_dellog%') AND "
+	                            "to_regprocedure('reshard_del_" PGX_TABLE
+	                            "()') IS NULL"),
+	          "pg ops: no log, trigger or function left");
+	check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
+	             "pg ops: delete log off again (idempotent)");
+	backend_table_free(def);
+}
+
+/* replica_check on the real pair and its refusals; position, catch_up
+ * and its bound; promoted and release before any promotion. */
+static void
+pgx_check_replication(struct rs_backend *pg, struct rs_backend *replica,
+                      const char *primary_url)
+{
+	struct rs_backend *other = NULL, *proxied = NULL, *named = NULL;
+	struct rs_url url;
+	struct rs_err err;
+	struct pgx_call x;
+	char position[RS_POSITION_SIZE] = "";
+	uint64_t started;
+	int port;
+
+	check_status(pgx_replica_check(pg, replica, 5000, &x), &x.call.err,
+	             "pg ops: replica_check passes on the real pair");
+	if (open_backend("pg-again", primary_url, CHECK_CONNECT_MS, &other,
+	                 &err) == 0) {
+		PGX_CHECK(pgx_replica_check(pg, other, 5000, &x) == RS_EUSAGE &&
+		                  pgx_names(x.call.err.message, 3, "pg-again",
+		                            "not in recovery", "shard pg "),
+		          "pg ops: replica_check refuses a primary as replica "
+		          "(%s)",
+		          x.call.err.message);
+		PGX_CHECK(pgx_catch_up(pg, other, "0/1", 100, &x) == RS_EUSAGE,
+		          "pg ops: catch_up refuses a server that never was a "
+		          "standby (%s)",
+		          x.call.err.message);
+	}
+	PGX_CHECK(pgx_replica_check(replica, pg, 5000, &x) == RS_EUSAGE &&
+	                  pgx_names(x.call.err.message, 2, "standby itself",
+	                            "pg-replica"),
+	          "pg ops: replica_check refuses a standby as the primary (%s)",
+	          x.call.err.message);
+	/* The primary reached through another port: the replica streams
+	 * from 55431, the url says the forwarder's. */
+	memset(&url, 0, sizeof(url));
+	if (url_parse(primary_url, NULL, &url, &err) == 0 &&
+	    (port = pgx_proxy_start(url.port)) > 0) {
+		char *via = xprintf("postgresql://%s:%s@127.0.0.1:%d/%s",
+		                    url.user, url.password, port, url.database);
+		char want[64], got[64];
+
+		snprintf(want, sizeof(want), "127.0.0.1:%d", url.port);
+		snprintf(got, sizeof(got), "127.0.0.1:%d", port);
+		if (open_backend("pg-via", via, CHECK_CONNECT_MS, &proxied,
+		                 &err) == 0)
+			PGX_CHECK(pgx_replica_check(proxied, replica, 5000,
+			                            &x) == RS_EUSAGE &&
+			                  pgx_names(x.call.err.message, 4, want,
+			                            got, "pg-via",
+			                            "pg-replica"),
+			          "pg ops: replica_check refuses a replica of "
+			          "another port, naming both (%s)",
+			          x.call.err.message);
+		else
+			PGX_CHECK(0, "pg ops: connect through a forwarder: %s",
+			          err.message);
+		close_backend(proxied);
+		pgx_proxy_stop();
+		free(via);
+		/* "localhost" in the url, 127.0.0.1 in the replica's
+		 * primary_conninfo: the same machine. */
+		via = xprintf("postgresql://%s:%s@localhost:%d/%s", url.user,
+		              url.password, url.port, url.database);
+		if (open_backend("pg-localhost", via, CHECK_CONNECT_MS, &named,
+		                 &err) == 0)
+			check_status(
+				pgx_replica_check(named, replica, 5000, &x),
+				&x.call.err,
+				"pg ops: replica_check takes localhost for "
+				"127.0.0.1");
+		close_backend(named);
+		free(via);
+	}
+	url_clear(&url);
+	/* A synchronous standby, and one whose replay is paused. */
+	if (setup_sql(pg, "ALTER SYSTEM SET synchronous_standby_names = "
+	                  "'walreceiver'") == 0 &&
+	    setup_sql(pg, "SELECT pg_reload_conf()") == 0) {
+		int never = 0;
+
+		wait_until(&never, 300);
+		PGX_CHECK(
+			pgx_replica_check(pg, replica, 5000, &x) == RS_EUSAGE &&
+				pgx_names(x.call.err.message, 2, "synchronous",
+		                          "remove it from "
+		                          "synchronous_standby_names"),
+			"pg ops: replica_check refuses a synchronous standby "
+			"(%s)",
+			x.call.err.message);
+		setup_sql(pg, "ALTER SYSTEM RESET synchronous_standby_names");
+		setup_sql(pg, "SELECT pg_reload_conf()");
+		wait_until(&never, 300);
+	}
+	if (setup_sql(replica, "SELECT pg_wal_replay_pause()") == 0) {
+		PGX_CHECK(pgx_replica_check(pg, replica, 5000, &x) ==
+		                          RS_EUSAGE &&
+		                  pgx_names(x.call.err.message, 2, "paused",
+		                            "pg_wal_replay_resume"),
+		          "pg ops: replica_check refuses a paused replay (%s)",
+		          x.call.err.message);
+		setup_sql(replica, "SELECT pg_wal_replay_resume()");
+	}
+	check_status(pgx_replica_check(pg, replica, 5000, &x), &x.call.err,
+	             "pg ops: replica_check passes again");
+
+	/* position and catch_up */
+	setup_sql(pg, "INSERT INTO " PGX_TABLE2 " VALUES (42)");
+	if (check_status(pgx_position(pg, &x), &x.call.err,
+	                 "pg ops: position (%s)", x.text))
+		snprintf(position, sizeof(position), "%s", x.text);
+	PGX_CHECK(position[0] != '\0' && strchr(position, '/') != NULL,
+	          "pg ops: the position is a WAL location");
+	PGX_CHECK(pgx_catch_up(pg, replica, position, 5000, &x) == 0 &&
+	                  x.repl.reached && x.repl.behind == 0 &&
+	                  strcmp(x.repl.unit, "bytes") == 0 &&
+	                  pgx_holds(replica, "EXISTS (SELECT 1 FROM " PGX_TABLE2
+	                                     " WHERE id = 42)"),
+	          "pg ops: catch_up reaches the position, the row is on the "
+	          "replica");
+	started = op_started();
+	PGX_CHECK(pgx_catch_up(pg, replica, "FFFFFFFF/0", 300, &x) == 0 &&
+	                  !x.repl.reached && x.repl.behind > 0 &&
+	                  strcmp(x.repl.unit, "bytes") == 0 &&
+	                  x.call.ended_ms - started >= 250 &&
+	                  x.call.ended_ms - started < 2000,
+	          "pg ops: a slice towards a position not reached ends after "
+	          "it (%" PRIu64 " ms), %lld bytes behind",
+	          x.call.ended_ms - started, (long long)x.repl.behind);
+	backend_set_op_timeout(pg, 500);
+	started = op_started();
+	pgx_catch_up(pg, replica, "FFFFFFFF/0", 3000, &x);
+	backend_set_op_timeout(pg, 0);
+	PGX_CHECK(x.call.status == RS_ECONNECT &&
+	                  x.call.ended_ms - started >= 450 &&
+	                  x.call.ended_ms - started < 1500 &&
+	                  pgx_names(x.call.err.message, 2, "within 500 ms",
+	                            "catching up"),
+	          "pg ops: the op bound ends a longer slice (%" PRIu64
+	          " ms: %s)",
+	          x.call.ended_ms - started, x.call.err.message);
+	PGX_CHECK(pgx_count(pg, PGX_TABLE2, &x) == 0 &&
+	                  pgx_fenced(replica, PGX_TABLE2, &x) == 0,
+	          "pg ops: both connections still work after it");
+	PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 0 &&
+	                  pgx_promoted(pg, &x) == 0 && x.value == 1,
+	          "pg ops: promoted: the replica not, the primary yes");
+	PGX_CHECK(pgx_release(pg, replica, &x) == RS_EUSAGE &&
+	                  strstr(x.call.err.message, "not promoted") != NULL,
+	          "pg ops: release refuses a replica not promoted (%s)",
+	          x.call.err.message);
+	close_backend(other);
+}
+
+/* Group 8: the PostgreSQL operations behind the steps, against the
+ * primary of ENGINE and its replica (RESHARD_PG_REPLICA_URL). */
+static void
+check_pg_ops(struct engine *engine)
+{
+	const char *replica_url = getenv("RESHARD_PG_REPLICA_URL");
+	struct rs_backend *pg = engine->backend, *replica = NULL;
+	struct rs_err err;
+
+	if (!check(replica_url != NULL && replica_url[0] != '\0',
+	           "pg ops: RESHARD_PG_REPLICA_URL names the replica"))
+		return;
+	if (!check_status(open_backend("pg-replica", replica_url,
+	                               CHECK_CONNECT_MS, &replica, &err),
+	                  &err, "pg ops: connect to the replica")) {
+		close_backend(replica);
+		return;
+	}
+	if (setup_sql(pg, "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
+	                  ", " PGX_LOCKED ", reshard_marker, "
+	                  "reshard_del_" PGX_TABLE " CASCADE") == 0 &&
+	    setup_sql(pg, "DROP FUNCTION IF EXISTS reshard_fence() CASCADE") ==
+	            0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_TABLE " (region text, id int, "
+	                  "note text, PRIMARY KEY (region, id))") == 0 &&
+	    setup_sql(pg, "INSERT INTO " PGX_TABLE " SELECT 'eu', g, 'n' || g "
+	                  "FROM generate_series(1, 10) AS g") == 0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_TABLE2 " (id int PRIMARY KEY)") ==
+	            0 &&
+	    setup_sql(pg, "CREATE TABLE " PGX_LOCKED " (id int)") == 0) {
+		pgx_check_count(pg);
+		pgx_check_fence(pg, replica, engine->url);
+		pgx_check_markers(pg);
+		pgx_check_delete_log(pg);
+		pgx_check_replication(pg, replica, engine->url);
+	}
+	setup_sql(pg, "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
+	              ", " PGX_LOCKED ", reshard_marker");
+	close_backend(replica);
+}
+
+/* backend_check --promote-pg URL_PG URL_REPLICA: promote the replica
+ * (which ends the pair: integration/scenario_pg_promote.sh makes a new
+ * one afterwards), with promoted before and after, promote again, and
+ * release of the slot it streamed from, twice. */
+static int
+pg_promote_mode(int argc, char **argv)
+{
+	struct rs_backend *pg = NULL, *replica = NULL;
+	char position[RS_POSITION_SIZE] = "";
+	struct pgx_call x;
+	struct rs_err err;
+	int rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s --promote-pg URL_PG URL_REPLICA\n",
+		        argv[0]);
+		return 2;
+	}
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+	if (check_status(
+		    open_backend("pg", argv[2], CHECK_CONNECT_MS, &pg, &err),
+		    &err, "promote: connect to the primary") &&
+	    check_status(open_backend("pg-replica", argv[3], CHECK_CONNECT_MS,
+	                              &replica, &err),
+	                 &err, "promote: connect to the replica") &&
+	    setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote") == 0 &&
+	    setup_sql(pg,
+	              "CREATE TABLE rs_check_promote (id int PRIMARY KEY)") ==
+	            0 &&
+	    setup_sql(pg, "INSERT INTO rs_check_promote VALUES (1), (2)") ==
+	            0) {
+		PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 0,
+		          "promote: not promoted before");
+		if (pgx_position(pg, &x) == 0)
+			snprintf(position, sizeof(position), "%s", x.text);
+		PGX_CHECK(position[0] != '\0' &&
+		                  pgx_catch_up(pg, replica, position, 5000,
+		                               &x) == 0 &&
+		                  x.repl.reached,
+		          "promote: the replica has everything up to %s",
+		          position);
+		backend_set_op_timeout(replica, 60000);
+		check_status(pgx_promote(replica, &x), &x.call.err,
+		             "promote: promote");
+		backend_set_op_timeout(replica, 0);
+		PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 1,
+		          "promote: promoted after");
+		check_status(pgx_promote(replica, &x), &x.call.err,
+		             "promote: promote again does nothing");
+		PGX_CHECK(
+			pgx_count(replica, "rs_check_promote", &x) == 0 &&
+				x.value == 2 &&
+				run_sql(replica,
+		                        "INSERT INTO rs_check_promote VALUES "
+		                        "(3)",
+		                        &err) == 0,
+			"promote: the promoted replica has the rows and takes "
+			"writes");
+		PGX_CHECK(
+			pgx_replica_check(pg, replica, 5000, &x) == RS_EUSAGE &&
+				strstr(x.call.err.message, "not in recovery") !=
+					NULL,
+			"promote: replica_check refuses it now (%s)",
+			x.call.err.message);
+		rc = pgx_release(pg, replica, &x);
+		PGX_CHECK(rc == 0 &&
+		                  strncmp(x.text, "dropped replication slot ",
+		                          25) == 0 &&
+		                  strstr(x.text,
+		                         " (it held WAL for pg-replica)") !=
+		                          NULL,
+		          "promote: release drops the slot (%s)",
+		          rc == 0 ? x.text : x.call.err.message);
+		PGX_CHECK(pgx_holds(pg, "NOT EXISTS (SELECT 1 FROM "
+		                        "pg_replication_slots)"),
+		          "promote: no slot left on the primary");
+		PGX_CHECK(pgx_release(pg, replica, &x) == 0 &&
+		                  x.text[0] == '\0',
+		          "promote: release again notes nothing (\"%s\")",
+		          x.text);
+		setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote");
+	}
+	close_backend(pg);
+	close_backend(replica);
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly%s%s", rc != 0 ? ": " : "",
+	      rc != 0 ? uv_strerror(rc) : "");
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}
+
+/* ==== end of the PostgreSQL operations ==== */
+
+/* ==== 8. MariaDB: count, fence, markers, delete log, replication ==== */
+
+/*
+ * check_my_ops (after group 7) and check_my_promote (backend_check
+ * --promote-my, run last by integration/scenario_my_promote.sh: it
+ * destroys the replica pair).  The replica's URL is RESHARD_MY_REPLICA_URL
+ * (integration/servers.sh's env).  Every table here is rs_myops_*; the
+ * group drops them, the markers and the delete logs at its end.
+ */
 
 #define MYOPS_MESSAGE  "writes paused by reshard: run it's-2x, step fence"
 #define MYOPS_PLAN     "myops-2x"
@@ -2952,23 +3840,23 @@ pgx_markers(struct rs_backend *b, struct pgx_call *x)
 /* The outcome of one of these operations, with what its callback
  * returned. */
 struct my_call {
-		struct call call; /* first: the callbacks' ARG */
-		int64_t value;
-		struct rs_marker markers[8];
-		int n_markers;
-		char position[RS_POSITION_SIZE];
-		struct rs_replication state;
+	struct call call; /* first: the callbacks' ARG */
+	int64_t value;
+	struct rs_marker markers[8];
+	int n_markers;
+	char position[RS_POSITION_SIZE];
+	struct rs_replication state;
 };
 
 static void
 myops_on_count(struct rs_backend *backend, int status, const struct rs_err *err,
                int64_t value, void *arg)
 {
-		struct my_call *c = arg;
+	struct my_call *c = arg;
 
-		(void)backend;
-		c->value = value;
-		call_end(&c->call, status, err);
+	(void)backend;
+	c->value = value;
+	call_end(&c->call, status, err);
 }
 
 static void
@@ -2976,26 +3864,25 @@ myops_on_markers(struct rs_backend *backend, int status,
                  const struct rs_err *err, const struct rs_marker *markers,
                  int n, void *arg)
 {
-		struct my_call *c = arg;
+	struct my_call *c = arg;
 
-		(void)backend;
-		c->n_markers = 0;
-		for (int i = 0; status == 0 && i < n && i < 8; i++)
-			c->markers[c->n_markers++] = markers[i];
-		call_end(&c->call, status, err);
+	(void)backend;
+	c->n_markers = 0;
+	for (int i = 0; status == 0 && i < n && i < 8; i++)
+		c->markers[c->n_markers++] = markers[i];
+	call_end(&c->call, status, err);
 }
 
 static void
 myops_on_position(struct rs_backend *backend, int status,
                   const struct rs_err *err, const char *position, void *arg)
 {
-		struct my_call *c = arg;
+	struct my_call *c = arg;
 
-		(void)backend;
-		if (status == 0)
-			snprintf(c->position, sizeof(c->position), "%s",
-			         position);
-		call_end(&c->call, status, err);
+	(void)backend;
+	if (status == 0)
+		snprintf(c->position, sizeof(c->position), "%s", position);
+	call_end(&c->call, status, err);
 }
 
 static void
@@ -3003,1958 +3890,812 @@ myops_on_replication(struct rs_backend *backend, int status,
                      const struct rs_err *err,
                      const struct rs_replication *state, void *arg)
 {
-		struct my_call *c = arg;
+	struct my_call *c = arg;
 
-		(void)backend;
-		if (status == 0)
-			c->state = *state;
-		call_end(&c->call, status, err);
+	(void)backend;
+	if (status == 0)
+		c->state = *state;
+	call_end(&c->call, status, err);
 }
 
 static int
 myops_count(struct rs_backend *b, const char *table, int64_t *n,
             struct rs_err *err)
 {
-		struct my_call c = {0};
-		int rc = await(&c.call,
-		               backend_count(b, table, myops_on_count, &c,
-		                             &c.call.err),
-		               "count");
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_count(b, table, myops_on_count, &c, &c.call.err),
+	               "count");
 
-		*n = c.value;
-		*err = c.call.err;
-		return rc;
+	*n = c.value;
+	*err = c.call.err;
+	return rc;
 }
 
 static int
 myops_fence(struct rs_backend *b, const char *const *tables, int n, int on,
             const struct rs_marker *marker, struct rs_err *err)
 {
-		struct call c = {0};
-		int rc = await(&c,
-		               backend_fence(b, tables, n, MYOPS_MESSAGE, on,
-		                             marker, on_done, &c, &c.err),
-		               "fence");
+	struct call c = {0};
+	int rc = await(&c,
+	               backend_fence(b, tables, n, MYOPS_MESSAGE, on, marker,
+	                             on_done, &c, &c.err),
+	               "fence");
 
-		*err = c.err;
-		return rc;
+	*err = c.err;
+	return rc;
 }
 
 /* Whether TABLE is fenced on B: 1, 0, or -1 after a "not ok" line. */
 static int
 myops_fenced(struct rs_backend *b, const char *table)
 {
-		struct my_call c = {0};
+	struct my_call c = {0};
 
-		if (await(&c.call,
-		          backend_fenced(b, table, myops_on_count, &c,
-		                         &c.call.err),
-		          "fenced") != 0) {
-			check(0, "%s: fenced %s: %s", b->shard, table,
-			      c.call.err.message);
-			return -1;
-		}
-		return c.value != 0;
+	if (await(&c.call,
+	          backend_fenced(b, table, myops_on_count, &c, &c.call.err),
+	          "fenced") != 0) {
+		check(0, "%s: fenced %s: %s", b->shard, table,
+		      c.call.err.message);
+		return -1;
+	}
+	return c.value != 0;
 }
 
 static int
 myops_markers(struct rs_backend *b, struct my_call *c)
 {
-		memset(c, 0, sizeof(*c));
-		return await(
-			&c->call,
-			backend_markers(b, myops_on_markers, c, &c->call.err),
-			"markers");
+	memset(c, 0, sizeof(*c));
+	return await(&c->call,
+	             backend_markers(b, myops_on_markers, c, &c->call.err),
+	             "markers");
 }
 
 static int
-pgx_mark(struct rs_backend *b, const struct rs_marker *m, struct pgx_call *x)
+myops_mark(struct rs_backend *b, const struct rs_marker *marker,
+           struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(
-			&x->call,
-			backend_mark(b, m, on_done, &x->call, &x->call.err),
-			"mark");
+	struct call c = {0};
+	int rc =
+		await(&c, backend_mark(b, marker, on_done, &c, &c.err), "mark");
+
+	*err = c.err;
+	return rc;
 }
 
 static int
-pgx_delete_log(struct rs_backend *b, const struct rs_table_def *t, int on,
-               struct pgx_call *x)
+myops_delete_log(struct rs_backend *b, const struct rs_table_def *t, int on,
+                 struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_delete_log(b, t, on, on_done, &x->call,
-		                                &x->call.err),
-		             "delete_log");
+	struct call c = {0};
+	int rc = await(&c, backend_delete_log(b, t, on, on_done, &c, &c.err),
+	               "delete_log");
+
+	*err = c.err;
+	return rc;
 }
 
 static int
-pgx_purge(struct rs_backend *b, const struct rs_table_def *t,
-          const struct rs_rows *keys, struct pgx_call *x)
+myops_purge(struct rs_backend *b, const struct rs_table_def *t,
+            const struct rs_rows *keys, struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_purge_keys(b, t, keys, on_done, &x->call,
-		                                &x->call.err),
-		             "purge_keys");
+	struct call c = {0};
+	int rc = await(&c, backend_purge_keys(b, t, keys, on_done, &c, &c.err),
+	               "purge_keys");
+
+	*err = c.err;
+	return rc;
 }
 
 static int
-pgx_replica_check(struct rs_backend *p, struct rs_backend *r, int max_lag_ms,
-                  struct pgx_call *x)
+myops_replica_check(struct rs_backend *p, struct rs_backend *r, int lag_ms,
+                    struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_replica_check(p, r, max_lag_ms, on_done,
-		                                   &x->call, &x->call.err),
-		             "replica_check");
+	struct call c = {0};
+	int rc = await(&c,
+	               backend_replica_check(p, r, lag_ms, on_done, &c, &c.err),
+	               "replica_check");
+
+	*err = c.err;
+	return rc;
 }
 
 static int
-pgx_downstream_lag(struct rs_backend *b, struct pgx_call *x)
+myops_position(struct rs_backend *p, char *position, struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_downstream_lag(b, pgx_on_count, x,
-		                                    &x->call.err),
-		             "downstream_lag");
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_position(p, myops_on_position, &c, &c.call.err),
+	               "position");
+
+	snprintf(position, RS_POSITION_SIZE, "%s", c.position);
+	*err = c.call.err;
+	return rc;
 }
 
 static int
-pgx_position(struct rs_backend *p, struct pgx_call *x)
+myops_catch_up(struct rs_backend *p, struct rs_backend *r, const char *pos,
+               int slice_ms, struct rs_replication *state, struct rs_err *err)
 {
-		*x = (struct pgx_call){0};
-		return await(
-			&x->call,
-			backend_position(p, pgx_on_position, x, &x->call.err),
-			"position");
+	struct my_call c = {0};
+	int rc = await(&c.call,
+	               backend_catch_up(p, r, pos, slice_ms,
+	                                myops_on_replication, &c, &c.call.err),
+	               "catch_up");
+
+	*state = c.state;
+	*err = c.call.err;
+	return rc;
 }
 
+/* Bring R to P's position now, in slices, for at most 20 s.  Returns 0,
+ * or -1 after a "not ok" line. */
 static int
-pgx_catch_up(struct rs_backend *p, struct rs_backend *r, const char *pos,
-             int slice_ms, struct pgx_call *x)
+myops_sync(struct rs_backend *p, struct rs_backend *r, const char *what)
 {
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_catch_up(p, r, pos, slice_ms,
-		                              pgx_on_replication, x,
-		                              &x->call.err),
-		             "catch_up");
+	char position[RS_POSITION_SIZE];
+	struct rs_replication state = {0};
+	struct rs_err err;
+	int rc = myops_position(p, position, &err);
+
+	for (int i = 0; rc == 0 && !state.reached && i < 20000 / MYOPS_SLICE_MS;
+	     i++)
+		rc = myops_catch_up(p, r, position, MYOPS_SLICE_MS, &state,
+		                    &err);
+	if (rc != 0 || !state.reached) {
+		check(0, "%s: replica reaches %s: %s", what, position,
+		      rc != 0 ? err.message : "not within 20 s");
+		return -1;
+	}
+	return 0;
 }
 
-static int
-pgx_promote(struct rs_backend *r, struct pgx_call *x)
+/* The rows of TABLE on B, canonical, "a|b;c|d" in key order (to free),
+ * or NULL after a "not ok" line. */
+static char *
+myops_rows(struct rs_backend *b, const char *table)
 {
-		*x = (struct pgx_call){0};
-		return await(
-			&x->call,
-			backend_promote(r, on_done, &x->call, &x->call.err),
-			"promote");
-}
+	struct rs_table_def *def = NULL;
+	struct snapshot snap = {0};
+	size_t cap = 1, len = 0;
+	char *text;
 
-static int
-pgx_promoted(struct rs_backend *r, struct pgx_call *x)
-{
-		*x = (struct pgx_call){0};
-		return await(&x->call,
-		             backend_promoted(r, pgx_on_count, x, &x->call.err),
-		             "promoted");
-}
-
-static int
-pgx_release(struct rs_backend *p, struct rs_backend *r, struct pgx_call *x)
-{
-		*x = (struct pgx_call){0};
-		return await(
-			&x->call,
-			backend_release(p, r, pgx_on_position, x, &x->call.err),
-			"release");
-}
-
-/* Whether the SQL condition COND holds on B (asked in a DO block, which
- * a standby runs too). */
-static int
-pgx_holds(struct rs_backend *b, const char *cond)
-{
-		char *sql = xprintf(
-			"DO $check$BEGIN IF NOT (%s) THEN RAISE EXCEPTION "
-			"'no'; END IF; END$check$",
-			cond);
-		int rc = run_sql(b, sql, NULL);
-
-		free(sql);
-		return rc == 0;
-}
-
-/* Whether MESSAGE names every one of the N strings WANT. */
-static int
-pgx_names(const char *message, int n, ...)
-{
-		va_list ap;
-		int ok = 1;
-
-		va_start(ap, n);
-		for (int i = 0; i < n; i++)
-			ok &= strstr(message, va_arg(ap, const char *)) != NULL;
-		va_end(ap);
-		return ok;
-}
-
-/* A marker of plan PLAN in STATE. */
-static struct rs_marker
-pgx_marker(const char *plan, const char *state, int64_t epoch)
-{
-		struct rs_marker m = {.epoch = epoch};
-
-		snprintf(m.plan, sizeof(m.plan), "%s", plan);
-		snprintf(m.run_id, sizeof(m.run_id), "0123456789abcdef");
-		snprintf(m.state, sizeof(m.state), "%s", state);
-		return m;
-}
-
-/* Whether TEXT is a UTC "YYYY-MM-DD HH:MM:SS" within two minutes of
- * now. */
-static int
-pgx_recent_utc(const char *text)
-{
-		struct tm tm = {0};
-		const char *end = strptime(text, "%Y-%m-%d %H:%M:%S", &tm);
-		time_t at;
-
-		if (end == NULL || *end != '\0' || strlen(text) != 19)
-			return 0;
-		at = timegm(&tm);
-		return llabs((long long)(at - time(NULL))) < 120;
-}
-
-/* ---- a TCP forwarder, for a primary reached on a port it does not
- * know (replica_check must refuse the replica: wrong port) ---- */
-
-struct pgx_pipe {
-		uv_tcp_t side[2]; /* 0: the client, 1: the server */
-		int open;         /* handles not yet closed */
-		int closing;
-		struct pgx_pipe *next;
-};
-
-struct pgx_proxy {
-		uv_tcp_t listener;
-		struct sockaddr_in target;
-		int port;
-		struct pgx_pipe *pipes;
-};
-
-static struct pgx_proxy pgx_proxy;
-
-static void
-pgx_pipe_closed(uv_handle_t *h)
-{
-		struct pgx_pipe *p = h->data;
-
-		if (--p->open > 0)
-			return;
-		for (struct pgx_pipe **at = &pgx_proxy.pipes; *at != NULL;
-		     at = &(*at)->next)
-			if (*at == p) {
-				*at = p->next;
-				break;
-			}
-		free(p);
-}
-
-static void
-pgx_pipe_close(struct pgx_pipe *p)
-{
-		if (p->closing)
-			return;
-		p->closing = 1;
-		for (int i = 0; i < 2; i++)
-			uv_close((uv_handle_t *)&p->side[i], pgx_pipe_closed);
-}
-
-static void
-pgx_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf)
-{
-		(void)h;
-		buf->base = malloc(size);
-		buf->len = buf->base != NULL ? size : 0;
-}
-
-static void
-pgx_written(uv_write_t *req, int status)
-{
-		(void)status;
-		free(req->data);
-		free(req);
-}
-
-static void
-pgx_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
-{
-		struct pgx_pipe *p = s->data;
-		uv_stream_t *other =
-			(uv_stream_t *)&p
-				->side[s == (uv_stream_t *)&p->side[0]];
-		uv_write_t *req;
-
-		if (n < 0) {
-			free(buf->base);
-			pgx_pipe_close(p);
-			return;
-		}
-		if (n == 0 || (req = malloc(sizeof(*req))) == NULL) {
-			free(buf->base);
-			return;
-		}
-		req->data = buf->base;
-		if (uv_write(req, other, &(uv_buf_t){buf->base, (size_t)n}, 1,
-		             pgx_written) != 0) {
-			free(buf->base);
-			free(req);
-			pgx_pipe_close(p);
-		}
-}
-
-static void
-pgx_connected(uv_connect_t *req, int status)
-{
-		struct pgx_pipe *p = req->data;
-
-		free(req);
-		if (status != 0 || p->closing) {
-			pgx_pipe_close(p);
-			return;
-		}
-		uv_read_start((uv_stream_t *)&p->side[0], pgx_alloc, pgx_read);
-		uv_read_start((uv_stream_t *)&p->side[1], pgx_alloc, pgx_read);
-}
-
-static void
-pgx_accept(uv_stream_t *server, int status)
-{
-		struct pgx_pipe *p = calloc(1, sizeof(*p));
-		uv_connect_t *req = malloc(sizeof(*req));
-
-		if (status != 0 || p == NULL || req == NULL) {
-			free(p);
-			free(req);
-			return;
-		}
-		for (int i = 0; i < 2; i++) {
-			uv_tcp_init(&check_loop, &p->side[i]);
-			p->side[i].data = p;
-		}
-		p->open = 2;
-		p->next = pgx_proxy.pipes;
-		pgx_proxy.pipes = p;
-		req->data = p;
-		if (uv_accept(server, (uv_stream_t *)&p->side[0]) != 0 ||
-		    uv_tcp_connect(req, &p->side[1],
-		                   (const struct sockaddr *)&pgx_proxy.target,
-		                   pgx_connected) != 0) {
-			free(req);
-			pgx_pipe_close(p);
-		}
-}
-
-/* Forward 127.0.0.1:(a free port) to 127.0.0.1:PORT.  Returns the port
- * listened on, or 0. */
-static int
-pgx_proxy_start(int port)
-{
-		struct sockaddr_in any;
-		struct sockaddr_storage bound;
-		int len = sizeof(bound);
-
-		memset(&pgx_proxy, 0, sizeof(pgx_proxy));
-		uv_ip4_addr("127.0.0.1", port, &pgx_proxy.target);
-		uv_ip4_addr("127.0.0.1", 0, &any);
-		uv_tcp_init(&check_loop, &pgx_proxy.listener);
-		if (uv_tcp_bind(&pgx_proxy.listener,
-		                (const struct sockaddr *)&any, 0) != 0 ||
-		    uv_listen((uv_stream_t *)&pgx_proxy.listener, 8,
-		              pgx_accept) != 0 ||
-		    uv_tcp_getsockname(&pgx_proxy.listener,
-		                       (struct sockaddr *)&bound, &len) != 0)
-			return 0;
-		pgx_proxy.port =
-			ntohs(((struct sockaddr_in *)&bound)->sin_port);
-		return pgx_proxy.port;
-}
-
-static void
-pgx_proxy_stop(void)
-{
-		int never = 0;
-
-		for (struct pgx_pipe *p = pgx_proxy.pipes; p != NULL;
-		     p = p->next)
-			pgx_pipe_close(p);
-		uv_close((uv_handle_t *)&pgx_proxy.listener, NULL);
-		wait_until(&never, 50); /* let the close callbacks run */
-}
-
-/* ---- the checks ---- */
-
-/* count: exact, and a missing table is RS_ESCHEMA. */
-static void
-pgx_check_count(struct rs_backend *pg)
-{
-		struct pgx_call x;
-
-		PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
-		          "pg ops: count is exact (%lld of 10)",
-		          (long long)x.value);
-		PGX_CHECK(pgx_count(pg, "rs_check_missing", &x) == RS_ESCHEMA,
-		          "pg ops: count of a missing table is RS_ESCHEMA (%d: "
-		          "%s)",
-		          x.call.status, x.call.err.message);
-}
-
-/* A write SQL on PG the fence must reject with exactly its message. */
-static void
-pgx_check_rejected(struct rs_backend *pg, const char *sql)
-{
-		struct rs_err err = {0};
-		int rc = run_sql(pg, sql, &err);
-		size_t n = strlen(err.message), m = strlen(": " PGX_FENCE_MSG);
-
-		PGX_CHECK(
-			rc == RS_EQUERY &&
-				strcmp(err.sqlstate, PGX_FENCE_SQLSTATE) == 0 &&
-				n >= m &&
-				strcmp(err.message + n - m,
-		                       ": " PGX_FENCE_MSG) == 0,
-			"pg ops: fenced, %.40s is refused with SQLSTATE %s and "
-		        "the "
-			"message (%d %s: %s)",
-			sql, PGX_FENCE_SQLSTATE, rc, err.sqlstate, err.message);
-}
-
-/* The fence on two tables with a marker, writes refused with exactly its
- * message, the triggers on the replica; a lock held elsewhere; off. */
-static void
-pgx_check_fence(struct rs_backend *pg, struct rs_backend *replica,
-                const char *primary_url)
-{
-		const char *const tables[] = {PGX_TABLE, PGX_TABLE2};
-		const char *const locked[] = {PGX_LOCKED};
-		struct rs_marker fenced = pgx_marker("a-plan", "fenced", 0);
-		struct rs_marker locking = pgx_marker("a-plan", "locking", 0);
-		struct rs_marker aborted = pgx_marker("a-plan", "aborted", 0);
-		struct rs_backend *holder = NULL;
-		struct rs_err err;
-		struct pgx_call x;
-		char *exact;
-		uint64_t started;
-
-		PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0,
-		          "pg ops: not fenced before the fence");
-		PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 0,
-		          "pg ops: no marker before the first (%d: %s)",
-		          x.n_markers, x.call.err.message);
-		check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x),
-		             &x.call.err,
-		             "pg ops: fence on two tables, with the marker");
-		PGX_CHECK(pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 1 &&
-		                  pgx_fenced(pg, PGX_TABLE2, &x) == 0 &&
-		                  x.value == 1,
-		          "pg ops: both tables fenced");
-		PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
-		                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
-		                  strcmp(x.markers[0].state, "fenced") == 0 &&
-		                  strcmp(x.markers[0].run_id, fenced.run_id) ==
-		                          0 &&
-		                  pgx_recent_utc(x.markers[0].updated_at),
-		          "pg ops: the marker went up with the fence (%d, %s, "
-		          "%s)",
-		          x.n_markers,
-		          x.n_markers > 0 ? x.markers[0].state : "",
-		          x.n_markers > 0 ? x.markers[0].updated_at : "");
-		pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE
-		                       " VALUES ('zz', 99, 'new')");
-		pgx_check_rejected(pg,
-		                   "UPDATE " PGX_TABLE " SET note = 'changed'");
-		pgx_check_rejected(pg, "DELETE FROM " PGX_TABLE);
-		pgx_check_rejected(pg, "TRUNCATE " PGX_TABLE2);
-		pgx_check_rejected(pg, "INSERT INTO " PGX_TABLE2
-		                       " VALUES (1) ON CONFLICT DO NOTHING");
-		/* Byte for byte on the server, quotes and backslash included.
-		 */
-		exact = xprintf(
-			"DO $x$BEGIN DELETE FROM " PGX_TABLE "; "
-			"EXCEPTION WHEN SQLSTATE '%s' THEN IF SQLERRM <> '%s' "
-			"THEN RAISE EXCEPTION 'got %%', SQLERRM; END IF; "
-			"END$x$",
-			PGX_FENCE_SQLSTATE,
-			"writes paused by reshard: run it''s \"orders\" \\ 2x "
-			"— step fence");
-		check_status(
-			run_sql(pg, exact, &err), &err,
-			"pg ops: the writer's SQLERRM is exactly the message");
-		free(exact);
-		PGX_CHECK(
-			pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 10,
-			"pg ops: reads go on under the fence, no row changed");
-		check_status(pgx_fence(pg, tables, 2, 1, &fenced, &x),
-		             &x.call.err, "pg ops: fence again (idempotent)");
-		PGX_CHECK(pgx_holds(pg, "(SELECT count(*) FROM pg_trigger "
-		                        "WHERE tgrelid = "
-		                        "'" PGX_TABLE "'::regclass) = 2"),
-		          "pg ops: still two triggers on the table");
-		/* The fence reaches the replica by replication. */
-		if (pgx_position(pg, &x) == 0) {
-			char position[RS_POSITION_SIZE];
-
-			snprintf(position, sizeof(position), "%s", x.text);
-			PGX_CHECK(pgx_catch_up(pg, replica, position, 5000,
-			                       &x) == 0 &&
-			                  x.repl.reached,
-			          "pg ops: the replica reaches the fence's "
-			          "position %s",
-			          position);
-			PGX_CHECK(pgx_fenced(replica, PGX_TABLE, &x) == 0 &&
-			                  x.value == 1 &&
-			                  pgx_fenced(replica, PGX_TABLE2, &x) ==
-			                          0 &&
-			                  x.value == 1,
-			          "pg ops: the fence triggers reached the "
-			          "replica");
-		} else {
-			PGX_CHECK(0, "pg ops: position: %s",
-			          x.call.err.message);
-		}
-		/* The primary's own standby is caught up (lag -1 or a few ms);
-		 * nothing streams from the standby. */
-		PGX_CHECK(pgx_downstream_lag(pg, &x) == 0 && x.value >= -1 &&
-		                  x.value < 5000,
-		          "pg ops: downstream_lag of the primary is small "
-		          "(%lld ms)",
-		          (long long)x.value);
-		PGX_CHECK(pgx_downstream_lag(replica, &x) == 0 && x.value == -1,
-		          "pg ops: downstream_lag of the standby is -1 (%lld)",
-		          (long long)x.value);
-		PGX_CHECK(pgx_fence(replica, tables, 2, 1, NULL, &x) ==
-		                          RS_EUSAGE &&
-		                  strstr(x.call.err.message, "standby") != NULL,
-		          "pg ops: a standby refuses a fence of its own (%s)",
-		          x.call.err.message);
-		check_status(pgx_fence(replica, tables, 2, 0, NULL, &x),
-		             &x.call.err,
-		             "pg ops: the fence off a standby is left to its "
-		             "primary");
-
-		/* A long transaction holding a table: retryable, within about
-		 * the lock timeout, rolled back (no trigger, no marker). */
-		if (open_backend("pg-holder", primary_url, CHECK_CONNECT_MS,
-		                 &holder, &err) == 0 &&
-		    setup_sql(holder, "BEGIN; INSERT INTO " PGX_LOCKED
-		                      " VALUES (1)") == 0) {
-			started = op_started();
-			pgx_fence(pg, locked, 1, 1, &locking, &x);
-			PGX_CHECK(x.call.status == RS_EQUERY &&
-			                  x.call.err.retryable &&
-			                  strcmp(x.call.err.sqlstate,
-			                         "55P03") == 0 &&
-			                  pgx_names(x.call.err.message, 2,
-			                            "long transaction",
-			                            PGX_LOCKED),
-			          "pg ops: a table locked elsewhere fails the "
-			          "fence, "
-			          "retryable (%d, %s, retryable %d: %s)",
-			          x.call.status, x.call.err.sqlstate,
-			          x.call.err.retryable, x.call.err.message);
-			PGX_CHECK(
-				x.call.ended_ms - started >= 1500 &&
-					x.call.ended_ms - started < 5000,
-				"pg ops: after about the lock timeout (%" PRIu64
-				" ms)",
-				x.call.ended_ms - started);
-			PGX_CHECK(pgx_fenced(pg, PGX_LOCKED, &x) == 0 &&
-			                  x.value == 0 &&
-			                  pgx_markers(pg, &x) == 0 &&
-			                  x.n_markers == 1 &&
-			                  strcmp(x.markers[0].state,
-			                         "fenced") == 0,
-			          "pg ops: the failed fence left no trigger "
-			          "and the "
-			          "marker as it was");
-			setup_sql(holder, "ROLLBACK");
-			check_status(pgx_fence(pg, locked, 1, 1, NULL, &x),
-			             &x.call.err,
-			             "pg ops: the fence goes up once the lock "
-			             "is gone");
-			check_status(pgx_fence(pg, locked, 1, 0, NULL, &x),
-			             &x.call.err, "pg ops: and comes off");
-		} else {
-			PGX_CHECK(
-				0,
-				"pg ops: a second connection holds a lock: %s",
-				err.message);
-		}
-		close_backend(holder);
-
-		check_status(pgx_fence(pg, tables, 2, 0, &aborted, &x),
-		             &x.call.err,
-		             "pg ops: fence off, the marker aborted");
-		PGX_CHECK(
-			pgx_fenced(pg, PGX_TABLE, &x) == 0 && x.value == 0 &&
-				pgx_fenced(pg, PGX_TABLE2, &x) == 0 &&
-				x.value == 0 &&
-				pgx_holds(
-					pg,
-					"to_regprocedure('reshard_fence()') IS "
-					"NULL"),
-			"pg ops: no trigger left, nor the function");
-		PGX_CHECK(run_sql(pg,
-		                  "INSERT INTO " PGX_TABLE
-		                  " VALUES ('zz', 99, 'n')",
-		                  &err) == 0 &&
-		                  run_sql(pg,
-		                          "DELETE FROM " PGX_TABLE
-		                          " WHERE id = 99",
-		                          &err) == 0,
-		          "pg ops: writes go through again");
-		check_status(pgx_fence(pg, tables, 2, 0, NULL, &x), &x.call.err,
-		             "pg ops: fence off again (idempotent)");
-		PGX_CHECK(
-			pgx_fence(pg, (const char *const[]){"rs_check_missing"},
-		                  1, 1, NULL, &x) == RS_ESCHEMA,
-			"pg ops: a fence on a missing table is RS_ESCHEMA (%s)",
-			x.call.err.message);
-		PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 1 &&
-		                  strcmp(x.markers[0].state, "aborted") == 0,
-		          "pg ops: the marker says aborted");
-}
-
-/* mark upserts; markers come in plan order. */
-static void
-pgx_check_markers(struct rs_backend *pg)
-{
-		struct rs_marker b = pgx_marker("b-plan", "published", 7);
-		struct pgx_call x;
-
-		check_status(pgx_mark(pg, &b, &x), &x.call.err, "pg ops: mark");
-		b.epoch = 8;
-		snprintf(b.state, sizeof(b.state), "done");
-		check_status(pgx_mark(pg, &b, &x), &x.call.err,
-		             "pg ops: mark again");
-		PGX_CHECK(pgx_markers(pg, &x) == 0 && x.n_markers == 2 &&
-		                  strcmp(x.markers[0].plan, "a-plan") == 0 &&
-		                  strcmp(x.markers[1].plan, "b-plan") == 0 &&
-		                  strcmp(x.markers[1].state, "done") == 0 &&
-		                  x.markers[1].epoch == 8 &&
-		                  pgx_recent_utc(x.markers[1].updated_at),
-		          "pg ops: markers round trip (%d: %s %s %lld %s)",
-		          x.n_markers, x.n_markers > 1 ? x.markers[1].plan : "",
-		          x.n_markers > 1 ? x.markers[1].state : "",
-		          x.n_markers > 1 ? (long long)x.markers[1].epoch : 0LL,
-		          x.n_markers > 1 ? x.markers[1].updated_at : "");
-}
-
-/* The delete log records the application's deletes and key changes, not
- * purge_keys'; off removes it. */
-static void
-pgx_check_delete_log(struct rs_backend *pg)
-{
-		const char *log = "reshard_del_" PGX_TABLE;
-		struct rs_table_def *def = NULL;
-		struct rs_err err;
-		struct pgx_call x;
-		struct rs_value key[2] = {{"eu", 2}, {"4", 1}};
-		struct rs_value bad[2] = {{"eu", 2}, {"four", 4}};
-		struct rs_rows keys = {1, 2, key}, bad_keys = {1, 2, bad};
-
-		if (describe(pg, PGX_TABLE, &def, &err) != 0) {
-			PGX_CHECK(0, "pg ops: describe: %s", err.message);
-			return;
-		}
-		check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
-		             "pg ops: delete log on");
-		check_status(pgx_delete_log(pg, def, 1, &x), &x.call.err,
-		             "pg ops: delete log on again (idempotent)");
-		setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 1");
-		PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 1 &&
-		                  pgx_holds(pg,
-		                            "EXISTS (SELECT 1 FROM "
-		                            "reshard_del_" PGX_TABLE
-		                            " WHERE region = 'eu' AND id = 1)"),
-		          "pg ops: an application delete is logged (%lld)",
-		          (long long)x.value);
-		setup_sql(pg, "UPDATE " PGX_TABLE " SET id = 100 WHERE id = 2");
-		setup_sql(pg,
-		          "UPDATE " PGX_TABLE " SET note = 'x' WHERE id = 3");
-		PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 2,
-		          "pg ops: a key change is logged, another update not "
-		          "(%lld)",
-		          (long long)x.value);
-		check_status(pgx_purge(pg, def, &keys, &x), &x.call.err,
-		             "pg ops: purge_keys");
-		PGX_CHECK(pgx_count(pg, PGX_TABLE, &x) == 0 && x.value == 8 &&
-		                  pgx_count(pg, log, &x) == 0 && x.value == 2,
-		          "pg ops: purge_keys deleted its row and logged "
-		          "nothing (log "
-		          "%lld)",
-		          (long long)x.value);
-		PGX_CHECK(pgx_purge(pg, def, &bad_keys, &x) == RS_EQUERY &&
-		                  pgx_holds(pg, "current_setting('reshard."
-		                                "purging', true) "
-		                                "IS DISTINCT FROM 'on'"),
-		          "pg ops: a failed purge_keys leaves the session "
-		          "unmarked (%s)",
-		          x.call.err.message);
-		setup_sql(pg, "DELETE FROM " PGX_TABLE " WHERE id = 5");
-		PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 3,
-		          "pg ops: after purge_keys, the same connection's "
-		          "deletes are "
-		          "logged (%lld)",
-		          (long long)x.value);
-		check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
-		             "pg ops: delete log off");
-		PGX_CHECK(
-			pgx_count(pg, log, &x) == RS_ESCHEMA &&
-				pgx_holds(
-					pg,
-					"NOT EXISTS (SELECT 1 FROM pg_trigger "
-					"WHERE tgname LIKE 'reshard_dellog%') "
-		                        "AND "
-					"to_regprocedure('reshard_"
-		                        "del_" PGX_TABLE "()') IS NULL"),
-			"pg ops: no log, trigger or function left");
-		check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
-		             "pg ops: delete log off again (idempotent)");
+	if (read_table(b, table, &def, &snap) != 0) {
 		backend_table_free(def);
+		return NULL;
+	}
+	for (int r = 0; r < snap.canon.n_rows; r++)
+		for (int c = 0; c < snap.canon.n_cols; c++)
+			cap += grid_row(&snap.canon, r)[c].len + 2;
+	text = xcalloc(cap, 1);
+	for (int r = 0; r < snap.canon.n_rows; r++)
+		for (int c = 0; c < snap.canon.n_cols; c++) {
+			const struct cell *cell = &grid_row(&snap.canon, r)[c];
+
+			if (r > 0 && c == 0)
+				text[len++] = ';';
+			else if (c > 0)
+				text[len++] = '|';
+			memcpy(text + len, cell->text != NULL ? cell->text : "",
+			       cell->len);
+			len += cell->len;
+		}
+	snapshot_free(&snap);
+	backend_table_free(def);
+	return text;
 }
 
-/* replica_check on the real pair and its refusals; position, catch_up
- * and its bound; promoted and release before any promotion. */
+/* Check that the rows of TABLE on B are WANT ("a|b;c|d"). */
 static void
-pgx_check_replication(struct rs_backend *pg, struct rs_backend *replica,
-                      const char *primary_url)
+myops_rows_are(struct rs_backend *b, const char *table, const char *want,
+               const char *what)
 {
-		struct rs_backend *other = NULL, *proxied = NULL, *named = NULL;
-		struct rs_url url;
-		struct rs_err err;
-		struct pgx_call x;
-		char position[RS_POSITION_SIZE] = "";
-		uint64_t started;
-		int port;
+	char *got = myops_rows(b, table);
 
-		check_status(pgx_replica_check(pg, replica, 5000, &x),
-		             &x.call.err,
-		             "pg ops: replica_check passes on the real pair");
-		if (open_backend("pg-again", primary_url, CHECK_CONNECT_MS,
-		                 &other, &err) == 0) {
-			PGX_CHECK(pgx_replica_check(pg, other, 5000, &x) ==
-			                          RS_EUSAGE &&
-			                  pgx_names(x.call.err.message, 3,
-			                            "pg-again",
-			                            "not in recovery",
-			                            "shard pg "),
-			          "pg ops: replica_check refuses a primary as "
-			          "replica "
-			          "(%s)",
-			          x.call.err.message);
-			PGX_CHECK(pgx_catch_up(pg, other, "0/1", 100, &x) ==
-			                  RS_EUSAGE,
-			          "pg ops: catch_up refuses a server that "
-			          "never was a "
-			          "standby (%s)",
-			          x.call.err.message);
-		}
-		PGX_CHECK(pgx_replica_check(replica, pg, 5000, &x) ==
-		                          RS_EUSAGE &&
-		                  pgx_names(x.call.err.message, 2,
-		                            "standby itself", "pg-replica"),
-		          "pg ops: replica_check refuses a standby as the "
-		          "primary (%s)",
-		          x.call.err.message);
-		/* The primary reached through another port: the replica streams
-		 * from 55431, the url says the forwarder's. */
-		memset(&url, 0, sizeof(url));
-		if (url_parse(primary_url, NULL, &url, &err) == 0 &&
-		    (port = pgx_proxy_start(url.port)) > 0) {
-			char *via = xprintf(
-				"postgresql://%s:%s@127.0.0.1:%d/%s", url.user,
-				url.password, port, url.database);
-			char want[64], got[64];
-
-			snprintf(want, sizeof(want), "127.0.0.1:%d", url.port);
-			snprintf(got, sizeof(got), "127.0.0.1:%d", port);
-			if (open_backend("pg-via", via, CHECK_CONNECT_MS,
-			                 &proxied, &err) == 0)
-				PGX_CHECK(pgx_replica_check(proxied, replica,
-				                            5000,
-				                            &x) == RS_EUSAGE &&
-				                  pgx_names(x.call.err.message,
-				                            4, want, got,
-				                            "pg-via",
-				                            "pg-replica"),
-				          "pg ops: replica_check refuses a "
-				          "replica of "
-				          "another port, naming both (%s)",
-				          x.call.err.message);
-			else
-				PGX_CHECK(0,
-				          "pg ops: connect through a "
-				          "forwarder: %s",
-				          err.message);
-			close_backend(proxied);
-			pgx_proxy_stop();
-			free(via);
-			/* "localhost" in the url, 127.0.0.1 in the replica's
-			 * primary_conninfo: the same machine. */
-			via = xprintf("postgresql://%s:%s@localhost:%d/%s",
-			              url.user, url.password, url.port,
-			              url.database);
-			if (open_backend("pg-localhost", via, CHECK_CONNECT_MS,
-			                 &named, &err) == 0)
-				check_status(pgx_replica_check(named, replica,
-				                               5000, &x),
-				             &x.call.err,
-				             "pg ops: replica_check takes "
-				             "localhost for "
-				             "127.0.0.1");
-			close_backend(named);
-			free(via);
-		}
-		url_clear(&url);
-		/* A synchronous standby, and one whose replay is paused. */
-		if (setup_sql(pg,
-		              "ALTER SYSTEM SET synchronous_standby_names = "
-		              "'walreceiver'") == 0 &&
-		    setup_sql(pg, "SELECT pg_reload_conf()") == 0) {
-			int never = 0;
-
-			wait_until(&never, 300);
-			PGX_CHECK(
-				pgx_replica_check(pg, replica, 5000, &x) ==
-						RS_EUSAGE &&
-					pgx_names(x.call.err.message, 2,
-			                          "synchronous",
-			                          "remove it from "
-			                          "synchronous_standby_names"),
-				"pg ops: replica_check refuses a synchronous "
-			        "standby "
-				"(%s)",
-				x.call.err.message);
-			setup_sql(
-				pg,
-				"ALTER SYSTEM RESET synchronous_standby_names");
-			setup_sql(pg, "SELECT pg_reload_conf()");
-			wait_until(&never, 300);
-		}
-		if (setup_sql(replica, "SELECT pg_wal_replay_pause()") == 0) {
-			PGX_CHECK(pgx_replica_check(pg, replica, 5000, &x) ==
-			                          RS_EUSAGE &&
-			                  pgx_names(x.call.err.message, 2,
-			                            "paused",
-			                            "pg_wal_replay_resume"),
-			          "pg ops: replica_check refuses a paused "
-			          "replay (%s)",
-			          x.call.err.message);
-			setup_sql(replica, "SELECT pg_wal_replay_resume()");
-		}
-		check_status(pgx_replica_check(pg, replica, 5000, &x),
-		             &x.call.err, "pg ops: replica_check passes again");
-
-		/* position and catch_up */
-		setup_sql(pg, "INSERT INTO " PGX_TABLE2 " VALUES (42)");
-		if (check_status(pgx_position(pg, &x), &x.call.err,
-		                 "pg ops: position (%s)", x.text))
-			snprintf(position, sizeof(position), "%s", x.text);
-		PGX_CHECK(position[0] != '\0' && strchr(position, '/') != NULL,
-		          "pg ops: the position is a WAL location");
-		PGX_CHECK(pgx_catch_up(pg, replica, position, 5000, &x) == 0 &&
-		                  x.repl.reached && x.repl.behind == 0 &&
-		                  strcmp(x.repl.unit, "bytes") == 0 &&
-		                  pgx_holds(replica,
-		                            "EXISTS (SELECT 1 FROM " PGX_TABLE2
-		                            " WHERE id = 42)"),
-		          "pg ops: catch_up reaches the position, the row is "
-		          "on the "
-		          "replica");
-		started = op_started();
-		PGX_CHECK(pgx_catch_up(pg, replica, "FFFFFFFF/0", 300, &x) ==
-		                          0 &&
-		                  !x.repl.reached && x.repl.behind > 0 &&
-		                  strcmp(x.repl.unit, "bytes") == 0 &&
-		                  x.call.ended_ms - started >= 250 &&
-		                  x.call.ended_ms - started < 2000,
-		          "pg ops: a slice towards a position not reached ends "
-		          "after "
-		          "it (%" PRIu64 " ms), %lld bytes behind",
-		          x.call.ended_ms - started, (long long)x.repl.behind);
-		backend_set_op_timeout(pg, 500);
-		started = op_started();
-		pgx_catch_up(pg, replica, "FFFFFFFF/0", 3000, &x);
-		backend_set_op_timeout(pg, 0);
-		PGX_CHECK(x.call.status == RS_ECONNECT &&
-		                  x.call.ended_ms - started >= 450 &&
-		                  x.call.ended_ms - started < 1500 &&
-		                  pgx_names(x.call.err.message, 2,
-		                            "within 500 ms", "catching up"),
-		          "pg ops: the op bound ends a longer slice (%" PRIu64
-		          " ms: %s)",
-		          x.call.ended_ms - started, x.call.err.message);
-		PGX_CHECK(pgx_count(pg, PGX_TABLE2, &x) == 0 &&
-		                  pgx_fenced(replica, PGX_TABLE2, &x) == 0,
-		          "pg ops: both connections still work after it");
-		PGX_CHECK(pgx_promoted(replica, &x) == 0 && x.value == 0 &&
-		                  pgx_promoted(pg, &x) == 0 && x.value == 1,
-		          "pg ops: promoted: the replica not, the primary yes");
-		PGX_CHECK(pgx_release(pg, replica, &x) == RS_EUSAGE &&
-		                  strstr(x.call.err.message, "not promoted") !=
-		                          NULL,
-		          "pg ops: release refuses a replica not promoted (%s)",
-		          x.call.err.message);
-		close_backend(other);
+	if (got != NULL)
+		check(strcmp(got, want) == 0,
+		      "%s: %s holds \"%s\" (got \"%s\")", what, table, want,
+		      got);
+	free(got);
 }
 
-/* Group 8: the PostgreSQL operations behind the steps, against the
- * primary of ENGINE and its replica (RESHARD_PG_REPLICA_URL). */
+/* Fill MARKER. */
 static void
-check_pg_ops(struct engine *engine)
+myops_marker(struct rs_marker *m, const char *plan, const char *state,
+             int64_t epoch)
 {
-		const char *replica_url = getenv("RESHARD_PG_REPLICA_URL");
-		struct rs_backend *pg = engine->backend, *replica = NULL;
-		struct rs_err err;
-
-		if (!check(replica_url != NULL && replica_url[0] != '\0',
-		           "pg ops: RESHARD_PG_REPLICA_URL names the replica"))
-			return;
-		if (!check_status(open_backend("pg-replica", replica_url,
-		                               CHECK_CONNECT_MS, &replica,
-		                               &err),
-		                  &err, "pg ops: connect to the replica")) {
-			close_backend(replica);
-			return;
-		}
-		if (setup_sql(pg,
-		              "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
-		              ", " PGX_LOCKED ", reshard_marker, "
-		              "reshard_del_" PGX_TABLE " CASCADE") == 0 &&
-		    setup_sql(pg, "DROP FUNCTION IF EXISTS reshard_fence() "
-		                  "CASCADE") == 0 &&
-		    setup_sql(pg,
-		              "CREATE TABLE " PGX_TABLE
-		              " (region text, id int, "
-		              "note text, PRIMARY KEY (region, id))") == 0 &&
-		    setup_sql(pg, "INSERT INTO " PGX_TABLE
-		                  " SELECT 'eu', g, 'n' || g "
-		                  "FROM generate_series(1, 10) AS g") == 0 &&
-		    setup_sql(pg, "CREATE TABLE " PGX_TABLE2
-		                  " (id int PRIMARY KEY)") == 0 &&
-		    setup_sql(pg, "CREATE TABLE " PGX_LOCKED " (id int)") ==
-		            0) {
-			pgx_check_count(pg);
-			pgx_check_fence(pg, replica, engine->url);
-			pgx_check_markers(pg);
-			pgx_check_delete_log(pg);
-			pgx_check_replication(pg, replica, engine->url);
-		}
-		setup_sql(pg, "DROP TABLE IF EXISTS " PGX_TABLE ", " PGX_TABLE2
-		              ", " PGX_LOCKED ", reshard_marker");
-		close_backend(replica);
+	memset(m, 0, sizeof(*m));
+	snprintf(m->plan, sizeof(m->plan), "%s", plan);
+	snprintf(m->run_id, sizeof(m->run_id), "%s", MYOPS_RUN_ID);
+	snprintf(m->state, sizeof(m->state), "%s", state);
+	m->epoch = epoch;
 }
 
-/* backend_check --promote-pg URL_PG URL_REPLICA: promote the replica
- * (which ends the pair: integration/scenario_pg_promote.sh makes a new
- * one afterwards), with promoted before and after, promote again, and
- * release of the slot it streamed from, twice. */
+/* The marker of PLAN in C, or NULL. */
+static const struct rs_marker *
+myops_find(const struct my_call *c, const char *plan)
+{
+	for (int i = 0; i < c->n_markers; i++)
+		if (strcmp(c->markers[i].plan, plan) == 0)
+			return &c->markers[i];
+	return NULL;
+}
+
+/* Whether AT is "YYYY-MM-DD HH:MM:SS" within 10 minutes of now, UTC. */
 static int
-pg_promote_mode(int argc, char **argv)
+myops_recent_utc(const char *at)
 {
-		struct rs_backend *pg = NULL, *replica = NULL;
-		char position[RS_POSITION_SIZE] = "";
-		struct pgx_call x;
+	struct tm tm = {0};
+	time_t t;
+	const char *end = strptime(at, "%Y-%m-%d %H:%M:%S", &tm);
+
+	if (end == NULL || *end != '\0' || strlen(at) != 19)
+		return 0;
+	t = timegm(&tm);
+	return t > time(NULL) - 600 && t < time(NULL) + 600;
+}
+
+/* A write on B that the fence must reject with exactly MYOPS_MESSAGE. */
+static void
+myops_rejected(struct rs_backend *b, const char *sql, const char *what)
+{
+	const char *want = ": " MYOPS_MESSAGE " (MariaDB error 1644, SQLSTATE "
+			   "45000)";
+	struct rs_err err;
+	int rc = run_sql(b, sql, &err);
+
+	check(rc == RS_EQUERY && err.server_errno == 1644 &&
+	              strstr(err.message, want) != NULL,
+	      "my: fenced, %s is rejected with the fence's message (%d, %s)",
+	      what, rc, rc != 0 ? err.message : "it worked");
+}
+
+/* count, and the fence with its marker (on the primary P, seen on the
+ * replica R): writes rejected with exactly the message, an application's
+ * own trigger kept, idempotent both ways. */
+static void
+myops_check_fence(struct rs_backend *p, struct rs_backend *r,
+                  struct rs_backend *app)
+{
+	const char *tables[] = {"rs_myops_t", "rs_myops_u"};
+	struct rs_marker marker;
+	struct my_call c;
+	struct rs_err err;
+	int64_t n = -1;
+	int rc;
+
+	rc = myops_count(p, "rs_myops_t", &n, &err);
+	check(rc == 0 && n == 5,
+	      "my: count rs_myops_t is 5 (%d, %" PRId64 "%s%s)", rc, n,
+	      rc != 0 ? ": " : "", rc != 0 ? err.message : "");
+	rc = myops_count(p, "rs_myops_missing", &n, &err);
+	check(rc == RS_ESCHEMA, "my: count of a missing table: RS_ESCHEMA (%d)",
+	      rc);
+	diag("%s", err.message);
+
+	myops_marker(&marker, MYOPS_PLAN, "fenced", 0);
+	rc = myops_fence(p, tables, 2, 1, &marker, &err);
+	if (!check_status(rc, &err, "my: fence on rs_myops_t, rs_myops_u"))
+		return;
+	check(myops_fenced(p, "rs_myops_t") == 1 &&
+	              myops_fenced(p, "rs_myops_u") == 1,
+	      "my: both tables are fenced");
+	check(myops_fenced(p, "rs_myops_free") == 0,
+	      "my: a table not in the list is not");
+	check_status(myops_fence(p, tables, 2, 1, &marker, &err), &err,
+	             "my: fence on again (idempotent)");
+	myops_rejected(app, "INSERT INTO rs_myops_t VALUES (9, 'nine')",
+	               "INSERT");
+	myops_rejected(app, "UPDATE rs_myops_t SET v = 'x' WHERE id = 1",
+	               "UPDATE");
+	myops_rejected(app, "DELETE FROM rs_myops_t WHERE id = 2", "DELETE");
+	myops_rejected(app, "INSERT INTO rs_myops_u VALUES (9)",
+	               "INSERT into the second table");
+	rc = myops_count(p, "rs_myops_t", &n, &err);
+	check(rc == 0 && n == 5,
+	      "my: fenced, rs_myops_t still has 5 rows (%" PRId64 ")", n);
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
+	              strcmp(myops_find(&c, MYOPS_PLAN)->state, "fenced") == 0,
+	      "my: the fence wrote the marker (state fenced)");
+
+	if (myops_sync(p, r, "my: fence") == 0) {
+		check(myops_fenced(r, "rs_myops_t") == 1 &&
+		              myops_fenced(r, "rs_myops_u") == 1,
+		      "my: the fence's triggers reached the replica");
+		rc = myops_markers(r, &c);
+		check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL,
+		      "my: and so did the marker");
+	}
+
+	myops_marker(&marker, MYOPS_PLAN, "aborted", 0);
+	rc = myops_fence(p, tables, 2, 0, &marker, &err);
+	check_status(rc, &err, "my: fence off");
+	check(myops_fenced(p, "rs_myops_t") == 0 &&
+	              myops_fenced(p, "rs_myops_u") == 0,
+	      "my: no table is fenced");
+	check_status(myops_fence(p, tables, 2, 0, NULL, &err), &err,
+	             "my: fence off again (idempotent)");
+	rc = run_sql(app, "INSERT INTO rs_myops_t VALUES (6, 'six')", &err);
+	check_status(rc, &err, "my: unfenced, an INSERT works");
+	myops_rows_are(p, "rs_myops_t",
+	               "1|ONE;2|TWO;3|THREE;4|FOUR;5|FIVE;6|SIX",
+	               "my: the application's own BEFORE INSERT trigger "
+	               "stayed and still works");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
+	              strcmp(myops_find(&c, MYOPS_PLAN)->state, "aborted") == 0,
+	      "my: the marker says aborted");
+}
+
+/* Markers: none without the table, then a round trip. */
+static void
+myops_check_markers(struct rs_backend *p)
+{
+	struct rs_marker a, b;
+	const struct rs_marker *got;
+	struct my_call c;
+	struct rs_err err;
+	int rc;
+
+	if (setup_sql(p, "DROP TABLE IF EXISTS reshard_marker") != 0)
+		return;
+	rc = myops_markers(p, &c);
+	check(rc == 0 && c.n_markers == 0,
+	      "my: no marker table: no markers (%d, %d)", rc, c.n_markers);
+	myops_marker(&a, MYOPS_PLAN, "published", 7);
+	myops_marker(&b, "other-plan", "done", 9000000000LL);
+	rc = myops_mark(p, &a, &err);
+	check_status(rc, &err, "my: mark makes the table and the marker");
+	check_status(myops_mark(p, &b, &err), &err, "my: mark a second plan");
+	myops_marker(&a, MYOPS_PLAN, "purged", 8);
+	check_status(myops_mark(p, &a, &err), &err,
+	             "my: mark again replaces the plan's marker");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && c.n_markers == 2, "my: two markers (%d, %d)", rc,
+	      c.n_markers);
+	got = myops_find(&c, MYOPS_PLAN);
+	check(got != NULL && strcmp(got->run_id, MYOPS_RUN_ID) == 0 &&
+	              strcmp(got->state, "purged") == 0 && got->epoch == 8,
+	      "my: marker %s round trip (run id, state purged, epoch 8)",
+	      MYOPS_PLAN);
+	check(got != NULL && myops_recent_utc(got->updated_at),
+	      "my: updated_at is the server's UTC time, YYYY-MM-DD HH:MM:SS "
+	      "(%s)",
+	      got != NULL ? got->updated_at : "none");
+	got = myops_find(&c, "other-plan");
+	check(got != NULL && got->epoch == 9000000000LL &&
+	              strcmp(got->state, "done") == 0,
+	      "my: marker other-plan round trip (epoch 9000000000)");
+}
+
+/* The delete log of rs_myops_log (key (k varchar, n int)): an
+ * application's deletes and key-changing updates are logged, a purge's
+ * deletes are not, and the session is plain again after a purge, also
+ * after a failed one. */
+static void
+myops_check_delete_log(struct rs_backend *p, struct rs_backend *app)
+{
+	const char *fenced[] = {"rs_myops_log"};
+	const char *log = "reshard_del_rs_myops_log";
+	struct rs_table_def *t = NULL;
+	const struct rs_value purge_b[2] = {{"b", 1}, {"2", 1}};
+	const struct rs_value purge_c[2] = {{"c", 1}, {"3", 1}};
+	const struct rs_value delete_d[2] = {{"d", 1}, {"4", 1}};
+	struct rs_rows keys = {1, 2, purge_b};
+	struct rs_err err;
+	int64_t n;
+	int rc;
+
+	if (describe(p, "rs_myops_log", &t, &err) != 0) {
+		check(0, "my: describe rs_myops_log: %s", err.message);
+		return;
+	}
+	rc = myops_delete_log(p, t, 1, &err);
+	if (!check_status(rc, &err, "my: delete log on"))
+		goto out;
+	check_status(myops_delete_log(p, t, 1, &err), &err,
+	             "my: delete log on again (idempotent)");
+	myops_rows_are(p, log, "", "my: a new delete log");
+	setup_sql(app, "DELETE FROM rs_myops_log WHERE n = 1");
+	setup_sql(app, "UPDATE rs_myops_log SET v = 'changed' WHERE n = 5");
+	setup_sql(app, "UPDATE rs_myops_log SET k = 'E' WHERE n = 5");
+	myops_rows_are(p, log, "a|1;e|5",
+	               "my: an application's delete and key change (e to E, "
+	               "equal in the collation) are logged, a value change "
+	               "is not");
+	rc = myops_purge(p, t, &keys, &err);
+	check_status(rc, &err, "my: purge_keys of (b, 2)");
+	myops_rows_are(p, log, "a|1;e|5", "my: purge's delete is not logged");
+	keys.values = delete_d;
+	rc = delete_keys(p, t, &keys, &err);
+	check_status(rc, &err, "my: delete_keys of (d, 4) after the purge");
+	myops_rows_are(p, log, "a|1;d|4;e|5",
+	               "my: the session is plain again: delete_keys is logged");
+	/* A purge that fails (the table fenced) leaves the session plain. */
+	keys.values = purge_c;
+	if (myops_fence(p, fenced, 1, 1, NULL, &err) == 0) {
+		rc = myops_purge(p, t, &keys, &err);
+		check(rc == RS_EQUERY && err.server_errno == 1644,
+		      "my: purge_keys on a fenced table fails (%d)", rc);
+		myops_fence(p, fenced, 1, 0, NULL, &err);
+		rc = delete_keys(p, t, &keys, &err);
+		check_status(rc, &err,
+		             "my: delete_keys of (c, 3) after the "
+		             "failed purge");
+		myops_rows_are(p, log, "a|1;c|3;d|4;e|5", "my: ... is logged");
+	}
+	rc = myops_count(p, "rs_myops_log", &n, &err);
+	check(rc == 0 && n == 1,
+	      "my: one row left in rs_myops_log (%" PRId64 ")", n);
+	check_status(myops_delete_log(p, t, 0, &err), &err,
+	             "my: delete log off");
+	rc = myops_count(p, log, &n, &err);
+	check(rc == RS_ESCHEMA, "my: the log's table is gone (%d)", rc);
+	setup_sql(app, "DELETE FROM rs_myops_log");
+	check_status(myops_delete_log(p, t, 0, &err), &err,
+	             "my: delete log off again (idempotent), deletes "
+	             "without a log work");
+out:
+	backend_table_free(t);
+}
+
+/* A metadata lock another connection holds (an open transaction that
+ * read rs_myops_t) makes the fence fail within about the lock timeout,
+ * RS_EQUERY, retryable, saying so; the table fenced before it in the
+ * same call is unfenced again (all or nothing). */
+static void
+myops_check_lock(struct rs_backend *p, struct rs_backend *app)
+{
+	const char *tables[] = {"rs_myops_free", "rs_myops_t"};
+	struct rs_marker marker;
+	struct my_call c;
+	struct rs_err err;
+	uint64_t started, elapsed;
+	int rc;
+
+	if (setup_sql(app, "START TRANSACTION") != 0 ||
+	    setup_sql(app, "SELECT COUNT(*) FROM rs_myops_t") != 0)
+		return;
+	myops_marker(&marker, "lock-plan", "fenced", 0);
+	started = uv_hrtime();
+	rc = myops_fence(p, tables, 2, 1, &marker, &err);
+	elapsed = (uv_hrtime() - started) / 1000000;
+	check(rc == RS_EQUERY && err.retryable && err.server_errno == 1205,
+	      "my: fence behind a metadata lock: RS_EQUERY, retryable, error "
+	      "1205 (%d, %d, %d)",
+	      rc, err.retryable, err.server_errno);
+	check(elapsed + 100 >= MYOPS_LOCK_MS && elapsed < 2 * MYOPS_LOCK_MS,
+	      "my: ... after about the lock timeout (%" PRIu64 " ms)", elapsed);
+	check(strstr(err.message, "a long transaction holds the table") !=
+	                      NULL &&
+	              strstr(err.message, "rs_myops_t") != NULL,
+	      "my: ... saying a long transaction holds rs_myops_t");
+	diag("%s", err.message);
+	check(myops_fenced(p, "rs_myops_free") == 0,
+	      "my: the table fenced before it in the call is not any more");
+	rc = myops_markers(p, &c);
+	check(rc == 0 && myops_find(&c, "lock-plan") == NULL,
+	      "my: and no marker was written");
+	setup_sql(app, "ROLLBACK");
+	rc = myops_fence(p, tables, 2, 1, NULL, &err);
+	check_status(rc, &err,
+	             "my: with the transaction ended, the fence "
+	             "goes up");
+	check_status(myops_fence(p, tables, 2, 0, NULL, &err), &err,
+	             "my: and down");
+}
+
+/* Check that replica_check(P, R) refuses with RS_EUSAGE naming both
+ * shards and saying NEEDLE. */
+static void
+myops_refused(struct rs_backend *p, struct rs_backend *r, const char *needle,
+              const char *what)
+{
+	struct rs_err err;
+	int rc = myops_replica_check(p, r, 60000, &err);
+
+	check(rc == RS_EUSAGE && strstr(err.message, p->shard) != NULL &&
+	              strstr(err.message, r->shard) != NULL &&
+	              strstr(err.message, needle) != NULL,
+	      "my: replica_check refuses %s: RS_EUSAGE naming %s and %s, "
+	      "\"%s\" (%d)",
+	      what, p->shard, r->shard, needle, rc);
+	diag("%s", err.message);
+}
+
+/* replica_check on the real pair, on a wrong port, on stopped
+ * replication; position and catch-up. */
+static void
+myops_check_replication(struct rs_backend *p, struct rs_backend *r,
+                        const char *replica_url)
+{
+	struct rs_backend *wrong = NULL;
+	char position[RS_POSITION_SIZE], ahead[RS_POSITION_SIZE + 32];
+	struct rs_replication state;
+	struct rs_err err;
+	uint64_t started, elapsed;
+	unsigned long long domain, server, seq;
+	int rc;
+
+	check_status(myops_replica_check(p, r, 60000, &err), &err,
+	             "my: replica_check passes on the real pair");
+	/* The replica's own URL as "the primary": another port. */
+	rc = open_backend("my-not-primary", replica_url, CHECK_CONNECT_MS,
+	                  &wrong, &err);
+	if (check_status(rc, &err, "my: connect my-not-primary"))
+		myops_refused(wrong, r, "but the primary's URL says",
+		              "a primary on another port");
+	close_backend(wrong);
+
+	if (setup_sql(r, "STOP SLAVE SQL_THREAD") == 0) {
+		myops_refused(p, r, "Slave_SQL_Running: No",
+		              "stopped replication");
+		setup_sql(r, "START SLAVE SQL_THREAD");
+	}
+	check_status(myops_replica_check(p, r, 60000, &err), &err,
+	             "my: replica_check passes again once it replicates");
+
+	setup_sql(p, "INSERT INTO rs_myops_u VALUES (100)");
+	rc = myops_position(p, position, &err);
+	check(rc == 0 && sscanf(position, "%llu-%llu-%llu", &domain, &server,
+	                        &seq) == 3,
+	      "my: position is a GTID (%s)", rc == 0 ? position : err.message);
+	if (rc != 0)
+		return;
+	rc = myops_sync(p, r, "my: catch-up");
+	check(rc == 0, "my: catch_up reaches %s", position);
+	myops_rows_are(r, "rs_myops_u", "1;100",
+	               "my: caught up, the replica has the row");
+	/* A position 1000 transactions ahead is not reached: one slice. */
+	snprintf(ahead, sizeof(ahead), "%llu-%llu-%llu", domain, server,
+	         seq + 1000);
+	started = uv_hrtime();
+	rc = myops_catch_up(p, r, ahead, MYOPS_SLICE_MS, &state, &err);
+	elapsed = (uv_hrtime() - started) / 1000000;
+	check(rc == 0 && !state.reached && state.behind == 1000 &&
+	              strcmp(state.unit, "transactions") == 0,
+	      "my: a position 1000 transactions ahead: not reached, 1000 "
+	      "transactions behind (%d, %d, %" PRId64 ")",
+	      rc, state.reached, state.behind);
+	check(elapsed + 50 >= MYOPS_SLICE_MS && elapsed < 5 * MYOPS_SLICE_MS,
+	      "my: ... after one slice of %d ms (%" PRIu64 " ms)",
+	      MYOPS_SLICE_MS, elapsed);
+	rc = myops_catch_up(p, r, "not a GTID", 0, &state, &err);
+	check(rc == RS_EQUERY && strstr(err.message, r->shard) != NULL,
+	      "my: a malformed position fails on the replica, naming it (%d)",
+	      rc);
+	diag("%s", err.message);
+}
+
+/* Group 8: count, fence, markers, delete log, replica_check, position,
+ * catch_up on MariaDB (promotion: check_my_promote). */
+static void
+check_my_ops(struct engine *engine)
+{
+	const char *replica_url = getenv("RESHARD_MY_REPLICA_URL");
+	struct rs_backend *p = engine->backend, *r = NULL, *app = NULL;
+	struct rs_err err;
+	int rc;
+
+	if (!check(replica_url != NULL, "my: RESHARD_MY_REPLICA_URL is set"))
+		return;
+	rc = open_backend("my-replica", replica_url, CHECK_CONNECT_MS, &r,
+	                  &err);
+	if (rc == 0)
+		rc = open_backend("my-app", engine->url, CHECK_CONNECT_MS, &app,
+		                  &err);
+	if (!check_status(rc, &err, "my: connections for the MariaDB ops"))
+		goto out;
+	if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, rs_myops_u, "
+	                 "rs_myops_free, rs_myops_log, "
+	                 "reshard_del_rs_myops_log, reshard_marker") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_t (id int PRIMARY KEY, "
+	                 "v varchar(20))") != 0 ||
+	    setup_sql(p, "CREATE TRIGGER rs_myops_app BEFORE INSERT ON "
+	                 "rs_myops_t FOR EACH ROW SET NEW.v = UPPER(NEW.v)") !=
+	            0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_t VALUES (1, 'one'), "
+	                 "(2, 'two'), (3, 'three'), (4, 'four'), "
+	                 "(5, 'five')") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_u (id int PRIMARY KEY)") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_u VALUES (1)") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_free (id int PRIMARY KEY)") !=
+	            0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_log (k varchar(10) NOT NULL, "
+	                 "n int NOT NULL, v varchar(20), PRIMARY KEY (k, n)) "
+	                 "DEFAULT CHARSET=utf8mb4 "
+	                 "COLLATE=utf8mb4_general_ci") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_log VALUES ('a', 1, 'x'), "
+	                 "('b', 2, 'x'), ('c', 3, 'x'), ('d', 4, 'x'), "
+	                 "('e', 5, 'x')") != 0)
+		goto out;
+	myops_check_fence(p, r, app);
+	myops_check_markers(p);
+	myops_check_delete_log(p, app);
+	myops_check_lock(p, app);
+	myops_check_replication(p, r, replica_url);
+out:
+	if (app != NULL)
+		setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, rs_myops_u, "
+		             "rs_myops_free, rs_myops_log, "
+		             "reshard_del_rs_myops_log, reshard_marker");
+	close_backend(app);
+	close_backend(r);
+}
+
+/* backend_promoted on R: 1, 0, or -1 after a "not ok" line. */
+static int
+myops_promoted(struct rs_backend *r)
+{
+	struct my_call c = {0};
+
+	if (await(&c.call, backend_promoted(r, myops_on_count, &c, &c.call.err),
+	          "promoted") != 0) {
+		check(0, "my: promoted: %s", c.call.err.message);
+		return -1;
+	}
+	return c.value != 0;
+}
+
+/* backend_promote on R, checked as WHAT. */
+static void
+myops_promote(struct rs_backend *r, const char *what)
+{
+	struct call done = {0};
+	int rc = await(&done, backend_promote(r, on_done, &done, &done.err),
+	               "promote");
+
+	check_status(rc, &done.err, "%s", what);
+}
+
+/* backend_check --promote-my: promote the MariaDB replica of
+ * RESHARD_MY_PRIMARY_URL / RESHARD_MY_REPLICA_URL, after it caught up
+ * with a last write; promoted says so before and after; a promotion
+ * repeats without harm; the promoted server takes writes and is no
+ * replica any more.  Destroys the pair: run last, then start it again. */
+static int
+check_my_promote(void)
+{
+	const char *primary_url = getenv("RESHARD_MY_PRIMARY_URL");
+	const char *replica_url = getenv("RESHARD_MY_REPLICA_URL");
+	struct rs_backend *p = NULL, *r = NULL;
+	struct rs_err err;
+	int rc;
+
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+	if (!check(primary_url != NULL && replica_url != NULL,
+	           "RESHARD_MY_PRIMARY_URL and RESHARD_MY_REPLICA_URL are set"))
+		goto out;
+	rc = open_backend("my", primary_url, CHECK_CONNECT_MS, &p, &err);
+	if (rc == 0)
+		rc = open_backend("my-replica", replica_url, CHECK_CONNECT_MS,
+		                  &r, &err);
+	if (!check_status(rc, &err, "my: connect primary and replica"))
+		goto out;
+	if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p") != 0 ||
+	    setup_sql(p, "CREATE TABLE rs_myops_p (id int PRIMARY KEY)") != 0 ||
+	    setup_sql(p, "INSERT INTO rs_myops_p VALUES (1)") != 0 ||
+	    myops_sync(p, r, "my: promote") != 0)
+		goto out;
+	/* Read-only, as replicas often are: promotion makes it writable. */
+	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
+		goto out;
+	check(myops_promoted(r) == 0, "my: a replicating replica is not "
+	                              "promoted");
+	myops_promote(r, "my: promote");
+	check(myops_promoted(r) == 1,
+	      "my: promoted: no replication left, read_only off");
+	/* Half promoted (read-only still): promoted says no, and a second
+	 * promotion finishes it. */
+	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
+		goto out;
+	check(myops_promoted(r) == 0, "my: a read-only server is not promoted");
+	myops_promote(r, "my: promote again (idempotent)");
+	check(myops_promoted(r) == 1, "my: promoted again");
+	check_status(run_sql(r, "INSERT INTO rs_myops_p VALUES (2)", &err),
+	             &err, "my: the promoted server takes a write");
+	myops_rows_are(r, "rs_myops_p", "1;2", "my: promoted");
+	myops_rows_are(p, "rs_myops_p", "1",
+	               "my: the write stays on the promoted server");
+	myops_refused(p, r, "does not replicate at all", "a promoted replica");
+out:
+	if (p != NULL)
+		setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p");
+	close_backend(r);
+	close_backend(p);
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly");
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}
+
+/* ==== end of group 8 ==== */
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	struct engine engines[N_ENGINES] = {
+		[ENG_PG] = {.shard = "pg"},
+		[ENG_MY] = {.shard = "my"},
+		[ENG_LITE] = {.shard = "lite"},
+	};
+	char *sqlite_path, *sqlite_url;
+	FILE *file;
+	int all_connected = 1, rc;
+
+	if (argc > 1 && strcmp(argv[1], "--promote-pg") == 0)
+		return pg_promote_mode(argc, argv);
+	if (argc == 2 && strcmp(argv[1], "--promote-my") == 0)
+		return check_my_promote();
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s URL_PG URL_MY SQLITE_DIR\n",
+		        argv[0]);
+		return 2;
+	}
+	/* SQLite shards must exist: an empty file is an empty database. */
+	sqlite_path = xprintf("%s/%s", argv[3], CHECK_SQLITE_FILE);
+	sqlite_url = xprintf("sqlite://%s", sqlite_path);
+	file = fopen(sqlite_path, "w");
+	if (file == NULL) {
+		fprintf(stderr, "backend_check: cannot create %s\n",
+		        sqlite_path);
+		free(sqlite_path);
+		free(sqlite_url);
+		return 2;
+	}
+	fclose(file);
+	engines[ENG_PG].url = argv[1];
+	engines[ENG_MY].url = argv[2];
+	engines[ENG_LITE].url = sqlite_url;
+	uv_loop_init(&check_loop);
+	uv_timer_init(&check_loop, &wait_timer);
+
+	for (int i = 0; i < N_ENGINES; i++) {
 		struct rs_err err;
-		int rc;
 
-		if (argc != 4) {
-			fprintf(stderr,
-			        "usage: %s --promote-pg URL_PG URL_REPLICA\n",
-			        argv[0]);
-			return 2;
-		}
-		uv_loop_init(&check_loop);
-		uv_timer_init(&check_loop, &wait_timer);
-		if (check_status(open_backend("pg", argv[2], CHECK_CONNECT_MS,
-		                              &pg, &err),
-		                 &err, "promote: connect to the primary") &&
-		    check_status(open_backend("pg-replica", argv[3],
-		                              CHECK_CONNECT_MS, &replica, &err),
-		                 &err, "promote: connect to the replica") &&
-		    setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote") ==
-		            0 &&
-		    setup_sql(pg, "CREATE TABLE rs_check_promote (id int "
-		                  "PRIMARY KEY)") == 0 &&
-		    setup_sql(pg,
-		              "INSERT INTO rs_check_promote VALUES (1), (2)") ==
-		            0) {
-			PGX_CHECK(pgx_promoted(replica, &x) == 0 &&
-			                  x.value == 0,
-			          "promote: not promoted before");
-			if (pgx_position(pg, &x) == 0)
-				snprintf(position, sizeof(position), "%s",
-				         x.text);
-			PGX_CHECK(
-				position[0] != '\0' &&
-					pgx_catch_up(pg, replica, position,
-			                             5000, &x) == 0 &&
-					x.repl.reached,
-				"promote: the replica has everything up to %s",
-				position);
-			backend_set_op_timeout(replica, 60000);
-			check_status(pgx_promote(replica, &x), &x.call.err,
-			             "promote: promote");
-			backend_set_op_timeout(replica, 0);
-			PGX_CHECK(pgx_promoted(replica, &x) == 0 &&
-			                  x.value == 1,
-			          "promote: promoted after");
-			check_status(pgx_promote(replica, &x), &x.call.err,
-			             "promote: promote again does nothing");
-			PGX_CHECK(pgx_count(replica, "rs_check_promote", &x) ==
-			                          0 &&
-			                  x.value == 2 &&
-			                  run_sql(replica,
-			                          "INSERT INTO "
-			                          "rs_check_promote VALUES "
-			                          "(3)",
-			                          &err) == 0,
-			          "promote: the promoted replica has the rows "
-			          "and takes "
-			          "writes");
-			PGX_CHECK(pgx_replica_check(pg, replica, 5000, &x) ==
-			                          RS_EUSAGE &&
-			                  strstr(x.call.err.message,
-			                         "not in recovery") != NULL,
-			          "promote: replica_check refuses it now (%s)",
-			          x.call.err.message);
-			rc = pgx_release(pg, replica, &x);
-			PGX_CHECK(rc == 0 &&
-			                  strncmp(x.text,
-			                          "dropped replication slot ",
-			                          25) == 0 &&
-			                  strstr(x.text, " (it held WAL for "
-			                                 "pg-replica)") != NULL,
-			          "promote: release drops the slot (%s)",
-			          rc == 0 ? x.text : x.call.err.message);
-			PGX_CHECK(pgx_holds(pg, "NOT EXISTS (SELECT 1 FROM "
-			                        "pg_replication_slots)"),
-			          "promote: no slot left on the primary");
-			PGX_CHECK(
-				pgx_release(pg, replica, &x) == 0 &&
-					x.text[0] == '\0',
-				"promote: release again notes nothing (\"%s\")",
-				x.text);
-			setup_sql(pg, "DROP TABLE IF EXISTS rs_check_promote");
-		}
-		close_backend(pg);
-		close_backend(replica);
-		uv_close((uv_handle_t *)&wait_timer, NULL);
-		uv_run(&check_loop, UV_RUN_DEFAULT);
-		rc = uv_loop_close(&check_loop);
-		check(rc == 0, "loop closed cleanly%s%s", rc != 0 ? ": " : "",
-		      rc != 0 ? uv_strerror(rc) : "");
-		myops_mark(struct rs_backend * b,
-		           const struct rs_marker *marker, struct rs_err *err)
-		{
-			struct call c = {0};
-			int rc = await(
-				&c,
-				backend_mark(b, marker, on_done, &c, &c.err),
-				"mark");
+		engines[i].sql = dialects[i];
+		rc = open_backend(engines[i].shard, engines[i].url,
+		                  CHECK_CONNECT_MS, &engines[i].backend, &err);
+		if (!check_status(rc, &err, "%s: connect", engines[i].shard))
+			all_connected = 0;
+	}
+	if (all_connected) {
+		check_same_rows(engines);
+		check_copy(engines);
+		check_quoting(engines);
+		check_errors(engines, argv[3]);
+		check_kill(&engines[ENG_PG]);
+		check_kill(&engines[ENG_MY]);
+		check_deadline_pg(&engines[ENG_PG]);
+		check_deadline_my(&engines[ENG_MY]);
+		check_deadline_sqlite(&engines[ENG_LITE]);
+		check_keys(engines);
+		check_pg_ops(&engines[ENG_PG]);
+		check_my_ops(&engines[ENG_MY]);
+	}
 
-			*err = c.err;
-			return rc;
-		}
-
-		static int myops_delete_log(struct rs_backend * b,
-		                            const struct rs_table_def *t,
-		                            int on, struct rs_err *err)
-		{
-			struct call c = {0};
-			int rc = await(&c,
-			               backend_delete_log(b, t, on, on_done, &c,
-			                                  &c.err),
-			               "delete_log");
-
-			*err = c.err;
-			return rc;
-		}
-
-		static int myops_purge(
-			struct rs_backend * b, const struct rs_table_def *t,
-			const struct rs_rows *keys, struct rs_err *err)
-		{
-			struct call c = {0};
-			int rc = await(&c,
-			               backend_purge_keys(b, t, keys, on_done,
-			                                  &c, &c.err),
-			               "purge_keys");
-
-			*err = c.err;
-			return rc;
-		}
-
-		static int myops_replica_check(struct rs_backend * p,
-		                               struct rs_backend * r,
-		                               int lag_ms, struct rs_err *err)
-		{
-			struct call c = {0};
-			int rc = await(&c,
-			               backend_replica_check(p, r, lag_ms,
-			                                     on_done, &c,
-			                                     &c.err),
-			               "replica_check");
-
-			*err = c.err;
-			return rc;
-		}
-
-		static int myops_position(struct rs_backend * p, char *position,
-		                          struct rs_err *err)
-		{
-			struct my_call c = {0};
-			int rc = await(&c.call,
-			               backend_position(p, myops_on_position,
-			                                &c, &c.call.err),
-			               "position");
-
-			snprintf(position, RS_POSITION_SIZE, "%s", c.position);
-			*err = c.call.err;
-			return rc;
-		}
-
-		static int myops_catch_up(
-			struct rs_backend * p, struct rs_backend * r,
-			const char *pos, int slice_ms,
-			struct rs_replication *state, struct rs_err *err)
-		{
-			struct my_call c = {0};
-			int rc = await(&c.call,
-			               backend_catch_up(p, r, pos, slice_ms,
-			                                myops_on_replication,
-			                                &c, &c.call.err),
-			               "catch_up");
-
-			*state = c.state;
-			*err = c.call.err;
-			return rc;
-		}
-
-		/* Bring R to P's position now, in slices, for at most 20 s.
-		 * Returns 0, or -1 after a "not ok" line. */
-		static int myops_sync(struct rs_backend * p,
-		                      struct rs_backend * r, const char *what)
-		{
-			char position[RS_POSITION_SIZE];
-			struct rs_replication state = {0};
-			struct rs_err err;
-			int rc = myops_position(p, position, &err);
-
-			for (int i = 0; rc == 0 && !state.reached &&
-			                i < 20000 / MYOPS_SLICE_MS;
-			     i++)
-				rc = myops_catch_up(p, r, position,
-				                    MYOPS_SLICE_MS, &state,
-				                    &err);
-			if (rc != 0 || !state.reached) {
-				check(0, "%s: replica reaches %s: %s", what,
-				      position,
-				      rc != 0 ? err.message
-				              : "not within 20 s");
-				return -1;
-			}
-			return 0;
-		}
-
-		/* The rows of TABLE on B, canonical, "a|b;c|d" in key order (to
-		 * free), or NULL after a "not ok" line. */
-		static char *myops_rows(struct rs_backend * b,
-		                        const char *table)
-		{
-			struct rs_table_def *def = NULL;
-			struct snapshot snap = {0};
-			size_t cap = 1, len = 0;
-			char *text;
-
-			if (read_table(b, table, &def, &snap) != 0) {
-				backend_table_free(def);
-				return NULL;
-			}
-			for (int r = 0; r < snap.canon.n_rows; r++)
-				for (int c = 0; c < snap.canon.n_cols; c++)
-					cap += grid_row(&snap.canon, r)[c].len +
-					       2;
-			text = xcalloc(cap, 1);
-			for (int r = 0; r < snap.canon.n_rows; r++)
-				for (int c = 0; c < snap.canon.n_cols; c++) {
-					const struct cell *cell =
-						&grid_row(&snap.canon, r)[c];
-
-					if (r > 0 && c == 0)
-						text[len++] = ';';
-					else if (c > 0)
-						text[len++] = '|';
-					memcpy(text + len,
-					       cell->text != NULL ? cell->text
-					                          : "",
-					       cell->len);
-					len += cell->len;
-				}
-			snapshot_free(&snap);
-			backend_table_free(def);
-			return text;
-		}
-
-		/* Check that the rows of TABLE on B are WANT ("a|b;c|d"). */
-		static void myops_rows_are(struct rs_backend * b,
-		                           const char *table, const char *want,
-		                           const char *what)
-		{
-			char *got = myops_rows(b, table);
-
-			if (got != NULL)
-				check(strcmp(got, want) == 0,
-				      "%s: %s holds \"%s\" (got \"%s\")", what,
-				      table, want, got);
-			free(got);
-		}
-
-		/* Fill MARKER. */
-		static void myops_marker(struct rs_marker * m, const char *plan,
-		                         const char *state, int64_t epoch)
-		{
-			memset(m, 0, sizeof(*m));
-			snprintf(m->plan, sizeof(m->plan), "%s", plan);
-			snprintf(m->run_id, sizeof(m->run_id), "%s",
-			         MYOPS_RUN_ID);
-			snprintf(m->state, sizeof(m->state), "%s", state);
-			m->epoch = epoch;
-		}
-
-		/* The marker of PLAN in C, or NULL. */
-		static const struct rs_marker *myops_find(
-			const struct my_call *c, const char *plan)
-		{
-			for (int i = 0; i < c->n_markers; i++)
-				if (strcmp(c->markers[i].plan, plan) == 0)
-					return &c->markers[i];
-			return NULL;
-		}
-
-		/* Whether AT is "YYYY-MM-DD HH:MM:SS" within 10 minutes of now,
-		 * UTC. */
-		static int myops_recent_utc(const char *at)
-		{
-			struct tm tm = {0};
-			time_t t;
-			const char *end =
-				strptime(at, "%Y-%m-%d %H:%M:%S", &tm);
-
-			if (end == NULL || *end != '\0' || strlen(at) != 19)
-				return 0;
-			t = timegm(&tm);
-			return t > time(NULL) - 600 && t < time(NULL) + 600;
-		}
-
-		/* A write on B that the fence must reject with exactly
-		 * MYOPS_MESSAGE. */
-		static void myops_rejected(struct rs_backend * b,
-		                           const char *sql, const char *what)
-		{
-			const char *want = ": " MYOPS_MESSAGE
-					   " (MariaDB error 1644, SQLSTATE "
-					   "45000)";
-			struct rs_err err;
-			int rc = run_sql(b, sql, &err);
-
-			check(rc == RS_EQUERY && err.server_errno == 1644 &&
-			              strstr(err.message, want) != NULL,
-			      "my: fenced, %s is rejected with the fence's "
-			      "message (%d, %s)",
-			      what, rc, rc != 0 ? err.message : "it worked");
-		}
-
-		/* count, and the fence with its marker (on the primary P, seen
-		 * on the replica R): writes rejected with exactly the message,
-		 * an application's own trigger kept, idempotent both ways. */
-		static void myops_check_fence(struct rs_backend * p,
-		                              struct rs_backend * r,
-		                              struct rs_backend * app)
-		{
-			const char *tables[] = {"rs_myops_t", "rs_myops_u"};
-			struct rs_marker marker;
-			struct my_call c;
-			struct rs_err err;
-			int64_t n = -1;
-			int rc;
-
-			rc = myops_count(p, "rs_myops_t", &n, &err);
-			check(rc == 0 && n == 5,
-			      "my: count rs_myops_t is 5 (%d, %" PRId64 "%s%s)",
-			      rc, n, rc != 0 ? ": " : "",
-			      rc != 0 ? err.message : "");
-			rc = myops_count(p, "rs_myops_missing", &n, &err);
-			check(rc == RS_ESCHEMA,
-			      "my: count of a missing table: RS_ESCHEMA (%d)",
-			      rc);
-			diag("%s", err.message);
-
-			myops_marker(&marker, MYOPS_PLAN, "fenced", 0);
-			rc = myops_fence(p, tables, 2, 1, &marker, &err);
-			if (!check_status(
-				    rc, &err,
-				    "my: fence on rs_myops_t, rs_myops_u"))
-				return;
-			check(myops_fenced(p, "rs_myops_t") == 1 &&
-			              myops_fenced(p, "rs_myops_u") == 1,
-			      "my: both tables are fenced");
-			check(myops_fenced(p, "rs_myops_free") == 0,
-			      "my: a table not in the list is not");
-			check_status(
-				myops_fence(p, tables, 2, 1, &marker, &err),
-				&err, "my: fence on again (idempotent)");
-			myops_rejected(
-				app,
-				"INSERT INTO rs_myops_t VALUES (9, 'nine')",
-				"INSERT");
-			myops_rejected(
-				app,
-				"UPDATE rs_myops_t SET v = 'x' WHERE id = 1",
-				"UPDATE");
-			myops_rejected(app,
-			               "DELETE FROM rs_myops_t WHERE id = 2",
-			               "DELETE");
-			myops_rejected(app, "INSERT INTO rs_myops_u VALUES (9)",
-			               "INSERT into the second table");
-			rc = myops_count(p, "rs_myops_t", &n, &err);
-			check(rc == 0 && n == 5,
-			      "my: fenced, rs_myops_t still has 5 rows "
-			      "(%" PRId64 ")",
-			      n);
-			rc = myops_markers(p, &c);
-			check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
-			              strcmp(myops_find(&c, MYOPS_PLAN)->state,
-			                     "fenced") == 0,
-			      "my: the fence wrote the marker (state fenced)");
-
-			if (myops_sync(p, r, "my: fence") == 0) {
-				check(myops_fenced(r, "rs_myops_t") == 1 &&
-				              myops_fenced(r, "rs_myops_u") ==
-				                      1,
-				      "my: the fence's triggers reached the "
-				      "replica");
-				rc = myops_markers(r, &c);
-				check(rc == 0 && myops_find(&c, MYOPS_PLAN) !=
-				                         NULL,
-				      "my: and so did the marker");
-			}
-
-			myops_marker(&marker, MYOPS_PLAN, "aborted", 0);
-			rc = myops_fence(p, tables, 2, 0, &marker, &err);
-			check_status(rc, &err, "my: fence off");
-			check(myops_fenced(p, "rs_myops_t") == 0 &&
-			              myops_fenced(p, "rs_myops_u") == 0,
-			      "my: no table is fenced");
-			check_status(myops_fence(p, tables, 2, 0, NULL, &err),
-			             &err, "my: fence off again (idempotent)");
-			rc = run_sql(app,
-			             "INSERT INTO rs_myops_t VALUES (6, 'six')",
-			             &err);
-			check_status(rc, &err, "my: unfenced, an INSERT works");
-			myops_rows_are(
-				p, "rs_myops_t",
-				"1|ONE;2|TWO;3|THREE;4|FOUR;5|FIVE;6|SIX",
-				"my: the application's own BEFORE INSERT "
-			        "trigger "
-				"stayed and still works");
-			rc = myops_markers(p, &c);
-			check(rc == 0 && myops_find(&c, MYOPS_PLAN) != NULL &&
-			              strcmp(myops_find(&c, MYOPS_PLAN)->state,
-			                     "aborted") == 0,
-			      "my: the marker says aborted");
-		}
-
-		/* Markers: none without the table, then a round trip. */
-		static void myops_check_markers(struct rs_backend * p)
-		{
-			struct rs_marker a, b;
-			const struct rs_marker *got;
-			struct my_call c;
-			struct rs_err err;
-			int rc;
-
-			if (setup_sql(p,
-			              "DROP TABLE IF EXISTS reshard_marker") !=
-			    0)
-				return;
-			rc = myops_markers(p, &c);
-			check(rc == 0 && c.n_markers == 0,
-			      "my: no marker table: no markers (%d, %d)", rc,
-			      c.n_markers);
-			myops_marker(&a, MYOPS_PLAN, "published", 7);
-			myops_marker(&b, "other-plan", "done", 9000000000LL);
-			rc = myops_mark(p, &a, &err);
-			check_status(rc, &err,
-			             "my: mark makes the table and the marker");
-			check_status(myops_mark(p, &b, &err), &err,
-			             "my: mark a second plan");
-			myops_marker(&a, MYOPS_PLAN, "purged", 8);
-			check_status(
-				myops_mark(p, &a, &err), &err,
-				"my: mark again replaces the plan's marker");
-			rc = myops_markers(p, &c);
-			check(rc == 0 && c.n_markers == 2,
-			      "my: two markers (%d, %d)", rc, c.n_markers);
-			got = myops_find(&c, MYOPS_PLAN);
-			check(got != NULL &&
-			              strcmp(got->run_id, MYOPS_RUN_ID) == 0 &&
-			              strcmp(got->state, "purged") == 0 &&
-			              got->epoch == 8,
-			      "my: marker %s round trip (run id, state purged, "
-			      "epoch 8)",
-			      MYOPS_PLAN);
-			check(got != NULL && myops_recent_utc(got->updated_at),
-			      "my: updated_at is the server's UTC time, "
-			      "YYYY-MM-DD HH:MM:SS "
-			      "(%s)",
-			      got != NULL ? got->updated_at : "none");
-			got = myops_find(&c, "other-plan");
-			check(got != NULL && got->epoch == 9000000000LL &&
-			              strcmp(got->state, "done") == 0,
-			      "my: marker other-plan round trip (epoch "
-			      "9000000000)");
-		}
-
-		/* The delete log of rs_myops_log (key (k varchar, n int)): an
-		 * application's deletes and key-changing updates are logged, a
-		 * purge's deletes are not, and the session is plain again after
-		 * a purge, also after a failed one. */
-		static void myops_check_delete_log(struct rs_backend * p,
-		                                   struct rs_backend * app)
-		{
-			const char *fenced[] = {"rs_myops_log"};
-			const char *log = "reshard_del_rs_myops_log";
-			struct rs_table_def *t = NULL;
-			const struct rs_value purge_b[2] = {{"b", 1}, {"2", 1}};
-			const struct rs_value purge_c[2] = {{"c", 1}, {"3", 1}};
-			const struct rs_value delete_d[2] = {{"d", 1},
-			                                     {"4", 1}};
-			struct rs_rows keys = {1, 2, purge_b};
-			struct rs_err err;
-			int64_t n;
-			int rc;
-
-			if (describe(p, "rs_myops_log", &t, &err) != 0) {
-				check(0, "my: describe rs_myops_log: %s",
-				      err.message);
-				return;
-			}
-			rc = myops_delete_log(p, t, 1, &err);
-			if (!check_status(rc, &err, "my: delete log on"))
-				goto out;
-			check_status(myops_delete_log(p, t, 1, &err), &err,
-			             "my: delete log on again (idempotent)");
-			myops_rows_are(p, log, "", "my: a new delete log");
-			setup_sql(app, "DELETE FROM rs_myops_log WHERE n = 1");
-			setup_sql(app, "UPDATE rs_myops_log SET v = 'changed' "
-			               "WHERE n = 5");
-			setup_sql(
-				app,
-				"UPDATE rs_myops_log SET k = 'E' WHERE n = 5");
-			myops_rows_are(p, log, "a|1;e|5",
-			               "my: an application's delete and key "
-			               "change (e to E, "
-			               "equal in the collation) are logged, a "
-			               "value change "
-			               "is not");
-			rc = myops_purge(p, t, &keys, &err);
-			check_status(rc, &err, "my: purge_keys of (b, 2)");
-			myops_rows_are(p, log, "a|1;e|5",
-			               "my: purge's delete is not logged");
-			keys.values = delete_d;
-			rc = delete_keys(p, t, &keys, &err);
-			check_status(
-				rc, &err,
-				"my: delete_keys of (d, 4) after the purge");
-			myops_rows_are(p, log, "a|1;d|4;e|5",
-			               "my: the session is plain again: "
-			               "delete_keys is logged");
-			/* A purge that fails (the table fenced) leaves the
-			 * session plain. */
-			keys.values = purge_c;
-			if (myops_fence(p, fenced, 1, 1, NULL, &err) == 0) {
-				rc = myops_purge(p, t, &keys, &err);
-				check(rc == RS_EQUERY &&
-				              err.server_errno == 1644,
-				      "my: purge_keys on a fenced table fails "
-				      "(%d)",
-				      rc);
-				myops_fence(p, fenced, 1, 0, NULL, &err);
-				rc = delete_keys(p, t, &keys, &err);
-				check_status(
-					rc, &err,
-					"my: delete_keys of (c, 3) after the "
-					"failed purge");
-				myops_rows_are(p, log, "a|1;c|3;d|4;e|5",
-				               "my: ... is logged");
-			}
-			rc = myops_count(p, "rs_myops_log", &n, &err);
-			check(rc == 0 && n == 1,
-			      "my: one row left in rs_myops_log (%" PRId64 ")",
-			      n);
-			check_status(myops_delete_log(p, t, 0, &err), &err,
-			             "my: delete log off");
-			rc = myops_count(p, log, &n, &err);
-			check(rc == RS_ESCHEMA,
-			      "my: the log's table is gone (%d)", rc);
-			setup_sql(app, "DELETE FROM rs_myops_log");
-			check_status(myops_delete_log(p, t, 0, &err), &err,
-			             "my: delete log off again (idempotent), "
-			             "deletes "
-			             "without a log work");
-		out:
-			backend_table_free(t);
-		}
-
-		/* A metadata lock another connection holds (an open transaction
-		 * that read rs_myops_t) makes the fence fail within about the
-		 * lock timeout, RS_EQUERY, retryable, saying so; the table
-		 * fenced before it in the same call is unfenced again (all or
-		 * nothing). */
-		static void myops_check_lock(struct rs_backend * p,
-		                             struct rs_backend * app)
-		{
-			const char *tables[] = {"rs_myops_free", "rs_myops_t"};
-			struct rs_marker marker;
-			struct my_call c;
-			struct rs_err err;
-			uint64_t started, elapsed;
-			int rc;
-
-			if (setup_sql(app, "START TRANSACTION") != 0 ||
-			    setup_sql(app, "SELECT COUNT(*) FROM rs_myops_t") !=
-			            0)
-				return;
-			myops_marker(&marker, "lock-plan", "fenced", 0);
-			started = uv_hrtime();
-			rc = myops_fence(p, tables, 2, 1, &marker, &err);
-			elapsed = (uv_hrtime() - started) / 1000000;
-			check(rc == RS_EQUERY && err.retryable &&
-			              err.server_errno == 1205,
-			      "my: fence behind a metadata lock: RS_EQUERY, "
-			      "retryable, error "
-			      "1205 (%d, %d, %d)",
-			      rc, err.retryable, err.server_errno);
-			check(elapsed + 100 >= MYOPS_LOCK_MS &&
-			              elapsed < 2 * MYOPS_LOCK_MS,
-			      "my: ... after about the lock timeout (%" PRIu64
-			      " ms)",
-			      elapsed);
-			check(strstr(err.message,
-			             "a long transaction holds the table") !=
-			                      NULL &&
-			              strstr(err.message, "rs_myops_t") != NULL,
-			      "my: ... saying a long transaction holds "
-			      "rs_myops_t");
-			diag("%s", err.message);
-			check(myops_fenced(p, "rs_myops_free") == 0,
-			      "my: the table fenced before it in the call is "
-			      "not any more");
-			rc = myops_markers(p, &c);
-			check(rc == 0 && myops_find(&c, "lock-plan") == NULL,
-			      "my: and no marker was written");
-			setup_sql(app, "ROLLBACK");
-			rc = myops_fence(p, tables, 2, 1, NULL, &err);
-			check_status(
-				rc, &err,
-				"my: with the transaction ended, the fence "
-				"goes up");
-			check_status(myops_fence(p, tables, 2, 0, NULL, &err),
-			             &err, "my: and down");
-		}
-
-		/* Check that replica_check(P, R) refuses with RS_EUSAGE naming
-		 * both shards and saying NEEDLE. */
-		static void myops_refused(struct rs_backend * p,
-		                          struct rs_backend * r,
-		                          const char *needle, const char *what)
-		{
-			struct rs_err err;
-			int rc = myops_replica_check(p, r, 60000, &err);
-
-			check(rc == RS_EUSAGE &&
-			              strstr(err.message, p->shard) != NULL &&
-			              strstr(err.message, r->shard) != NULL &&
-			              strstr(err.message, needle) != NULL,
-			      "my: replica_check refuses %s: RS_EUSAGE naming "
-			      "%s and %s, "
-			      "\"%s\" (%d)",
-			      what, p->shard, r->shard, needle, rc);
-			diag("%s", err.message);
-		}
-
-		/* replica_check on the real pair, on a wrong port, on stopped
-		 * replication; position and catch-up. */
-		static void myops_check_replication(struct rs_backend * p,
-		                                    struct rs_backend * r,
-		                                    const char *replica_url)
-		{
-			struct rs_backend *wrong = NULL;
-			char position[RS_POSITION_SIZE],
-				ahead[RS_POSITION_SIZE + 32];
-			struct rs_replication state;
-			struct rs_err err;
-			uint64_t started, elapsed;
-			unsigned long long domain, server, seq;
-			int rc;
-
-			check_status(
-				myops_replica_check(p, r, 60000, &err), &err,
-				"my: replica_check passes on the real pair");
-			/* The replica's own URL as "the primary": another port.
-			 */
-			rc = open_backend("my-not-primary", replica_url,
-			                  CHECK_CONNECT_MS, &wrong, &err);
-			if (check_status(rc, &err,
-			                 "my: connect my-not-primary"))
-				myops_refused(wrong, r,
-				              "but the primary's URL says",
-				              "a primary on another port");
-			close_backend(wrong);
-
-			if (setup_sql(r, "STOP SLAVE SQL_THREAD") == 0) {
-				myops_refused(p, r, "Slave_SQL_Running: No",
-				              "stopped replication");
-				setup_sql(r, "START SLAVE SQL_THREAD");
-			}
-			check_status(myops_replica_check(p, r, 60000, &err),
-			             &err,
-			             "my: replica_check passes again once it "
-			             "replicates");
-
-			setup_sql(p, "INSERT INTO rs_myops_u VALUES (100)");
-			rc = myops_position(p, position, &err);
-			check(rc == 0 && sscanf(position, "%llu-%llu-%llu",
-			                        &domain, &server, &seq) == 3,
-			      "my: position is a GTID (%s)",
-			      rc == 0 ? position : err.message);
-			if (rc != 0)
-				return;
-			rc = myops_sync(p, r, "my: catch-up");
-			check(rc == 0, "my: catch_up reaches %s", position);
-			myops_rows_are(
-				r, "rs_myops_u", "1;100",
-				"my: caught up, the replica has the row");
-			/* A position 1000 transactions ahead is not reached:
-			 * one slice. */
-			snprintf(ahead, sizeof(ahead), "%llu-%llu-%llu", domain,
-			         server, seq + 1000);
-			started = uv_hrtime();
-			rc = myops_catch_up(p, r, ahead, MYOPS_SLICE_MS, &state,
-			                    &err);
-			elapsed = (uv_hrtime() - started) / 1000000;
-			check(rc == 0 && !state.reached &&
-			              state.behind == 1000 &&
-			              strcmp(state.unit, "transactions") == 0,
-			      "my: a position 1000 transactions ahead: not "
-			      "reached, 1000 "
-			      "transactions behind (%d, %d, %" PRId64 ")",
-			      rc, state.reached, state.behind);
-			check(elapsed + 50 >= MYOPS_SLICE_MS &&
-			              elapsed < 5 * MYOPS_SLICE_MS,
-			      "my: ... after one slice of %d ms (%" PRIu64
-			      " ms)",
-			      MYOPS_SLICE_MS, elapsed);
-			rc = myops_catch_up(p, r, "not a GTID", 0, &state,
-			                    &err);
-			check(rc == RS_EQUERY &&
-			              strstr(err.message, r->shard) != NULL,
-			      "my: a malformed position fails on the replica, "
-			      "naming it (%d)",
-			      rc);
-			diag("%s", err.message);
-		}
-
-		/* Group 8: count, fence, markers, delete log, replica_check,
-		 * position, catch_up on MariaDB (promotion: check_my_promote).
-		 */
-		static void check_my_ops(struct engine * engine)
-		{
-			const char *replica_url =
-				getenv("RESHARD_MY_REPLICA_URL");
-			struct rs_backend *p = engine->backend, *r = NULL,
-					  *app = NULL;
-			struct rs_err err;
-			int rc;
-
-			if (!check(replica_url != NULL,
-			           "my: RESHARD_MY_REPLICA_URL is set"))
-				return;
-			rc = open_backend("my-replica", replica_url,
-			                  CHECK_CONNECT_MS, &r, &err);
-			if (rc == 0)
-				rc = open_backend("my-app", engine->url,
-				                  CHECK_CONNECT_MS, &app, &err);
-			if (!check_status(
-				    rc, &err,
-				    "my: connections for the MariaDB ops"))
-				goto out;
-			if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, "
-			                 "rs_myops_u, "
-			                 "rs_myops_free, rs_myops_log, "
-			                 "reshard_del_rs_myops_log, "
-			                 "reshard_marker") != 0 ||
-			    setup_sql(p, "CREATE TABLE rs_myops_t (id int "
-			                 "PRIMARY KEY, "
-			                 "v varchar(20))") != 0 ||
-			    setup_sql(p, "CREATE TRIGGER rs_myops_app BEFORE "
-			                 "INSERT ON "
-			                 "rs_myops_t FOR EACH ROW SET NEW.v = "
-			                 "UPPER(NEW.v)") != 0 ||
-			    setup_sql(
-				    p,
-				    "INSERT INTO rs_myops_t VALUES (1, 'one'), "
-				    "(2, 'two'), (3, 'three'), (4, 'four'), "
-				    "(5, 'five')") != 0 ||
-			    setup_sql(p, "CREATE TABLE rs_myops_u (id int "
-			                 "PRIMARY KEY)") != 0 ||
-			    setup_sql(p, "INSERT INTO rs_myops_u VALUES (1)") !=
-			            0 ||
-			    setup_sql(p, "CREATE TABLE rs_myops_free (id int "
-			                 "PRIMARY KEY)") != 0 ||
-			    setup_sql(p, "CREATE TABLE rs_myops_log (k "
-			                 "varchar(10) NOT NULL, "
-			                 "n int NOT NULL, v varchar(20), "
-			                 "PRIMARY KEY (k, n)) "
-			                 "DEFAULT CHARSET=utf8mb4 "
-			                 "COLLATE=utf8mb4_general_ci") != 0 ||
-			    setup_sql(p, "INSERT INTO rs_myops_log VALUES "
-			                 "('a', 1, 'x'), "
-			                 "('b', 2, 'x'), ('c', 3, 'x'), ('d', "
-			                 "4, 'x'), "
-			                 "('e', 5, 'x')") != 0)
-				goto out;
-			myops_check_fence(p, r, app);
-			myops_check_markers(p);
-			myops_check_delete_log(p, app);
-			myops_check_lock(p, app);
-			myops_check_replication(p, r, replica_url);
-		out:
-			if (app != NULL)
-				setup_sql(p, "DROP TABLE IF EXISTS rs_myops_t, "
-				             "rs_myops_u, "
-				             "rs_myops_free, rs_myops_log, "
-				             "reshard_del_rs_myops_log, "
-				             "reshard_marker");
-			close_backend(app);
-			close_backend(r);
-		}
-
-		/* backend_promoted on R: 1, 0, or -1 after a "not ok" line. */
-		static int myops_promoted(struct rs_backend * r)
-		{
-			struct my_call c = {0};
-
-			if (await(&c.call,
-			          backend_promoted(r, myops_on_count, &c,
-			                           &c.call.err),
-			          "promoted") != 0) {
-				check(0, "my: promoted: %s",
-				      c.call.err.message);
-				return -1;
-			}
-			return c.value != 0;
-		}
-
-		/* backend_promote on R, checked as WHAT. */
-		static void myops_promote(struct rs_backend * r,
-		                          const char *what)
-		{
-			struct call done = {0};
-			int rc = await(
-				&done,
-				backend_promote(r, on_done, &done, &done.err),
-				"promote");
-
-			check_status(rc, &done.err, "%s", what);
-		}
-
-		/* backend_check --promote-my: promote the MariaDB replica of
-		 * RESHARD_MY_PRIMARY_URL / RESHARD_MY_REPLICA_URL, after it
-		 * caught up with a last write; promoted says so before and
-		 * after; a promotion repeats without harm; the promoted server
-		 * takes writes and is no replica any more.  Destroys the pair:
-		 * run last, then start it again. */
-		static int check_my_promote(void)
-		{
-			const char *primary_url =
-				getenv("RESHARD_MY_PRIMARY_URL");
-			const char *replica_url =
-				getenv("RESHARD_MY_REPLICA_URL");
-			struct rs_backend *p = NULL, *r = NULL;
-			struct rs_err err;
-			int rc;
-
-			uv_loop_init(&check_loop);
-			uv_timer_init(&check_loop, &wait_timer);
-			if (!check(primary_url != NULL && replica_url != NULL,
-			           "RESHARD_MY_PRIMARY_URL and "
-			           "RESHARD_MY_REPLICA_URL are set"))
-				goto out;
-			rc = open_backend("my", primary_url, CHECK_CONNECT_MS,
-			                  &p, &err);
-			if (rc == 0)
-				rc = open_backend("my-replica", replica_url,
-				                  CHECK_CONNECT_MS, &r, &err);
-			if (!check_status(rc, &err,
-			                  "my: connect primary and replica"))
-				goto out;
-			if (setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p") !=
-			            0 ||
-			    setup_sql(p, "CREATE TABLE rs_myops_p (id int "
-			                 "PRIMARY KEY)") != 0 ||
-			    setup_sql(p, "INSERT INTO rs_myops_p VALUES (1)") !=
-			            0 ||
-			    myops_sync(p, r, "my: promote") != 0)
-				goto out;
-			/* Read-only, as replicas often are: promotion makes it
-			 * writable. */
-			if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
-				goto out;
-			check(myops_promoted(r) == 0,
-			      "my: a replicating replica is not "
-			      "promoted");
-			myops_promote(r, "my: promote");
-			check(myops_promoted(r) == 1,
-			      "my: promoted: no replication left, read_only "
-			      "off");
-			/* Half promoted (read-only still): promoted says no,
-			 * and a second promotion finishes it. */
-			if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
-				goto out;
-			check(myops_promoted(r) == 0,
-			      "my: a read-only server is not promoted");
-			myops_promote(r, "my: promote again (idempotent)");
-			check(myops_promoted(r) == 1, "my: promoted again");
-			check_status(
-				run_sql(r, "INSERT INTO rs_myops_p VALUES (2)",
-			                &err),
-				&err, "my: the promoted server takes a write");
-			myops_rows_are(r, "rs_myops_p", "1;2", "my: promoted");
-			myops_rows_are(
-				p, "rs_myops_p", "1",
-				"my: the write stays on the promoted server");
-			myops_refused(p, r, "does not replicate at all",
-			              "a promoted replica");
-		out:
-			if (p != NULL)
-				setup_sql(p, "DROP TABLE IF EXISTS rs_myops_p");
-			close_backend(r);
-			close_backend(p);
-			uv_close((uv_handle_t *)&wait_timer, NULL);
-			uv_run(&check_loop, UV_RUN_DEFAULT);
-			rc = uv_loop_close(&check_loop);
-			check(rc == 0, "loop closed cleanly");
-			printf("%d passed, %d failed\n", n_passed, n_failed);
-			return n_failed > 0 ? 1 : 0;
-		}
-
-		/* ==== end of the PostgreSQL operations ==== */
-
-		/* ==== end of group 8 (MariaDB operations) ==== */
-
-		/* ---- main ---- */
-
-		int main(int argc, char **argv)
-		{
-			struct engine engines[N_ENGINES] = {
-				[ENG_PG] = {.shard = "pg"},
-				[ENG_MY] = {.shard = "my"},
-				[ENG_LITE] = {.shard = "lite"},
-			};
-			char *sqlite_path, *sqlite_url;
-			FILE *file;
-			int all_connected = 1, rc;
-
-			if (argc > 1 && strcmp(argv[1], "--promote-pg") == 0)
-				return pg_promote_mode(argc, argv);
-			if (argc == 2 && strcmp(argv[1], "--promote-my") == 0)
-				return check_my_promote();
-			if (argc != 4) {
-				fprintf(stderr,
-				        "usage: %s URL_PG URL_MY SQLITE_DIR\n",
-				        argv[0]);
-				return 2;
-			}
-			/* SQLite shards must exist: an empty file is an empty
-			 * database. */
-			sqlite_path =
-				xprintf("%s/%s", argv[3], CHECK_SQLITE_FILE);
-			sqlite_url = xprintf("sqlite://%s", sqlite_path);
-			file = fopen(sqlite_path, "w");
-			if (file == NULL) {
-				fprintf(stderr,
-				        "backend_check: cannot create %s\n",
-				        sqlite_path);
-				free(sqlite_path);
-				free(sqlite_url);
-				return 2;
-			}
-			fclose(file);
-			engines[ENG_PG].url = argv[1];
-			engines[ENG_MY].url = argv[2];
-			engines[ENG_LITE].url = sqlite_url;
-			uv_loop_init(&check_loop);
-			uv_timer_init(&check_loop, &wait_timer);
-
-			for (int i = 0; i < N_ENGINES; i++) {
-				struct rs_err err;
-
-				engines[i].sql = dialects[i];
-				rc = open_backend(engines[i].shard,
-				                  engines[i].url,
-				                  CHECK_CONNECT_MS,
-				                  &engines[i].backend, &err);
-				if (!check_status(rc, &err, "%s: connect",
-				                  engines[i].shard))
-					all_connected = 0;
-			}
-			if (all_connected) {
-				check_same_rows(engines);
-				check_copy(engines);
-				check_quoting(engines);
-				check_errors(engines, argv[3]);
-				check_kill(&engines[ENG_PG]);
-				check_kill(&engines[ENG_MY]);
-				check_deadline_pg(&engines[ENG_PG]);
-				check_deadline_my(&engines[ENG_MY]);
-				check_deadline_sqlite(&engines[ENG_LITE]);
-				check_keys(engines);
-				check_pg_ops(&engines[ENG_PG]);
-				check_my_ops(&engines[ENG_MY]);
-			}
-
-			for (int i = 0; i < N_ENGINES; i++) {
-				close_backend(engines[i].backend);
-				snapshot_free(&engines[i].types_rows);
-				backend_table_free(engines[i].types);
-				backend_table_free(engines[i].copy);
-				backend_table_free(engines[i].quoted);
-				backend_table_free(engines[i].sentinel);
-				backend_table_free(engines[i].xkeys);
-			}
-			uv_close((uv_handle_t *)&wait_timer, NULL);
-			uv_run(&check_loop, UV_RUN_DEFAULT);
-			rc = uv_loop_close(&check_loop);
-			check(rc == 0, "loop closed cleanly%s%s",
-			      rc != 0 ? ": " : "",
-			      rc != 0 ? uv_strerror(rc) : "");
-			free(sqlite_path);
-			free(sqlite_url);
-			printf("%d passed, %d failed\n", n_passed, n_failed);
-			return n_failed > 0 ? 1 : 0;
-		}
+	for (int i = 0; i < N_ENGINES; i++) {
+		close_backend(engines[i].backend);
+		snapshot_free(&engines[i].types_rows);
+		backend_table_free(engines[i].types);
+		backend_table_free(engines[i].copy);
+		backend_table_free(engines[i].quoted);
+		backend_table_free(engines[i].sentinel);
+		backend_table_free(engines[i].xkeys);
+	}
+	uv_close((uv_handle_t *)&wait_timer, NULL);
+	uv_run(&check_loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&check_loop);
+	check(rc == 0, "loop closed cleanly%s%s", rc != 0 ? ": " : "",
+	      rc != 0 ? uv_strerror(rc) : "");
+	free(sqlite_path);
+	free(sqlite_url);
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed > 0 ? 1 : 0;
+}
