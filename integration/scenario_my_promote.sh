@@ -8,9 +8,7 @@
 # see, and that backend_replica_check now refuses it.
 #
 # Afterwards, whatever happened, the servers of RESHARD_SERVERS_DIR get a
-# fresh replica again: `servers.sh reset-replicas` where servers.sh has it,
-# else `servers.sh stop` and `start` of the same directory (and ports,
-# which its env file exports).
+# fresh replica again: `servers.sh reset-replicas my`.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env) and
 # build/backend_check (BACKEND_CHECK=path overrides).
@@ -28,11 +26,7 @@ fi
 
 restart() {
 	local dir=$RESHARD_SERVERS_DIR
-	if grep -q 'reset-replicas)' integration/servers.sh; then
-		integration/servers.sh reset-replicas "$dir"
-	else
-		integration/servers.sh stop "$dir" && integration/servers.sh start "$dir"
-	fi >/dev/null || {
+	integration/servers.sh reset-replicas my "$dir" >/dev/null || {
 		echo "scenario_my_promote.sh: could not restart the servers in $dir" >&2
 		return 1
 	}

@@ -8,9 +8,7 @@
 # notes nothing).
 #
 # Promotion ends the pair, so this runs last, and afterwards the servers
-# get a fresh replica: `servers.sh reset-replicas` where servers.sh has it,
-# else `servers.sh stop` and `start` of the same directory (which starts
-# the MariaDB pair again too).
+# get a fresh replica: `servers.sh reset-replicas pg`.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env) and
 # build/backend_check (BACKEND_CHECK=path overrides).
@@ -31,12 +29,7 @@ rc=0
 "$bin" --promote-pg "$RESHARD_PG_PRIMARY_URL" "$RESHARD_PG_REPLICA_URL" || rc=$?
 
 # A new replica for whatever runs next (the ports come from DIR/env).
-if grep -q 'reset-replicas' integration/servers.sh; then
-	integration/servers.sh reset-replicas "$dir" >&2 || rc=1
-else
-	{ integration/servers.sh stop "$dir" && integration/servers.sh start "$dir"; } >&2 ||
-		rc=1
-fi
+integration/servers.sh reset-replicas pg "$dir" >&2 || rc=1
 integration/servers.sh status "$dir" >/dev/null || {
 	echo "scenario_pg_promote.sh: the servers in $dir did not come back" >&2
 	rc=1

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # Start, stop and inspect the real database servers that reshard's
-# integration tests run against: a PostgreSQL 15 primary with a streaming
-# replica (made by pg_basebackup -R) and a MariaDB primary with a GTID
-# replica.  All four are plain processes (no systemd, no system clusters)
-# living in one directory, listening on 127.0.0.1 only, run as an
-# unprivileged user (`reshard-test`, created when invoked as root).
+# integration tests run against: a fleet of RESHARD_PAIRS (default 2)
+# PostgreSQL 15 primaries, each with a streaming replica made by
+# pg_basebackup -R, and as many MariaDB primaries, each with a GTID replica.
+# Every pair is an independent cluster.  All servers are plain processes (no
+# systemd, no system clusters) living in one directory, listening on
+# 127.0.0.1 only, run as an unprivileged user (`reshard-test`, created when
+# invoked as root).
 #
 # Usage:
-#   integration/servers.sh start  [DIR]   start all four, write DIR/env
-#   integration/servers.sh stop   [DIR]   stop all four, remove DIR
+#   integration/servers.sh start  [DIR]   start the fleet, write DIR/env
+#   integration/servers.sh stop   [DIR]   stop every server, remove DIR
 #   integration/servers.sh status [DIR]   one line per server; exit 0 if all up
 #   integration/servers.sh env    [DIR]   print DIR/env (source it, or eval)
+#   integration/servers.sh reset-replicas [pg|my|all] [DIR]
+#                                         rebuild every replica of that engine
+#                                         (default all) from its primary
 #
-# DIR defaults to $RESHARD_SERVERS_DIR, then /tmp/reshard-servers.  Ports
-# come from RESHARD_PG_PRIMARY_PORT (54321), RESHARD_PG_REPLICA_PORT (54322),
-# RESHARD_MY_PRIMARY_PORT (33061) and RESHARD_MY_REPLICA_PORT (33062); every
-# wait is bounded by RESHARD_SERVERS_TIMEOUT seconds (30).  See
-# docs/servers.md.  The credentials are for tests only.
+# DIR defaults to $RESHARD_SERVERS_DIR, then /tmp/reshard-servers.  Pair 1
+# uses RESHARD_PG_PRIMARY_PORT (54321), RESHARD_PG_REPLICA_PORT (54322),
+# RESHARD_MY_PRIMARY_PORT (33061) and RESHARD_MY_REPLICA_PORT (33062); pair k
+# uses each of those plus 10*(k-1).  Every wait is bounded by
+# RESHARD_SERVERS_TIMEOUT seconds (30).  See docs/servers.md.  The
+# credentials are for tests only.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +30,11 @@ PG_BIN=/usr/lib/postgresql/15/bin
 HOST=127.0.0.1
 OWNER=reshard-test             # system user that runs the servers when we are root
 MARKER=.reshard-servers        # only a directory holding this file is ever removed
+LOCK=.lock                     # DIR/.lock: held by start, stop and reset-replicas
+MAX_PAIRS=16
+PORT_STEP=10                   # pair k listens on the base ports + PORT_STEP*(k-1)
 
+PAIRS=${RESHARD_PAIRS:-2}
 PG_PRIMARY_PORT=${RESHARD_PG_PRIMARY_PORT:-54321}
 PG_REPLICA_PORT=${RESHARD_PG_REPLICA_PORT:-54322}
 MY_PRIMARY_PORT=${RESHARD_MY_PRIMARY_PORT:-33061}
@@ -33,10 +43,14 @@ TIMEOUT=${RESHARD_SERVERS_TIMEOUT:-30}
 
 APP_USER=reshard APP_PASSWORD=reshard APP_DB=app
 REPL_USER=replicator REPL_PASSWORD=replicator
-PG_SLOT=reshard_replica
 
-# The four servers, in start order.  Stop goes the other way.
-SERVERS=(pg-primary pg-replica my-primary my-replica)
+# A client that cannot connect gives up after this many seconds, so that a
+# wait loop overruns its deadline by at most that much.
+CONNECT_TIMEOUT=5
+export PGCONNECT_TIMEOUT=$CONNECT_TIMEOUT
+
+MAIN_PID=$$
+JOB_PIDS=()
 
 log() { echo "servers.sh: $*" >&2; }
 die() {
@@ -55,14 +69,15 @@ show_log() {
 }
 
 # fail NAME MESSAGE: report a failure of server NAME with the tails of its
-# logs (the server's own and the one of its setup tools), then exit.
+# logs (the server's own and the one of its setup tools), then exit.  Most
+# callers run as one of several parallel jobs; the command that started the
+# jobs then says what to do next.
 fail() {
 	local name=$1
 	shift
-	log "error: $*"
+	log "error: $name: $*"
 	show_log "$DIR/$name-setup.log" 8
 	show_log "$DIR/$name.log"
-	log "servers may be half started; clean up with: $0 stop $DIR"
 	exit 1
 }
 
@@ -79,6 +94,11 @@ wait_for() {
 		sleep 0.2
 	done
 }
+
+# bounded COMMAND...: COMMAND, killed (with its process group) after
+# $TIMEOUT seconds.  For setup tools that could otherwise hang; as_owner
+# takes `as_owner timeout -k 5 "$TIMEOUT" COMMAND...` for the same.
+bounded() { timeout -k 5 "$TIMEOUT" "$@"; }
 
 # as_owner COMMAND...: run COMMAND as the unprivileged server owner.  When we
 # are not root the owner is simply the current user.
@@ -99,6 +119,11 @@ ensure_owner() {
 		id "$OWNER" >/dev/null 2>&1 || die "cannot create user $OWNER"
 }
 
+chown_owner() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	chown "$OWNER:$OWNER" "$@"
+}
+
 # Set DIR and the paths inside it from the optional command argument.
 set_dir() {
 	DIR=${1:-${RESHARD_SERVERS_DIR:-/tmp/reshard-servers}}
@@ -106,7 +131,8 @@ set_dir() {
 	[ "$DIR" != / ] || die "refusing to use / as the servers directory"
 	RUN=$DIR/run                      # unix sockets and MariaDB pid files
 	ENV_FILE=$DIR/env
-	# Unix socket paths are limited to 107 bytes.
+	LAYOUT_FILE=$DIR/layout
+	# Unix socket paths are limited to 107 bytes ("/my-replica-16.sock").
 	[ ${#RUN} -le 80 ] || die "directory path too long for unix sockets: $DIR"
 }
 
@@ -114,27 +140,218 @@ port_in_use() {
 	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
 }
 
+is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# alive PID: PID is a live process (a zombie is not: it holds no port and no
+# file, and init here reaps exited processes only after a second or more).
+alive() {
+	local state
+	state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	[[ "$state" != Z* ]]
+}
+
+# wait_gone PID: wait until PID is no longer a live process; return 1 after
+# $TIMEOUT seconds.
+wait_gone() {
+	local pid=$1 deadline=$((SECONDS + TIMEOUT))
+	while alive "$pid"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
+# ---- the fleet ----------------------------------------------------------
+#
+# Every server has a name, an engine (pg, my), a role (primary, replica), a
+# pair number, a port, an upstream (a replica's primary, "-" for a primary)
+# and a MariaDB server id ("-" for PostgreSQL).  Pair 1 keeps the names it
+# always had (pg-primary, pg-replica, my-primary, my-replica); pair k > 1
+# appends "-k" (pg-primary-2 ...).  `start` writes the fleet to DIR/layout,
+# one server a line, and every other command reads it from there, so that
+# stop, status and reset-replicas need neither RESHARD_PAIRS nor the ports.
+
+NAMES=()
+declare -A ENGINE=() ROLE=() PAIR=() PORT=() UPSTREAM=() SID=()
+
+add_server() { # NAME ENGINE ROLE PAIR PORT UPSTREAM SID
+	NAMES+=("$1")
+	ENGINE[$1]=$2 ROLE[$1]=$3 PAIR[$1]=$4 PORT[$1]=$5 UPSTREAM[$1]=$6 SID[$1]=$7
+}
+
+clear_fleet() {
+	NAMES=()
+	ENGINE=() ROLE=() PAIR=() PORT=() UPSTREAM=() SID=()
+}
+
+# plan_fleet PAIRS: the fleet that `start` makes from the environment.
+plan_fleet() {
+	local pairs=$1 k off sfx
+	clear_fleet
+	for ((k = 1; k <= pairs; k++)); do
+		off=$((PORT_STEP * (k - 1)))
+		sfx=
+		[ "$k" -eq 1 ] || sfx=-$k
+		add_server "pg-primary$sfx" pg primary "$k" $((PG_PRIMARY_PORT + off)) - -
+		add_server "pg-replica$sfx" pg replica "$k" $((PG_REPLICA_PORT + off)) "pg-primary$sfx" -
+		add_server "my-primary$sfx" my primary "$k" $((MY_PRIMARY_PORT + off)) - $((2 * k - 1))
+		add_server "my-replica$sfx" my replica "$k" $((MY_REPLICA_PORT + off)) "my-primary$sfx" $((2 * k))
+	done
+}
+
+layout_text() {
+	local name
+	echo "# name engine role pair port upstream server_id (integration/servers.sh)"
+	for name in "${NAMES[@]}"; do
+		echo "$name ${ENGINE[$name]} ${ROLE[$name]} ${PAIR[$name]} ${PORT[$name]} ${UPSTREAM[$name]} ${SID[$name]}"
+	done
+}
+
+# load_fleet: the fleet that lives in DIR.  A directory made by an older
+# servers.sh has no layout file and holds exactly today's pair 1.
+load_fleet() {
+	local name engine role pair port upstream sid
+	if [ -r "$LAYOUT_FILE" ]; then
+		clear_fleet
+		while read -r name engine role pair port upstream sid; do
+			case $name in '' | \#*) continue ;; esac
+			add_server "$name" "$engine" "$role" "$pair" "$port" "$upstream" "$sid"
+		done <"$LAYOUT_FILE"
+		[ ${#NAMES[@]} -gt 0 ] || die "$LAYOUT_FILE lists no server"
+	elif [ -f "$DIR/$MARKER" ]; then
+		plan_fleet 1
+	else
+		check_settings
+	fi
+}
+
+# Check the settings `start` is asked for: numbers, and no two servers on
+# one port (as when a replica's port is another pair's primary port).
+check_settings() {
+	local var name port
+	local -A owner=()
+	if ! is_uint "$PAIRS" || [ "$PAIRS" -lt 1 ] || [ "$PAIRS" -gt "$MAX_PAIRS" ]; then
+		die "RESHARD_PAIRS must be a number from 1 to $MAX_PAIRS, not '$PAIRS'"
+	fi
+	for var in PG_PRIMARY_PORT PG_REPLICA_PORT MY_PRIMARY_PORT MY_REPLICA_PORT; do
+		is_uint "${!var}" || die "RESHARD_$var must be a port number, not '${!var}'"
+	done
+	plan_fleet "$PAIRS"
+	for name in "${NAMES[@]}"; do
+		port=${PORT[$name]}
+		if [ "$port" -lt 1024 ] || [ "$port" -gt 65535 ]; then
+			die "$name would listen on port $port, outside 1024-65535"
+		fi
+		[ -z "${owner[$port]:-}" ] ||
+			die "$name and ${owner[$port]} would both listen on port $port" \
+				"(pair k listens on the four base ports + $PORT_STEP*(k-1))"
+		owner[$port]=$name
+	done
+}
+
+# names_where FIELD=VALUE...: the servers (in fleet order) matching all.
+names_where() {
+	local name cond field value ok
+	for name in "${NAMES[@]}"; do
+		ok=1
+		for cond in "$@"; do
+			field=${cond%%=*} value=${cond#*=}
+			case $field in
+			engine) [ "${ENGINE[$name]}" = "$value" ] || ok=0 ;;
+			role) [ "${ROLE[$name]}" = "$value" ] || ok=0 ;;
+			esac
+		done
+		[ "$ok" -eq 0 ] || echo "$name"
+	done
+}
+
+# ---- parallel jobs ------------------------------------------------------
+
+# parent_alive: the servers.sh that started this job still runs.  A job of
+# a killed start stops before it starts another server.
+parent_alive() { alive "$MAIN_PID"; }
+
+# run_jobs WHAT FUNCTION NAME...: run FUNCTION NAME for every NAME at once,
+# each in a subshell; wait for all of them (each bounds its own waits).
+# Returns 1, naming the failed ones, if any failed.
+run_jobs() {
+	local what=$1 func=$2 i
+	shift 2
+	local -a names=("$@") failed=()
+	JOB_PIDS=()
+	for i in "${!names[@]}"; do
+		("$func" "${names[i]}") &
+		JOB_PIDS+=($!)
+	done
+	for i in "${!names[@]}"; do
+		wait "${JOB_PIDS[i]}" || failed+=("${names[i]}")
+	done
+	JOB_PIDS=()
+	[ ${#failed[@]} -eq 0 ] && return 0
+	log "error: $what failed for: ${failed[*]}"
+	return 1
+}
+
+# On SIGINT/SIGTERM, end the running jobs and their direct children (setup
+# tools, servers being started) before exiting.
+on_signal() {
+	local pid
+	trap - INT TERM
+	for pid in "${JOB_PIDS[@]}"; do
+		pkill -TERM -P "$pid" 2>/dev/null || true
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	log "interrupted; clean up with: $0 stop $DIR"
+	exit 130
+}
+
+# lock: take DIR/.lock on fd 9, waiting up to $TIMEOUT seconds for another
+# start, stop or reset-replicas (or the jobs of a killed one) to finish.
+# Servers are started with fd 9 closed, so they never hold it.
+lock() {
+	exec 9>>"$DIR/$LOCK"
+	flock -w "$TIMEOUT" 9 && return 0
+	if [ "${1:-}" = anyway ]; then
+		log "warning: $DIR/$LOCK still held after ${TIMEOUT}s; going on"
+		return 0
+	fi
+	die "another servers.sh is still working on $DIR (lock held for ${TIMEOUT}s)"
+}
+
 # ---- PostgreSQL ---------------------------------------------------------
 
 pg_data() { echo "$DIR/$1"; }
-pg_port() { if [ "$1" = pg-primary ]; then echo "$PG_PRIMARY_PORT"; else echo "$PG_REPLICA_PORT"; fi; }
+pg_slot() { echo "${1//-/_}"; } # pg-replica-2 -> pg_replica_2
 
 # pg_sql NAME SQL: run SQL as the superuser over the unix socket; print
 # unaligned tuples.
 pg_sql() {
-	psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$RUN" -p "$(pg_port "$1")" \
+	"$PG_BIN/psql" -X -w -q -At -v ON_ERROR_STOP=1 -h "$RUN" -p "${PORT[$1]}" \
 		-U postgres -d postgres -c "$2"
 }
 
-# The postmaster's pid, if its pid file names a live postgres process.
+# pid_by_args ARGS: the pid of a live process whose command line is ARGS.
+pid_by_args() {
+	local pid
+	pid=$(ps -eo pid=,args= | awk -v want="$1" '
+		{ pid = $1; sub(/^ *[0-9]+ /, "") }
+		$0 == want { print pid; exit }') || return 1
+	[ -n "$pid" ] && alive "$pid" && echo "$pid"
+}
+
+# The postmaster's pid: from its pid file, or (for one whose pid file is not
+# written yet) from its command line.
 pg_pid() {
 	local pidfile pid
 	pidfile=$(pg_data "$1")/postmaster.pid
-	[ -r "$pidfile" ] || return 1
-	pid=$(head -n 1 "$pidfile")
-	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
-	[ "$(ps -o comm= -p "$pid" 2>/dev/null)" = postgres ] || return 1
-	echo "$pid"
+	if [ -r "$pidfile" ]; then
+		pid=$(head -n 1 "$pidfile")
+		if [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" &&
+			[ "$(ps -o comm= -p "$pid" 2>/dev/null)" = postgres ]; then
+			echo "$pid"
+			return 0
+		fi
+	fi
+	pid_by_args "$PG_BIN/postgres -D $(pg_data "$1")"
 }
 
 pg_configure() {
@@ -143,7 +360,7 @@ pg_configure() {
 
 		# ---- reshard integration servers (integration/servers.sh) ----
 		listen_addresses = '$HOST'
-		port = $(pg_port "$name")
+		port = ${PORT[$name]}
 		unix_socket_directories = '$RUN'
 		unix_socket_permissions = 0700
 		wal_level = replica
@@ -163,19 +380,20 @@ pg_configure() {
 pg_start() {
 	local name=$1 data
 	data=$(pg_data "$name")
+	parent_alive || exit 1
 	chmod 700 "$data"
 	as_owner "$PG_BIN/pg_ctl" -D "$data" -l "$DIR/$name.log" -w -t "$TIMEOUT" \
-		start >>"$DIR/$name-setup.log" 2>&1 ||
-		fail "$name" "PostgreSQL $name did not start on port $(pg_port "$name")"
+		start >>"$DIR/$name-setup.log" 2>&1 9>&- ||
+		fail "$name" "PostgreSQL did not start on port ${PORT[$name]}"
 }
 
 pg_primary_start() {
-	local data
-	data=$(pg_data pg-primary)
-	as_owner "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust \
-		--no-locale --encoding=UTF8 --no-sync >>"$DIR/pg-primary-setup.log" 2>&1 ||
-		fail pg-primary "initdb failed for pg-primary"
-	pg_configure pg-primary
+	local name=$1 data
+	data=$(pg_data "$name")
+	as_owner timeout -k 5 "$TIMEOUT" "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust \
+		--no-locale --encoding=UTF8 --no-sync >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "initdb failed"
+	pg_configure "$name"
 	# Superuser through the socket inside DIR only; everything over TCP
 	# needs a SCRAM password.
 	cat >"$data/pg_hba.conf" <<-EOF
@@ -183,31 +401,58 @@ pg_primary_start() {
 		host  replication $REPL_USER   $HOST/32 scram-sha-256
 		host  all         all          $HOST/32 scram-sha-256
 	EOF
-	pg_start pg-primary
-	{ pg_sql pg-primary "
+	pg_start "$name"
+	{ pg_sql "$name" "
 		CREATE ROLE $REPL_USER LOGIN REPLICATION PASSWORD '$REPL_PASSWORD';
 		CREATE ROLE $APP_USER LOGIN SUPERUSER PASSWORD '$APP_PASSWORD';" &&
-		pg_sql pg-primary "CREATE DATABASE $APP_DB OWNER $APP_USER"; } \
-		>>"$DIR/pg-primary-setup.log" 2>&1 ||
-		fail pg-primary "cannot create roles and database on pg-primary"
+		pg_sql "$name" "CREATE DATABASE $APP_DB OWNER $APP_USER"; } \
+		>>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot create roles and database"
 }
 
+# pg_replica_start NAME: make NAME a streaming replica of its primary.
 pg_replica_start() {
+	local name=$1 primary=${UPSTREAM[$1]}
+	parent_alive || exit 1
 	# -R writes primary_conninfo (with the password) and standby.signal;
-	# the slot keeps the primary's WAL until the replica has it.
-	as_owner env PGPASSWORD="$REPL_PASSWORD" "$PG_BIN/pg_basebackup" \
-		-h "$HOST" -p "$PG_PRIMARY_PORT" -U "$REPL_USER" -w \
-		-D "$(pg_data pg-replica)" -R -C -S "$PG_SLOT" -X stream \
-		--checkpoint=fast --no-sync >>"$DIR/pg-replica-setup.log" 2>&1 ||
-		fail pg-replica "pg_basebackup from pg-primary failed"
-	pg_configure pg-replica
-	pg_start pg-replica
-	wait_for pg-replica "pg-replica to stream from pg-primary" \
-		pg_replica_streaming
+	# -C -S creates the replica's slot, which keeps the primary's WAL until
+	# the replica has it.
+	as_owner env PGPASSWORD="$REPL_PASSWORD" timeout -k 5 "$TIMEOUT" "$PG_BIN/pg_basebackup" \
+		-h "$HOST" -p "${PORT[$primary]}" -U "$REPL_USER" -w \
+		-D "$(pg_data "$name")" -R -C -S "$(pg_slot "$name")" -X stream \
+		--checkpoint=fast --no-sync >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "pg_basebackup from $primary (port ${PORT[$primary]}) failed"
+	pg_configure "$name"
+	pg_start "$name"
+	wait_for "$name" "$name to stream from $primary" pg_replica_streaming "$name"
 }
 
 pg_replica_streaming() {
-	[ "$(pg_sql pg-replica "SELECT status FROM pg_stat_wal_receiver")" = streaming ]
+	[ "$(pg_sql "$1" "SELECT status || ' ' || sender_port FROM pg_stat_wal_receiver")" = \
+		"streaming ${PORT[${UPSTREAM[$1]}]}" ]
+}
+
+# pg_slot_gone PRIMARY SLOT: drop SLOT on PRIMARY, ending the walsender that
+# still holds it; true once no such slot is left.
+pg_slot_gone() {
+	local primary=$1 slot=$2
+	pg_sql "$primary" "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
+		WHERE slot_name = '$slot' AND active_pid IS NOT NULL" >/dev/null
+	pg_sql "$primary" "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+		WHERE slot_name = '$slot' AND NOT active" >/dev/null
+	[ "$(pg_sql "$primary" "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$slot'")" = 0 ]
+}
+
+# pg_reset NAME: stop replica NAME (promoted or not), drop its data and its
+# slot on the primary, and make it again by pg_basebackup -R.
+pg_reset() {
+	local name=$1 primary=${UPSTREAM[$1]} slot
+	slot=$(pg_slot "$name")
+	note_reset "$name"
+	pg_stop "$name"
+	rm -rf -- "$(pg_data "$name")"
+	wait_for "$name" "slot $slot on $primary to be dropped" pg_slot_gone "$primary" "$slot"
+	pg_replica_start "$name"
 }
 
 pg_stop() {
@@ -218,52 +463,61 @@ pg_stop() {
 		log "PostgreSQL $name did not stop in ${TIMEOUT}s; killing pid $pid"
 		pkill -KILL -P "$pid" 2>/dev/null || true
 		kill -KILL "$pid" 2>/dev/null || true
-		wait_gone "$pid" || fail "$name" "$name (pid $pid) survived SIGKILL"
+		wait_gone "$pid" || fail "$name" "pid $pid survived SIGKILL"
 	fi
-	wait_gone "$pid" || fail "$name" "$name (pid $pid) still running after pg_ctl stop"
+	wait_gone "$pid" || fail "$name" "pid $pid still running after pg_ctl stop"
 }
 
 # ---- MariaDB ------------------------------------------------------------
 
-my_port() { if [ "$1" = my-primary ]; then echo "$MY_PRIMARY_PORT"; else echo "$MY_REPLICA_PORT"; fi; }
 my_socket() { echo "$RUN/$1.sock"; }
+# Each MariaDB server has a tmpdir of its own: a starting mariadbd deletes
+# the temporary tables it finds in its tmpdir, including those of another
+# server that is bootstrapping there at the same time.
+my_tmpdir() { echo "$DIR/tmp/$1"; }
 my_pidfile() { echo "$RUN/$1.pid"; }
 
 # my_sql NAME SQL: run SQL as MariaDB root over the unix socket.
 my_sql() {
 	mariadb --no-defaults --batch --skip-column-names -u root \
-		--socket="$(my_socket "$1")" -e "$2"
+		--connect-timeout="$CONNECT_TIMEOUT" --socket="$(my_socket "$1")" -e "$2"
 }
 
-# my_slave_status: SHOW SLAVE STATUS of my-replica, one "Field: value" a line.
+# my_slave_status NAME: SHOW SLAVE STATUS of NAME, one "Field: value" a line.
 my_slave_status() {
-	mariadb --no-defaults -u root --socket="$(my_socket my-replica)" \
-		-e "SHOW SLAVE STATUS\G"
+	mariadb --no-defaults -u root --connect-timeout="$CONNECT_TIMEOUT" \
+		--socket="$(my_socket "$1")" -e "SHOW SLAVE STATUS\G"
 }
 
-# The server's pid, if its pid file names a live mariadbd process.
+# The server's pid: from its pid file, or (for one whose pid file is not
+# written yet) from its command line.
 my_pid() {
 	local pid
-	[ -r "$(my_pidfile "$1")" ] || return 1
-	pid=$(head -n 1 "$(my_pidfile "$1")")
-	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
-	[ "$(ps -o comm= -p "$pid" 2>/dev/null)" = mariadbd ] || return 1
-	echo "$pid"
+	if [ -r "$(my_pidfile "$1")" ]; then
+		pid=$(head -n 1 "$(my_pidfile "$1")")
+		if [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" &&
+			[ "$(ps -o comm= -p "$pid" 2>/dev/null)" = mariadbd ]; then
+			echo "$pid"
+			return 0
+		fi
+	fi
+	pid_by_args "mariadbd --defaults-file=$DIR/$1.cnf"
 }
 
 my_write_cnf() {
-	local name=$1 server_id=$2
+	local name=$1
 	cat >"$DIR/$name.cnf" <<-EOF
 		# Written by integration/servers.sh; read only by this server.
 		[mariadbd]
 		datadir                        = $DIR/$name
-		port                           = $(my_port "$name")
+		port                           = ${PORT[$name]}
 		bind-address                   = $HOST
 		socket                         = $(my_socket "$name")
 		pid-file                       = $(my_pidfile "$name")
+		tmpdir                         = $(my_tmpdir "$name")
 		log-basename                   = $name
 		log-error                      = $DIR/$name.log
-		server-id                      = $server_id
+		server-id                      = ${SID[$name]}
 		log-bin                        = $name-bin
 		log-slave-updates              = ON
 		binlog-format                  = ROW
@@ -279,68 +533,141 @@ my_write_cnf() {
 	EOF
 }
 
+# my_start NAME: a fresh data directory and a running, empty server.
+# my_template: DIR/tmp/my-template, an empty data directory made once by
+# mariadb-install-db and copied for every MariaDB server (start and
+# reset-replicas).  A MariaDB data directory holds no identity of its own
+# (the server id is in the option file), and copying saves a bootstrap of
+# the server per copy.
+my_template() {
+	local template=$DIR/tmp/my-template
+	[ ! -e "$template/.complete" ] || return 0
+	rm -rf -- "$template" "$template.new" "$template.tmp"
+	mkdir -p "$template.new" "$template.tmp"
+	chown_owner "$DIR/tmp" "$template.new" "$template.tmp"
+	as_owner timeout -k 5 "$TIMEOUT" mariadb-install-db --no-defaults --datadir="$template.new" \
+		--tmpdir="$template.tmp" --auth-root-authentication-method=normal --skip-test-db \
+		>>"$DIR/my-template-setup.log" 2>&1 ||
+		fail my-template "mariadb-install-db failed"
+	# The 96 MiB InnoDB redo log is nearly all zeros (preallocated): a
+	# sparse copy holds only the 6 MiB of data, and so do copies of it.
+	cp -a --sparse=always -- "$template.new" "$template" ||
+		fail my-template "cannot copy $template.new"
+	rm -rf -- "$template.new" "$template.tmp"
+	touch "$template/.complete"
+}
+
+# my_start NAME: a fresh data directory (a copy of the template) and a
+# running, empty server.
 my_start() {
-	local name=$1 server_id=$2 pid deadline
-	my_write_cnf "$name" "$server_id"
-	mkdir -p "$DIR/$name"
-	chown_owner "$DIR/$name"
-	as_owner mariadb-install-db --no-defaults --datadir="$DIR/$name" \
-		--auth-root-authentication-method=normal --skip-test-db \
-		>>"$DIR/$name-setup.log" 2>&1 ||
-		fail "$name" "mariadb-install-db failed for $name"
+	local name=$1 pid deadline
+	my_write_cnf "$name"
+	mkdir -p "$(my_tmpdir "$name")"
+	chown_owner "$(my_tmpdir "$name")"
+	rm -rf -- "${DIR:?}/$name"
+	cp -a --sparse=always -- "$DIR/tmp/my-template" "$DIR/$name" ||
+		fail "$name" "cannot copy $DIR/tmp/my-template to $DIR/$name"
+	rm -f -- "$DIR/$name/.complete"
+	parent_alive || exit 1
 	# Detached, with no inherited stdin/stdout: a caller reading our output
 	# through a pipe must not wait for the server to exit.
 	as_owner setsid mariadbd --defaults-file="$DIR/$name.cnf" \
-		</dev/null >>"$DIR/$name-setup.log" 2>&1 &
+		</dev/null >>"$DIR/$name-setup.log" 2>&1 9>&- &
 	pid=$!
 	deadline=$((SECONDS + TIMEOUT))
 	until my_sql "$name" "SELECT 1" >/dev/null 2>&1; do
 		kill -0 "$pid" 2>/dev/null ||
-			fail "$name" "MariaDB $name exited during startup (port $(my_port "$name"))"
+			fail "$name" "MariaDB exited during startup (port ${PORT[$name]})"
 		[ "$SECONDS" -lt "$deadline" ] ||
-			fail "$name" "timed out after ${TIMEOUT}s waiting for MariaDB $name to accept connections"
+			fail "$name" "timed out after ${TIMEOUT}s waiting for MariaDB to accept connections"
 		sleep 0.2
 	done
 }
 
+# Root keeps only its socket login; over TCP every user needs a password.
+my_root_socket_only() {
+	echo "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', 'root'@'$(hostname)';"
+}
+
 my_primary_start() {
-	my_start my-primary 1
+	local name=$1
+	my_start "$name"
 	# These statements go to the binlog, so the replica runs them too.
-	# Root keeps only its socket login; over TCP every user needs a password.
-	my_sql my-primary "
-		DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', 'root'@'$(hostname)';
+	my_sql "$name" "
+		$(my_root_socket_only)
 		CREATE USER '$APP_USER'@'%' IDENTIFIED BY '$APP_PASSWORD';
 		GRANT ALL PRIVILEGES ON *.* TO '$APP_USER'@'%' WITH GRANT OPTION;
 		CREATE USER '$REPL_USER'@'%' IDENTIFIED BY '$REPL_PASSWORD';
 		GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '$REPL_USER'@'%';
-		CREATE DATABASE $APP_DB;" >>"$DIR/my-primary-setup.log" 2>&1 ||
-		fail my-primary "cannot create users and database on my-primary"
+		CREATE DATABASE $APP_DB;" >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot create users and database"
 }
 
-my_replica_start() {
-	local pos
-	my_start my-replica 2
-	my_sql my-replica "
-		CHANGE MASTER TO MASTER_HOST='$HOST', MASTER_PORT=$MY_PRIMARY_PORT,
+# my_replicate NAME: point the running server NAME at its primary, start
+# replication on GTID and wait until it has caught up.
+my_replicate() {
+	local name=$1 primary=${UPSTREAM[$1]} pos
+	my_sql "$name" "
+		CHANGE MASTER TO MASTER_HOST='$HOST', MASTER_PORT=${PORT[$primary]},
 			MASTER_USER='$REPL_USER', MASTER_PASSWORD='$REPL_PASSWORD',
 			MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos;
-		START SLAVE;" >>"$DIR/my-replica-setup.log" 2>&1 ||
-		fail my-replica "cannot configure replication on my-replica"
-	wait_for my-replica "my-replica threads to run (Slave_IO_Running, Slave_SQL_Running)" \
-		my_replica_running
-	# Catch up with the primary, so that the app user exists on the replica.
-	pos=$(my_sql my-primary "SELECT @@gtid_binlog_pos")
-	if [ "$(my_sql my-replica "SELECT MASTER_GTID_WAIT('$pos', $TIMEOUT)")" != 0 ]; then
-		my_slave_status >>"$DIR/my-replica-setup.log" 2>&1 || true
-		fail my-replica "my-replica did not reach primary GTID $pos in ${TIMEOUT}s"
+		START SLAVE;" >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot configure replication from $primary"
+	wait_for "$name" "$name threads to run (Slave_IO_Running, Slave_SQL_Running)" \
+		my_replica_running "$name"
+	# Catch up with the primary (so that the app user exists on the replica).
+	pos=$(my_sql "$primary" "SELECT @@gtid_binlog_pos") ||
+		fail "$name" "cannot read the GTID position of $primary"
+	if [ "$(my_sql "$name" "SELECT MASTER_GTID_WAIT('$pos', $TIMEOUT)")" != 0 ]; then
+		my_slave_status "$name" >>"$DIR/$name-setup.log" 2>&1 || true
+		fail "$name" "did not reach $primary GTID $pos in ${TIMEOUT}s"
 	fi
 }
 
 my_replica_running() {
-	local status
-	status=$(my_slave_status) || return 1
+	local status port=${PORT[${UPSTREAM[$1]}]}
+	status=$(my_slave_status "$1") || return 1
 	grep -q '^ *Slave_IO_Running: Yes$' <<<"$status" &&
-		grep -q '^ *Slave_SQL_Running: Yes$' <<<"$status"
+		grep -q '^ *Slave_SQL_Running: Yes$' <<<"$status" &&
+		grep -q "^ *Master_Port: $port\$" <<<"$status"
+}
+
+# my_clone NAME: load the users and the databases of NAME's primary into the
+# fresh server NAME, with the primary's GTID position as gtid_slave_pos.
+# Nothing of it goes to NAME's binlog (sql_log_bin=0), so NAME's GTID
+# history is exactly the primary's.
+my_clone() {
+	local name=$1 primary=${UPSTREAM[$1]}
+	local list
+	local -a dbs=() args=()
+	my_sql "$name" "SET sql_log_bin = 0; $(my_root_socket_only)" >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot restrict root to the socket"
+	list=$(my_sql "$primary" "SELECT schema_name FROM information_schema.schemata
+		WHERE schema_name NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')") ||
+		fail "$name" "cannot list the databases of $primary"
+	[ -z "$list" ] || mapfile -t dbs <<<"$list"
+	[ ${#dbs[@]} -eq 0 ] || args=(--databases "${dbs[@]}")
+	# --single-transaction with --master-data: one consistent snapshot and
+	# its GTID; --system=users with --insert-ignore: CREATE USER IF NOT
+	# EXISTS and the grants; tables with their triggers, routines, events.
+	{ bounded mariadb-dump --no-defaults -u root --socket="$(my_socket "$primary")" \
+		--single-transaction --gtid --master-data=1 --system=users --insert-ignore \
+		--routines --events "${args[@]}" |
+		bounded mariadb --no-defaults -u root --socket="$(my_socket "$name")" \
+			--init-command="SET sql_log_bin = 0"; } >>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot copy ${dbs[*]:-the users} from $primary (mariadb-dump | mariadb)"
+}
+
+# my_reset NAME: stop replica NAME (promoted or not), and make it again from
+# its primary in a fresh data directory.
+my_reset() {
+	local name=$1
+	note_reset "$name"
+	my_stop "$name"
+	rm -rf -- "${DIR:?}/$name" "$(my_tmpdir "$name")"
+	my_start "$name"
+	my_clone "$name"
+	my_replicate "$name"
 }
 
 my_stop() {
@@ -350,98 +677,152 @@ my_stop() {
 	if ! wait_gone "$pid"; then
 		log "MariaDB $name did not stop in ${TIMEOUT}s; killing pid $pid"
 		kill -KILL "$pid" 2>/dev/null || true
-		wait_gone "$pid" || fail "$name" "$name (pid $pid) survived SIGKILL"
+		wait_gone "$pid" || fail "$name" "pid $pid survived SIGKILL"
 	fi
 }
 
 # ---- common -------------------------------------------------------------
 
-chown_owner() {
-	[ "$(id -u)" -eq 0 ] || return 0
-	chown "$OWNER:$OWNER" "$@"
-}
-
-# wait_gone PID: wait until PID has exited and been reaped; return 1 after
-# $TIMEOUT seconds.  We are not the servers' parent, so an exited server
-# stays a zombie until init reaps it; one still unreaped after a few seconds
-# is taken as gone (it runs nothing and holds no port).
-wait_gone() {
-	local pid=$1 start=$SECONDS state
-	while state=$(ps -o stat= -p "$pid" 2>/dev/null); do
-		[[ "$state" != Z* ]] || [ $((SECONDS - start)) -lt 3 ] || return 0
-		[ $((SECONDS - start)) -lt "$TIMEOUT" ] || return 1
-		sleep 0.1
-	done
-}
-
 server_pid() {
-	case $1 in
-	pg-*) pg_pid "$1" ;;
-	my-*) my_pid "$1" ;;
+	case ${ENGINE[$1]} in
+	pg) pg_pid "$1" ;;
+	my) my_pid "$1" ;;
 	esac
 }
 
-server_port() {
-	case $1 in
-	pg-*) pg_port "$1" ;;
-	my-*) my_port "$1" ;;
+server_stop() {
+	case ${ENGINE[$1]} in
+	pg) pg_stop "$1" ;;
+	my) my_stop "$1" ;;
 	esac
 }
 
-# Whether everything a test relies on is up: all four processes, the
-# replicas replicating, and the env file written.
+replica_ok() {
+	case ${ENGINE[$1]} in
+	pg) pg_replica_streaming "$1" ;;
+	my) my_replica_running "$1" ;;
+	esac
+}
+
+note_reset() {
+	local line
+	line="---- reset-replicas at $(date '+%F %T') ----"
+	echo "$line" >>"$DIR/$1-setup.log"
+	[ ! -e "$DIR/$1.log" ] || echo "$line" >>"$DIR/$1.log"
+}
+
+# Whether everything a test relies on is up: every process, every replica
+# replicating from its own primary, and the env file written.
 healthy() {
 	local name
 	[ -f "$DIR/$MARKER" ] && [ -f "$ENV_FILE" ] || return 1
-	for name in "${SERVERS[@]}"; do
+	for name in "${NAMES[@]}"; do
 		server_pid "$name" >/dev/null || return 1
 	done
-	pg_replica_streaming 2>/dev/null && my_replica_running 2>/dev/null
+	for name in $(names_where role=replica); do
+		replica_ok "$name" 2>/dev/null || return 1
+	done
+}
+
+url() { # ENGINE PORT
+	case $1 in
+	pg) echo "postgresql://$APP_USER:$APP_PASSWORD@$HOST:$2/$APP_DB" ;;
+	my) echo "mysql://$APP_USER:$APP_PASSWORD@$HOST:$2/$APP_DB" ;;
+	esac
 }
 
 write_env() {
-	local pg="postgresql://$APP_USER:$APP_PASSWORD@$HOST"
-	local my="mysql://$APP_USER:$APP_PASSWORD@$HOST"
-	cat >"$ENV_FILE.new" <<-EOF
-		# Written by integration/servers.sh; source it.  Test-only credentials.
-		export RESHARD_SERVERS_DIR='$DIR'
-		export RESHARD_HOST=$HOST
-		export RESHARD_DB_USER=$APP_USER
-		export RESHARD_DB_PASSWORD=$APP_PASSWORD
-		export RESHARD_DB_NAME=$APP_DB
-		export RESHARD_PG_PRIMARY_PORT=$PG_PRIMARY_PORT
-		export RESHARD_PG_REPLICA_PORT=$PG_REPLICA_PORT
-		export RESHARD_MY_PRIMARY_PORT=$MY_PRIMARY_PORT
-		export RESHARD_MY_REPLICA_PORT=$MY_REPLICA_PORT
-		export RESHARD_PG_PRIMARY_URL=$pg:$PG_PRIMARY_PORT/$APP_DB
-		export RESHARD_PG_REPLICA_URL=$pg:$PG_REPLICA_PORT/$APP_DB
-		export RESHARD_MY_PRIMARY_URL=$my:$MY_PRIMARY_PORT/$APP_DB
-		export RESHARD_MY_REPLICA_URL=$my:$MY_REPLICA_PORT/$APP_DB
-	EOF
+	local name var
+	{
+		cat <<-EOF
+			# Written by integration/servers.sh; source it.  Test-only credentials.
+			# RESHARD_*_PORT and RESHARD_*_URL name pair 1; RESHARD_*_k name pair k.
+			export RESHARD_SERVERS_DIR='$DIR'
+			export RESHARD_HOST=$HOST
+			export RESHARD_DB_USER=$APP_USER
+			export RESHARD_DB_PASSWORD=$APP_PASSWORD
+			export RESHARD_DB_NAME=$APP_DB
+			export RESHARD_PAIRS=$PAIRS
+		EOF
+		for name in "${NAMES[@]}"; do
+			[ "${PAIR[$name]}" -eq 1 ] || continue
+			var=RESHARD_$(tr a-z- A-Z_ <<<"${ENGINE[$name]}_${ROLE[$name]}")
+			echo "export ${var}_PORT=${PORT[$name]}"
+		done
+		for name in "${NAMES[@]}"; do
+			[ "${PAIR[$name]}" -eq 1 ] || continue
+			var=RESHARD_$(tr a-z- A-Z_ <<<"${ENGINE[$name]}_${ROLE[$name]}")
+			echo "export ${var}_URL=$(url "${ENGINE[$name]}" "${PORT[$name]}")"
+		done
+		for name in "${NAMES[@]}"; do
+			var=RESHARD_$(tr a-z- A-Z_ <<<"${ENGINE[$name]}_${ROLE[$name]}")
+			echo "export ${var}_PORT_${PAIR[$name]}=${PORT[$name]}"
+			echo "export ${var}_URL_${PAIR[$name]}=$(url "${ENGINE[$name]}" "${PORT[$name]}")"
+		done
+	} >"$ENV_FILE.new"
 	chmod 644 "$ENV_FILE.new"
 	mv "$ENV_FILE.new" "$ENV_FILE"
+}
+
+# start_engine ENGINE: start the servers of one engine, the two engines at
+# once.  PostgreSQL: every primary at once (initdb, start, roles), then every
+# replica at once (pg_basebackup -R, start, streaming).  MariaDB: the
+# template, then every server at once (a replica needs nothing from its
+# primary to start), then every replica's replication at once.
+start_engine() {
+	local -a primaries=() replicas=() all=()
+	mapfile -t primaries < <(names_where "engine=$1" role=primary)
+	mapfile -t replicas < <(names_where "engine=$1" role=replica)
+	case $1 in
+	pg)
+		run_jobs "starting" pg_primary_start "${primaries[@]}" &&
+			run_jobs "starting" pg_replica_start "${replicas[@]}"
+		;;
+	my)
+		all=("${primaries[@]}" "${replicas[@]}")
+		my_template
+		run_jobs "starting" my_server_start "${all[@]}" &&
+			run_jobs "starting replication" my_replicate "${replicas[@]}"
+		;;
+	esac
+}
+
+my_server_start() {
+	case ${ROLE[$1]} in
+	primary) my_primary_start "$1" ;;
+	replica) my_start "$1" ;;
+	esac
 }
 
 cmd_start() {
 	"$SCRIPT_DIR/install-deps.sh"
 	[ -x "$PG_BIN/initdb" ] || die "PostgreSQL 15 not found in $PG_BIN"
+	check_settings # plans the wanted fleet
 
 	if [ -f "$DIR/$MARKER" ]; then
-		healthy && return 0
-		log "servers in $DIR are only partly up; restarting them"
-		cmd_stop
+		lock
+		if [ "$(cat "$LAYOUT_FILE" 2>/dev/null)" = "$(layout_text)" ] && healthy; then
+			return 0
+		fi
+		log "servers in $DIR are only partly up, or not the fleet asked for; restarting them"
+		(load_fleet && stop_fleet) || die "cannot stop the servers in $DIR"
+		remove_dir
+		check_settings
 	elif [ -e "$DIR" ] && [ -n "$(ls -A "$DIR" 2>/dev/null)" ]; then
 		die "$DIR exists, is not empty and was not made by servers.sh"
 	fi
 
-	local port
-	for port in "$PG_PRIMARY_PORT" "$PG_REPLICA_PORT" "$MY_PRIMARY_PORT" "$MY_REPLICA_PORT"; do
-		port_in_use "$port" && die "port $port on $HOST is already in use"
+	local name
+	for name in "${NAMES[@]}"; do
+		! port_in_use "${PORT[$name]}" ||
+			die "port ${PORT[$name]} on $HOST (for $name) is already in use"
 	done
 
 	ensure_owner
 	mkdir -p "$DIR" "$RUN"
 	touch "$DIR/$MARKER"
+	layout_text >"$LAYOUT_FILE"
+	lock
 	chmod 755 "$DIR"
 	chmod 700 "$RUN"
 	chown_owner "$DIR" "$RUN"
@@ -450,28 +831,34 @@ cmd_start() {
 	as_owner test -w "$DIR" ||
 		die "$OWNER cannot write $DIR (is a parent directory private?)"
 
-	pg_primary_start
-	pg_replica_start
-	my_primary_start
-	my_replica_start
+	trap on_signal INT TERM
+	if ! run_jobs "starting" start_engine pg my; then
+		log "servers may be half started; clean up with: $0 stop $DIR"
+		exit 1
+	fi
+	trap - INT TERM
 	write_env
 }
 
-cmd_stop() {
-	local i name
-	if [ ! -e "$DIR" ]; then
-		return 0
-	fi
-	[ -f "$DIR/$MARKER" ] ||
-		die "$DIR was not made by servers.sh; not touching it"
-	# Replicas first, so that primaries do not wait on their walsenders.
-	for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do
-		name=${SERVERS[i]}
-		case $name in
-		pg-*) pg_stop "$name" ;;
-		my-*) my_stop "$name" ;;
-		esac
+# stop_fleet: stop every server of the fleet and any other server found in
+# DIR, replicas first (so that primaries do not wait on their walsenders),
+# each group at once.
+stop_fleet() {
+	local name data
+	for data in "$DIR"/pg-*/ "$DIR"/my-*.cnf; do
+		[ -e "$data" ] || continue
+		name=$(basename "$data" .cnf)
+		[ -n "${ENGINE[$name]:-}" ] || add_server "$name" "${name%%-*}" "$(
+			[[ "$name" == *replica* ]] && echo replica || echo primary)" 0 0 - -
 	done
+	local -a replicas=() primaries=()
+	mapfile -t replicas < <(names_where role=replica)
+	mapfile -t primaries < <(names_where role=primary)
+	run_jobs "stopping" server_stop "${replicas[@]}" &&
+		run_jobs "stopping" server_stop "${primaries[@]}"
+}
+
+remove_dir() {
 	cd /
 	# A setup tool orphaned by a killed start (initdb, pg_basebackup) may
 	# still be writing for a moment; retry until the tree stays removed.
@@ -482,19 +869,43 @@ cmd_stop() {
 	done
 }
 
+cmd_stop() {
+	[ -e "$DIR" ] || return 0
+	[ -f "$DIR/$MARKER" ] ||
+		die "$DIR was not made by servers.sh; not touching it"
+	# Wait for the jobs of a start that was killed, so that none of them
+	# starts a server after we looked.
+	lock anyway
+	load_fleet
+	stop_fleet || die "cannot stop every server in $DIR"
+	remove_dir
+}
+
 cmd_status() {
-	local name pid all_up=0 extra
-	for name in "${SERVERS[@]}"; do
+	local name pid all_up=0 extra status
+	load_fleet
+	for name in "${NAMES[@]}"; do
 		extra=
 		if pid=$(server_pid "$name"); then
-			case $name in
-			pg-replica) pg_replica_streaming 2>/dev/null && extra=", streaming" || extra=", NOT streaming" ;;
-			my-replica) my_replica_running 2>/dev/null && extra=", replicating" || extra=", NOT replicating" ;;
-			esac
+			if [ "${ROLE[$name]}" = replica ]; then
+				if replica_ok "$name" 2>/dev/null; then
+					status=replicating
+					[ "${ENGINE[$name]}" = my ] || status=streaming
+					extra=", $status from ${UPSTREAM[$name]}"
+				elif [ "${ENGINE[$name]}" = pg ] &&
+					[ "$(pg_sql "$name" "SELECT pg_is_in_recovery()" 2>/dev/null)" = f ]; then
+					extra=", NOT streaming: promoted"
+				elif [ "${ENGINE[$name]}" = my ] && status=$(my_slave_status "$name" 2>/dev/null) &&
+					[ -z "$status" ]; then
+					extra=", NOT replicating: no primary configured"
+				else
+					extra=", NOT replicating from ${UPSTREAM[$name]}"
+				fi
+			fi
 			[[ "$extra" != *NOT* ]] || all_up=1
-			echo "$name: running (pid $pid, port $(server_port "$name")$extra)"
+			echo "$name: running (pid $pid, port ${PORT[$name]}$extra)"
 		else
-			echo "$name: stopped"
+			echo "$name: stopped (port ${PORT[$name]})"
 			all_up=1
 		fi
 	done
@@ -506,16 +917,76 @@ cmd_env() {
 	cat "$ENV_FILE"
 }
 
+reset_replica() {
+	local t0=$SECONDS
+	case ${ENGINE[$1]} in
+	pg) pg_reset "$1" ;;
+	my) my_reset "$1" ;;
+	esac
+	log "$1 is a fresh replica of ${UPSTREAM[$1]} ($((SECONDS - t0))s)"
+}
+
+cmd_reset_replicas() {
+	local engine=$1 name bad=0
+	local -a replicas=()
+	[ -f "$DIR/$MARKER" ] || die "no servers in $DIR; run: $0 start $DIR"
+	lock
+	load_fleet
+	case $engine in
+	pg | my) mapfile -t replicas < <(names_where role=replica "engine=$engine") ;;
+	all) mapfile -t replicas < <(names_where role=replica) ;;
+	esac
+	[ ${#replicas[@]} -gt 0 ] || die "no $engine replica in $DIR"
+	for name in "${replicas[@]}"; do
+		if ! server_pid "${UPSTREAM[$name]}" >/dev/null; then
+			log "error: ${UPSTREAM[$name]} is not running, so $name cannot be made from it"
+			bad=1
+		fi
+	done
+	[ "$bad" -eq 0 ] || die "reset-replicas changed nothing; restart the servers: $0 start $DIR"
+	cd "$DIR"
+	[ -z "$(names_where engine=my role=replica)" ] || my_template
+	trap on_signal INT TERM
+	run_jobs "reset-replicas" reset_replica "${replicas[@]}" || {
+		log "some replicas may be stopped or half made; run reset-replicas again, or: $0 start $DIR"
+		exit 1
+	}
+	trap - INT TERM
+}
+
+usage() {
+	die "usage: $0 start|stop|status|env [DIR]  or  $0 reset-replicas [pg|my|all] [DIR]"
+}
+
 main() {
 	local command=${1:-}
-	[ $# -le 2 ] || die "usage: $0 start|stop|status|env [DIR]"
+	if ! is_uint "$TIMEOUT" || [ "$TIMEOUT" -lt 1 ]; then
+		die "RESHARD_SERVERS_TIMEOUT must be a number of seconds, not '$TIMEOUT'"
+	fi
+	if [ "$command" = reset-replicas ]; then
+		# reset-replicas [pg|my|all] [DIR]; a DIR named like an engine is
+		# written ./pg.
+		local engine=all
+		shift
+		case ${1:-} in
+		pg | my | all)
+			engine=$1
+			shift
+			;;
+		esac
+		[ $# -le 1 ] || usage
+		set_dir "${1:-}"
+		cmd_reset_replicas "$engine"
+		return
+	fi
+	[ $# -le 2 ] || usage
 	set_dir "${2:-}"
 	case $command in
 	start) cmd_start ;;
 	stop) cmd_stop ;;
 	status) cmd_status ;;
 	env) cmd_env ;;
-	*) die "usage: $0 start|stop|status|env [DIR]" ;;
+	*) usage ;;
 	esac
 }
 

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Smoke test of integration/servers.sh: start the four test servers, check
-# that each replica really replicates from its primary (rows written on the
-# primary show up on the replica, same PostgreSQL system identifier, MariaDB
-# replication threads running on GTID), that start is idempotent, and that
-# stop leaves nothing running.  Prints one "ok"/"not ok" line per check and
-# ends with "N passed, M failed"; exits non-zero if any check failed.
+# Smoke test of integration/servers.sh: start a fleet of two pairs
+# (RESHARD_PAIRS=2: two PostgreSQL primary/replica pairs, two MariaDB
+# primary/replica pairs), check that each replica really replicates from its
+# own primary (rows written on a primary show up on its replica and only
+# there, pg_stat_wal_receiver.sender_port and Master_Port name the pair's
+# primary, MariaDB replication threads running on GTID), that start is
+# idempotent, that reset-replicas makes promoted replicas replicas again,
+# that a failing reset-replicas says why, that stop leaves nothing running,
+# also after a killed start, and that one pair still works (RESHARD_PAIRS=1).
+# Prints one "ok"/"not ok" line per check and ends with "N passed, M
+# failed"; exits non-zero if any check failed.
 #
 # Usage: integration/test_servers.sh
 # The servers live in a fresh temporary directory (or $RESHARD_SERVERS_DIR)
-# and are stopped on exit, whatever happens.
+# and are stopped on exit, whatever happens.  Ports come from the usual
+# RESHARD_*_PORT variables (pair 2 is each of them + 10).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SERVERS="$SCRIPT_DIR/servers.sh"
 WAIT=20                                 # seconds a replica may take to catch up
 ROWS=100
+export RESHARD_PAIRS=2
+PAIRS=(1 2)
 
 if [ -n "${RESHARD_SERVERS_DIR:-}" ]; then
 	DIR=$RESHARD_SERVERS_DIR
@@ -74,88 +82,247 @@ eventually_equals() {
 fails() { ! "$@" >/dev/null 2>&1; }
 quiet() { "$@" >/dev/null; }
 
+# var NAME K: the value of ${NAME_K} from the env file.
+var() { local n="$1_$2"; echo "${!n:-}"; }
+
+# within SECONDS COMMAND...: COMMAND succeeds in at most SECONDS seconds.
+within() {
+	local limit=$1 t0=$SECONDS
+	shift
+	if ! "$@" </dev/null || [ $((SECONDS - t0)) -gt "$limit" ]; then
+		echo "  failed, or took $((SECONDS - t0))s (limit ${limit}s)" >&2
+		return 1
+	fi
+}
+
+# The first line of every server's pid file, in fleet order.
+server_pids() {
+	local name
+	for name in pg-primary pg-replica pg-primary-2 pg-replica-2; do
+		head -n 1 "$DIR/$name/postmaster.pid" 2>/dev/null || echo none
+	done
+	for name in my-primary my-replica my-primary-2 my-replica-2; do
+		head -n 1 "$DIR/run/$name.pid" 2>/dev/null || echo none
+	done
+}
+
+# my_status PORT: SHOW SLAVE STATUS over TCP; has FIELD VALUE greps it.
+my_status() {
+	mariadb --no-defaults -h "$RESHARD_HOST" -P "$1" -u "$RESHARD_DB_USER" \
+		-p"$RESHARD_DB_PASSWORD" -e "SHOW SLAVE STATUS\G" 2>&1 || true
+}
+has() { grep -qE "^ *$1: $2\$" <<<"$status"; }
+
+# Checks that pair K's replicas replicate from pair K's primaries, with the
+# rows table smoke holds there (ROWS rows named 'pair K', plus EXTRA).
+check_pg_pair() {
+	local k=$1 p r pport
+	p=$(var RESHARD_PG_PRIMARY_URL "$k") r=$(var RESHARD_PG_REPLICA_URL "$k")
+	pport=$(var RESHARD_PG_PRIMARY_PORT "$k")
+	check "pg pair $k: replica is a hot standby in recovery" \
+		equals t pg "$r" "SELECT pg_is_in_recovery()"
+	check "pg pair $k: replica streams from its own primary (sender_port $pport)" \
+		equals "streaming|$pport" pg "$r" "SELECT status, sender_port FROM pg_stat_wal_receiver"
+	check "pg pair $k: primary sees one streaming replica on its slot" \
+		equals "streaming|$slot_prefix$([ "$k" -eq 1 ] || echo "_$k")|t" pg "$p" "
+		SELECT r.state, s.slot_name, s.active FROM pg_stat_replication r
+		JOIN pg_replication_slots s ON s.active_pid = r.pid"
+	check "pg pair $k: system identifiers of primary and replica are equal" equals \
+		"$(pg "$p" "SELECT system_identifier FROM pg_control_system()")" \
+		pg "$r" "SELECT system_identifier FROM pg_control_system()"
+}
+
+check_my_pair() {
+	local k=$1 p r
+	p=$(var RESHARD_MY_PRIMARY_PORT "$k") r=$(var RESHARD_MY_REPLICA_PORT "$k")
+	status=$(my_status "$r")
+	check "my pair $k: replica Slave_IO_Running=Yes" has Slave_IO_Running Yes
+	check "my pair $k: replica Slave_SQL_Running=Yes" has Slave_SQL_Running Yes
+	check "my pair $k: replica Using_Gtid=Slave_Pos" has Using_Gtid Slave_Pos
+	check "my pair $k: replica Master_Port=$p (its own primary)" has Master_Port "$p"
+}
+
 # -- start ----------------------------------------------------------------
+t0=$SECONDS
 if ! "$SERVERS" start "$DIR" </dev/null; then
-	echo "not ok - servers.sh start"
+	echo "not ok - servers.sh start (RESHARD_PAIRS=2)"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-check "servers.sh start" true
+check "servers.sh start (RESHARD_PAIRS=2, $((SECONDS - t0))s)" true
 # shellcheck source=/dev/null
 source "$DIR/env"
-check "env file defines all four URLs" test -n \
+check "env file defines the pair 1 URLs" test -n \
 	"${RESHARD_PG_PRIMARY_URL:-}" -a -n "${RESHARD_PG_REPLICA_URL:-}" -a \
 	-n "${RESHARD_MY_PRIMARY_URL:-}" -a -n "${RESHARD_MY_REPLICA_URL:-}"
+check "env file says RESHARD_PAIRS=2" equals 2 echo "${RESHARD_PAIRS:-}"
+env_complete() {
+	local k e r
+	for k in "${PAIRS[@]}"; do
+		for e in PG MY; do
+			for r in PRIMARY REPLICA; do
+				if [ -z "$(var "RESHARD_${e}_${r}_URL" "$k")" ] ||
+					[ -z "$(var "RESHARD_${e}_${r}_PORT" "$k")" ]; then
+					echo "  no RESHARD_${e}_${r}_URL_$k or _PORT_$k" >&2
+					return 1
+				fi
+			done
+		done
+	done
+	[ "$RESHARD_PG_PRIMARY_URL_1" = "$RESHARD_PG_PRIMARY_URL" ] &&
+		[ "$RESHARD_MY_REPLICA_PORT_1" = "$RESHARD_MY_REPLICA_PORT" ]
+}
+check "env file defines URL_k and PORT_k for every server of both pairs" env_complete
+check "pair 2 ports are pair 1 ports + 10" equals \
+	"$((RESHARD_PG_PRIMARY_PORT + 10)) $((RESHARD_PG_REPLICA_PORT + 10)) $((RESHARD_MY_PRIMARY_PORT + 10)) $((RESHARD_MY_REPLICA_PORT + 10))" \
+	echo "$RESHARD_PG_PRIMARY_PORT_2 $RESHARD_PG_REPLICA_PORT_2 $RESHARD_MY_PRIMARY_PORT_2 $RESHARD_MY_REPLICA_PORT_2"
 check "servers.sh env prints the env file" \
 	equals "$(cat "$DIR/env")" "$SERVERS" env "$DIR"
 check "servers.sh status: all up" quiet "$SERVERS" status "$DIR"
+check "servers.sh status lists all 8 servers as running" \
+	equals 8 sh -c "'$SERVERS' status '$DIR' | grep -c ': running '"
 
 # -- PostgreSQL -----------------------------------------------------------
-pgp=$RESHARD_PG_PRIMARY_URL pgr=$RESHARD_PG_REPLICA_URL
+slot_prefix=pg_replica
 sum=$((ROWS * (ROWS + 1) / 2))
-check "pg primary listens on 127.0.0.1 only" \
-	equals 127.0.0.1 pg "$pgp" "SHOW listen_addresses"
-check "pg primary has wal_level=replica" equals replica pg "$pgp" "SHOW wal_level"
-check "pg primary is not in recovery" equals f pg "$pgp" "SELECT pg_is_in_recovery()"
-check "pg replica is a hot standby in recovery" \
-	equals t pg "$pgr" "SELECT pg_is_in_recovery()"
-check "pg replica wal receiver is streaming" \
-	equals streaming pg "$pgr" "SELECT status FROM pg_stat_wal_receiver"
-check "pg primary sees one streaming replica" \
-	equals "streaming" pg "$pgp" "SELECT state FROM pg_stat_replication"
-check "pg system identifiers are equal" equals \
-	"$(pg "$pgp" "SELECT system_identifier FROM pg_control_system()")" \
-	pg "$pgr" "SELECT system_identifier FROM pg_control_system()"
-check "pg primary: create table and insert $ROWS rows" pg "$pgp" "
-	CREATE TABLE smoke (id int PRIMARY KEY, name text NOT NULL);
-	INSERT INTO smoke SELECT i, 'row ' || i FROM generate_series(1, $ROWS) i"
-check "pg replica: the $ROWS rows arrive" eventually_equals "$ROWS|$sum" \
-	pg "$pgr" "SELECT count(*), sum(id) FROM smoke"
-check "pg replica refuses writes" fails pg "$pgr" "INSERT INTO smoke VALUES (0, 'x')"
+for k in "${PAIRS[@]}"; do
+	p=$(var RESHARD_PG_PRIMARY_URL "$k")
+	check "pg pair $k: primary listens on 127.0.0.1 only" \
+		equals 127.0.0.1 pg "$p" "SHOW listen_addresses"
+	check "pg pair $k: primary has wal_level=replica" equals replica pg "$p" "SHOW wal_level"
+	check "pg pair $k: primary is not in recovery" equals f pg "$p" "SELECT pg_is_in_recovery()"
+	check_pg_pair "$k"
+	check "pg pair $k: primary: create table and insert $ROWS rows" pg "$p" "
+		CREATE TABLE smoke (id int PRIMARY KEY, name text NOT NULL);
+		INSERT INTO smoke SELECT i, 'pair $k' FROM generate_series(1, $ROWS) i"
+done
+check "pg pairs are independent clusters (system identifiers differ)" fails equals \
+	"$(pg "$RESHARD_PG_PRIMARY_URL_1" "SELECT system_identifier FROM pg_control_system()")" \
+	pg "$RESHARD_PG_PRIMARY_URL_2" "SELECT system_identifier FROM pg_control_system()"
+for k in "${PAIRS[@]}"; do
+	r=$(var RESHARD_PG_REPLICA_URL "$k")
+	check "pg pair $k: replica gets its own primary's $ROWS rows" \
+		eventually_equals "$ROWS|$sum|pair $k" \
+		pg "$r" "SELECT count(*), sum(id), string_agg(DISTINCT name, ',') FROM smoke"
+	check "pg pair $k: replica refuses writes" fails pg "$r" "INSERT INTO smoke VALUES (0, 'x')"
+done
 check "pg app user cannot log in with a wrong password" fails \
-	pg "${pgp/reshard:reshard@/reshard:wrong@}" "SELECT 1"
+	pg "${RESHARD_PG_PRIMARY_URL/reshard:reshard@/reshard:wrong@}" "SELECT 1"
 
 # -- MariaDB --------------------------------------------------------------
-myp=$RESHARD_MY_PRIMARY_PORT myr=$RESHARD_MY_REPLICA_PORT
-check "my primary binds 127.0.0.1 only" equals 127.0.0.1 my "$myp" "SELECT @@bind_address"
-check "my replica binds 127.0.0.1 only" equals 127.0.0.1 my "$myr" "SELECT @@bind_address"
-check "my primary: log_bin, ROW, gtid_strict_mode, server_id 1" \
-	equals "1	ROW	1	1" my "$myp" \
-	"SELECT @@log_bin, @@binlog_format, @@gtid_strict_mode, @@server_id"
-check "my replica: log_bin, server_id 2" \
-	equals "1	2" my "$myr" "SELECT @@log_bin, @@server_id"
-check "my primary: create table and insert $ROWS rows" my "$myp" "
-	CREATE TABLE smoke (id int PRIMARY KEY, name varchar(20) NOT NULL);
-	INSERT INTO smoke SELECT seq, CONCAT('row ', seq) FROM seq_1_to_$ROWS"
-pos=$(my "$myp" "SELECT @@gtid_binlog_pos") || pos=unknown
-check "my replica reaches primary GTID $pos (MASTER_GTID_WAIT)" \
-	equals 0 my "$myr" "SELECT MASTER_GTID_WAIT('$pos', $WAIT)"
-check "my replica: the $ROWS rows arrived" \
-	equals "$ROWS	$sum" my "$myr" "SELECT COUNT(*), SUM(id) FROM smoke"
-status=$(mariadb --no-defaults -h "$RESHARD_HOST" -P "$myr" -u "$RESHARD_DB_USER" \
-	-p"$RESHARD_DB_PASSWORD" -e "SHOW SLAVE STATUS\G" 2>&1 || true)
-has() { grep -qE "^ *$1: $2\$" <<<"$status"; }
-check "my replica: Slave_IO_Running=Yes" has Slave_IO_Running Yes
-check "my replica: Slave_SQL_Running=Yes" has Slave_SQL_Running Yes
-check "my replica: Using_Gtid=Slave_Pos" has Using_Gtid Slave_Pos
-check "my replica: Master_Port=$myp" has Master_Port "$myp"
+for k in "${PAIRS[@]}"; do
+	p=$(var RESHARD_MY_PRIMARY_PORT "$k") r=$(var RESHARD_MY_REPLICA_PORT "$k")
+	check "my pair $k: primary binds 127.0.0.1 only" equals 127.0.0.1 my "$p" "SELECT @@bind_address"
+	check "my pair $k: replica binds 127.0.0.1 only" equals 127.0.0.1 my "$r" "SELECT @@bind_address"
+	check "my pair $k: primary: log_bin, ROW, gtid_strict_mode, server_id $((2 * k - 1))" \
+		equals "1	ROW	1	$((2 * k - 1))" my "$p" \
+		"SELECT @@log_bin, @@binlog_format, @@gtid_strict_mode, @@server_id"
+	check "my pair $k: replica: log_bin, server_id $((2 * k))" \
+		equals "1	$((2 * k))" my "$r" "SELECT @@log_bin, @@server_id"
+	check_my_pair "$k"
+	check "my pair $k: primary: create table and insert $ROWS rows" my "$p" "
+		CREATE TABLE smoke (id int PRIMARY KEY, name varchar(20) NOT NULL);
+		INSERT INTO smoke SELECT seq, 'pair $k' FROM seq_1_to_$ROWS"
+done
+for k in "${PAIRS[@]}"; do
+	p=$(var RESHARD_MY_PRIMARY_PORT "$k") r=$(var RESHARD_MY_REPLICA_PORT "$k")
+	pos=$(my "$p" "SELECT @@gtid_binlog_pos") || pos=unknown
+	check "my pair $k: replica reaches its primary's GTID $pos (MASTER_GTID_WAIT)" \
+		equals 0 my "$r" "SELECT MASTER_GTID_WAIT('$pos', $WAIT)"
+	check "my pair $k: replica got its own primary's $ROWS rows" \
+		equals "$ROWS	$sum	pair $k" my "$r" "SELECT COUNT(*), SUM(id), GROUP_CONCAT(DISTINCT name) FROM smoke"
+done
 check "my app user cannot log in with a wrong password" fails \
-	mariadb --no-defaults -h "$RESHARD_HOST" -P "$myp" -u "$RESHARD_DB_USER" \
+	mariadb --no-defaults -h "$RESHARD_HOST" -P "$RESHARD_MY_PRIMARY_PORT" -u "$RESHARD_DB_USER" \
 	-pwrong -e "SELECT 1"
 
-# -- idempotence and stop -------------------------------------------------
-pids=$(cat "$DIR/pg-primary/postmaster.pid" "$DIR/pg-replica/postmaster.pid" \
-	"$DIR/run/my-primary.pid" "$DIR/run/my-replica.pid" 2>/dev/null |
-	awk 'FNR == 1' | tr '\n' ' ' || true)
-start_again() {
-	local t0=$SECONDS
-	"$SERVERS" start "$DIR" </dev/null && [ $((SECONDS - t0)) -le 5 ]
+# -- idempotence ----------------------------------------------------------
+pids=$(server_pids | tr '\n' ' ')
+check "second start is a quick no-op" within 5 "$SERVERS" start "$DIR"
+check "second start kept the same server processes" \
+	equals "$pids" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | tr '\n' ' '"
+
+# -- promote every replica, then reset-replicas ---------------------------
+promote_all() {
+	local k r
+	for k in "${PAIRS[@]}"; do
+		r=$(var RESHARD_PG_REPLICA_URL "$k")
+		equals t pg "$r" "SELECT pg_promote()" &&
+			pg "$r" "CREATE TABLE promoted_era (id int); INSERT INTO promoted_era VALUES (1)" ||
+			return 1
+		r=$(var RESHARD_MY_REPLICA_PORT "$k")
+		my "$r" "STOP SLAVE; RESET SLAVE ALL;
+			CREATE TABLE promoted_era (id int); INSERT INTO promoted_era VALUES (1)" ||
+			return 1
+	done
 }
-check "second start is a quick no-op" start_again
-check "second start kept the same server processes" equals "$pids" \
-	sh -c "cat '$DIR/pg-primary/postmaster.pid' '$DIR/pg-replica/postmaster.pid' \
-		'$DIR/run/my-primary.pid' '$DIR/run/my-replica.pid' |
-		awk 'FNR == 1' | tr '\n' ' '"
+check "promote every replica and write on it" promote_all
+check "servers.sh status after promotion exits non-zero" fails "$SERVERS" status "$DIR"
+t0=$SECONDS
+check "servers.sh reset-replicas (all) in at most 30s" within 30 "$SERVERS" reset-replicas "$DIR"
+echo "# reset-replicas of 4 promoted replicas took $((SECONDS - t0))s"
+check "servers.sh status after reset-replicas: all up" quiet "$SERVERS" status "$DIR"
+for k in "${PAIRS[@]}"; do
+	p=$(var RESHARD_PG_PRIMARY_URL "$k") r=$(var RESHARD_PG_REPLICA_URL "$k")
+	check_pg_pair "$k"
+	check "pg pair $k: the promoted-era table is gone from the replica" \
+		equals "" pg "$r" "SELECT to_regclass('promoted_era')"
+	check "pg pair $k: a row written on the primary appears on the replica" \
+		pg "$p" "INSERT INTO smoke VALUES ($((ROWS + 1)), 'pair $k')"
+	check "pg pair $k: replica has $((ROWS + 1)) rows of its own primary" \
+		eventually_equals "$((ROWS + 1))|pair $k" \
+		pg "$r" "SELECT count(*), string_agg(DISTINCT name, ',') FROM smoke"
+
+	p=$(var RESHARD_MY_PRIMARY_PORT "$k") r=$(var RESHARD_MY_REPLICA_PORT "$k")
+	check_my_pair "$k"
+	check "my pair $k: the promoted-era table is gone from the replica" \
+		equals 0 my "$r" "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'promoted_era'"
+	check "my pair $k: replica's GTID position is its primary's" equals \
+		"$(my "$p" "SELECT @@gtid_binlog_pos")" my "$r" "SELECT @@gtid_slave_pos"
+	check "my pair $k: a row written on the primary appears on the replica" \
+		my "$p" "INSERT INTO smoke VALUES ($((ROWS + 1)), 'pair $k')"
+	pos=$(my "$p" "SELECT @@gtid_binlog_pos") || pos=unknown
+	check "my pair $k: replica reaches GTID $pos and has $((ROWS + 1)) rows of its own primary" \
+		equals "0	$((ROWS + 1))	pair $k" my "$r" \
+		"SELECT MASTER_GTID_WAIT('$pos', $WAIT), COUNT(*), GROUP_CONCAT(DISTINCT name) FROM smoke"
+	check "my pair $k: root cannot log in to the reset replica over TCP" fails \
+		mariadb --no-defaults -h "$RESHARD_HOST" -P "$r" -u root -e "SELECT 1"
+done
+
+pids=$(server_pids)
+check "servers.sh reset-replicas pg" quiet "$SERVERS" reset-replicas pg "$DIR"
+check "reset-replicas pg left the MariaDB servers alone" \
+	equals "$(sed -n '5,8p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | sed -n '5,8p'"
+check "reset-replicas pg made new PostgreSQL replicas" fails \
+	equals "$(sed -n '2p;4p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | sed -n '2p;4p'"
+check "servers.sh status after reset-replicas pg: all up" quiet "$SERVERS" status "$DIR"
+
+# A reset that cannot work says why and changes nothing.
+pg2=$(head -n 1 "$DIR/pg-primary-2/postmaster.pid")
+kill -INT "$pg2"                        # PostgreSQL's fast shutdown
+gone() { ! kill -0 "$1" 2>/dev/null || [[ "$(ps -o stat= -p "$1")" == Z* ]]; }
+eventually() {
+	local deadline=$((SECONDS + WAIT))
+	until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.2; done
+}
+check "pg-primary-2 stopped by hand" eventually gone "$pg2"
+out=$("$SERVERS" reset-replicas pg "$DIR" 2>&1) && rc=0 || rc=$?
+check "reset-replicas with a primary down fails" test "$rc" -ne 0
+check "reset-replicas with a primary down names it" \
+	grep -q "pg-primary-2 is not running" <<<"$out"
+check "reset-replicas with a primary down left pg-replica running" \
+	quiet sh -c "'$SERVERS' status '$DIR' | grep -q '^pg-replica: running'"
+check "start after a server died restarts the fleet" "$SERVERS" start "$DIR" </dev/null
+check "servers.sh status after the restart: all up" quiet "$SERVERS" status "$DIR"
+
+# -- stop -----------------------------------------------------------------
+pids=$(server_pids | tr '\n' ' ')
+ports=()
+for k in "${PAIRS[@]}"; do
+	for v in RESHARD_PG_PRIMARY_PORT RESHARD_PG_REPLICA_PORT RESHARD_MY_PRIMARY_PORT RESHARD_MY_REPLICA_PORT; do
+		ports+=("$(var "$v" "$k")")
+	done
+done
 check "servers.sh stop" "$SERVERS" stop "$DIR"
 check "stop removed $DIR" test ! -e "$DIR"
 # A zombie waiting for its parent to reap it is not running.
@@ -171,10 +338,49 @@ alive() {
 }
 check "stop left no server process running" fails alive
 port_closed() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for port in "$RESHARD_PG_PRIMARY_PORT" "$RESHARD_PG_REPLICA_PORT" "$myp" "$myr"; do
-	check "port $port is closed after stop" port_closed "$port"
-done
+all_closed() {
+	local port
+	for port in "${ports[@]}"; do
+		port_closed "$port" || { echo "  port $port still open" >&2; return 1; }
+	done
+}
+check "all ${#ports[@]} ports are closed after stop" all_closed
 check "servers.sh status after stop exits non-zero" fails "$SERVERS" status "$DIR"
+
+# -- settings that cannot work are refused, before anything starts --------
+check "overlapping ports are refused" fails env RESHARD_PG_REPLICA_PORT=$((RESHARD_PG_PRIMARY_PORT + 10)) \
+	"$SERVERS" start "$DIR"
+check "RESHARD_PAIRS=0 is refused" fails env RESHARD_PAIRS=0 "$SERVERS" start "$DIR"
+check "a refused start created nothing" test ! -e "$DIR"
+
+# -- a killed start: stop still cleans up ---------------------------------
+# No process of DIR's left: server, setup tool or job.
+nothing_left() {
+	local left
+	left=$(ps -eo stat=,pid=,args= | DIRPAT="$DIR/" awk '$1 !~ /^Z/ && index($0, ENVIRON["DIRPAT"])')
+	[ -z "$left" ] || { echo "  still running: $left" >&2; return 1; }
+}
+for after in 1 4; do
+	"$SERVERS" start "$DIR" </dev/null >/dev/null 2>&1 &
+	sleep "$after"
+	kill -KILL $! 2>/dev/null || true
+	wait $! 2>/dev/null || true
+	check "stop after a start killed after ${after}s" "$SERVERS" stop "$DIR"
+	check "stop after a start killed after ${after}s: $DIR removed" test ! -e "$DIR"
+	check "stop after a start killed after ${after}s: nothing left running" nothing_left
+	check "stop after a start killed after ${after}s: all ports closed" all_closed
+done
+
+# -- one pair -------------------------------------------------------------
+check "RESHARD_PAIRS=1 start" env RESHARD_PAIRS=1 "$SERVERS" start "$DIR"
+check "RESHARD_PAIRS=1: status lists 4 servers, all up" \
+	equals 4 sh -c "'$SERVERS' status '$DIR' | grep -c ': running '"
+check "RESHARD_PAIRS=1: env has pair 1 only" \
+	equals "RESHARD_PAIRS=1 0" sh -c ". '$DIR/env'; echo RESHARD_PAIRS=\$RESHARD_PAIRS \$(grep -c '_2=' '$DIR/env')"
+check "RESHARD_PAIRS=1: replica streams" \
+	equals streaming pg "$RESHARD_PG_REPLICA_URL" "SELECT status FROM pg_stat_wal_receiver"
+check "RESHARD_PAIRS=1 stop" "$SERVERS" stop "$DIR"
+check "RESHARD_PAIRS=1: all ports closed after stop" all_closed
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
