@@ -141,7 +141,7 @@ write_plan() { # write_plan FILE [OPTIONS]
 		echo "from = { map = \"slots\"; databases = $pairs; tables_per_db = 2; nodes = [$from_nodes]; };"
 		echo "to   = { map = \"slots\"; databases = $((2 * pairs)); tables_per_db = 2; nodes = [$to_nodes]; };"
 		echo 'strategy = "doubling";'
-		echo "options = { batch_rows = 2000; ${2:-} };"
+		echo "options = { batch_rows = ${BATCH:-2000}; ${2:-} };"
 		echo 'publish = { file = "routing.cfg"; };'
 	} >"$1"
 }
