@@ -2550,6 +2550,28 @@ pg_value_hook(struct pg_task *t, int i, PGresult *result)
 	return 0;
 }
 
+/* A task of one statement SQL, without parameters, on BACKEND, whose one
+ * value (pg_value_hook) goes to COUNT_CB or POSITION_CB (the other NULL),
+ * as KIND says. */
+static int
+pg_value_op(struct rs_backend *backend, enum pg_task_kind kind,
+            const char *what, const char *sql, rs_count_cb count_cb,
+            rs_position_cb position_cb, void *arg, struct rs_err *err)
+{
+	struct pg_task *t;
+	int rc = pg_task_make(backend, NULL, kind, what, &t, err);
+
+	if (rc != 0)
+		return rc;
+	t->hook = pg_value_hook;
+	if (count_cb != NULL)
+		t->owner->cb.count = count_cb;
+	else
+		t->owner->cb.position = position_cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, pg_task_add(t, sql, 0, 0), err);
+}
+
 /* The exact number of rows of TABLE: SELECT count(*) (see backend_count).
  * A missing table is RS_ESCHEMA. */
 static int
@@ -3192,16 +3214,9 @@ static int
 pg_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
             struct rs_err *err)
 {
-	struct pg_task *t;
-	int rc = pg_task_make(primary, NULL, PG_TASK_POSITION,
-	                      "reading the WAL position", &t, err);
-
-	if (rc != 0)
-		return rc;
-	t->hook = pg_value_hook;
-	t->owner->cb.position = cb;
-	t->owner->arg = arg;
-	return pg_task_launch(t, pg_task_add(t, pg_sql_position, 0, 0), err);
+	return pg_value_op(primary, PG_TASK_POSITION,
+	                   "reading the WAL position", pg_sql_position, NULL,
+	                   cb, arg, err);
 }
 
 static int
@@ -3318,16 +3333,9 @@ static int
 pg_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
             struct rs_err *err)
 {
-	struct pg_task *t;
-	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTED,
-	                      "reading whether it is promoted", &t, err);
-
-	if (rc != 0)
-		return rc;
-	t->hook = pg_value_hook;
-	t->owner->cb.count = cb;
-	t->owner->arg = arg;
-	return pg_task_launch(t, pg_task_add(t, pg_sql_in_recovery, 0, 0), err);
+	return pg_value_op(replica, PG_TASK_PROMOTED,
+	                   "reading whether it is promoted", pg_sql_in_recovery,
+	                   cb, NULL, arg, err);
 }
 
 /* The replay lag of the standbys streaming from BACKEND (see
@@ -3336,17 +3344,9 @@ static int
 pg_downstream_lag(struct rs_backend *backend, rs_count_cb cb, void *arg,
                   struct rs_err *err)
 {
-	struct pg_task *t;
-	int rc = pg_task_make(backend, NULL, PG_TASK_DOWNSTREAM_LAG,
-	                      "reading its standbys' replay lag", &t, err);
-
-	if (rc != 0)
-		return rc;
-	t->hook = pg_value_hook;
-	t->owner->cb.count = cb;
-	t->owner->arg = arg;
-	return pg_task_launch(t, pg_task_add(t, pg_sql_downstream_lag, 0, 0),
-	                      err);
+	return pg_value_op(backend, PG_TASK_DOWNSTREAM_LAG,
+	                   "reading its standbys' replay lag",
+	                   pg_sql_downstream_lag, cb, NULL, arg, err);
 }
 
 static int
