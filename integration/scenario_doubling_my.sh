@@ -56,12 +56,24 @@ for k in $(seq 1 "$pairs"); do
 		cut -f2)" ON "my abort: r$k replicates, both threads"
 done
 
-# The doubling, stopped by a crash in the middle of verify, resumed.
+# The doubling, stopped by a crash after every step before verify, in
+# the middle of verify and after every step after it, each time resumed
+# by the next run.
 fresh run
+for step in preflight fence catch-up promote; do
+	RESHARD_FAULT=after-step:$step run_reshard 99 "my: crash after step $step" \
+		run plan.cfg --yes
+done
 RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 "my: crash after chunk 2 of verify" \
 	run plan.cfg --yes
+for step in verify publish unfence purge; do
+	[ "$step" = purge ] && RESHARD_FAULT=after-chunk:purge:3 run_reshard 99 \
+		"my: resumed, crash after chunk 3 of purge" run plan.cfg --yes
+	RESHARD_FAULT=after-step:$step run_reshard 99 "my: resumed, crash after step $step" \
+		run plan.cfg --yes
+	[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "my: verify resumed"
+done
 run_reshard 0 "my: run again resumes and finishes" run plan.cfg --yes
-has "$dir/err" "step verify         resuming" "my: verify resumed"
 same_rows "my: every row once, on its owner under to, unchanged" 3
 for k in $(seq 1 "$pairs"); do
 	equals "$(q "$(url_of replica "$k")" "SHOW SLAVE STATUS" | wc -l)" 0 \

@@ -63,14 +63,26 @@ equals "$(fence_triggers)" 0 "pg abort: no fence trigger left on any server"
 same_rows "pg abort: every row where it was" 2
 check "pg abort: the replicas still replicate" wait_replicas
 
-# The doubling, stopped by a crash in the middle of verify, resumed.
+# The doubling, stopped by a crash after every step before verify, in
+# the middle of verify and after every step after it, each time resumed
+# by the next run.
 fresh run
+for step in preflight fence catch-up promote; do
+	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: crash after step $step" \
+		run plan.cfg --yes
+	[ "$step" = promote ] && has "$dir/err" "dropped replication slot" \
+		"pg: promote says it dropped the replica's slot"
+done
 RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 "pg: crash after chunk 2 of verify" \
 	run plan.cfg --yes
-cp "$dir/err" "$dir/err.1"
-has "$dir/err.1" "dropped replication slot" "pg: promote says it dropped the replica's slot"
+for step in verify publish unfence purge; do
+	[ "$step" = purge ] && RESHARD_FAULT=after-chunk:purge:3 run_reshard 99 \
+		"pg: resumed, crash after chunk 3 of purge" run plan.cfg --yes
+	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: resumed, crash after step $step" \
+		run plan.cfg --yes
+	[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "pg: verify resumed"
+done
 run_reshard 0 "pg: run again resumes and finishes" run plan.cfg --yes
-has "$dir/err" "step verify         resuming" "pg: verify resumed"
 same_rows "pg: every row once, on its owner under to, unchanged" 3
 for k in $(seq 1 "$pairs"); do
 	equals "$(q "$(url_of replica "$k")" "SELECT pg_is_in_recovery()")" f \
