@@ -1051,8 +1051,8 @@ good_replica(struct mysql_sql_replica *r)
 	r->max_lag_ms = 30000;
 	r->primary_id = 1;
 	r->n_sources = 1;
-	strcpy(r->io_running, "Yes");
-	strcpy(r->sql_running, "Yes");
+	snprintf(r->io_running, sizeof(r->io_running), "Yes");
+	snprintf(r->sql_running, sizeof(r->sql_running), "Yes");
 	strcpy(r->master_host, "10.0.0.1");
 	r->master_port = 3307;
 	r->master_id = 1;

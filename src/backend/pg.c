@@ -1667,6 +1667,35 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 	return rc;
 }
 
+/* Check a delete of KEYS from T before anything is sent: a table, n_pk
+ * values a row (pg_check_rows), and key columns with a name and a type.
+ * Returns 0 or RS_EINTERNAL / RS_EQUERY with ERR filled. */
+static int
+pg_check_delete(struct rs_backend *backend, const struct rs_table_def *t,
+                const struct rs_rows *keys, struct rs_err *err)
+{
+	int rc;
+
+	if (t == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete without a table (a bug)");
+	rc = pg_check_rows(backend, t, keys, t->n_pk, err);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < t->n_pk; i++) {
+		const struct rs_column *column = &t->columns[t->pk[i]];
+
+		if (column->name == NULL || column->type == NULL ||
+		    column->type[0] == '\0')
+			return backend_fail(
+				backend, err, RS_EINTERNAL,
+				"table %s: key column %d has no "
+				"name or type (a bug in the caller)",
+				t->name, t->pk[i]);
+	}
+	return 0;
+}
+
 /* Delete the rows of TABLE whose keys are KEYS (see backend_delete_keys),
  * with one statement, atomic on its own, whatever the number of keys:
  *
@@ -1695,23 +1724,9 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 
 	if (rc != 0)
 		return rc;
-	if (t == NULL)
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "delete without a table (a bug)");
-	rc = pg_check_rows(backend, t, keys, t->n_pk, err);
+	rc = pg_check_delete(backend, t, keys, err);
 	if (rc != 0)
 		return rc;
-	for (int i = 0; i < t->n_pk; i++) {
-		const struct rs_column *column = &t->columns[t->pk[i]];
-
-		if (column->name == NULL || column->type == NULL ||
-		    column->type[0] == '\0')
-			return backend_fail(
-				backend, err, RS_EINTERNAL,
-				"table %s: key column %d has no "
-				"name or type (a bug in the caller)",
-				t->name, t->pk[i]);
-	}
 	if (keys->n_rows == 0)
 		return pg_write_nothing(pg, PG_OP_DELETE, cb, arg, err);
 	rc = pg_sql_delete(t, keys, &sql, &json, &local);
@@ -2920,23 +2935,9 @@ pg_purge_keys(struct rs_backend *backend, const struct rs_table_def *t,
 
 	if (rc != 0)
 		return rc;
-	if (t == NULL)
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "delete without a table (a bug)");
-	rc = pg_check_rows(backend, t, keys, t->n_pk, err);
+	rc = pg_check_delete(backend, t, keys, err);
 	if (rc != 0)
 		return rc;
-	for (int i = 0; i < t->n_pk; i++) {
-		const struct rs_column *column = &t->columns[t->pk[i]];
-
-		if (column->name == NULL || column->type == NULL ||
-		    column->type[0] == '\0')
-			return backend_fail(
-				backend, err, RS_EINTERNAL,
-				"table %s: key column %d has no "
-				"name or type (a bug in the caller)",
-				t->name, t->pk[i]);
-	}
 	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
 		return backend_fail(backend, err, RS_EINTERNAL,
 		                    "purge inside an open transaction (a bug "
@@ -2981,9 +2982,9 @@ static int
 pg_conn_port(const struct pg_engine *pg)
 {
 	const char *port = pg->conn != NULL ? PQport(pg->conn) : NULL;
-	int n = port != NULL ? atoi(port) : 0;
+	long n = port != NULL ? strtol(port, NULL, 10) : 0;
 
-	return n > 0 ? n : 5432;
+	return n > 0 && n <= 65535 ? (int)n : 5432;
 }
 
 /* replica_check, after the replica's facts (statement 0): keep them and
