@@ -292,6 +292,40 @@ run_reshard() {
 	fi
 }
 
+# killed_until_done NAME: in $dir, `run --yes` killed with SIGKILL at
+# seeded random instants until a run completes (at most 40 attempts, the
+# window growing with each, as final-check starts over when resumed);
+# the steps each kill landed in are printed as a comment.
+killed_until_done() {
+	local attempts=0 rc=1 window delay pid killed=()
+	RANDOM=20261203
+	while [ "$rc" -ne 0 ] && [ "$attempts" -lt 40 ]; do
+		attempts=$((attempts + 1))
+		window=$((attempts <= 6 ? 300 : 400 * attempts))
+		delay=$((RANDOM % window))
+		(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>>"$dir/err" </dev/null &
+		pid=$!
+		sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		rc=$?
+		[ "$rc" -ne 0 ] && killed+=("$( (cd "$dir" && "$bin" status plan.cfg \
+			--format json 2>/dev/null) | python3 -S -c 'import json, sys
+try:
+    steps = json.load(sys.stdin)["steps"]
+    run = [s["name"] for s in steps if s["state"] != "done"]
+    print(run[0] if run else "end")
+except Exception:
+    print("start")')@${delay}ms")
+	done
+	echo "# killed in: ${killed[*]}"
+	if [ "$rc" -eq 0 ]; then
+		ok "$1: a run completed after $((attempts - 1)) kills"
+	else
+		not_ok "$1: no run completed in 40 attempts (last exit $rc)" "$dir/err"
+	fi
+}
+
 # reset: the replicas replicate again, the primaries hold no test tables.
 reset() {
 	local s t

@@ -84,6 +84,16 @@ done
 not_fenced "my"
 equals "$(fence_triggers)" 0 "my: no fence trigger left on any server"
 
+# kill -9 at random instants until a run completes, on fresh replicas.
+if reset && load && wait_replicas; then
+	fresh sigkill
+	killed_until_done "my sigkill"
+	same_rows "my sigkill: every row once, on its owner under to, unchanged" 3
+	equals "$(fence_triggers)" 0 "my sigkill: no fence trigger left on any server"
+else
+	not_ok "my sigkill: fresh replicas (servers.sh reset-replicas)"
+fi
+
 # Abort after promote, on fresh replicas: the promoted replica is unfenced
 # and named for what it now is.
 if reset && load && wait_replicas; then

@@ -92,6 +92,16 @@ for k in $(seq 1 "$pairs"); do
 done
 not_fenced "pg"
 
+# kill -9 at random instants until a run completes, on fresh replicas.
+if reset && load && wait_replicas; then
+	fresh sigkill
+	killed_until_done "pg sigkill"
+	same_rows "pg sigkill: every row once, on its owner under to, unchanged" 3
+	equals "$(fence_triggers)" 0 "pg sigkill: no fence trigger left on any server"
+else
+	not_ok "pg sigkill: fresh replicas (servers.sh reset-replicas)"
+fi
+
 # Abort after promote, on fresh replicas: the promoted replica is unfenced
 # and named for what it now is.
 if reset && load && wait_replicas; then
