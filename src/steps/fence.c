@@ -20,8 +20,6 @@ fence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	int rc;
 
-	if (!engine_touches(run, shard)) /* it keeps every row */
-		return 0;
 	/* Another run's marker (one whose journal is not ours) may have
 	 * come since the run began: never fence over it. */
 	rc = marker_check_shard(run, shard, err);
@@ -44,8 +42,8 @@ fence_run(struct rs_run *run, struct rs_err *err)
 			return rc;
 	}
 	marker_fill(run, "fenced", 0, &marker);
-	return steps_each_shard(run, run->plan->from, fence_shard, &marker,
-	                        err);
+	return steps_each_shard_of(run, run->plan->from, 1, fence_shard,
+	                           &marker, err);
 }
 
 /* Start the delete log of every table of SHARD under `to`, where the
@@ -61,8 +59,7 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	(void)table;
 	(void)slot;
 	(void)arg;
-	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG) ||
-	    !engine_touches(run, shard))
+	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
 		return rc;
 	rc = engine_table(run, shard, physical, &def, err);
 	return rc != 0 ? rc
@@ -85,8 +82,6 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int rc;
 
 	(void)arg;
-	if (!engine_touches(run, shard))
-		return 0;
 	rc = steps_fence_shard(run, shard, 0, NULL, err);
 	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
 		rc = steps_fence_shard(run, replica, 0, NULL, err);
@@ -97,12 +92,12 @@ static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
 	/* Under the fence, so that no delete after it goes unrecorded. */
-	int rc = steps_each_shard(run, run->plan->to, delete_log_shard, NULL,
-	                          err);
+	int rc = steps_each_shard_of(run, run->plan->to, 1, delete_log_shard,
+	                             NULL, err);
 
 	if (rc == 0)
-		rc = steps_each_shard(run, run->plan->from, unfence_shard, NULL,
-		                      err);
+		rc = steps_each_shard_of(run, run->plan->from, 1, unfence_shard,
+		                         NULL, err);
 	return rc != 0 ? rc
 	               : journal_fact_delete(run->journal, "fenced_since", err);
 }
@@ -115,11 +110,8 @@ static int
 fence_undo_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	char point[128];
-	int rc;
+	int rc = marker_check_shard(run, shard, err);
 
-	if (!engine_touches(run, shard))
-		return 0;
-	rc = marker_check_shard(run, shard, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, shard, 0, arg, err);
 	if (rc != 0)
@@ -137,8 +129,8 @@ fence_undo(struct rs_run *run, struct rs_err *err)
 	int rc;
 
 	marker_fill(run, "aborted", 0, &marker);
-	rc = steps_each_shard(run, run->plan->from, fence_undo_shard, &marker,
-	                      err);
+	rc = steps_each_shard_of(run, run->plan->from, 1, fence_undo_shard,
+	                         &marker, err);
 	if (rc != 0 || run->journal == NULL)
 		return rc;
 	return journal_fact_delete(run->journal, "fenced_since", err);

@@ -73,14 +73,27 @@ steps_each_shard(struct rs_run *run, const struct rs_map *map,
                            struct rs_err *err),
                  void *arg, struct rs_err *err)
 {
+	return steps_each_shard_of(run, map, 0, fn, arg, err);
+}
+
+int
+steps_each_shard_of(struct rs_run *run, const struct rs_map *map,
+                    int touched_only,
+                    int (*fn)(struct rs_run *run, int shard, void *arg,
+                              struct rs_err *err),
+                    void *arg, struct rs_err *err)
+{
 	int shards[RS_PLAN_MAX_SHARDS];
 	struct each_shard each = {shards, fn, arg};
 	struct rs_streams_spec spec = {
-		.n = steps_map_shards(map, shards),
 		.task = each_shard_task,
 		.arg = &each,
 	};
+	int n = steps_map_shards(map, shards);
 
+	for (int i = 0; i < n; i++)
+		if (!touched_only || engine_touches(run, shards[i]))
+			shards[spec.n++] = shards[i];
 	spec.parallel = spec.n;
 	return streams_run(run, &spec, err);
 }

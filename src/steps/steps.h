@@ -39,6 +39,14 @@ int steps_each_shard(struct rs_run *run, const struct rs_map *map,
                                struct rs_err *err),
                      void *arg, struct rs_err *err);
 
+/* steps_each_shard over the shards of MAP the run changes
+ * (engine_touches) when TOUCHED_ONLY, else over all of them. */
+int steps_each_shard_of(struct rs_run *run, const struct rs_map *map,
+                        int touched_only,
+                        int (*fn)(struct rs_run *run, int shard, void *arg,
+                                  struct rs_err *err),
+                        void *arg, struct rs_err *err);
+
 /* Call FN for every physical table of every logical table on SHARD under
  * MAP; stops at the first non-zero return and returns it. */
 int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
