@@ -55,6 +55,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <limits.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -1801,6 +1802,19 @@ check_errors(struct engine *engines, const char *sqlite_dir)
 
 /* ---- 5. a connection killed mid-query ---- */
 
+/* The process id in TEXT (a server's pid as it reported it), or -1 (no
+ * process: kill and process_ends then fail the check) when it is not
+ * one. */
+static pid_t
+pid_of(const char *text)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+
+	return end != text && *end == '\0' && n > 0 && n <= INT_MAX ? (pid_t)n
+	                                                            : -1;
+}
+
 /* The server process id (PostgreSQL) or connection id (MariaDB) of
  * VICTIM, which writes it into a fresh table rs_check_pids that HELPER
  * reads back.  Returns the id (to free), or NULL after a "not ok" line. */
@@ -2028,7 +2042,7 @@ check_deadline_pg(struct engine *engine)
 		goto out;
 
 	/* The read's server process is stopped: nothing comes back. */
-	if (check(kill((pid_t)atol(pid), SIGSTOP) == 0,
+	if (check(kill(pid_of(pid), SIGSTOP) == 0,
 	          "pg: server process %s stopped", pid)) {
 		struct rs_read_request request = {
 			.table = engine->types,
@@ -2048,7 +2062,7 @@ check_deadline_pg(struct engine *engine)
 		/* Not await: the process must continue even if the read
 		 * hangs, or it would hold up the server's shutdown. */
 		wait_until(&read.done, CHECK_OP_TIMEOUT_MS);
-		check(kill((pid_t)atol(pid), SIGCONT) == 0,
+		check(kill(pid_of(pid), SIGCONT) == 0,
 		      "pg: server process %s continued", pid);
 		if (!read.done)
 			bail_out("read from a stopped server process");
@@ -2064,7 +2078,7 @@ check_deadline_pg(struct engine *engine)
 	      "pg: exec on the closed connection fails "
 	      "with RS_ECONNECT (%d)",
 	      rc);
-	check(process_ends((pid_t)atol(pid)),
+	check(process_ends(pid_of(pid)),
 	      "pg: the stopped server process ended within %d ms of "
 	      "continuing",
 	      CHECK_GONE_MS);
@@ -2087,7 +2101,7 @@ check_deadline_pg(struct engine *engine)
 	check_deadline_failure(&slow, &sleep, started);
 	/* client_connection_check_interval: the server sees the closed
 	 * connection and stops the statement, long before its 60 s. */
-	check(process_ends((pid_t)atol(slow_pid)),
+	check(process_ends(pid_of(slow_pid)),
 	      "pg: the server stopped pg_sleep(60) within %d ms of the "
 	      "connection closing",
 	      CHECK_GONE_MS);

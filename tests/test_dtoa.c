@@ -172,7 +172,7 @@ parse_printed(const char *text, uint64_t *digits, int *exponent)
 		}
 	}
 	*digits = m;
-	*exponent = atoi(p + 1) - (n - 1);
+	*exponent = (int)strtol(p + 1, NULL, 10) - (n - 1);
 }
 
 static void

@@ -1053,10 +1053,10 @@ good_replica(struct mysql_sql_replica *r)
 	r->n_sources = 1;
 	snprintf(r->io_running, sizeof(r->io_running), "Yes");
 	snprintf(r->sql_running, sizeof(r->sql_running), "Yes");
-	strcpy(r->master_host, "10.0.0.1");
+	snprintf(r->master_host, sizeof(r->master_host), "10.0.0.1");
 	r->master_port = 3307;
 	r->master_id = 1;
-	strcpy(r->using_gtid, "Slave_Pos");
+	snprintf(r->using_gtid, sizeof(r->using_gtid), "Slave_Pos");
 	r->behind_s = 30;
 	r->replica_id = 2;
 }
@@ -1094,14 +1094,14 @@ test_replica_verdict(void **state)
 	                 0);
 	/* A socket or option-file primary: no host to compare. */
 	r.host = NULL;
-	strcpy(r.master_host, "db1.example");
+	snprintf(r.master_host, sizeof(r.master_host), "db1.example");
 	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
 	                 0);
 	/* The host's case does not matter; port 0 is 3306. */
 	good_replica(&r);
 	r.host = "DB1.example";
 	r.port = 0;
-	strcpy(r.master_host, "db1.EXAMPLE");
+	snprintf(r.master_host, sizeof(r.master_host), "db1.EXAMPLE");
 	r.master_port = 3306;
 	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
 	                 0);
@@ -1114,15 +1114,16 @@ test_replica_verdict(void **state)
 	r.n_sources = 2;
 	refused(&r, "2 connections", "RESET SLAVE 'name' ALL", NULL);
 	good_replica(&r);
-	strcpy(r.connection, "east");
+	snprintf(r.connection, sizeof(r.connection), "east");
 	refused(&r, "'east'", NULL);
 	good_replica(&r);
-	strcpy(r.io_running, "Connecting");
-	strcpy(r.last_error, "error connecting to master");
+	snprintf(r.io_running, sizeof(r.io_running), "Connecting");
+	snprintf(r.last_error, sizeof(r.last_error),
+	         "error connecting to master");
 	refused(&r, "Slave_IO_Running: Connecting, Slave_SQL_Running: Yes",
 	        "last error: error connecting to master", "START SLAVE", NULL);
 	good_replica(&r);
-	strcpy(r.sql_running, "No");
+	snprintf(r.sql_running, sizeof(r.sql_running), "No");
 	refused(&r, "Slave_SQL_Running: No", NULL);
 	good_replica(&r);
 	r.master_port = 3306;
@@ -1130,11 +1131,11 @@ test_replica_verdict(void **state)
 	        "the primary's URL says 10.0.0.1:3307", "MASTER_PORT = 3307",
 	        NULL);
 	good_replica(&r);
-	strcpy(r.master_host, "10.0.0.9");
+	snprintf(r.master_host, sizeof(r.master_host), "10.0.0.9");
 	refused(&r, "streams from 10.0.0.9:3307",
 	        "the primary's URL says 10.0.0.1:3307", NULL);
 	good_replica(&r);
-	strcpy(r.using_gtid, "No");
+	snprintf(r.using_gtid, sizeof(r.using_gtid), "No");
 	refused(&r, "Using_Gtid: No", "MASTER_USE_GTID = slave_pos", NULL);
 	good_replica(&r);
 	r.replica_id = 1;
@@ -1155,7 +1156,8 @@ test_replica_verdict(void **state)
 	refused(&r, "the 1500 ms allowed", NULL);
 	good_replica(&r);
 	r.n_replicas = 2;
-	strcpy(r.first_replica, "server_id 3 at 10.0.0.3:3306");
+	snprintf(r.first_replica, sizeof(r.first_replica),
+	         "server_id 3 at 10.0.0.3:3306");
 	refused(&r, "2 replicas of its own",
 	        "SHOW SLAVE HOSTS: server_id 3 at 10.0.0.3:3306",
 	        "point them at the primary", NULL);
