@@ -83,7 +83,7 @@ url_of() {
 q() {
 	local url=$1 sql=$2
 	if [ "$ENGINE" = pg ]; then
-		psql -X -w -q -At -F $'\t' -v ON_ERROR_STOP=1 "$url" -c "$sql"
+		PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -At -F $'\t' -v ON_ERROR_STOP=1 "$url" -c "$sql"
 	else
 		[[ $url =~ ^mysql://([^:]+):([^@]+)@([^:/]+):([0-9]+)/(.+)$ ]] ||
 			return 2
@@ -196,7 +196,7 @@ load() {
 			expected 2 | awk -F'\t' -v o="p$s.orders_$t" '$1 == o' |
 				cut -f2- >"$tmp/load.tsv"
 			if [ "$ENGINE" = pg ]; then
-				psql -X -w -q -v ON_ERROR_STOP=1 "$(url_of primary "$s")" \
+				PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -v ON_ERROR_STOP=1 "$(url_of primary "$s")" \
 					-c "\\copy orders_$t FROM '$tmp/load.tsv'" || return 1
 			else
 				python3 -S - "$tmp/load.tsv" "orders_$t" >"$tmp/load.sql" <<'PY' || return 1
@@ -340,7 +340,7 @@ reset() {
 }
 
 begin() {
-	trap 'reset >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+	trap '[ -z "$writer_pid" ] || kill "$writer_pid"; reset >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 	command -v python3 >/dev/null || bail "python3 is needed"
 	[ -x "$bin" ] || bail "no reshard binary at $bin"
 	make_rows || bail "generating the rows"
@@ -376,4 +376,191 @@ fence_triggers() {
 not_fenced() {
 	(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1
 	has "$dir/status.json" '"fenced": false' "$1: status says writes are not fenced"
+}
+
+# The writer: an application writing throughout a run in $dir.  It inserts
+# new rows and updates existing ones, one statement a write, routing each
+# by the oracle's owners under `from` until the run's routing file
+# ($dir/routing.cfg) exists, then under `to`, as a router reloading the
+# published routing would.  In $dir:
+#   writer.iter      the iteration under way
+#   writer.log       every acknowledged write: verb region id key amount note
+#   writer.rejected  every write refused: iteration, owner, the error
+#   writer.failed    any other outcome
+# writer_start, then writer_stop; writer_apply folds writer.log into
+# $tmp/rows.tsv, so that same_rows expects the initial rows with the
+# writer's writes applied in order.
+fence_message="writes paused by reshard: run orders-2x, step fence"
+writer_pid=''
+writer_loop() {
+	local i=0 verb region id key amount note owner url sql out
+	local -A from_owner=() to_owner=()
+	local -a keys=() rows=()
+	while IFS=$'\t' read -r key from to _; do
+		from_owner[$key]=$from to_owner[$key]=$to
+	done <"$tmp/routes.tsv"
+	mapfile -t keys < <(cut -f1 "$tmp/routes.tsv" | awk 'NR % 3 == 0')
+	mapfile -t rows < <(awk -F'\t' '$2 % 7 == 0 { print $1 "\t" $2 "\t" $3 }' "$tmp/rows.tsv")
+	while [ ! -e "$dir/writer.stop" ]; do
+		i=$((i + 1))
+		echo "$i" >"$dir/writer.iter"
+		note="writer $i: ünïcødé 'q'"
+		amount=$((i * 37 % 100000)).$((i % 10))0
+		if [ $((i % 2)) -eq 1 ]; then
+			verb=insert region=wr id=$((10000000 + i))
+			key=${keys[$((i % ${#keys[@]}))]}
+		else
+			verb=update
+			IFS=$'\t' read -r region id key <<<"${rows[$((i * 13 % ${#rows[@]}))]}"
+		fi
+		if [ -e "$dir/routing.cfg" ]; then owner=${to_owner[$key]}; else owner=${from_owner[$key]}; fi
+		url=$(shard_url "${owner%%.*}")
+		if [ "$verb" = insert ]; then
+			sql="INSERT INTO ${owner#*.} VALUES ('$region', $id,
+				'${key//\'/\'\'}', $amount, '${note//\'/\'\'}')"
+		else
+			sql="UPDATE ${owner#*.} SET amount = $amount,
+				note = '${note//\'/\'\'}' WHERE region = '$region' AND id = $id"
+		fi
+		# Acknowledged: the statement succeeded and changed one row.
+		if [ "$ENGINE" = pg ]; then
+			out=$(q "$url" "$sql RETURNING 1" 2>&1)
+		else
+			out=$(q "$url" "$sql; SELECT ROW_COUNT()" 2>&1)
+		fi
+		if [ "$out" = 1 ]; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$verb" "$region" "$id" "$key" \
+				"$amount" "$note" >>"$dir/writer.log"
+		elif [[ $out == *"$fence_message"* ]]; then
+			printf '%s\t%s\t%s\n' "$i" "$owner" "${out//$'\n'/ }" >>"$dir/writer.rejected"
+		else
+			printf '%s\t%s\t%s\n' "$i" "$owner" "${out//$'\n'/ }" >>"$dir/writer.failed"
+		fi
+		sleep 0.02
+	done
+}
+writer_start() {
+	rm -f "$dir/writer.stop"
+	: >"$dir/writer.log"
+	: >"$dir/writer.rejected"
+	: >"$dir/writer.failed"
+	echo 0 >"$dir/writer.iter"
+	writer_loop &
+	writer_pid=$!
+}
+writer_stop() {
+	touch "$dir/writer.stop"
+	[ -z "$writer_pid" ] || wait "$writer_pid"
+	writer_pid=''
+}
+writer_iter() { cat "$dir/writer.iter"; }
+# writer_wait WHAT N: wait (at most 30 s) until WHAT (writes: acknowledged
+# writes; iter: iterations) reaches N.
+writer_wait() {
+	local tries=600 n
+	while [ $tries -gt 0 ]; do
+		if [ "$1" = writes ]; then n=$(wc -l <"$dir/writer.log"); else n=$(writer_iter); fi
+		[ "$n" -ge "$2" ] && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	echo "$1: $n after 30 s, waiting for $2"
+	return 1
+}
+writer_apply() {
+	python3 -S - "$tmp/rows.tsv" "$dir/writer.log" <<'PY'
+import sys
+rows, log = sys.argv[1], sys.argv[2]
+table = {}
+for line in open(rows, encoding="utf-8"):
+    f = line.rstrip("\n").split("\t")
+    table[(f[0], f[1])] = f
+for line in open(log, encoding="utf-8"):
+    verb, region, id_, key, amount, note = line.rstrip("\n").split("\t")
+    if verb == "insert":
+        table[(region, id_)] = [region, id_, key, amount, note]
+    else:
+        row = table[(region, id_)]
+        row[3], row[4] = amount, note
+with open(rows, "w", encoding="utf-8") as out:
+    for f in table.values():
+        out.write("\t".join(f) + "\n")
+PY
+}
+
+# writer_checks NAME FIRST LAST: the writer's writes were refused with the
+# fence message, and only in iterations FIRST..LAST (the one under way when
+# the fence went up .. the one under way when unfence ended); none failed
+# otherwise.
+writer_checks() {
+	local n
+	n=$(wc -l <"$dir/writer.rejected")
+	check "$1: the writer's writes were refused with the fence message while fenced ($n)" \
+		test "$n" -gt 0
+	check "$1: no write refused outside the fence (iterations $2..$3)" \
+		awk -F'\t' -v a="$2" -v b="$3" '$1 < a || $1 > b { print; bad = 1 }
+			END { exit bad }' "$dir/writer.rejected"
+	if [ -s "$dir/writer.failed" ]; then
+		not_ok "$1: no write failed other than by the fence" "$dir/writer.failed"
+	else
+		ok "$1: no write failed other than by the fence"
+	fi
+	echo "# $1: $(wc -l <"$dir/writer.log") writes acknowledged, $n refused by the fence"
+}
+
+# reshard_tables SHARD...: the tables of reshard's own (markers, delete
+# logs) on the shards named, "shard table" a line.
+reshard_tables() {
+	local s schema=database
+	[ "$ENGINE" = pg ] && schema=current_schema
+	for s in "$@"; do
+		q "$(shard_url "$s")" "SELECT table_name FROM information_schema.tables
+			WHERE table_schema = $schema() AND table_name LIKE 'reshard%'
+			ORDER BY table_name" | sed "s/^/$s /"
+	done
+}
+
+# aborted_after STEP: a run in a fresh folder, stopped after STEP (a step
+# before publish), then aborted.  Every primary as it was: exactly its
+# rows, no fence trigger, no table of reshard's; no fence on any replica;
+# a replica not yet promoted still replicates, one promoted is named for
+# what it now is.
+aborted_after() {
+	local name="$ENGINE abort after $1" k primaries=() marker=aborted
+	for k in $(seq 1 "$pairs"); do primaries+=("p$k"); done
+	fresh "abort-$1"
+	run_reshard 0 "$name: run --until $1" run plan.cfg --until "$1" --yes
+	run_reshard 0 "$name: abort" abort plan.cfg
+	case $1 in
+	promote | verify)
+		has "$dir/err" "r1: promoted by this run, it is now an independent primary" \
+			"$name: abort says what the replica now is"
+		;;
+	*)
+		# Preflight writes nothing: no marker either.
+		[ "$1" = preflight ] && marker=''
+		# Catch-up's undo speaks of the replicas; before it, they are not touched.
+		[ "$1" = catch-up ] &&
+			has "$dir/err" "still a replica of p1" "$name: the replica is left to replicate"
+		check "$name: the replicas still replicate" wait_replicas
+		if [ "$ENGINE" = my ]; then
+			for k in $(seq 1 "$pairs"); do
+				# Slave_running: ON when both replication threads run.
+				equals "$(q "$(url_of replica "$k")" \
+					"SHOW GLOBAL STATUS LIKE 'Slave_running'" | cut -f2)" ON \
+					"$name: r$k replicates, both threads"
+			done
+		fi
+		;;
+	esac
+	equals "$(fence_triggers)" 0 "$name: no fence trigger left on any server"
+	same_rows "$name: every row where it was" 2
+	# The marker stays, saying the run was aborted (docs/decisions.md).
+	equals "$(reshard_tables "${primaries[@]}" | grep -v ' reshard_marker$')" "" \
+		"$name: no table of reshard's but its marker left on the primaries"
+	for k in $(seq 1 "$pairs"); do
+		equals "$(q "$(url_of primary "$k")" "SELECT state FROM reshard_marker
+			WHERE plan = 'orders-2x'" 2>/dev/null)" "$marker" \
+			"$name: p$k's marker says ${marker:-nothing}"
+	done
 }

@@ -40,27 +40,21 @@ if [ "$pairs" -ge 2 ]; then
 	refused "my crossed" "r1"
 fi
 
-# Abort after catch-up: the fence goes (through replication on the
-# replicas: a write of their own would break their GTID replication),
-# every row where it was.
-fresh abort-catch-up
-run_reshard 0 "my abort: run --until catch-up" run plan.cfg --until catch-up --yes
-run_reshard 0 "my abort: abort" abort plan.cfg
-has "$dir/err" "still a replica of p1" "my abort: the replica is left to replicate"
-equals "$(fence_triggers)" 0 "my abort: no fence trigger left on any server"
-same_rows "my abort: every row where it was" 2
-check "my abort: the replicas still replicate" wait_replicas
-for k in $(seq 1 "$pairs"); do
-	# Slave_running: ON when both replication threads run.
-	equals "$(q "$(url_of replica "$k")" "SHOW GLOBAL STATUS LIKE 'Slave_running'" |
-		cut -f2)" ON "my abort: r$k replicates, both threads"
+# Abort after each step before promote: the fence goes (on MariaDB's
+# replicas through replication: a write of their own would break their
+# GTID replication), the replicas still replicate, every row where it was.
+for step in preflight fence catch-up; do
+	aborted_after "$step"
 done
 
 # The doubling, stopped by a crash after every step before verify, in
 # the middle of verify and after every step after it, each time resumed
-# by the next run.
+# by the next run.  A writer routing by the routing file writes throughout.
 fresh run
+writer_start
+check "my writer: writes go through before the fence" writer_wait writes 10
 for step in preflight fence catch-up promote; do
+	[ "$step" = fence ] && fence_iter=$(writer_iter)
 	RESHARD_FAULT=after-step:$step run_reshard 99 "my: crash after step $step" \
 		run plan.cfg --yes
 done
@@ -72,9 +66,18 @@ for step in verify publish unfence purge; do
 	RESHARD_FAULT=after-step:$step run_reshard 99 "my: resumed, crash after step $step" \
 		run plan.cfg --yes
 	[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "my: verify resumed"
+	# No write may still be on its way by a routing read before publish.
+	[ "$step" = publish ] && check "my writer: routes by the published routing" \
+		writer_wait iter $(($(writer_iter) + 2))
+	[ "$step" = unfence ] && unfence_iter=$(writer_iter)
 done
 run_reshard 0 "my: run again resumes and finishes" run plan.cfg --yes
-same_rows "my: every row once, on its owner under to, unchanged" 3
+check "my writer: writes go through after unfence" \
+	writer_wait writes $(($(wc -l <"$dir/writer.log") + 10))
+writer_stop
+writer_checks "my writer" "$fence_iter" "$unfence_iter"
+writer_apply
+same_rows "my: every row once (the writer's writes applied), on its owner under to" 3
 for k in $(seq 1 "$pairs"); do
 	equals "$(q "$(url_of replica "$k")" "SHOW SLAVE STATUS" | wc -l)" 0 \
 		"my: r$k replicates from nothing"
@@ -94,16 +97,13 @@ else
 	not_ok "my sigkill: fresh replicas (servers.sh reset-replicas)"
 fi
 
-# Abort after promote, on fresh replicas: the promoted replica is unfenced
-# and named for what it now is.
-if reset && load && wait_replicas; then
-	fresh abort-promote
-	run_reshard 0 "my abort after promote: run --until promote" run plan.cfg --until promote --yes
-	run_reshard 0 "my abort after promote: abort" abort plan.cfg
-	has "$dir/err" "r1: promoted by this run, it is now an independent primary" \
-		"my abort after promote: abort says what the replica now is"
-	equals "$(fence_triggers)" 0 "my abort after promote: no fence trigger left on any server"
-else
-	not_ok "my abort after promote: fresh replicas (servers.sh reset-replicas)"
-fi
+# Abort after promote and after verify, each on fresh replicas: the
+# promoted replica is unfenced and named for what it now is.
+for step in promote verify; do
+	if reset && load && wait_replicas; then
+		aborted_after "$step"
+	else
+		not_ok "my abort after $step: fresh replicas (servers.sh reset-replicas)"
+	fi
+done
 finish

@@ -53,21 +53,21 @@ if [ "$pairs" -ge 2 ]; then
 	refused "pg crossed" "r1"
 fi
 
-# Abort after catch-up: the fence goes, the replicas still replicate,
-# every row where it was.
-fresh abort-catch-up
-run_reshard 0 "pg abort: run --until catch-up" run plan.cfg --until catch-up --yes
-run_reshard 0 "pg abort: abort" abort plan.cfg
-has "$dir/err" "still a replica of p1" "pg abort: the replica is left to replicate"
-equals "$(fence_triggers)" 0 "pg abort: no fence trigger left on any server"
-same_rows "pg abort: every row where it was" 2
-check "pg abort: the replicas still replicate" wait_replicas
+# Abort after each step before promote: the fence goes (on MariaDB's
+# replicas through replication: a write of their own would break their
+# GTID replication), the replicas still replicate, every row where it was.
+for step in preflight fence catch-up; do
+	aborted_after "$step"
+done
 
 # The doubling, stopped by a crash after every step before verify, in
 # the middle of verify and after every step after it, each time resumed
-# by the next run.
+# by the next run.  A writer routing by the routing file writes throughout.
 fresh run
+writer_start
+check "pg writer: writes go through before the fence" writer_wait writes 10
 for step in preflight fence catch-up promote; do
+	[ "$step" = fence ] && fence_iter=$(writer_iter)
 	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: crash after step $step" \
 		run plan.cfg --yes
 	[ "$step" = promote ] && has "$dir/err" "dropped replication slot" \
@@ -81,9 +81,18 @@ for step in verify publish unfence purge; do
 	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: resumed, crash after step $step" \
 		run plan.cfg --yes
 	[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "pg: verify resumed"
+	# No write may still be on its way by a routing read before publish.
+	[ "$step" = publish ] && check "pg writer: routes by the published routing" \
+		writer_wait iter $(($(writer_iter) + 2))
+	[ "$step" = unfence ] && unfence_iter=$(writer_iter)
 done
 run_reshard 0 "pg: run again resumes and finishes" run plan.cfg --yes
-same_rows "pg: every row once, on its owner under to, unchanged" 3
+check "pg writer: writes go through after unfence" \
+	writer_wait writes $(($(wc -l <"$dir/writer.log") + 10))
+writer_stop
+writer_checks "pg writer" "$fence_iter" "$unfence_iter"
+writer_apply
+same_rows "pg: every row once (the writer's writes applied), on its owner under to" 3
 for k in $(seq 1 "$pairs"); do
 	equals "$(q "$(url_of replica "$k")" "SELECT pg_is_in_recovery()")" f \
 		"pg: r$k is a primary of its own"
@@ -102,16 +111,13 @@ else
 	not_ok "pg sigkill: fresh replicas (servers.sh reset-replicas)"
 fi
 
-# Abort after promote, on fresh replicas: the promoted replica is unfenced
-# and named for what it now is.
-if reset && load && wait_replicas; then
-	fresh abort-promote
-	run_reshard 0 "pg abort after promote: run --until promote" run plan.cfg --until promote --yes
-	run_reshard 0 "pg abort after promote: abort" abort plan.cfg
-	has "$dir/err" "r1: promoted by this run, it is now an independent primary" \
-		"pg abort after promote: abort says what the replica now is"
-	equals "$(fence_triggers)" 0 "pg abort after promote: no fence trigger left on any server"
-else
-	not_ok "pg abort after promote: fresh replicas (servers.sh reset-replicas)"
-fi
+# Abort after promote and after verify, each on fresh replicas: the
+# promoted replica is unfenced and named for what it now is.
+for step in promote verify; do
+	if reset && load && wait_replicas; then
+		aborted_after "$step"
+	else
+		not_ok "pg abort after $step: fresh replicas (servers.sh reset-replicas)"
+	fi
+done
 finish
