@@ -372,6 +372,16 @@ fence_triggers() {
 	echo "$n"
 }
 
+# wait_text FILE TEXT: wait (at most 30 s) until FILE holds TEXT.
+wait_text() {
+	local tries=600
+	while ! grep -qF -- "$2" "$1" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || { echo "no \"$2\" in $1 after 30 s:" && cat "$1" && return 1; }
+		sleep 0.05
+	done
+}
+
 # not_fenced: status of the run in $dir says no write is fenced.
 not_fenced() {
 	(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1

@@ -47,6 +47,25 @@ for step in preflight fence catch-up; do
 	aborted_after "$step"
 done
 
+# Replication stopped under the fence: catch-up fails at once (exit 1)
+# rather than wait for ever, saying what stopped; started again, the run
+# goes on.  A write of another table moves the position past the replica.
+fresh stalled
+run_reshard 0 "my stalled: run --until fence" run plan.cfg --until fence --yes
+q "$r1" "STOP SLAVE SQL_THREAD"
+q "$p1" "CREATE TABLE stall_probe (x int); INSERT INTO stall_probe VALUES (1)"
+run_reshard 1 "my stalled: catch-up fails when the replica's SQL thread stopped" \
+	run plan.cfg --until catch-up --yes
+has "$dir/err" "replica r1 stopped replicating from p1" "my stalled: it names the replica"
+has "$dir/err" "Slave_SQL_Running: No" "my stalled: it says which thread"
+has "$dir/err" "START SLAVE on it, then \`reshard run\` again" "my stalled: and what to do"
+q "$r1" "START SLAVE SQL_THREAD"
+run_reshard 0 "my stalled: replicating again, catch-up completes" \
+	run plan.cfg --until catch-up --yes
+run_reshard 0 "my stalled: abort" abort plan.cfg
+q "$p1" "DROP TABLE stall_probe"
+check "my stalled: the replicas replicate" wait_replicas
+
 # The doubling, stopped by a crash after every step before verify, in
 # the middle of verify and after every step after it, each time resumed
 # by the next run.  A writer routing by the routing file writes throughout.

@@ -60,6 +60,24 @@ for step in preflight fence catch-up; do
 	aborted_after "$step"
 done
 
+# Replay paused under the fence: catch-up waits, saying why at once; the
+# replay resumed, it completes.  A table made on p1 moves the position
+# past the replica.
+fresh paused
+run_reshard 0 "pg paused: run --until fence" run plan.cfg --until fence --yes
+q "$r1" "SELECT pg_wal_replay_pause()" >/dev/null
+q "$p1" "CREATE TABLE pause_probe (x int)"
+(cd "$dir" && exec "$bin" run plan.cfg --until catch-up --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+run_pid=$!
+check "pg paused: catch-up says the replica's replay is paused" \
+	wait_text "$dir/err" "its WAL replay is paused"
+q "$r1" "SELECT pg_wal_replay_resume()" >/dev/null
+wait "$run_pid"
+equals "$?" 0 "pg paused: replay resumed, catch-up completes"
+run_reshard 0 "pg paused: abort" abort plan.cfg
+q "$p1" "DROP TABLE pause_probe"
+check "pg paused: the replicas replicate" wait_replicas
+
 # The doubling, stopped by a crash after every step before verify, in
 # the middle of verify and after every step after it, each time resumed
 # by the next run.  A writer routing by the routing file writes throughout.

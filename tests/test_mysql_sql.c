@@ -1167,6 +1167,54 @@ test_replica_verdict(void **state)
 	        "SET GLOBAL rpl_semi_sync_master_enabled = OFF", NULL);
 }
 
+/* catch-up: a replica that stopped replicating fails at once, one that
+ * is reconnecting is noted, a lagging one that replicates is fine. */
+static void
+test_catch_up_verdict(void **state)
+{
+	struct mysql_sql_replica r;
+	char note[900];
+
+	(void)state;
+	good_replica(&r);
+	r.behind_s = 3600; /* lag alone is no reason to stop waiting */
+	assert_int_equal(mysql_sql_catch_up_verdict(&r, note, sizeof(note)), 0);
+	assert_string_equal(note, "");
+
+	snprintf(r.io_running, sizeof(r.io_running), "Connecting");
+	snprintf(r.last_error, sizeof(r.last_error), "error reconnecting");
+	assert_int_equal(mysql_sql_catch_up_verdict(&r, note, sizeof(note)), 1);
+	assert_string_equal(note, "it is not receiving from p1 "
+	                          "(Slave_IO_Running: Connecting; last "
+	                          "error: error reconnecting)");
+
+	good_replica(&r);
+	snprintf(r.sql_running, sizeof(r.sql_running), "No");
+	snprintf(r.last_error, sizeof(r.last_error), "Duplicate entry '7'");
+	assert_int_equal(mysql_sql_catch_up_verdict(&r, note, sizeof(note)),
+	                 -1);
+	assert_non_null(strstr(note, "replica p1-replica stopped replicating "
+	                             "from p1 (Slave_IO_Running: Yes, "
+	                             "Slave_SQL_Running: No; last error: "
+	                             "Duplicate entry '7')"));
+	assert_non_null(strstr(note, "START SLAVE on it, then `reshard run`"));
+	assert_non_null(strstr(note, "`reshard abort` lifts the fence"));
+
+	good_replica(&r);
+	snprintf(r.io_running, sizeof(r.io_running), "No");
+	assert_int_equal(mysql_sql_catch_up_verdict(&r, note, sizeof(note)),
+	                 -1);
+	assert_non_null(strstr(note, "Slave_IO_Running: No, "
+	                             "Slave_SQL_Running: Yes)"));
+
+	good_replica(&r);
+	r.n_sources = 0;
+	assert_int_equal(mysql_sql_catch_up_verdict(&r, note, sizeof(note)),
+	                 -1);
+	assert_non_null(strstr(note, "no longer replicates from p1"));
+	assert_non_null(strstr(note, "MASTER_USE_GTID = slave_pos"));
+}
+
 int
 main(void)
 {
@@ -1201,6 +1249,7 @@ main(void)
 		cmocka_unit_test(test_gtid_wait),
 		cmocka_unit_test(test_gtid_behind),
 		cmocka_unit_test(test_replica_verdict),
+		cmocka_unit_test(test_catch_up_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

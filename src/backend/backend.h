@@ -139,6 +139,12 @@ struct rs_replication {
 	int64_t behind;   /* how far behind, in UNIT; -1 unknown */
 	int64_t total;    /* for progress: the whole, in UNIT; -1 unknown */
 	const char *unit; /* "bytes", "transactions", "pages" */
+	/* When not reached: why the replica may not get there by itself
+	 * (its replay paused, not receiving from its primary), for the
+	 * operator; "" when nothing is seen wrong.  A replica that cannot
+	 * get there at all (MariaDB: a replication thread stopped) fails
+	 * the slice instead. */
+	char note[240];
 };
 
 /* The most a position (backend_position) takes, NUL included. */

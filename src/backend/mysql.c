@@ -190,7 +190,7 @@ struct my_steps {
 	char position[RS_POSITION_SIZE];   /* position */
 	struct rs_replication replication; /* catch-up */
 	int wait_ms;                       /* catch-up: the slice */
-	struct mysql_sql_replica *facts;   /* replica_check */
+	struct mysql_sql_replica *facts;   /* replica_check, catch-up */
 };
 
 /* One statement sets the session up (backend_connect's contract): UTC for
@@ -3189,7 +3189,9 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
  * (RS_EUSAGE with the fix when not).  position: @@gtid_binlog_pos on the
  * primary.  catch_up: SELECT MASTER_GTID_WAIT(position, slice) on the
  * replica, and when that times out its @@gtid_slave_pos, to say how many
- * transactions it lacks.  promote: STOP SLAVE, RESET SLAVE ALL (the
+ * transactions it lacks, and SHOW ALL SLAVES STATUS, to fail at once when
+ * replication has stopped (it would wait for ever) and to say when the
+ * I/O thread is reconnecting.  promote: STOP SLAVE, RESET SLAVE ALL (the
  * replica forgets its primary, so that nothing starts replication
  * again), SET GLOBAL read_only = 0.  promoted: no replication connection
  * left and read_only off.  MariaDB keeps nothing on the primary for a
@@ -3431,8 +3433,9 @@ my_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
 }
 
 enum {
-	MY_CU_WAIT, /* MASTER_GTID_WAIT on the replica */
-	MY_CU_POS,  /* its gtid_slave_pos, after a timeout */
+	MY_CU_WAIT,   /* MASTER_GTID_WAIT on the replica */
+	MY_CU_POS,    /* its gtid_slave_pos, after a timeout */
+	MY_CU_STATUS, /* its SHOW ALL SLAVES STATUS: still replicating? */
 };
 
 static void
@@ -3445,6 +3448,18 @@ my_catch_up_step(struct my_engine *e, int status, MYSQL_RES *res)
 		my_step_fail(e, status);
 		return;
 	}
+	if (e->st.stage == MY_CU_STATUS) {
+		my_rc_status(e->st.facts, res);
+		if (mysql_sql_catch_up_verdict(e->st.facts, state->note,
+		                               sizeof(state->note)) < 0) {
+			my_step_end(e,
+			            backend_fail(e->st.peer->backend, &e->err,
+			                         RS_EQUERY, "%s", state->note));
+			return;
+		}
+		my_step_end(e, 0);
+		return;
+	}
 	row = my_row(res);
 	if (row == NULL || row[0] == NULL) {
 		my_step_odd(e, e->st.stage == MY_CU_WAIT
@@ -3452,7 +3467,7 @@ my_catch_up_step(struct my_engine *e, int status, MYSQL_RES *res)
 		                       : "reading the replica's GTID position");
 		return;
 	}
-	*state = (struct rs_replication){0, -1, -1, "transactions"};
+	*state = (struct rs_replication){0, -1, -1, "transactions", ""};
 	if (e->st.stage == MY_CU_WAIT && strcmp(row[0], "0") == 0) {
 		state->reached = 1;
 		state->behind = 0;
@@ -3464,8 +3479,10 @@ my_catch_up_step(struct my_engine *e, int status, MYSQL_RES *res)
 		my_step_sendc(e, e->st.peer, mysql_sql_slave_pos, e->what_buf);
 		return;
 	}
+	/* Not there after a whole slice: is it still replicating? */
 	state->behind = mysql_sql_gtid_behind(e->st.text, row[0]);
-	my_step_end(e, 0);
+	e->st.stage = MY_CU_STATUS;
+	my_step_sendc(e, e->st.peer, mysql_sql_slaves_status, e->what_buf);
 }
 
 /* One slice of bringing REPLICA to POSITION (see backend_catch_up): the
@@ -3505,6 +3522,14 @@ my_catch_up(struct rs_backend *primary, struct rs_backend *replica,
 		                        : "the MariaDB driver's escaping "
 		                          "refused the position");
 	}
+	e->st.facts = calloc(1, sizeof(*e->st.facts));
+	if (e->st.facts == NULL) {
+		strbuf_clear(&b);
+		my_steps_free(&e->st);
+		return backend_fail(primary, err, RS_ENOMEM, "out of memory");
+	}
+	e->st.facts->primary = primary->shard;
+	e->st.facts->replica = replica->shard;
 	e->st.wait_ms = wait_ms;
 	e->st.stage = MY_CU_WAIT;
 	snprintf(e->what_buf, sizeof(e->what_buf),

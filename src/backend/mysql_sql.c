@@ -1195,3 +1195,49 @@ mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 	}
 	return 0;
 }
+
+int
+mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
+                           size_t size)
+{
+	const char *error = r->last_error[0] != '\0' ? r->last_error : NULL;
+
+	note[0] = '\0';
+	if (r->n_sources == 0) {
+		snprintf(
+			note, size,
+			"replica %s no longer replicates from %s (SHOW ALL "
+			"SLAVES STATUS is empty), so it cannot reach the "
+			"position of the fence: make it a replica of %s again "
+			"(CHANGE MASTER TO …, MASTER_USE_GTID = slave_pos; "
+			"START SLAVE), then `reshard run` again; writes stay "
+			"fenced until then, or `reshard abort` lifts the fence",
+			r->replica, r->primary, r->primary);
+		return -1;
+	}
+	if (strcmp(r->sql_running, "Yes") != 0 ||
+	    strcmp(r->io_running, "No") == 0) {
+		snprintf(
+			note, size,
+			"replica %s stopped replicating from %s "
+			"(Slave_IO_Running: %s, Slave_SQL_Running: %s%s%s), so "
+			"it cannot reach the position of the fence: fix the "
+			"cause and START SLAVE on it, then `reshard run` "
+			"again; writes stay fenced until then, or `reshard "
+			"abort` lifts the fence",
+			r->replica, r->primary, r->io_running, r->sql_running,
+			error != NULL ? "; last error: " : "",
+			error != NULL ? error : "");
+		return -1;
+	}
+	if (strcmp(r->io_running, "Yes") != 0) {
+		snprintf(note, size,
+		         "it is not receiving from %s (Slave_IO_Running: "
+		         "%s%s%s)",
+		         r->primary, r->io_running,
+		         error != NULL ? "; last error: " : "",
+		         error != NULL ? error : "");
+		return 1;
+	}
+	return 0;
+}

@@ -364,4 +364,13 @@ struct mysql_sql_replica {
 int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
                               size_t size);
 
+/* During catch-up, whether the replica R (its SHOW ALL SLAVES STATUS
+ * only) can still reach its primary's position by itself.  Returns 0
+ * when both replication threads run; 1 with NOTE (SIZE bytes) saying why
+ * it is not receiving now but may again by itself (the I/O thread
+ * reconnecting); -1 with NOTE saying what stopped and how to fix it
+ * (replication removed, a thread stopped: it never will by itself). */
+int mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
+                               size_t size);
+
 #endif

@@ -2066,7 +2066,7 @@ pg_task_new(enum pg_task_kind kind, struct pg_engine *owner,
 	t->running = -1;
 	snprintf(t->what, sizeof(t->what), "%s", what);
 	snprintf(t->peer_what, sizeof(t->peer_what), "%s", what);
-	t->repl = (struct rs_replication){0, -1, -1, "bytes"};
+	t->repl = (struct rs_replication){0, -1, -1, "bytes", ""};
 	return t;
 }
 
@@ -3226,6 +3226,7 @@ pg_catch_up_hook(struct pg_task *t, int i, PGresult *result)
 	uv_loop_t *loop = t->owner->backend->loop;
 	int never = pg_bool(result, 0, 0), reached = pg_bool(result, 0, 1);
 	int64_t behind = pg_number(result, 0, 2, -1);
+	int paused = pg_bool(result, 0, 3), receiving = pg_bool(result, 0, 4);
 
 	(void)i;
 	PQclear(result);
@@ -3238,6 +3239,18 @@ pg_catch_up_hook(struct pg_task *t, int i, PGresult *result)
 			t->owner->backend->shard);
 	t->repl.reached = reached;
 	t->repl.behind = reached ? 0 : behind;
+	/* Neither stops the wait: an operator may resume the replay, and a
+	 * standby reconnects by itself, or restores from the archive. */
+	t->repl.note[0] = '\0';
+	if (!reached && paused)
+		snprintf(t->repl.note, sizeof(t->repl.note),
+		         "its WAL replay is paused (SELECT "
+		         "pg_wal_replay_resume() on it)");
+	else if (!reached && !receiving)
+		snprintf(t->repl.note, sizeof(t->repl.note),
+		         "it is not streaming from %s (no WAL receiver: see "
+		         "its primary_conninfo and its log)",
+		         t->owner->backend->shard);
 	uv_update_time(loop);
 	if (reached || uv_now(loop) >= t->until) {
 		t->next = t->n_stmts; /* the slice ends */

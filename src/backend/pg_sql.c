@@ -767,7 +767,9 @@ const char pg_sql_catch_up[] =
 	"  pg_catalog.pg_last_wal_replay_lsn() >= $1::pg_catalog.pg_lsn, "
 	"  LEAST(GREATEST(pg_catalog.pg_wal_lsn_diff($1::pg_catalog.pg_lsn, "
 	"    pg_catalog.pg_last_wal_replay_lsn()), 0), "
-	"    9223372036854775807)::bigint";
+	"    9223372036854775807)::bigint, "
+	"  pg_catalog.pg_is_wal_replay_paused(), "
+	"  EXISTS (SELECT 1 FROM pg_catalog.pg_stat_wal_receiver)";
 
 const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";
 

@@ -251,7 +251,7 @@ extern const char pg_sql_position[];
 
 /* catch_up on the replica, $1 the position: (0) no replay position at
  * all (never a standby), (1) replayed up to $1, (2) bytes still to
- * replay (at least 0). */
+ * replay (at least 0), (3) replay paused, (4) a WAL receiver runs. */
 extern const char pg_sql_catch_up[];
 
 /* pg_is_in_recovery(). */

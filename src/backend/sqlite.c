@@ -1136,7 +1136,7 @@ sqlite_work_replicate(struct rs_backend *backend)
 	uint64_t until = uv_hrtime() + (uint64_t)e->slice_ms * 1000000;
 	int rc;
 
-	e->replication = (struct rs_replication){0, -1, -1, "pages"};
+	e->replication = (struct rs_replication){0, -1, -1, "pages", ""};
 	if (e->backup == NULL && sqlite_backup_start(backend) != 0)
 		return;
 	do {

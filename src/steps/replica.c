@@ -60,7 +60,7 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	struct rs_backend *primary, *replica = NULL;
 	struct rs_backend_config config;
 	struct rs_replication state = {0};
-	char position[RS_POSITION_SIZE];
+	char position[RS_POSITION_SIZE], noted[sizeof(state.note)] = "";
 	uint64_t started, said;
 
 	(void)arg;
@@ -88,11 +88,17 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 		if (rc != 0 || state.reached)
 			break;
 		uv_update_time(&run->loop);
-		if (uv_now(&run->loop) - said >= REPLICA_SAY_MS) {
+		/* Said every few seconds, and at once when a reason it may
+		 * never get there appears or changes. */
+		if (uv_now(&run->loop) - said >= REPLICA_SAY_MS ||
+		    strcmp(state.note, noted) != 0) {
 			said = uv_now(&run->loop);
-			fprintf(stderr, "  %s: replica %s is %lld %s behind\n",
+			snprintf(noted, sizeof(noted), "%s", state.note);
+			fprintf(stderr,
+			        "  %s: replica %s is %lld %s behind%s%s\n",
 			        plan->shards[shard].name, plan->shards[r].name,
-			        (long long)state.behind, state.unit);
+			        (long long)state.behind, state.unit,
+			        state.note[0] != '\0' ? ": " : "", state.note);
 		}
 		if (uv_now(&run->loop) - started > REPLICA_CATCH_UP_TIMEOUT_MS)
 			rc = backend_fail(
