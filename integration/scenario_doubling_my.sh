@@ -19,16 +19,32 @@ r1=$(url_of replica 1) p1=$(url_of primary 1)
 # Preflight refusals, each leaving everything as it was.
 fresh stopped
 q "$r1" "STOP SLAVE"
-run_reshard 2 "my stopped: a replica not replicating is refused (exit 2)" run plan.cfg --yes
+run_reshard 2 "my stopped: a replica not replicating is refused (exit 2)" run plan.cfg --until preflight --yes
 refused "my stopped" "r1"
 q "$r1" "START SLAVE"
 check "my stopped: replicating again" wait_replicas
 
 fresh semisync
 q "$p1" "SET GLOBAL rpl_semi_sync_master_enabled = ON"
-run_reshard 2 "my semisync: a primary waiting for semi-sync acks is refused (exit 2)" run plan.cfg --yes
+run_reshard 2 "my semisync: a primary waiting for semi-sync acks is refused (exit 2)" run plan.cfg --until preflight --yes
 refused "my semisync" "rpl_semi_sync_master_enabled"
 q "$p1" "SET GLOBAL rpl_semi_sync_master_enabled = OFF"
+
+fresh lag "max_replica_lag_seconds = 1;"
+q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 60; START SLAVE"
+q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
+sleep 2.5
+run_reshard 2 "my lag: a replica applying 2 s behind is refused (exit 2)" run plan.cfg --until preflight --yes
+refused "my lag" "than the 1 s allowed (options.max_replica_lag_seconds)"
+q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 0; START SLAVE"
+q "$p1" "DROP TABLE lag_probe"
+check "my lag: replicating again" wait_replicas
+
+fresh nokey
+q "$p1" "ALTER TABLE orders_0 DROP PRIMARY KEY"
+run_reshard 1 "my nokey: a table without a primary key is refused (exit 1)" run plan.cfg --until preflight --yes
+refused "my nokey" "has no primary key"
+q "$p1" "ALTER TABLE orders_0 ADD PRIMARY KEY (region, id)"
 
 if [ "$pairs" -ge 2 ]; then
 	fresh crossed
@@ -36,7 +52,7 @@ if [ "$pairs" -ge 2 ]; then
 	# r1 replicates from p2's server.
 	u1=$(plan_url replica 1) u2=$(plan_url replica 2)
 	sed -i "s|url = \"$u1\"|url = \"@R1@\"|; s|url = \"$u2\"|url = \"$u1\"|; s|@R1@|$u2|" "$dir/plan.cfg"
-	run_reshard 2 "my crossed: a replica of another primary is refused (exit 2)" run plan.cfg --yes
+	run_reshard 2 "my crossed: a replica of another primary is refused (exit 2)" run plan.cfg --until preflight --yes
 	refused "my crossed" "r1"
 fi
 

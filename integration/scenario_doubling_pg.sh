@@ -18,19 +18,27 @@ r1=$(url_of replica 1) p1=$(url_of primary 1)
 
 # Preflight refusals, each leaving everything as it was.
 fresh lag "max_replica_lag_seconds = 1;"
-q "$r1" "SELECT pg_wal_replay_pause()" >/dev/null
+q "$r1" "ALTER SYSTEM SET recovery_min_apply_delay = '60s'" &&
+	q "$r1" "SELECT pg_reload_conf()" >/dev/null
 q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
 sleep 2.5
-run_reshard 2 "pg lag: a replica replaying 2 s behind is refused (exit 2)" run plan.cfg --yes
-refused "pg lag" "r1"
-q "$r1" "SELECT pg_wal_replay_resume()" >/dev/null
+run_reshard 2 "pg lag: a replica replaying 2 s behind is refused (exit 2)" run plan.cfg --until preflight --yes
+refused "pg lag" "more than options.max_replica_lag_seconds (1 s) allows"
+q "$r1" "ALTER SYSTEM RESET recovery_min_apply_delay" &&
+	q "$r1" "SELECT pg_reload_conf()" >/dev/null
 q "$p1" "DROP TABLE lag_probe"
+
+fresh paused-preflight
+q "$r1" "SELECT pg_wal_replay_pause()" >/dev/null
+run_reshard 2 "pg paused: a replica whose replay is paused is refused (exit 2)" run plan.cfg --until preflight --yes
+refused "pg paused" "replay is paused; resume it with SELECT pg_wal_replay_resume()"
+q "$r1" "SELECT pg_wal_replay_resume()" >/dev/null
 
 fresh stopped
 conninfo=$(q "$r1" "SHOW primary_conninfo")
 q "$r1" "ALTER SYSTEM SET primary_conninfo = ''" && q "$r1" "SELECT pg_reload_conf()" >/dev/null
 sleep 1
-run_reshard 2 "pg stopped: a replica not streaming is refused (exit 2)" run plan.cfg --yes
+run_reshard 2 "pg stopped: a replica not streaming is refused (exit 2)" run plan.cfg --until preflight --yes
 refused "pg stopped" "r1"
 q "$r1" "ALTER SYSTEM SET primary_conninfo = '${conninfo//\'/\'\'}'" &&
 	q "$r1" "SELECT pg_reload_conf()" >/dev/null
@@ -39,9 +47,15 @@ check "pg stopped: streaming again" wait_replicas
 fresh sync
 q "$p1" "ALTER SYSTEM SET synchronous_standby_names = '*'" && q "$p1" "SELECT pg_reload_conf()" >/dev/null
 sleep 0.5
-run_reshard 2 "pg sync: a synchronous standby is refused (exit 2)" run plan.cfg --yes
+run_reshard 2 "pg sync: a synchronous standby is refused (exit 2)" run plan.cfg --until preflight --yes
 refused "pg sync" "synchronous_standby_names"
 q "$p1" "ALTER SYSTEM RESET synchronous_standby_names" && q "$p1" "SELECT pg_reload_conf()" >/dev/null
+
+fresh nokey
+q "$p1" "ALTER TABLE orders_0 DROP CONSTRAINT orders_0_pkey"
+run_reshard 1 "pg nokey: a table without a primary key is refused (exit 1)" run plan.cfg --until preflight --yes
+refused "pg nokey" "has no primary key"
+q "$p1" "ALTER TABLE orders_0 ADD PRIMARY KEY (region, id)"
 
 if [ "$pairs" -ge 2 ]; then
 	fresh crossed
@@ -49,7 +63,7 @@ if [ "$pairs" -ge 2 ]; then
 	# r1 replicates from p2's server.
 	u1=$(plan_url replica 1) u2=$(plan_url replica 2)
 	sed -i "s|url = \"$u1\"|url = \"@R1@\"|; s|url = \"$u2\"|url = \"$u1\"|; s|@R1@|$u2|" "$dir/plan.cfg"
-	run_reshard 2 "pg crossed: a replica of another primary is refused (exit 2)" run plan.cfg --yes
+	run_reshard 2 "pg crossed: a replica of another primary is refused (exit 2)" run plan.cfg --until preflight --yes
 	refused "pg crossed" "r1"
 fi
 

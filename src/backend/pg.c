@@ -1972,7 +1972,7 @@ struct pg_facts {
 	int p_recovery, p_sync;
 	char p_lsn[64];
 	char p_ssn[512];
-	int64_t p_found, p_lag_ms; /* -1: NULL */
+	int64_t p_found;
 	char p_app[PG_SQL_NAME_MAX + 1];
 };
 
@@ -3036,8 +3036,7 @@ pg_check_primary_facts(struct pg_task *t, PGresult *result)
 	pg_text(result, 0, 4, f->p_ssn, sizeof(f->p_ssn));
 	f->p_found = pg_number(result, 0, 5, 0);
 	f->p_sync = pg_bool(result, 0, 6);
-	f->p_lag_ms = pg_number(result, 0, 7, -1);
-	pg_text(result, 0, 8, f->p_app, sizeof(f->p_app));
+	pg_text(result, 0, 7, f->p_app, sizeof(f->p_app));
 	PQclear(result);
 	if (f->p_recovery)
 		return backend_fail(
@@ -3132,21 +3131,25 @@ pg_check_primary_facts(struct pg_task *t, PGresult *result)
 }
 
 /* replica_check, after the replica's lag (statement 2): replay paused,
- * or further behind than MAX_LAG_MS.  Bytes behind come from the
- * primary's flush position read first and the replica's replay position
- * read after it; the time from the primary's replay_lag for that
- * walsender, else (only when WAL is behind) from the age of the last
- * transaction the replica replayed. */
+ * or further behind than MAX_LAG_MS.  The replica must replay the
+ * primary's flush position, read first, within MAX_LAG_MS: statement 2
+ * is asked again every PG_TASK_POLL_MS until it has, or the bound (or
+ * the operation's, less a second) has passed.  The primary's replay_lag
+ * cannot be trusted for this: a standby stuck behind (an apply delay, a
+ * long conflict) reports it only every wal_receiver_status_interval, and
+ * until then replay_lag keeps the last, small, figure.  The age of the
+ * last transaction replayed is said in the refusal, not judged: after an
+ * idle hour it is an hour even for a replica a millisecond behind. */
 static int
 pg_check_lag(struct pg_task *t, PGresult *result)
 {
 	struct pg_facts *f = &t->facts;
 	struct rs_backend *p = t->owner->backend, *r = t->peer->backend;
+	uv_loop_t *loop = p->loop;
 	int64_t bytes = pg_number(result, 0, 0, -1);
 	int64_t age_ms = pg_number(result, 0, 1, -1);
 	int paused = pg_bool(result, 0, 2);
-	int64_t lag_ms =
-		bytes > 0 ? (f->p_lag_ms >= 0 ? f->p_lag_ms : age_ms) : 0;
+	uint64_t now;
 
 	PQclear(result);
 	if (paused)
@@ -3155,17 +3158,34 @@ pg_check_lag(struct pg_task *t, PGresult *result)
 			"replays no WAL from shard %s (%s): replay is paused; "
 			"resume it with SELECT pg_wal_replay_resume()",
 			p->shard, p->url.masked);
-	if (bytes > 0 && lag_ms > t->max_lag_ms)
-		return backend_fail(
-			r, &t->failure, RS_EUSAGE,
-			"is %lld bytes (%lld.%03lld s) behind shard %s (%s), "
-			"more than options.max_replica_lag_seconds (%d s); "
-			"wait until it catches up (pg_stat_replication on %s) "
-			"or raise the option",
-			(long long)bytes, (long long)(lag_ms / 1000),
-			(long long)(lag_ms % 1000), p->shard, p->url.masked,
-			t->max_lag_ms / 1000, p->shard);
-	return 0;
+	if (bytes <= 0)
+		return 0;
+	uv_update_time(loop);
+	now = uv_now(loop);
+	if (t->until == 0) {
+		t->until = now + (uint64_t)t->max_lag_ms;
+		if (t->deadline_at < t->until + 1000)
+			t->until = t->deadline_at > now + 1000
+			                   ? t->deadline_at - 1000
+			                   : now;
+	}
+	if (now < t->until) {
+		t->next = 2;
+		return pg_task_pause(t, t->until - now < PG_TASK_POLL_MS
+		                                ? t->until - now
+		                                : PG_TASK_POLL_MS);
+	}
+	return backend_fail(
+		r, &t->failure, RS_EUSAGE,
+		"did not replay shard %s's position %s within %d.%03d s: it "
+		"is %lld bytes behind (its last replayed transaction is "
+		"%lld.%03lld s old), more than "
+		"options.max_replica_lag_seconds (%d s) allows; wait until "
+		"it catches up (pg_stat_replication on %s) or raise the "
+		"option",
+		p->shard, f->p_lsn, t->max_lag_ms / 1000, t->max_lag_ms % 1000,
+		(long long)bytes, (long long)(age_ms / 1000),
+		(long long)(age_ms % 1000), t->max_lag_ms / 1000, p->shard);
 }
 
 static int

@@ -736,12 +736,10 @@ const char pg_sql_primary_facts[] =
 	"  CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL "
 	"       ELSE pg_catalog.pg_current_wal_flush_lsn()::text END, "
 	"  pg_catalog.current_setting('synchronous_standby_names'), "
-	"  s.found, s.sync, s.lag_ms, s.app "
+	"  s.found, s.sync, s.app "
 	"FROM (SELECT count(*) AS found, "
 	"        coalesce(bool_or(r.sync_state IN ('sync', 'quorum')), false) "
 	"          AS sync, "
-	"        max(extract(epoch FROM r.replay_lag) * 1000)::bigint "
-	"          AS lag_ms, "
 	"        min(r.application_name) AS app "
 	"      FROM pg_catalog.pg_stat_replication AS r "
 	"      WHERE CASE WHEN $1::text <> '' "
@@ -768,7 +766,8 @@ const char pg_sql_catch_up[] =
 	"  LEAST(GREATEST(pg_catalog.pg_wal_lsn_diff($1::pg_catalog.pg_lsn, "
 	"    pg_catalog.pg_last_wal_replay_lsn()), 0), "
 	"    9223372036854775807)::bigint, "
-	"  pg_catalog.pg_is_wal_replay_paused(), "
+	"  CASE WHEN pg_catalog.pg_is_in_recovery() "
+	"    THEN pg_catalog.pg_is_wal_replay_paused() ELSE false END, "
 	"  EXISTS (SELECT 1 FROM pg_catalog.pg_stat_wal_receiver)";
 
 const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";

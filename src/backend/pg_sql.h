@@ -237,8 +237,8 @@ extern const char pg_sql_replica_facts[];
  * (2) server_version_num, (3) pg_current_wal_flush_lsn (NULL on a standby),
  * (4) synchronous_standby_names, then over the walsenders serving the
  * replica (the slot's, else those of that application_name): (5) how
- * many, (6) whether one is 'sync' or 'quorum', (7) the largest
- * replay_lag in ms, (8) an application_name.  One row. */
+ * many, (6) whether one is 'sync' or 'quorum', (7) an
+ * application_name.  One row. */
 extern const char pg_sql_primary_facts[];
 
 /* replica_check on the replica, $1 the primary's flush LSN: (0) bytes of
