@@ -106,7 +106,9 @@ final_delete_logs(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 }
 
 /* Rows the applications deleted since unfence, at least: the deletes the
- * logs recorded (a key deleted twice counts once). */
+ * logs recorded (a key deleted twice counts once).  Only the shards the
+ * run touches have a log (unfence starts them there); the others are not
+ * sent a statement. */
 static int
 final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 {
@@ -117,8 +119,8 @@ final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 
 	if (journal_fact_get(run->journal, "deletes_logged", value,
 	                     sizeof(value)) != 1) {
-		rc = steps_each_shard(run, plan->to, final_delete_logs, &count,
-		                      err);
+		rc = steps_each_shard_of(run, plan->to, 1, final_delete_logs,
+		                         &count, err);
 		snprintf(value, sizeof(value), "%lld", (long long)count.rows);
 		if (rc == 0)
 			rc = journal_fact_set(run->journal, "deletes_logged",
@@ -126,8 +128,8 @@ final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 	}
 	count.remove = 1;
 	if (rc == 0)
-		rc = steps_each_shard(run, plan->to, final_delete_logs, &count,
-		                      err);
+		rc = steps_each_shard_of(run, plan->to, 1, final_delete_logs,
+		                         &count, err);
 	*deletes = strtoll(value, NULL, 10);
 	return rc;
 }
