@@ -1,12 +1,14 @@
 # shellcheck shell=bash
 # integration/doubling_lib.sh: a doubling on real servers, for
-# scenario_doubling_pg.sh and scenario_doubling_my.sh.  Sourced, not run.
+# scenario_doubling_{pg,my}.sh and scenario_modulo_{pg,my}.sh.  Sourced,
+# not run.
 #
 # The servers of integration/servers.sh (RESHARD_SERVERS_DIR/env): P
 # primary/replica pairs of one engine (RESHARD_PAIRS, 1 when the env names
 # one pair only).  The plan doubles P primaries p1..pP into 2P shards by
-# promoting their replicas r1..rP: slots P x 2 -> 2P x 2, so the replica of
-# database i is database i + P.  Rows (a composite primary key, NULLs,
+# promoting their replicas r1..rP: slots P x 2 -> 2P x 2 (MAP=slots, the
+# default), so the replica of database i is database i + P; or modulo
+# P -> 2P (MAP=modulo), node i's replica node i + P.  Rows (a composite primary key, NULLs,
 # unicode) are placed on their owner under `from` by the oracle
 # (tests/oracle.py, which shares no code with reshard); at the end every
 # row must be exactly once on its owner under `to`, unchanged.
@@ -29,6 +31,14 @@ case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
 rows=${ROWS:-200000}
 keys=${KEYS:-20000}
 pairs=${RESHARD_PAIRS:-1}
+# MAP: slots (P x 2 -> 2P x 2 slot tables orders_0, orders_1 on every
+# node) or modulo (P -> 2P nodes, one table orders on each).
+map=${MAP:-slots}
+case $map in
+slots) tables=(orders_0 orders_1) ;;
+modulo) tables=(orders) ;;
+*) echo "MAP must be slots or modulo, not $map" >&2 && exit 2 ;;
+esac
 tmp=$(mktemp -d "/tmp/reshard-doubling-$ENGINE.XXXXXX")
 passed=0 failed=0
 
@@ -138,8 +148,13 @@ write_plan() { # write_plan FILE [OPTIONS]
 		for k in $(seq 1 "$pairs"); do from_nodes+="${from_nodes:+, }\"p$k\""; done
 		to_nodes=$from_nodes
 		for k in $(seq 1 "$pairs"); do to_nodes+=", \"r$k\""; done
-		echo "from = { map = \"slots\"; databases = $pairs; tables_per_db = 2; nodes = [$from_nodes]; };"
-		echo "to   = { map = \"slots\"; databases = $((2 * pairs)); tables_per_db = 2; nodes = [$to_nodes]; };"
+		if [ "$map" = slots ]; then
+			echo "from = { map = \"slots\"; databases = $pairs; tables_per_db = 2; nodes = [$from_nodes]; };"
+			echo "to   = { map = \"slots\"; databases = $((2 * pairs)); tables_per_db = 2; nodes = [$to_nodes]; };"
+		else
+			echo "from = { map = \"modulo\"; nodes = [$from_nodes]; };"
+			echo "to   = { map = \"modulo\"; nodes = [$to_nodes]; };"
+		fi
 		echo 'strategy = "doubling";'
 		echo "options = { batch_rows = ${BATCH:-2000}; ${2:-} };"
 		echo 'publish = { file = "routing.cfg"; };'
@@ -172,10 +187,19 @@ PY
 	for k in $(seq 1 "$pairs"); do from+="${from:+,}p$k"; done
 	to=$from
 	for k in $(seq 1 "$pairs"); do to+=",r$k"; done
-	cut -f3 "$tmp/rows.tsv" | sort -u |
-		python3 -S "$oracle" --hash sha256_64 --table orders \
-			--from "slots:$pairs:2:$from" --to "slots:$((2 * pairs)):2:$to" \
-			>"$tmp/routes.tsv" || return 1
+	if [ "$map" = slots ]; then
+		cut -f3 "$tmp/rows.tsv" | sort -u |
+			python3 -S "$oracle" --hash sha256_64 --table orders \
+				--from "slots:$pairs:2:$from" --to "slots:$((2 * pairs)):2:$to" \
+				>"$tmp/routes.tsv" || return 1
+	else
+		# The oracle names nodes; the owner is the node's table orders.
+		cut -f3 "$tmp/rows.tsv" | sort -u |
+			python3 -S "$oracle" --hash sha256_64 \
+				--from "modulo:$from" --to "modulo:$to" |
+			awk -F'\t' -v OFS='\t' '{ $2 = $2 ".orders"; $3 = $3 ".orders"; print }' \
+				>"$tmp/routes.tsv" || return 1
+	fi
 }
 
 # expected which: "owner<TAB>region<TAB>id<TAB>key<TAB>amount<TAB>note" of
@@ -190,16 +214,16 @@ expected() {
 load() {
 	local s t
 	for s in $(seq 1 "$pairs"); do
-		for t in 0 1; do
-			q "$(url_of primary "$s")" "DROP TABLE IF EXISTS orders_$t;
-				CREATE TABLE orders_$t $(table_sql)" || return 1
-			expected 2 | awk -F'\t' -v o="p$s.orders_$t" '$1 == o' |
+		for t in "${tables[@]}"; do
+			q "$(url_of primary "$s")" "DROP TABLE IF EXISTS $t;
+				CREATE TABLE $t $(table_sql)" || return 1
+			expected 2 | awk -F'\t' -v o="p$s.$t" '$1 == o' |
 				cut -f2- >"$tmp/load.tsv"
 			if [ "$ENGINE" = pg ]; then
 				PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -v ON_ERROR_STOP=1 "$(url_of primary "$s")" \
-					-c "\\copy orders_$t FROM '$tmp/load.tsv'" || return 1
+					-c "\\copy $t FROM '$tmp/load.tsv'" || return 1
 			else
-				python3 -S - "$tmp/load.tsv" "orders_$t" >"$tmp/load.sql" <<'PY' || return 1
+				python3 -S - "$tmp/load.tsv" "$t" >"$tmp/load.sql" <<'PY' || return 1
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1], encoding="utf-8")]
 def lit(v):
@@ -224,11 +248,11 @@ actual() {
 	# shellcheck disable=SC2046 # one shard name a word
 	[ $# -gt 0 ] || set -- $(shard_names)
 	for s in "$@"; do
-		for t in 0 1; do
+		for t in "${tables[@]}"; do
 			q "$(shard_url "$s")" "SELECT region, id, customer_id,
 				coalesce($amount, $null),
-				coalesce(note, $null) FROM orders_$t" 2>&1 |
-				sed "s/^/$s.orders_$t\t/"
+				coalesce(note, $null) FROM $t" 2>&1 |
+				sed "s/^/$s.$t\t/"
 		done
 	done | sort
 }
@@ -257,10 +281,10 @@ same_rows() {
 wait_replicas() {
 	local k t n want tries
 	for k in $(seq 1 "$pairs"); do
-		for t in 0 1; do
-			want=$(q "$(url_of primary "$k")" "SELECT count(*) FROM orders_$t")
+		for t in "${tables[@]}"; do
+			want=$(q "$(url_of primary "$k")" "SELECT count(*) FROM $t")
 			tries=200
-			while n=$(q "$(url_of replica "$k")" "SELECT count(*) FROM orders_$t" 2>/dev/null) &&
+			while n=$(q "$(url_of replica "$k")" "SELECT count(*) FROM $t" 2>/dev/null) &&
 				[ "$n" != "$want" ] && [ $tries -gt 0 ]; do
 				sleep 0.05
 				tries=$((tries - 1))
@@ -330,9 +354,9 @@ except Exception:
 reset() {
 	local s t
 	for s in $(shard_names); do
-		for t in 0 1; do
-			q "$(shard_url "$s")" "DROP TABLE IF EXISTS orders_$t,
-				reshard_del_orders_$t" >/dev/null 2>&1
+		for t in orders orders_0 orders_1; do # whichever MAP left
+			q "$(shard_url "$s")" "DROP TABLE IF EXISTS $t,
+				reshard_del_$t" >/dev/null 2>&1
 		done
 		q "$(shard_url "$s")" "DROP TABLE IF EXISTS reshard_marker" >/dev/null 2>&1
 	done
@@ -573,4 +597,63 @@ aborted_after() {
 			WHERE plan = 'orders-2x'" 2>/dev/null)" "$marker" \
 			"$name: p$k's marker says ${marker:-nothing}"
 	done
+}
+
+# crash_series: the doubling in a fresh folder, stopped by a crash after
+# every step before verify, in the middle of verify, after every step
+# after it and in the middle of purge, each time resumed by the next run,
+# while the writer writes; then every row once on its owner under `to`,
+# the writer's acknowledged writes applied.
+crash_series() {
+	local e=$ENGINE step fence_iter=0 unfence_iter=0
+	fresh run
+	writer_start
+	check "$e writer: writes go through before the fence" writer_wait writes 10
+	for step in preflight fence catch-up promote; do
+		[ "$step" = fence ] && fence_iter=$(writer_iter)
+		RESHARD_FAULT=after-step:$step run_reshard 99 "$e: crash after step $step" \
+			run plan.cfg --yes
+		[ "$step" = promote ] && [ "$e" = pg ] && has "$dir/err" "dropped replication slot" \
+			"$e: promote says it dropped the replica's slot"
+	done
+	RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 "$e: crash after chunk 2 of verify" \
+		run plan.cfg --yes
+	for step in verify publish unfence purge; do
+		[ "$step" = purge ] && RESHARD_FAULT=after-chunk:purge:3 run_reshard 99 \
+			"$e: resumed, crash after chunk 3 of purge" run plan.cfg --yes
+		RESHARD_FAULT=after-step:$step run_reshard 99 "$e: resumed, crash after step $step" \
+			run plan.cfg --yes
+		[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "$e: verify resumed"
+		# No write may still be on its way by a routing read before publish.
+		[ "$step" = publish ] && check "$e writer: routes by the published routing" \
+			writer_wait iter $(($(writer_iter) + 2))
+		[ "$step" = unfence ] && unfence_iter=$(writer_iter)
+	done
+	run_reshard 0 "$e: run again resumes and finishes" run plan.cfg --yes
+	check "$e writer: writes go through after unfence" \
+		writer_wait writes $(($(wc -l <"$dir/writer.log") + 10))
+	writer_stop
+	writer_checks "$e writer" "$fence_iter" "$unfence_iter"
+	writer_apply
+	same_rows "$e: every row once (the writer's writes applied), on its owner under to" 3
+}
+
+# promoted_checks: after a doubling in $dir, every replica is a primary of
+# its own (PostgreSQL: out of recovery, no slot left on its old primary;
+# MariaDB: replicating from nothing, writable), and no fence is left.
+promoted_checks() {
+	local e=$ENGINE k r
+	for k in $(seq 1 "$pairs"); do
+		r=$(url_of replica "$k")
+		if [ "$e" = pg ]; then
+			equals "$(q "$r" "SELECT pg_is_in_recovery()")" f "$e: r$k is a primary of its own"
+			equals "$(q "$(url_of primary "$k")" "SELECT count(*) FROM pg_replication_slots")" 0 \
+				"$e: no replication slot left on p$k"
+		else
+			equals "$(q "$r" "SHOW SLAVE STATUS" | wc -l)" 0 "$e: r$k replicates from nothing"
+			equals "$(q "$r" "SELECT @@read_only")" 0 "$e: r$k takes writes"
+		fi
+	done
+	not_fenced "$e"
+	equals "$(fence_triggers)" 0 "$e: no fence trigger left on any server"
 }

@@ -92,46 +92,11 @@ run_reshard 0 "pg paused: abort" abort plan.cfg
 q "$p1" "DROP TABLE pause_probe"
 check "pg paused: the replicas replicate" wait_replicas
 
-# The doubling, stopped by a crash after every step before verify, in
-# the middle of verify and after every step after it, each time resumed
-# by the next run.  A writer routing by the routing file writes throughout.
-fresh run
-writer_start
-check "pg writer: writes go through before the fence" writer_wait writes 10
-for step in preflight fence catch-up promote; do
-	[ "$step" = fence ] && fence_iter=$(writer_iter)
-	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: crash after step $step" \
-		run plan.cfg --yes
-	[ "$step" = promote ] && has "$dir/err" "dropped replication slot" \
-		"pg: promote says it dropped the replica's slot"
-done
-RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 "pg: crash after chunk 2 of verify" \
-	run plan.cfg --yes
-for step in verify publish unfence purge; do
-	[ "$step" = purge ] && RESHARD_FAULT=after-chunk:purge:3 run_reshard 99 \
-		"pg: resumed, crash after chunk 3 of purge" run plan.cfg --yes
-	RESHARD_FAULT=after-step:$step run_reshard 99 "pg: resumed, crash after step $step" \
-		run plan.cfg --yes
-	[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "pg: verify resumed"
-	# No write may still be on its way by a routing read before publish.
-	[ "$step" = publish ] && check "pg writer: routes by the published routing" \
-		writer_wait iter $(($(writer_iter) + 2))
-	[ "$step" = unfence ] && unfence_iter=$(writer_iter)
-done
-run_reshard 0 "pg: run again resumes and finishes" run plan.cfg --yes
-check "pg writer: writes go through after unfence" \
-	writer_wait writes $(($(wc -l <"$dir/writer.log") + 10))
-writer_stop
-writer_checks "pg writer" "$fence_iter" "$unfence_iter"
-writer_apply
-same_rows "pg: every row once (the writer's writes applied), on its owner under to" 3
-for k in $(seq 1 "$pairs"); do
-	equals "$(q "$(url_of replica "$k")" "SELECT pg_is_in_recovery()")" f \
-		"pg: r$k is a primary of its own"
-	equals "$(q "$(url_of primary "$k")" "SELECT count(*) FROM pg_replication_slots")" 0 \
-		"pg: no replication slot left on p$k"
-done
-not_fenced "pg"
+# The doubling, stopped by a crash after every step and in the middle of
+# verify and purge, each time resumed, while a writer routing by the
+# routing file writes throughout.
+crash_series
+promoted_checks
 
 # kill -9 at random instants until a run completes, on fresh replicas.
 if reset && load && wait_replicas; then
