@@ -34,11 +34,19 @@ pairs=${RESHARD_PAIRS:-1}
 # MAP: slots (P x 2 -> 2P x 2 slot tables orders_0, orders_1 on every
 # node) or modulo (P -> 2P nodes, one table orders on each).
 map=${MAP:-slots}
-case $map in
-slots) tables=(orders_0 orders_1) ;;
-modulo) tables=(orders) ;;
-*) echo "MAP must be slots or modulo, not $map" >&2 && exit 2 ;;
-esac
+# LOGICAL_TABLES: the plan's tables, `orders` and optionally `items` (the
+# same columns and shard key; a row whose id is a multiple of 4 is an
+# item), and their physical tables under MAP.
+read -ra logical <<<"${LOGICAL_TABLES:-orders}"
+tables=()
+for l in "${logical[@]}"; do
+	case $l in orders | items) ;; *) echo "LOGICAL_TABLES: orders, items" >&2 && exit 2 ;; esac
+	case $map in
+	slots) tables+=("${l}_0" "${l}_1") ;;
+	modulo) tables+=("$l") ;;
+	*) echo "MAP must be slots or modulo, not $map" >&2 && exit 2 ;;
+	esac
+done
 tmp=$(mktemp -d "/tmp/reshard-doubling-$ENGINE.XXXXXX")
 passed=0 failed=0
 
@@ -133,7 +141,9 @@ write_plan() { # write_plan FILE [OPTIONS]
 		echo 'version = 1;'
 		echo 'name = "orders-2x";'
 		echo 'hash = "sha256_64";'
-		echo 'tables = ( { name = "orders"; key = "customer_id"; } );'
+		local l tl=''
+		for l in "${logical[@]}"; do tl+="${tl:+, }{ name = \"$l\"; key = \"customer_id\"; }"; done
+		echo "tables = ( $tl );"
 		echo 'shards = ('
 		# The password comes from the environment, not the plan.
 		for k in $(seq 1 "$pairs"); do
@@ -205,8 +215,9 @@ PY
 # expected which: "owner<TAB>region<TAB>id<TAB>key<TAB>amount<TAB>note" of
 # every row under `from` (which=2) or `to` (which=3), sorted.
 expected() {
-	awk -F'\t' -v col="$1" 'NR == FNR { owner[$1] = $col; next }
-		{ print owner[$3] "\t" $0 }' "$tmp/routes.tsv" "$tmp/rows.tsv" |
+	awk -F'\t' -v col="$1" -v items="${logical[*]}" 'NR == FNR { owner[$1] = $col; next }
+		{ o = owner[$3]; if (items ~ /items/ && $2 % 4 == 0) sub(/\.orders/, ".items", o)
+		  print o "\t" $0 }' "$tmp/routes.tsv" "$tmp/rows.tsv" |
 		sort
 }
 
@@ -354,7 +365,7 @@ except Exception:
 reset() {
 	local s t
 	for s in $(shard_names); do
-		for t in orders orders_0 orders_1; do # whichever MAP left
+		for t in orders orders_0 orders_1 items items_0 items_1; do # whatever was left
 			q "$(shard_url "$s")" "DROP TABLE IF EXISTS $t,
 				reshard_del_$t" >/dev/null 2>&1
 		done
@@ -434,10 +445,12 @@ writer_loop() {
 		from_owner[$key]=$from to_owner[$key]=$to
 	done <"$tmp/routes.tsv"
 	mapfile -t keys < <(cut -f1 "$tmp/routes.tsv" | awk 'NR % 3 == 0')
-	mapfile -t rows < <(awk -F'\t' '$2 % 7 == 0 { print $1 "\t" $2 "\t" $3 }' "$tmp/rows.tsv")
+	# Orders only (an id that is a multiple of 4 may be an item).
+	mapfile -t rows < <(awk -F'\t' '$2 % 7 == 0 && $2 % 4 != 0 { print $1 "\t" $2 "\t" $3 }' "$tmp/rows.tsv")
 	while [ ! -e "$dir/writer.stop" ]; do
 		i=$((i + 1))
-		echo "$i" >"$dir/writer.iter"
+		# Renamed into place: a reader never sees it empty.
+		echo "$i" >"$dir/writer.iter.new" && mv -f "$dir/writer.iter.new" "$dir/writer.iter"
 		note="writer $i: ünïcødé 'q'"
 		amount=$((i * 37 % 100000)).$((i % 10))0
 		if [ $((i % 2)) -eq 1 ]; then
@@ -529,6 +542,7 @@ PY
 writer_checks() {
 	local n
 	n=$(wc -l <"$dir/writer.rejected")
+	[[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] || not_ok "$1: the fenced iterations are known ('$2'..'$3')"
 	check "$1: the writer's writes were refused with the fence message while fenced ($n)" \
 		test "$n" -gt 0
 	check "$1: no write refused outside the fence (iterations $2..$3)" \

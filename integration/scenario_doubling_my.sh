@@ -9,7 +9,7 @@
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
 # Usage: integration/scenario_doubling_my.sh   (ROWS, KEYS: the data size)
-ENGINE=my
+ENGINE=my LOGICAL_TABLES="orders items"
 # shellcheck source=integration/doubling_lib.sh
 . "$(dirname "$0")/doubling_lib.sh"
 begin

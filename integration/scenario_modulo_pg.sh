@@ -9,7 +9,7 @@
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
 # Usage: integration/scenario_modulo_pg.sh   (ROWS, KEYS: the data size)
-ENGINE=pg MAP=modulo
+ENGINE=pg MAP=modulo LOGICAL_TABLES="orders items"
 ROWS=${ROWS:-50000} KEYS=${KEYS:-5000}
 # shellcheck source=integration/doubling_lib.sh
 . "$(dirname "$0")/doubling_lib.sh"
