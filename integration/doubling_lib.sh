@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # integration/doubling_lib.sh: a doubling on real servers, for
-# scenario_doubling_{pg,my}.sh and scenario_modulo_{pg,my}.sh.  Sourced,
+# scenario_doubling_{pg,my}.sh and scenario_modulo.sh.  Sourced,
 # not run.
 #
 # The servers of integration/servers.sh (RESHARD_SERVERS_DIR/env): P
