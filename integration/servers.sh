@@ -14,15 +14,21 @@
 #   integration/servers.sh status [DIR]   one line per server; exit 0 if all up
 #   integration/servers.sh env    [DIR]   print DIR/env (source it, or eval)
 #   integration/servers.sh reset-replicas [pg|my|all] [DIR]
-#                                         rebuild every replica of that engine
-#                                         (default all) from its primary
+#                                         rebuild every replica (and downstream)
+#                                         of that engine (default all) from
+#                                         its primary
 #
 # DIR defaults to $RESHARD_SERVERS_DIR, then /tmp/reshard-servers.  Pair 1
 # uses RESHARD_PG_PRIMARY_PORT (54321), RESHARD_PG_REPLICA_PORT (54322),
 # RESHARD_MY_PRIMARY_PORT (33061) and RESHARD_MY_REPLICA_PORT (33062); pair k
-# uses each of those plus 10*(k-1).  Every wait is bounded by
-# RESHARD_SERVERS_TIMEOUT seconds (30).  See docs/servers.md.  The
-# credentials are for tests only.
+# uses each of those plus 10*(k-1).  With RESHARD_DOWNSTREAM=1 (default 0),
+# pair 1's primaries get a second replica each, in no plan, for the
+# downstream lag of a purge: pg-downstream (a streaming standby, slot
+# pg_downstream) on RESHARD_PG_PRIMARY_PORT + 5 (54326) and my-downstream (a
+# GTID replica, server_id 33) on RESHARD_MY_PRIMARY_PORT + 5 (33066); the
+# pairs' ports end in 1 and 2 (base + 10*(k-1)), so + 5 meets none of them
+# with the default ports.  Every wait is bounded by RESHARD_SERVERS_TIMEOUT
+# seconds (30).  See docs/servers.md.  The credentials are for tests only.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,6 +39,7 @@ MARKER=.reshard-servers        # only a directory holding this file is ever remo
 LOCK=.lock                     # DIR/.lock: held by start, stop and reset-replicas
 MAX_PAIRS=16
 PORT_STEP=10                   # pair k listens on the base ports + PORT_STEP*(k-1)
+DOWNSTREAM_OFFSET=5            # a downstream listens on its primary's port + this
 
 PAIRS=${RESHARD_PAIRS:-2}
 PG_PRIMARY_PORT=${RESHARD_PG_PRIMARY_PORT:-54321}
@@ -40,6 +47,7 @@ PG_REPLICA_PORT=${RESHARD_PG_REPLICA_PORT:-54322}
 MY_PRIMARY_PORT=${RESHARD_MY_PRIMARY_PORT:-33061}
 MY_REPLICA_PORT=${RESHARD_MY_REPLICA_PORT:-33062}
 TIMEOUT=${RESHARD_SERVERS_TIMEOUT:-30}
+DOWNSTREAM=${RESHARD_DOWNSTREAM:-0}
 
 APP_USER=reshard APP_PASSWORD=reshard APP_DB=app
 REPL_USER=replicator REPL_PASSWORD=replicator
@@ -162,11 +170,14 @@ wait_gone() {
 
 # ---- the fleet ----------------------------------------------------------
 #
-# Every server has a name, an engine (pg, my), a role (primary, replica), a
-# pair number, a port, an upstream (a replica's primary, "-" for a primary)
-# and a MariaDB server id ("-" for PostgreSQL).  Pair 1 keeps the names it
-# always had (pg-primary, pg-replica, my-primary, my-replica); pair k > 1
-# appends "-k" (pg-primary-2 ...).  `start` writes the fleet to DIR/layout,
+# Every server has a name, an engine (pg, my), a role (primary, replica,
+# downstream), a pair number, a port, an upstream (a replica's primary, "-"
+# for a primary) and a MariaDB server id ("-" for PostgreSQL).  Pair 1 keeps
+# the names it always had (pg-primary, pg-replica, my-primary, my-replica);
+# pair k > 1 appends "-k" (pg-primary-2 ...).  A downstream (pg-downstream,
+# my-downstream: RESHARD_DOWNSTREAM=1) is a second replica of pair 1's
+# primary that no plan names; everything done to replicas (start, status,
+# reset-replicas, stop) is done to it too: both are standbys.  `start` writes the fleet to DIR/layout,
 # one server a line, and every other command reads it from there, so that
 # stop, status and reset-replicas need neither RESHARD_PAIRS nor the ports.
 
@@ -177,6 +188,9 @@ add_server() { # NAME ENGINE ROLE PAIR PORT UPSTREAM SID
 	NAMES+=("$1")
 	ENGINE[$1]=$2 ROLE[$1]=$3 PAIR[$1]=$4 PORT[$1]=$5 UPSTREAM[$1]=$6 SID[$1]=$7
 }
+
+# is_standby NAME: NAME replicates from an upstream (a replica, a downstream).
+is_standby() { [ "${UPSTREAM[$1]}" != - ]; }
 
 clear_fleet() {
 	NAMES=()
@@ -196,6 +210,10 @@ plan_fleet() {
 		add_server "my-primary$sfx" my primary "$k" $((MY_PRIMARY_PORT + off)) - $((2 * k - 1))
 		add_server "my-replica$sfx" my replica "$k" $((MY_REPLICA_PORT + off)) "my-primary$sfx" $((2 * k))
 	done
+	[ "$DOWNSTREAM" = 1 ] || return 0
+	add_server pg-downstream pg downstream 1 $((PG_PRIMARY_PORT + DOWNSTREAM_OFFSET)) pg-primary -
+	add_server my-downstream my downstream 1 $((MY_PRIMARY_PORT + DOWNSTREAM_OFFSET)) my-primary \
+		$((2 * MAX_PAIRS + 1))
 }
 
 layout_text() {
@@ -232,6 +250,10 @@ check_settings() {
 	if ! is_uint "$PAIRS" || [ "$PAIRS" -lt 1 ] || [ "$PAIRS" -gt "$MAX_PAIRS" ]; then
 		die "RESHARD_PAIRS must be a number from 1 to $MAX_PAIRS, not '$PAIRS'"
 	fi
+	case $DOWNSTREAM in
+	0 | 1) ;;
+	*) die "RESHARD_DOWNSTREAM must be 0 or 1, not '$DOWNSTREAM'" ;;
+	esac
 	for var in PG_PRIMARY_PORT PG_REPLICA_PORT MY_PRIMARY_PORT MY_REPLICA_PORT; do
 		is_uint "${!var}" || die "RESHARD_$var must be a port number, not '${!var}'"
 	done
@@ -243,12 +265,15 @@ check_settings() {
 		fi
 		[ -z "${owner[$port]:-}" ] ||
 			die "$name and ${owner[$port]} would both listen on port $port" \
-				"(pair k listens on the four base ports + $PORT_STEP*(k-1))"
+				"(pair k listens on the four base ports + $PORT_STEP*(k-1)," \
+				"a downstream on its primary's + $DOWNSTREAM_OFFSET)"
 		owner[$port]=$name
 	done
 }
 
 # names_where FIELD=VALUE...: the servers (in fleet order) matching all.
+# Fields: engine, role, and standby (yes: a replica or a downstream, which
+# replicate from an upstream; no: a primary).
 names_where() {
 	local name cond field value ok
 	for name in "${NAMES[@]}"; do
@@ -258,6 +283,7 @@ names_where() {
 			case $field in
 			engine) [ "${ENGINE[$name]}" = "$value" ] || ok=0 ;;
 			role) [ "${ROLE[$name]}" = "$value" ] || ok=0 ;;
+			standby) [ "$(is_standby "$name" && echo yes || echo no)" = "$value" ] || ok=0 ;;
 			esac
 		done
 		[ "$ok" -eq 0 ] || echo "$name"
@@ -414,15 +440,26 @@ pg_primary_start() {
 pg_replica_start() {
 	local name=$1 primary=${UPSTREAM[$1]}
 	parent_alive || exit 1
-	# -R writes primary_conninfo (with the password) and standby.signal;
-	# -C -S creates the replica's slot, which keeps the primary's WAL until
-	# the replica has it.
+	# The replica's slot keeps the primary's WAL until the replica has it.
+	# It is made first, reserving WAL at once: pg_basebackup -C would make
+	# it only after the backup's checkpoint, and the checkpoint of another
+	# backup of the same primary (a replica and a downstream are made at
+	# once) could remove the WAL this backup starts from in between.
+	pg_sql "$primary" "SELECT pg_create_physical_replication_slot('$(pg_slot "$name")', true)" \
+		>>"$DIR/$name-setup.log" 2>&1 ||
+		fail "$name" "cannot create slot $(pg_slot "$name") on $primary"
+	# -R writes primary_conninfo (with the password), primary_slot_name and
+	# standby.signal.
 	as_owner env PGPASSWORD="$REPL_PASSWORD" timeout -k 5 "$TIMEOUT" "$PG_BIN/pg_basebackup" \
 		-h "$HOST" -p "${PORT[$primary]}" -U "$REPL_USER" -w \
-		-D "$(pg_data "$name")" -R -C -S "$(pg_slot "$name")" -X stream \
+		-D "$(pg_data "$name")" -R -S "$(pg_slot "$name")" -X stream \
 		--checkpoint=fast --no-sync >>"$DIR/$name-setup.log" 2>&1 ||
 		fail "$name" "pg_basebackup from $primary (port ${PORT[$primary]}) failed"
 	pg_configure "$name"
+	# A downstream's walsender on the primary is named after it
+	# (pg_stat_replication.application_name); a replica's is "walreceiver".
+	[ "${ROLE[$name]}" != downstream ] ||
+		echo "cluster_name = '$name'" >>"$(pg_data "$name")/postgresql.conf"
 	pg_start "$name"
 	wait_for "$name" "$name to stream from $primary" pg_replica_streaming "$name"
 }
@@ -719,7 +756,7 @@ healthy() {
 	for name in "${NAMES[@]}"; do
 		server_pid "$name" >/dev/null || return 1
 	done
-	for name in $(names_where role=replica); do
+	for name in $(names_where standby=yes); do
 		replica_ok "$name" 2>/dev/null || return 1
 	done
 }
@@ -743,6 +780,7 @@ write_env() {
 			export RESHARD_DB_PASSWORD=$APP_PASSWORD
 			export RESHARD_DB_NAME=$APP_DB
 			export RESHARD_PAIRS=$PAIRS
+			export RESHARD_DOWNSTREAM=$([ -n "$(names_where role=downstream)" ] && echo 1 || echo 0)
 		EOF
 		for name in "${NAMES[@]}"; do
 			[ "${PAIR[$name]}" -eq 1 ] || continue
@@ -766,13 +804,14 @@ write_env() {
 
 # start_engine ENGINE: start the servers of one engine, the two engines at
 # once.  PostgreSQL: every primary at once (initdb, start, roles), then every
-# replica at once (pg_basebackup -R, start, streaming).  MariaDB: the
-# template, then every server at once (a replica needs nothing from its
-# primary to start), then every replica's replication at once.
+# replica and downstream at once (pg_basebackup -R, start, streaming).
+# MariaDB: the template, then every server at once (a replica needs nothing
+# from its primary to start), then every replica's and downstream's
+# replication at once.
 start_engine() {
 	local -a primaries=() replicas=() all=()
 	mapfile -t primaries < <(names_where "engine=$1" role=primary)
-	mapfile -t replicas < <(names_where "engine=$1" role=replica)
+	mapfile -t replicas < <(names_where "engine=$1" standby=yes)
 	case $1 in
 	pg)
 		run_jobs "starting" pg_primary_start "${primaries[@]}" &&
@@ -790,7 +829,7 @@ start_engine() {
 my_server_start() {
 	case ${ROLE[$1]} in
 	primary) my_primary_start "$1" ;;
-	replica) my_start "$1" ;;
+	replica | downstream) my_start "$1" ;;
 	esac
 }
 
@@ -841,19 +880,23 @@ cmd_start() {
 }
 
 # stop_fleet: stop every server of the fleet and any other server found in
-# DIR, replicas first (so that primaries do not wait on their walsenders),
-# each group at once.
+# DIR, replicas and downstreams first (so that primaries do not wait on their
+# walsenders), each group at once.
 stop_fleet() {
 	local name data
 	for data in "$DIR"/pg-*/ "$DIR"/my-*.cnf; do
 		[ -e "$data" ] || continue
 		name=$(basename "$data" .cnf)
-		[ -n "${ENGINE[$name]:-}" ] || add_server "$name" "${name%%-*}" "$(
-			[[ "$name" == *replica* ]] && echo replica || echo primary)" 0 0 - -
+		[ -n "${ENGINE[$name]:-}" ] && continue
+		case $name in
+		*replica*) add_server "$name" "${name%%-*}" replica 0 0 '?' - ;;
+		*downstream*) add_server "$name" "${name%%-*}" downstream 0 0 '?' - ;;
+		*) add_server "$name" "${name%%-*}" primary 0 0 - - ;;
+		esac
 	done
 	local -a replicas=() primaries=()
-	mapfile -t replicas < <(names_where role=replica)
-	mapfile -t primaries < <(names_where role=primary)
+	mapfile -t replicas < <(names_where standby=yes)
+	mapfile -t primaries < <(names_where standby=no)
 	run_jobs "stopping" server_stop "${replicas[@]}" &&
 		run_jobs "stopping" server_stop "${primaries[@]}"
 }
@@ -887,7 +930,7 @@ cmd_status() {
 	for name in "${NAMES[@]}"; do
 		extra=
 		if pid=$(server_pid "$name"); then
-			if [ "${ROLE[$name]}" = replica ]; then
+			if is_standby "$name"; then
 				if replica_ok "$name" 2>/dev/null; then
 					status=replicating
 					[ "${ENGINE[$name]}" = my ] || status=streaming
@@ -933,8 +976,8 @@ cmd_reset_replicas() {
 	lock
 	load_fleet
 	case $engine in
-	pg | my) mapfile -t replicas < <(names_where role=replica "engine=$engine") ;;
-	all) mapfile -t replicas < <(names_where role=replica) ;;
+	pg | my) mapfile -t replicas < <(names_where standby=yes "engine=$engine") ;;
+	all) mapfile -t replicas < <(names_where standby=yes) ;;
 	esac
 	[ ${#replicas[@]} -gt 0 ] || die "no $engine replica in $DIR"
 	for name in "${replicas[@]}"; do
@@ -945,7 +988,7 @@ cmd_reset_replicas() {
 	done
 	[ "$bad" -eq 0 ] || die "reset-replicas changed nothing; restart the servers: $0 start $DIR"
 	cd "$DIR"
-	[ -z "$(names_where engine=my role=replica)" ] || my_template
+	[ -z "$(names_where engine=my standby=yes)" ] || my_template
 	trap on_signal INT TERM
 	run_jobs "reset-replicas" reset_replica "${replicas[@]}" || {
 		log "some replicas may be stopped or half made; run reset-replicas again, or: $0 start $DIR"

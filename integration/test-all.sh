@@ -31,12 +31,18 @@ run_suite "unit tests (asan+ubsan)" \
 	ctest --test-dir build-asan --output-on-failure
 
 # The server scripts themselves: start, replicate, stop, leave nothing.
-run_suite "integration/test_servers.sh" env -u RESHARD_SERVERS_DIR integration/test_servers.sh
+# With pair 1's downstreams (RESHARD_DOWNSTREAM=1); its last part checks
+# the default fleet, without them.
+run_suite "integration/test_servers.sh" env -u RESHARD_SERVERS_DIR RESHARD_DOWNSTREAM=1 \
+	integration/test_servers.sh
 
-# Scenarios share one set of real servers, stopped on any exit.
+# Scenarios share one set of real servers, stopped on any exit, with pair
+# 1's downstream standbys (scenario_downstream_pg.sh throttles purge by
+# one; the others see a primary with a standby of its own).
 scenarios=(integration/scenario_*.sh)
 if [ -e "${scenarios[0]}" ]; then
 	export RESHARD_SERVERS_DIR=${RESHARD_SERVERS_DIR:-/tmp/reshard-servers-$$}
+	export RESHARD_DOWNSTREAM=1
 	trap 'integration/servers.sh stop "$RESHARD_SERVERS_DIR" || true' EXIT
 	integration/servers.sh start "$RESHARD_SERVERS_DIR"
 	for scenario in "${scenarios[@]}"; do

@@ -8,6 +8,10 @@
 # idempotent, that reset-replicas makes promoted replicas replicas again,
 # that a failing reset-replicas says why, that stop leaves nothing running,
 # also after a killed start, and that one pair still works (RESHARD_PAIRS=1).
+# With RESHARD_DOWNSTREAM=1 the fleet also has pair 1's downstreams
+# (pg-downstream, my-downstream): each replicates from pair 1's primary on
+# that primary's port + 5, gets its rows, is rebuilt by reset-replicas and
+# stopped by stop; the last part (one pair) runs without them, as by default.
 # Prints one "ok"/"not ok" line per check and ends with "N passed, M
 # failed"; exits non-zero if any check failed.
 #
@@ -23,6 +27,9 @@ WAIT=20                                 # seconds a replica may take to catch up
 ROWS=100
 export RESHARD_PAIRS=2
 PAIRS=(1 2)
+DOWNSTREAM=${RESHARD_DOWNSTREAM:-0}
+[ "$DOWNSTREAM" = 1 ] || DOWNSTREAM=0
+SERVERS_N=$((8 + 2 * DOWNSTREAM))
 
 if [ -n "${RESHARD_SERVERS_DIR:-}" ]; then
 	DIR=$RESHARD_SERVERS_DIR
@@ -95,7 +102,9 @@ within() {
 	fi
 }
 
-# The first line of every server's pid file, in fleet order.
+# The first line of every server's pid file: the pairs' PostgreSQL servers
+# (lines 1-4), their MariaDB servers (5-8), then, with the downstreams,
+# pg-downstream (9) and my-downstream (10).
 server_pids() {
 	local name
 	for name in pg-primary pg-replica pg-primary-2 pg-replica-2; do
@@ -104,6 +113,9 @@ server_pids() {
 	for name in my-primary my-replica my-primary-2 my-replica-2; do
 		head -n 1 "$DIR/run/$name.pid" 2>/dev/null || echo none
 	done
+	[ "$DOWNSTREAM" = 1 ] || return 0
+	head -n 1 "$DIR/pg-downstream/postmaster.pid" 2>/dev/null || echo none
+	head -n 1 "$DIR/run/my-downstream.pid" 2>/dev/null || echo none
 }
 
 # my_status PORT: SHOW SLAVE STATUS over TCP; has FIELD VALUE greps it.
@@ -126,7 +138,8 @@ check_pg_pair() {
 	check "pg pair $k: primary sees one streaming replica on its slot" \
 		equals "streaming|$slot_prefix$([ "$k" -eq 1 ] || echo "_$k")|t" pg "$p" "
 		SELECT r.state, s.slot_name, s.active FROM pg_stat_replication r
-		JOIN pg_replication_slots s ON s.active_pid = r.pid"
+		JOIN pg_replication_slots s ON s.active_pid = r.pid
+		WHERE s.slot_name <> 'pg_downstream'"
 	check "pg pair $k: system identifiers of primary and replica are equal" equals \
 		"$(pg "$p" "SELECT system_identifier FROM pg_control_system()")" \
 		pg "$r" "SELECT system_identifier FROM pg_control_system()"
@@ -140,6 +153,34 @@ check_my_pair() {
 	check "my pair $k: replica Slave_SQL_Running=Yes" has Slave_SQL_Running Yes
 	check "my pair $k: replica Using_Gtid=Slave_Pos" has Using_Gtid Slave_Pos
 	check "my pair $k: replica Master_Port=$p (its own primary)" has Master_Port "$p"
+}
+
+# Checks that pair 1's downstreams replicate from pair 1's primaries, and
+# hold the N rows named 'pair 1' of the smoke table when given N.
+check_downstreams() {
+	local n=${1:-} pp pd mp md
+	pp=$RESHARD_PG_PRIMARY_PORT pd=$RESHARD_PG_DOWNSTREAM_URL_1
+	check "pg downstream: a hot standby in recovery" equals t pg "$pd" "SELECT pg_is_in_recovery()"
+	check "pg downstream: streams from pair 1's primary (sender_port $pp)" \
+		equals "streaming|$pp" pg "$pd" "SELECT status, sender_port FROM pg_stat_wal_receiver"
+	check "pg downstream: pair 1's primary streams to it on slot pg_downstream" \
+		equals "pg-downstream|streaming|t" pg "$RESHARD_PG_PRIMARY_URL" "
+		SELECT r.application_name, r.state, s.active FROM pg_stat_replication r
+		JOIN pg_replication_slots s ON s.active_pid = r.pid
+		WHERE s.slot_name = 'pg_downstream'"
+	mp=$RESHARD_MY_PRIMARY_PORT md=$RESHARD_MY_DOWNSTREAM_PORT_1
+	status=$(my_status "$md")
+	check "my downstream: Slave_IO_Running=Yes, Slave_SQL_Running=Yes" \
+		eval 'has Slave_IO_Running Yes && has Slave_SQL_Running Yes'
+	check "my downstream: Using_Gtid=Slave_Pos, Master_Port=$mp (pair 1's primary)" \
+		eval "has Using_Gtid Slave_Pos && has Master_Port $mp"
+	[ -n "$n" ] || return 0
+	check "pg downstream: gets pair 1's $n rows" eventually_equals "$n|pair 1" \
+		pg "$pd" "SELECT count(*), string_agg(DISTINCT name, ',') FROM smoke"
+	pos=$(my "$mp" "SELECT @@gtid_binlog_pos") || pos=unknown
+	check "my downstream: reaches GTID $pos and has pair 1's $n rows" \
+		equals "0	$n	pair 1" my "$md" \
+		"SELECT MASTER_GTID_WAIT('$pos', $WAIT), COUNT(*), GROUP_CONCAT(DISTINCT name) FROM smoke"
 }
 
 # -- start ----------------------------------------------------------------
@@ -179,8 +220,18 @@ check "pair 2 ports are pair 1 ports + 10" equals \
 check "servers.sh env prints the env file" \
 	equals "$(cat "$DIR/env")" "$SERVERS" env "$DIR"
 check "servers.sh status: all up" quiet "$SERVERS" status "$DIR"
-check "servers.sh status lists all 8 servers as running" \
-	equals 8 sh -c "'$SERVERS' status '$DIR' | grep -c ': running '"
+check "servers.sh status lists all $SERVERS_N servers as running" \
+	equals "$SERVERS_N" sh -c "'$SERVERS' status '$DIR' | grep -c ': running '"
+if [ "$DOWNSTREAM" = 1 ]; then
+	check "env file: RESHARD_DOWNSTREAM=1, downstreams on pair 1's primary ports + 5" equals \
+		"1 $((RESHARD_PG_PRIMARY_PORT + 5)) $((RESHARD_MY_PRIMARY_PORT + 5))" \
+		echo "${RESHARD_DOWNSTREAM:-} ${RESHARD_PG_DOWNSTREAM_PORT_1:-} ${RESHARD_MY_DOWNSTREAM_PORT:-}"
+	check "env file defines the downstreams' URLs" test -n \
+		"${RESHARD_PG_DOWNSTREAM_URL_1:-}" -a -n "${RESHARD_MY_DOWNSTREAM_URL_1:-}"
+	check "my downstream: server_id 33, log_bin" equals "33	1" \
+		my "$RESHARD_MY_DOWNSTREAM_PORT_1" "SELECT @@server_id, @@log_bin"
+	check_downstreams
+fi
 
 # -- PostgreSQL -----------------------------------------------------------
 slot_prefix=pg_replica
@@ -232,6 +283,7 @@ for k in "${PAIRS[@]}"; do
 	check "my pair $k: replica got its own primary's $ROWS rows" \
 		equals "$ROWS	$sum	pair $k" my "$r" "SELECT COUNT(*), SUM(id), GROUP_CONCAT(DISTINCT name) FROM smoke"
 done
+[ "$DOWNSTREAM" = 1 ] && check_downstreams "$ROWS"
 check "my app user cannot log in with a wrong password" fails \
 	mariadb --no-defaults -h "$RESHARD_HOST" -P "$RESHARD_MY_PRIMARY_PORT" -u "$RESHARD_DB_USER" \
 	-pwrong -e "SELECT 1"
@@ -240,7 +292,7 @@ check "my app user cannot log in with a wrong password" fails \
 pids=$(server_pids | tr '\n' ' ')
 check "second start is a quick no-op" within 5 "$SERVERS" start "$DIR"
 check "second start kept the same server processes" \
-	equals "$pids" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | tr '\n' ' '"
+	equals "$pids" sh -c "$(declare -f server_pids); DIR='$DIR' DOWNSTREAM=$DOWNSTREAM; server_pids | tr '\n' ' '"
 
 # -- promote every replica, then reset-replicas ---------------------------
 promote_all() {
@@ -257,6 +309,7 @@ promote_all() {
 	done
 }
 check "promote every replica and write on it" promote_all
+pids_before_reset=$(server_pids)
 check "servers.sh status after promotion exits non-zero" fails "$SERVERS" status "$DIR"
 t0=$SECONDS
 check "servers.sh reset-replicas (all) in at most 30s" within 30 "$SERVERS" reset-replicas "$DIR"
@@ -288,13 +341,21 @@ for k in "${PAIRS[@]}"; do
 	check "my pair $k: root cannot log in to the reset replica over TCP" fails \
 		mariadb --no-defaults -h "$RESHARD_HOST" -P "$r" -u root -e "SELECT 1"
 done
+if [ "$DOWNSTREAM" = 1 ]; then
+	check "reset-replicas rebuilt both downstreams (new processes)" fails equals \
+		"$(sed -n '9,10p' <<<"$pids_before_reset")" sh -c \
+		"$(declare -f server_pids); DIR='$DIR' DOWNSTREAM=1; server_pids | sed -n '9,10p'"
+	check_downstreams $((ROWS + 1))
+fi
 
 pids=$(server_pids)
 check "servers.sh reset-replicas pg" quiet "$SERVERS" reset-replicas pg "$DIR"
 check "reset-replicas pg left the MariaDB servers alone" \
-	equals "$(sed -n '5,8p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | sed -n '5,8p'"
+	equals "$(sed -n '5,8p;10p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR' DOWNSTREAM=$DOWNSTREAM; server_pids | sed -n '5,8p;10p'"
 check "reset-replicas pg made new PostgreSQL replicas" fails \
 	equals "$(sed -n '2p;4p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR'; server_pids | sed -n '2p;4p'"
+[ "$DOWNSTREAM" = 1 ] && check "reset-replicas pg made a new pg-downstream" fails \
+	equals "$(sed -n '9p' <<<"$pids")" sh -c "$(declare -f server_pids); DIR='$DIR' DOWNSTREAM=1; server_pids | sed -n '9p'"
 check "servers.sh status after reset-replicas pg: all up" quiet "$SERVERS" status "$DIR"
 
 # A reset that cannot work says why and changes nothing.
@@ -323,6 +384,7 @@ for k in "${PAIRS[@]}"; do
 		ports+=("$(var "$v" "$k")")
 	done
 done
+[ "$DOWNSTREAM" = 0 ] || ports+=("$RESHARD_PG_DOWNSTREAM_PORT_1" "$RESHARD_MY_DOWNSTREAM_PORT_1")
 check "servers.sh stop" "$SERVERS" stop "$DIR"
 check "stop removed $DIR" test ! -e "$DIR"
 # A zombie waiting for its parent to reap it is not running.
@@ -351,6 +413,9 @@ check "servers.sh status after stop exits non-zero" fails "$SERVERS" status "$DI
 check "overlapping ports are refused" fails env RESHARD_PG_REPLICA_PORT=$((RESHARD_PG_PRIMARY_PORT + 10)) \
 	"$SERVERS" start "$DIR"
 check "RESHARD_PAIRS=0 is refused" fails env RESHARD_PAIRS=0 "$SERVERS" start "$DIR"
+check "a downstream on a replica's port is refused" fails env RESHARD_DOWNSTREAM=1 \
+	RESHARD_PG_REPLICA_PORT=$((RESHARD_PG_PRIMARY_PORT + 5)) "$SERVERS" start "$DIR"
+check "RESHARD_DOWNSTREAM=yes is refused" fails env RESHARD_DOWNSTREAM=yes "$SERVERS" start "$DIR"
 check "a refused start created nothing" test ! -e "$DIR"
 
 # -- a killed start: stop still cleans up ---------------------------------
@@ -371,10 +436,12 @@ for after in 1 4; do
 	check "stop after a start killed after ${after}s: all ports closed" all_closed
 done
 
-# -- one pair -------------------------------------------------------------
-check "RESHARD_PAIRS=1 start" env RESHARD_PAIRS=1 "$SERVERS" start "$DIR"
+# -- one pair, no downstream (the default) --------------------------------
+check "RESHARD_PAIRS=1 start" env RESHARD_PAIRS=1 RESHARD_DOWNSTREAM=0 "$SERVERS" start "$DIR"
 check "RESHARD_PAIRS=1: status lists 4 servers, all up" \
 	equals 4 sh -c "'$SERVERS' status '$DIR' | grep -c ': running '"
+check "RESHARD_PAIRS=1: env has no downstream" \
+	equals "RESHARD_DOWNSTREAM=0 0" sh -c ". '$DIR/env'; echo RESHARD_DOWNSTREAM=\$RESHARD_DOWNSTREAM \$(grep -c DOWNSTREAM_URL '$DIR/env')"
 check "RESHARD_PAIRS=1: env has pair 1 only" \
 	equals "RESHARD_PAIRS=1 0" sh -c ". '$DIR/env'; echo RESHARD_PAIRS=\$RESHARD_PAIRS \$(grep -c '_2=' '$DIR/env')"
 check "RESHARD_PAIRS=1: replica streams" \

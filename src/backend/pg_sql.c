@@ -772,9 +772,22 @@ const char pg_sql_catch_up[] =
 
 const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";
 
+/* replay_lag is measured when a standby reports and stays as it was
+ * until the next report: a standby that stopped replaying while the
+ * primary was quiet keeps the small lag of its last report, for up to
+ * wal_receiver_status_interval and longer.  So a standby that has not
+ * reported the primary's flushed WAL as replayed is behind by its last
+ * lag plus the time since that report (exact for one that replays
+ * nothing, an upper bound otherwise), and one that has is not behind,
+ * however late its last lag was measured.  Walsenders without a replay
+ * position (pg_basebackup, pg_receivewal) are no standbys. */
 const char pg_sql_downstream_lag[] =
-	"SELECT coalesce(max((extract(epoch FROM replay_lag) * 1000)::bigint), "
-	"-1) FROM pg_catalog.pg_stat_replication";
+	"SELECT coalesce(max((extract(epoch FROM "
+	"  coalesce(replay_lag, interval '0') + "
+	"  greatest(pg_catalog.clock_timestamp() - reply_time, interval '0')) "
+	"  * 1000)::bigint), -1) "
+	"FROM pg_catalog.pg_stat_replication "
+	"WHERE replay_lsn < pg_catalog.pg_current_wal_flush_lsn()";
 
 void
 pg_sql_promote(char *buf, size_t size, int wait_s)

@@ -258,8 +258,9 @@ extern const char pg_sql_catch_up[];
 extern const char pg_sql_in_recovery[];
 
 /* downstream_lag: the largest replay lag in milliseconds of the standbys
- * streaming from this server (pg_stat_replication.replay_lag), -1 when
- * none streams or none lags. */
+ * streaming from this server that have not replayed its flushed WAL
+ * (pg_stat_replication: replay_lag plus the time since their last
+ * report), -1 when none streams or none lags. */
 extern const char pg_sql_downstream_lag[];
 
 /* SELECT pg_promote(true, WAIT_S) into BUF (64 bytes are enough). */

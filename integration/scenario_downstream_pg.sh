@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Purge's throttle on a PostgreSQL primary with a standby of its own: the
+# downstream standby of pair 1 (pg-downstream, in no plan; servers.sh with
+# RESHARD_DOWNSTREAM=1).  A doubling runs up to unfence; then the
+# downstream's replay is paused (pg_wal_replay_pause), p1 writes a little
+# and stays quiet for 2.5 s, as a primary does between unfence and a purge
+# resumed later.  With max_replica_lag_seconds = 1, purge must say that it
+# waits for p1's replicas and delete nothing on p1 while the replay stays
+# paused; after pg_wal_replay_resume it goes on, and at the end every row
+# is exactly once on its owner and the downstream holds what p1 holds.
+# Then the replicas (and the downstream) are made again (reset-replicas).
+#
+# Needs the servers of integration/servers.sh started with
+# RESHARD_DOWNSTREAM=1 (RESHARD_SERVERS_DIR/env).  20-35 s.
+# Usage: integration/scenario_downstream_pg.sh   (ROWS, KEYS: the data size)
+ENGINE=pg
+export ROWS=${ROWS:-20000} KEYS=${KEYS:-2000} BATCH=${BATCH:-500}
+# shellcheck source=integration/doubling_lib.sh
+. "$(dirname "$0")/doubling_lib.sh"
+
+d1=${RESHARD_PG_DOWNSTREAM_URL_1:-}
+p1=$(url_of primary 1)
+
+# p1_rows: how many rows p1's tables hold.
+p1_rows() { q "$p1" "SELECT (SELECT count(*) FROM orders_0) + (SELECT count(*) FROM orders_1)"; }
+# same_as_p1: the downstream holds what p1 holds (a count a table).
+# shellcheck disable=SC2317 # called through check
+same_as_p1() {
+	local t want got tries=100
+	for t in 0 1; do
+		want=$(q "$p1" "SELECT count(*) FROM orders_$t")
+		while got=$(q "$d1" "SELECT count(*) FROM orders_$t" 2>/dev/null) &&
+			[ "$got" != "$want" ] && [ "$tries" -gt 0 ]; do
+			sleep 0.1
+			tries=$((tries - 1))
+		done
+		[ "$got" = "$want" ] || { echo "orders_$t: p1 $want rows, the downstream $got"; return 1; }
+	done
+}
+# waits_said: purge said that it waits for p1's replicas (within 20 s).
+# shellcheck disable=SC2317 # called through check
+waits_said() {
+	local tries=200
+	until grep -q "p1: purge waits: its replicas replay" "$dir/err"; do
+		[ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+}
+
+trap 'rm -rf "$tmp"' EXIT # begin replaces it
+if [ -z "$d1" ]; then
+	bail "a downstream standby: no RESHARD_PG_DOWNSTREAM_URL_1 in the servers env (start them with RESHARD_DOWNSTREAM=1 integration/servers.sh start)"
+fi
+begin
+check "pg downstream: it streams from p1 and has p1's rows" same_as_p1
+fresh throttle "max_replica_lag_seconds = 1;"
+run_reshard 0 "pg downstream: run --until unfence" run plan.cfg --until unfence --yes
+# The downstream sends no hot standby feedback: a feedback message moves
+# pg_stat_replication.reply_time without a new replay report, and so makes
+# the time since the last report look shorter than it is (see
+# docs/postgresql.md, downstream_lag).
+q "$d1" "ALTER SYSTEM SET hot_standby_feedback = off" && q "$d1" "SELECT pg_reload_conf()" >/dev/null
+q "$d1" "SELECT pg_wal_replay_pause()" >/dev/null
+q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
+sleep 2.5
+before=$(p1_rows)
+(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+pid=$!
+check "pg downstream: purge says it waits for p1's replicas" waits_said
+sleep 2
+equals "$(p1_rows)" "$before" \
+	"pg downstream: purge deleted nothing on p1 while the downstream's replay was paused"
+check "pg downstream: purge is still waiting" kill -0 "$pid"
+q "$d1" "SELECT pg_wal_replay_resume()" >/dev/null
+# Once the downstream has replayed everything it reports so at once; the
+# lag it had until then must not hold purge back.
+t0=$(date +%s%N)
+tries=300
+while [ "$(p1_rows)" = "$before" ] && [ $tries -gt 0 ]; do
+	sleep 0.1
+	tries=$((tries - 1))
+done
+waited=$((($(date +%s%N) - t0) / 1000000))
+echo "# purge deleted on p1 again $waited ms after the replay was resumed"
+check "pg downstream: purge deletes again within 3 s of pg_wal_replay_resume" test "$waited" -le 3000
+tries=600
+while kill -0 "$pid" 2>/dev/null && [ $tries -gt 0 ]; do
+	sleep 0.1
+	tries=$((tries - 1))
+done
+kill -0 "$pid" 2>/dev/null && kill "$pid"
+rc=0
+wait "$pid" || rc=$?
+equals "$rc" 0 "pg downstream: the run finishes (exit 0)"
+q "$p1" "DROP TABLE lag_probe"
+same_rows "pg downstream: every row once, on its owner under to, unchanged" 3
+check "pg downstream: the downstream holds what p1 holds" same_as_p1
+finish
