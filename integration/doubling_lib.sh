@@ -673,3 +673,28 @@ promoted_checks() {
 	not_fenced "$e"
 	equals "$(fence_triggers)" 0 "$e: no fence trigger left on any server"
 }
+
+# refusals: the preflight refusals both engines share, each leaving
+# everything as it was: a table without a primary key (exit 1), and, with
+# two pairs or more, a replica of another primary (exit 2).
+refusals() {
+	local e=$ENGINE p1 drop u1 u2
+	p1=$(url_of primary 1)
+	drop="ALTER TABLE ${tables[0]} DROP PRIMARY KEY"
+	[ "$e" = pg ] && drop="ALTER TABLE ${tables[0]} DROP CONSTRAINT ${tables[0]}_pkey"
+	fresh nokey
+	q "$p1" "$drop"
+	run_reshard 1 "$e nokey: a table without a primary key is refused (exit 1)" \
+		run plan.cfg --until preflight --yes
+	refused "$e nokey" "has no primary key"
+	q "$p1" "ALTER TABLE ${tables[0]} ADD PRIMARY KEY (region, id)"
+	[ "$pairs" -ge 2 ] || return 0
+	fresh crossed
+	# r1 and r2 swap servers: the plan is valid, but the server named
+	# r1 replicates from p2's server.
+	u1=$(plan_url replica 1) u2=$(plan_url replica 2)
+	sed -i "s|url = \"$u1\"|url = \"@R1@\"|; s|url = \"$u2\"|url = \"$u1\"|; s|@R1@|$u2|" "$dir/plan.cfg"
+	run_reshard 2 "$e crossed: a replica of another primary is refused (exit 2)" \
+		run plan.cfg --until preflight --yes
+	refused "$e crossed" "r1"
+}

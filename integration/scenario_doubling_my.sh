@@ -40,21 +40,7 @@ q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 0; START SLAVE"
 q "$p1" "DROP TABLE lag_probe"
 check "my lag: replicating again" wait_replicas
 
-fresh nokey
-q "$p1" "ALTER TABLE orders_0 DROP PRIMARY KEY"
-run_reshard 1 "my nokey: a table without a primary key is refused (exit 1)" run plan.cfg --until preflight --yes
-refused "my nokey" "has no primary key"
-q "$p1" "ALTER TABLE orders_0 ADD PRIMARY KEY (region, id)"
-
-if [ "$pairs" -ge 2 ]; then
-	fresh crossed
-	# r1 and r2 swap servers: the plan is valid, but the server named
-	# r1 replicates from p2's server.
-	u1=$(plan_url replica 1) u2=$(plan_url replica 2)
-	sed -i "s|url = \"$u1\"|url = \"@R1@\"|; s|url = \"$u2\"|url = \"$u1\"|; s|@R1@|$u2|" "$dir/plan.cfg"
-	run_reshard 2 "my crossed: a replica of another primary is refused (exit 2)" run plan.cfg --until preflight --yes
-	refused "my crossed" "r1"
-fi
+refusals
 
 # Abort after each step before promote: the fence goes (on MariaDB's
 # replicas through replication: a write of their own would break their
