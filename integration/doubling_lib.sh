@@ -568,6 +568,26 @@ reshard_tables() {
 	done
 }
 
+# aborts STEP...: aborted_after each STEP; a run that is to promote
+# (promote, verify) gets fresh replicas first, since abort leaves the
+# promoted ones independent primaries.  Before promote the fence goes (on
+# MariaDB's replicas through replication: a write of their own would
+# break their GTID replication) and the replicas still replicate.
+aborts() {
+	local step
+	for step in "$@"; do
+		case $step in
+		promote | verify)
+			if ! { reset && load && wait_replicas; }; then
+				not_ok "$ENGINE abort after $step: fresh replicas (servers.sh reset-replicas)"
+				continue
+			fi
+			;;
+		esac
+		aborted_after "$step"
+	done
+}
+
 # aborted_after STEP: a run in a fresh folder, stopped after STEP (a step
 # before publish), then aborted.  Every primary as it was: exactly its
 # rows, no fence trigger, no table of reshard's; no fence on any replica;
