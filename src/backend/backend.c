@@ -274,6 +274,30 @@ backend_keys_on_rows(struct rs_backend *backend, int status,
 	cb(backend, 0, NULL, &out, arg);
 }
 
+/* An optional operation the engine lacks. */
+static int
+backend_unsupported(const struct rs_backend *backend, const char *what,
+                    struct rs_err *err)
+{
+	return backend_fail(backend, err, RS_EUSAGE,
+	                    "%s is not supported on %s shards in this version",
+	                    what, backend->ops->engine);
+}
+
+/* Whether the key columns of T come from BACKEND's reads in another form
+ * than canonical, so that backend_keys_on_rows must convert them. */
+static int
+backend_keys_need_converting(const struct rs_backend *backend,
+                             const struct rs_table_def *t)
+{
+	int convert = 0;
+
+	for (int k = 0;
+	     !backend->ops->keys_canonical && t != NULL && k < t->n_pk; k++)
+		convert |= !backend_key_as_is(t->columns[t->pk[k]].kind);
+	return convert;
+}
+
 int
 backend_read_batch(struct rs_backend *backend,
                    const struct rs_read_request *request, rs_rows_cb cb,
@@ -281,13 +305,8 @@ backend_read_batch(struct rs_backend *backend,
 {
 	const struct rs_table_def *t = request->table;
 	int rc = backend_enter(backend, err);
-	int convert = 0;
 
-	for (int k = 0; rc == 0 && !backend->ops->keys_canonical && t != NULL &&
-	                k < t->n_pk;
-	     k++)
-		convert |= !backend_key_as_is(t->columns[t->pk[k]].kind);
-	if (rc != 0 || !convert)
+	if (rc != 0 || !backend_keys_need_converting(backend, t))
 		return rc != 0 ? rc
 		               : backend->ops->read_batch(backend, request, cb,
 		                                          arg, err);
@@ -299,6 +318,55 @@ backend_read_batch(struct rs_backend *backend,
 	if (rc != 0)
 		backend->keys.cb = NULL;
 	return rc;
+}
+
+int
+backend_read_keys(struct rs_backend *backend,
+                  const struct rs_keys_request *request, rs_rows_cb cb,
+                  void *arg, struct rs_err *err)
+{
+	const struct rs_table_def *t = request->table;
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_supports(backend, RS_CAP_CAPTURE))
+		rc = backend_unsupported(backend, "reading rows by key", err);
+	if (rc != 0 || !backend_keys_need_converting(backend, t))
+		return rc != 0 ? rc
+		               : backend->ops->read_keys(backend, request, cb,
+		                                         arg, err);
+	backend->keys.cb = cb;
+	backend->keys.arg = arg;
+	backend->keys.table = t;
+	rc = backend->ops->read_keys(backend, request, backend_keys_on_rows,
+	                             NULL, err);
+	if (rc != 0)
+		backend->keys.cb = NULL;
+	return rc;
+}
+
+int
+backend_capture(struct rs_backend *backend, const struct rs_table_def *table,
+                int key_column, int on, rs_backend_cb cb, void *arg,
+                struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_supports(backend, RS_CAP_CAPTURE))
+		rc = backend_unsupported(backend, "change capture", err);
+	if (rc == 0 &&
+	    (table == NULL || key_column < 0 || key_column >= table->n_columns))
+		rc = backend_fail(backend, err, RS_EINTERNAL,
+		                  "change capture: bad shard key column (a bug "
+		                  "in the caller)");
+	return rc != 0 ? rc
+	               : backend->ops->capture(backend, table, key_column, on,
+	                                       cb, arg, err);
+}
+
+void
+backend_change_log_name(const char *table, char *buf, size_t size)
+{
+	snprintf(buf, size, "reshard_chg_%s", table);
 }
 
 int
@@ -349,16 +417,6 @@ backend_purge_keys(struct rs_backend *backend, const struct rs_table_def *table,
 	                                          err)
 	               : backend->ops->delete_keys(backend, table, keys, cb,
 	                                           arg, err);
-}
-
-/* An optional operation the engine lacks. */
-static int
-backend_unsupported(const struct rs_backend *backend, const char *what,
-                    struct rs_err *err)
-{
-	return backend_fail(backend, err, RS_EUSAGE,
-	                    "%s is not supported on %s shards in this version",
-	                    what, backend->ops->engine);
 }
 
 int
@@ -609,6 +667,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->release != NULL;
 	case RS_CAP_DOWNSTREAM_LAG:
 		return ops->downstream_lag != NULL;
+	case RS_CAP_CAPTURE:
+		return ops->capture != NULL && ops->read_keys != NULL;
 	}
 	return 0;
 }

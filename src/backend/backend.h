@@ -304,6 +304,62 @@ int backend_delete_log(struct rs_backend *backend,
 /* The name of TABLE's delete log into BUF ("reshard_del_orders_1"). */
 void backend_delete_log_name(const char *table, char *buf, size_t size);
 
+/*
+ * Change capture, for a split (RS_CAP_CAPTURE): the rows a copy has taken
+ * may change under it; capture records which, so that catch-up can copy
+ * them again.
+ *
+ * backend_capture with ON makes TABLE's change log, the table named by
+ * backend_change_log_name ("reshard_chg_orders"), and the row-level
+ * triggers that fill it in the writer's own transaction.  Its columns are
+ * reshard_pos, an integer that increases with every row logged (its
+ * primary key: PostgreSQL an identity column, MariaDB AUTO_INCREMENT,
+ * SQLite INTEGER PRIMARY KEY AUTOINCREMENT), then TABLE's primary key
+ * columns and, when it is not one of them, the shard key column
+ * TABLE->columns[KEY_COLUMN], each with its name and declared type.  An
+ * insert logs NEW's values, a delete OLD's, an update OLD's (when a key
+ * or shard key column changes) and NEW's, OLD first.  Positions need not
+ * become visible in order (PostgreSQL's identity values are taken before
+ * commit): a reader reads the log from its start and trims what it has
+ * applied, it never skips past a position.  With ON = 0, the triggers and
+ * the change log are dropped.  Both idempotent; all or nothing where the
+ * engine has transactional DDL.  Once it has returned, every write
+ * committed to TABLE is in the log: the triggers wait for (PostgreSQL,
+ * MariaDB: take the table's lock) or exclude (SQLite: one writer) the
+ * writers under way.  RS_ESCHEMA when the log's name is too long for
+ * the engine.
+ *
+ * The change log is read with backend_read_batch and trimmed with
+ * backend_delete_keys like any table, after backend_describe of its
+ * name.
+ *
+ * backend_read_keys reads the rows of REQUEST->table whose primary keys
+ * are REQUEST->keys (n_pk canonical values a row): each row found, in key
+ * order, holds the primary key columns (canonical) then REQUEST->columns
+ * in the engine's text form, as backend_read_batch returns them.  Keys
+ * that match no row are left out.  One statement (or, SQLite, one read
+ * transaction), so the rows are one consistent state.  RS_EKEY for a key
+ * the engine cannot hold.
+ */
+int backend_capture(struct rs_backend *backend,
+                    const struct rs_table_def *table, int key_column, int on,
+                    rs_backend_cb cb, void *arg, struct rs_err *err);
+
+/* The name of TABLE's change log into BUF ("reshard_chg_orders_1"). */
+void backend_change_log_name(const char *table, char *buf, size_t size);
+
+struct rs_keys_request {
+	const struct rs_table_def *table;
+	const int *columns; /* indexes into table->columns; NULL when
+	                       n_columns is 0 (key columns only) */
+	int n_columns;
+	const struct rs_rows *keys; /* n_pk canonical values a row */
+};
+
+int backend_read_keys(struct rs_backend *backend,
+                      const struct rs_keys_request *request, rs_rows_cb cb,
+                      void *arg, struct rs_err *err);
+
 /* Whether TABLE carries reshard's fence right now (value 1 or 0). */
 int backend_fenced(struct rs_backend *backend, const char *table,
                    rs_count_cb cb, void *arg, struct rs_err *err);
@@ -383,6 +439,7 @@ enum rs_capability {
 	RS_CAP_MADE_REPLICA,
 	RS_CAP_RELEASE_REPLICA, /* backend_release */
 	RS_CAP_DOWNSTREAM_LAG,  /* backend_downstream_lag */
+	RS_CAP_CAPTURE,         /* backend_capture, backend_read_keys */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

@@ -56,6 +56,13 @@ struct rs_backend_ops {
 	                  rs_backend_cb cb, void *arg, struct rs_err *err);
 	int (*fenced)(struct rs_backend *backend, const char *table,
 	              rs_count_cb cb, void *arg, struct rs_err *err);
+	/* Change capture (a split): both or none. */
+	int (*capture)(struct rs_backend *backend,
+	               const struct rs_table_def *table, int key_column, int on,
+	               rs_backend_cb cb, void *arg, struct rs_err *err);
+	int (*read_keys)(struct rs_backend *backend,
+	                 const struct rs_keys_request *request, rs_rows_cb cb,
+	                 void *arg, struct rs_err *err);
 	/* Replication (a doubling): all five or none. */
 	int (*replica_check)(struct rs_backend *primary,
 	                     struct rs_backend *replica, int max_lag_ms,

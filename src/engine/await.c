@@ -204,6 +204,32 @@ await_read_finish(struct await_waiter *w, struct rs_err *err)
 }
 
 int
+await_read_keys(uv_loop_t *loop, struct rs_backend *backend,
+                const struct rs_keys_request *request, struct rs_rowbuf *out,
+                struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	w.rows = out;
+	return waiter_wait(
+		loop, &w, backend_read_keys(backend, request, on_rows, &w, err),
+		err);
+}
+
+int
+await_capture(uv_loop_t *loop, struct rs_backend *backend,
+              const struct rs_table_def *table, int key_column, int on,
+              struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	return waiter_wait(loop, &w,
+	                   backend_capture(backend, table, key_column, on,
+	                                   on_done, &w, err),
+	                   err);
+}
+
+int
 await_upsert(uv_loop_t *loop, struct rs_backend *backend,
              const struct rs_table_def *table, const struct rs_rows *rows,
              struct rs_err *err)

@@ -86,6 +86,13 @@ int await_mark(uv_loop_t *loop, struct rs_backend *backend,
 int await_delete_log(uv_loop_t *loop, struct rs_backend *backend,
                      const struct rs_table_def *table, int on,
                      struct rs_err *err);
+int await_capture(uv_loop_t *loop, struct rs_backend *backend,
+                  const struct rs_table_def *table, int key_column, int on,
+                  struct rs_err *err);
+/* The rows found by key into OUT (replacing what it held). */
+int await_read_keys(uv_loop_t *loop, struct rs_backend *backend,
+                    const struct rs_keys_request *request,
+                    struct rs_rowbuf *out, struct rs_err *err);
 int await_fenced(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                  int *fenced, struct rs_err *err);
 int await_replica_check(uv_loop_t *loop, struct rs_backend *primary,
