@@ -334,8 +334,9 @@ void backend_delete_log_name(const char *table, char *buf, size_t size);
  * name.
  *
  * backend_read_keys reads the rows of REQUEST->table whose primary keys
- * are REQUEST->keys (n_pk canonical values a row): each row found, in key
- * order, holds the primary key columns (canonical) then REQUEST->columns
+ * are REQUEST->keys (n_pk canonical values a row): each row found (in no
+ * promised order) holds the primary key columns (canonical) then
+ * REQUEST->columns
  * in the engine's text form, as backend_read_batch returns them.  Keys
  * that match no row are left out.  One statement (or, SQLite, one read
  * transaction), so the rows are one consistent state.  RS_EKEY for a key

@@ -96,11 +96,14 @@ struct sqlite_engine {
 	} cb;
 	void *arg;
 	/* Operation inputs. */
-	char *sql;                              /* exec */
-	char *table_name;                       /* describe */
-	const struct rs_read_request *request;  /* read */
-	const struct rs_table_def *write_table; /* upsert, delete */
-	const struct rs_rows *write_rows;       /* upsert, delete */
+	char *sql;                                  /* exec */
+	char *table_name;                           /* describe */
+	const struct rs_read_request *request;      /* read */
+	const struct rs_keys_request *keys_request; /* read_keys, with a
+	                                               request of its own */
+	struct rs_read_request keys_read;           /* … that is this */
+	const struct rs_table_def *write_table;     /* upsert, delete */
+	const struct rs_rows *write_rows;           /* upsert, delete */
 	int unlogged;     /* delete: past the table's delete log (purge_keys) */
 	const char *what; /* script: what it does, for its error */
 	char *replica_path; /* replica check, replicate: its file */
@@ -372,9 +375,9 @@ out:
 }
 
 /* SELECT pk…, cols… FROM t [WHERE (pk…) > (?…)] [AND (pk…) <= (?…)]
- * ORDER BY pk… LIMIT ? */
+ * ORDER BY pk… LIMIT ?; with KEYS, SELECT … FROM t WHERE (pk…) = (?…). */
 static char *
-sqlite_read_sql(const struct rs_read_request *r)
+sqlite_read_sql(const struct rs_read_request *r, int keys)
 {
 	const struct rs_table_def *t = r->table;
 	struct rs_strbuf q = {0};
@@ -388,6 +391,14 @@ sqlite_read_sql(const struct rs_read_request *r)
 	}
 	strbuf_str(&q, " FROM ");
 	sql_ident(&q, t->name);
+	if (keys) {
+		strbuf_str(&q, " WHERE (");
+		sql_columns(&q, t, t->pk, t->n_pk, ", ");
+		strbuf_str(&q, ") = (");
+		sql_params(&q, t->n_pk);
+		strbuf_str(&q, ")");
+		return strbuf_finish(&q);
+	}
 	if (r->after != NULL) {
 		strbuf_str(&q, where);
 		sql_columns(&q, t, t->pk, t->n_pk, ", ");
@@ -633,48 +644,22 @@ sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
 	return 0;
 }
 
-static void
-sqlite_work_read(struct rs_backend *backend)
+/* Worker: step STMT to its end, appending each row (the key columns of T
+ * canonical, as sqlite_key_canonical takes them, then the others) to the
+ * batch being read, which counts *K values so far.  Returns 0, RS_ENOMEM /
+ * RS_EKEY with e->err filled, or RS_EQUERY when a step fails (SQLite's
+ * error still on the connection: sqlite_fail). */
+static int
+sqlite_collect(struct rs_backend *backend, sqlite3_stmt *stmt,
+               const struct rs_table_def *t, size_t *k,
+               struct rs_canon_buf *real, struct rs_canon_buf *key)
 {
 	struct sqlite_engine *e = sqlite_engine(backend);
-	const struct rs_read_request *r = e->request;
-	const struct rs_table_def *t = r->table;
-	char *sql = sqlite_read_sql(r);
-	sqlite3_stmt *stmt = NULL;
-	struct rs_canon_buf real, key;
-	size_t k = 0;
 	int rc;
 
-	canonical_buf_init(&real);
-	canonical_buf_init(&key);
-	e->n_rows = 0;
-	e->n_cols = t->n_pk + r->n_columns;
-	e->arena_len = 0;
-	if (sql == NULL)
-		goto nomem;
-	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		goto fail;
-	{
-		int index = 1;
-
-		for (int b = 0; b < 2; b++) {
-			const struct rs_value *bound = b ? r->upto : r->after;
-
-			for (int i = 0; bound != NULL && i < t->n_pk; i++) {
-				rc = sqlite_bind_canonical(
-					backend, stmt, index++,
-					&t->columns[t->pk[i]], &bound[i]);
-				if (rc != 0)
-					goto failed;
-			}
-		}
-		sqlite3_bind_int(stmt, index, r->limit);
-	}
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (k + (size_t)e->n_cols > e->values_cap) {
-			size_t cap = (k + (size_t)e->n_cols) * 2;
+		if (*k + (size_t)e->n_cols > e->values_cap) {
+			size_t cap = (*k + (size_t)e->n_cols) * 2;
 			size_t *o = realloc(e->offsets, cap * sizeof(size_t));
 
 			if (o == NULL)
@@ -686,23 +671,23 @@ sqlite_work_read(struct rs_backend *backend)
 			e->lens = o;
 			e->values_cap = cap;
 		}
-		for (int c = 0; c < e->n_cols; c++, k++) {
+		for (int c = 0; c < e->n_cols; c++, (*k)++) {
 			const void *bytes = NULL;
 			int n = 0;
 
 			switch (sqlite3_column_type(stmt, c)) {
 			case SQLITE_NULL:
-				e->offsets[k] = (size_t)-1;
-				e->lens[k] = 0;
+				e->offsets[*k] = (size_t)-1;
+				e->lens[*k] = 0;
 				continue;
 			case SQLITE_FLOAT:
-				canonical_buf_clear(&real);
+				canonical_buf_clear(real);
 				if (canonical_double(
 					    sqlite3_column_double(stmt, c),
-					    &real, NULL) != 0)
+					    real, NULL) != 0)
 					goto nomem;
-				bytes = real.data;
-				n = (int)real.len;
+				bytes = real->data;
+				n = (int)real->len;
 				break;
 			case SQLITE_BLOB:
 				bytes = sqlite3_column_blob(stmt, c);
@@ -717,36 +702,99 @@ sqlite_work_read(struct rs_backend *backend)
 				rc = sqlite_key_canonical(
 					backend, t, c,
 					sqlite3_column_type(stmt, c), &bytes,
-					&n, &key);
+					&n, key);
 				if (rc != 0)
-					goto failed;
+					return rc;
 			}
-			e->offsets[k] = e->arena_len;
-			e->lens[k] = (size_t)n;
+			e->offsets[*k] = e->arena_len;
+			e->lens[*k] = (size_t)n;
 			if (sqlite_arena_put(e, bytes, (size_t)n) != 0)
 				goto nomem;
 		}
 		e->n_rows++;
 	}
-	if (rc != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(stmt);
-	canonical_buf_free(&real);
-	canonical_buf_free(&key);
-	return;
+	return rc == SQLITE_DONE ? 0 : RS_EQUERY;
 nomem:
-	rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
-failed: /* RC and e->err say why */
+	return backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+}
+
+/* Worker: read a batch (e->request), or the rows of some keys
+ * (e->keys_request: one lookup a key, all in one read transaction). */
+static void
+sqlite_work_read(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_keys_request *kr = e->keys_request;
+	const struct rs_read_request *r = e->request;
+	const struct rs_table_def *t = r->table;
+	char *sql = sqlite_read_sql(r, kr != NULL);
+	sqlite3_stmt *stmt = NULL;
+	struct rs_canon_buf real, key;
+	int in_txn = 0;
+	size_t k = 0;
+	int rc;
+
+	canonical_buf_init(&real);
+	canonical_buf_init(&key);
+	e->n_rows = 0;
+	e->n_cols = t->n_pk + r->n_columns;
+	e->arena_len = 0;
+	if (sql == NULL) {
+		rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+		goto done;
+	}
+	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+	free(sql);
+	if (rc != SQLITE_OK) {
+		rc = RS_EQUERY;
+		goto done;
+	}
+	if (kr == NULL) {
+		int index = 1;
+
+		for (int b = 0; b < 2; b++) {
+			const struct rs_value *bound = b ? r->upto : r->after;
+
+			for (int i = 0; bound != NULL && i < t->n_pk; i++) {
+				rc = sqlite_bind_canonical(
+					backend, stmt, index++,
+					&t->columns[t->pk[i]], &bound[i]);
+				if (rc != 0)
+					goto done;
+			}
+		}
+		sqlite3_bind_int(stmt, index, r->limit);
+		rc = sqlite_collect(backend, stmt, t, &k, &real, &key);
+		goto done;
+	}
+	if (sqlite3_exec(e->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = RS_EQUERY;
+		goto done;
+	}
+	in_txn = 1;
+	for (int q = 0; rc == 0 && q < kr->keys->n_rows; q++) {
+		const struct rs_value *v =
+			kr->keys->values + (size_t)q * (size_t)t->n_pk;
+
+		for (int i = 0; rc == 0 && i < t->n_pk; i++)
+			rc = sqlite_bind_canonical(backend, stmt, i + 1,
+			                           &t->columns[t->pk[i]],
+			                           &v[i]);
+		if (rc == 0)
+			rc = sqlite_collect(backend, stmt, t, &k, &real, &key);
+		sqlite3_reset(stmt);
+	}
+done:
+	if (rc == RS_EQUERY)
+		rc = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
+	else if (rc == RS_ENOMEM && e->err.code != RS_ENOMEM)
+		rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
 	sqlite3_finalize(stmt);
+	if (in_txn)
+		sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL);
 	canonical_buf_free(&real);
 	canonical_buf_free(&key);
 	e->status = rc;
-	return;
-fail:
-	e->status = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
-	sqlite3_finalize(stmt);
-	canonical_buf_free(&real);
-	canonical_buf_free(&key);
 }
 
 static void
@@ -1539,6 +1587,34 @@ sqlite_read_batch(struct rs_backend *backend,
 	if (rc != 0)
 		return rc;
 	e->request = request;
+	e->keys_request = NULL;
+	e->cb.rows = cb;
+	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
+}
+
+static int
+sqlite_read_keys(struct rs_backend *backend,
+                 const struct rs_keys_request *request, rs_rows_cb cb,
+                 void *arg, struct rs_err *err)
+{
+	int rc = sqlite_check_open(backend, err);
+	struct sqlite_engine *e = sqlite_engine(backend);
+
+	if (rc != 0)
+		return rc;
+	if (request->keys->n_cols != request->table->n_pk)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "read by key of %d values a key from %s, "
+		                    "whose key has %d (a bug)",
+		                    request->keys->n_cols, request->table->name,
+		                    request->table->n_pk);
+	e->keys_read = (struct rs_read_request){
+		.table = request->table,
+		.columns = request->columns,
+		.n_columns = request->n_columns,
+	};
+	e->request = &e->keys_read;
+	e->keys_request = request;
 	e->cb.rows = cb;
 	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
 }
@@ -1821,6 +1897,122 @@ sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	                     cb, arg, err);
 }
 
+/* The columns a change log keeps of TABLE: its key columns, then the
+ * shard key column KEY_COLUMN unless it is one of them.  Into COLS (room
+ * for n_pk + 1); returns how many. */
+static int
+sqlite_change_columns(const struct rs_table_def *table, int key_column,
+                      int *cols)
+{
+	int n = 0, in_pk = 0;
+
+	for (int k = 0; k < table->n_pk; k++) {
+		cols[n++] = table->pk[k];
+		in_pk |= table->pk[k] == key_column;
+	}
+	if (!in_pk)
+		cols[n++] = key_column;
+	return n;
+}
+
+/* Append "INSERT INTO log (cols…) VALUES (ROW.cols…);" to *SQL. */
+static void
+sqlite_change_insert(char **sql, const char *log,
+                     const struct rs_table_def *table, const int *cols, int n,
+                     const char *row)
+{
+	sqlite_script_add(sql, "INSERT INTO \"%w\" (", log);
+	for (int i = 0; i < n; i++)
+		sqlite_script_add(sql, "%s\"%w\"", i ? ", " : "",
+		                  table->columns[cols[i]].name);
+	sqlite_script_add(sql, ") VALUES (");
+	for (int i = 0; i < n; i++)
+		sqlite_script_add(sql, "%s%s.\"%w\"", i ? ", " : "", row,
+		                  table->columns[cols[i]].name);
+	sqlite_script_add(sql, ");");
+}
+
+/* Change capture (backend_capture): the log reshard_chg_<table>, and the
+ * triggers reshard_capture_{i,u,d}_<table> after insert, update and
+ * delete, all made or dropped in one transaction.  The log's columns are
+ * declared as in the table, so its keys bind back as the table's do. */
+static int
+sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
+               int key_column, int on, rs_backend_cb cb, void *arg,
+               struct rs_err *err)
+{
+	static const char *const events[] = {"INSERT", "UPDATE", "DELETE"};
+	static const char tags[] = "iud";
+	char log[300];
+	char *sql = sqlite3_mprintf("%s", "");
+	int *cols = malloc(sizeof(int) * (size_t)(table->n_pk + 1));
+	int n;
+
+	if (cols == NULL) {
+		sqlite3_free(sql);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	n = sqlite_change_columns(table, key_column, cols);
+	backend_change_log_name(table->name, log, sizeof(log));
+	for (int i = 0; i < 3 && !on; i++)
+		sqlite_script_add(&sql,
+		                  "DROP TRIGGER IF EXISTS "
+		                  "\"reshard_capture_%c_%w\";",
+		                  tags[i], table->name);
+	if (!on) {
+		sqlite_script_add(&sql, "DROP TABLE IF EXISTS \"%w\";", log);
+		free(cols);
+		return sqlite_script(backend, sql,
+		                     "removing change capture failed", cb, arg,
+		                     err);
+	}
+	sqlite_script_add(&sql,
+	                  "CREATE TABLE IF NOT EXISTS \"%w\" (reshard_pos "
+	                  "INTEGER PRIMARY KEY AUTOINCREMENT",
+	                  log);
+	for (int i = 0; i < n; i++) {
+		const struct rs_column *c = &table->columns[cols[i]];
+
+		sqlite_script_add(&sql, ", \"%w\" %s", c->name,
+		                  c->type != NULL ? c->type : "");
+	}
+	sqlite_script_add(&sql, ");");
+	for (int i = 0; i < 3; i++) {
+		sqlite_script_add(
+			&sql,
+			"CREATE TRIGGER IF NOT EXISTS "
+			"\"reshard_capture_%c_%w\" AFTER %s ON \"%w\" "
+			"BEGIN ",
+			tags[i], table->name, events[i], table->name);
+		if (i == 1) { /* OLD when a key changes, then NEW */
+			sqlite_script_add(&sql, "INSERT INTO \"%w\" (", log);
+			for (int c = 0; c < n; c++)
+				sqlite_script_add(&sql, "%s\"%w\"",
+				                  c ? ", " : "",
+				                  table->columns[cols[c]].name);
+			sqlite_script_add(&sql, ") SELECT ");
+			for (int c = 0; c < n; c++)
+				sqlite_script_add(&sql, "%sOLD.\"%w\"",
+				                  c ? ", " : "",
+				                  table->columns[cols[c]].name);
+			sqlite_script_add(&sql, " WHERE NOT (");
+			for (int c = 0; c < n; c++)
+				sqlite_script_add(&sql,
+				                  "%sOLD.\"%w\" IS NEW.\"%w\"",
+				                  c ? " AND " : "",
+				                  table->columns[cols[c]].name,
+				                  table->columns[cols[c]].name);
+			sqlite_script_add(&sql, ");");
+		}
+		sqlite_change_insert(&sql, log, table, cols, n,
+		                     i == 2 ? "OLD" : "NEW");
+		sqlite_script_add(&sql, "END;");
+	}
+	free(cols);
+	return sqlite_script(backend, sql, "installing change capture failed",
+	                     cb, arg, err);
+}
+
 /* Queue replication operation OP on BACKEND (connected, its callback
  * set), REPLICA's file as its replica_path when REPLICA is given. */
 static int
@@ -1938,6 +2130,8 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.markers = sqlite_markers,
 	.mark = sqlite_mark,
 	.delete_log = sqlite_delete_log,
+	.capture = sqlite_capture,
+	.read_keys = sqlite_read_keys,
 	.fenced = sqlite_fenced,
 	.replica_check = sqlite_replica_check,
 	.position = sqlite_position,

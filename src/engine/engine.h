@@ -59,6 +59,10 @@ struct rs_strategy_def {
 	/* Replicas become owners (doubling): they carry their primary's
 	 * fence, are checked in preflight and unfenced with it. */
 	int promotes_replicas;
+	/* Copies the rows that move onto shards new in `to` (split):
+	 * preflight checks those targets and refuses rows that would move
+	 * between two sources; purge first removes the change capture. */
+	int copies_movers;
 	/* How many copies of each row exist before purge (for purge's
 	 * progress): 2 after a promotion, 1 after a copy of the movers. */
 	int copies_before_purge;

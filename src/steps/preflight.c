@@ -44,7 +44,110 @@ struct preflight_count {
 	int64_t rows;
 	int64_t misplaced; /* over every table */
 	char first[400];   /* "db0.orders_1" of the first misplaced */
+	int64_t crossed;   /* split: rows that would move to a source */
 };
+
+/* A split copies only onto shards that are not sources (a source's
+ * tables carry its fence and capture, which the copy's writes would meet):
+ * count ROW when its owner under `to` is another source. */
+static int
+preflight_crossing(struct rs_walk *walk, const struct rs_value *row,
+                   struct preflight_count *count, struct rs_err *err)
+{
+	const struct rs_plan *plan = walk->run->plan;
+	struct rs_owner to;
+	char shown[300];
+	int rc;
+
+	if (!walk->run->strategy->copies_movers)
+		return 0;
+	rc = walk_owner(walk, plan->to, &row[walk->key_at], &to, err);
+	if (rc != 0 || to.shard == walk->shard ||
+	    !steps_in_map(plan->from, to.shard))
+		return rc;
+	if (count->crossed++ < 5) {
+		walk_describe_row(walk, row, shown, sizeof(shown));
+		fprintf(stderr, "  %s on %s: %s would move to %s, a source\n",
+		        walk->physical, plan->shards[walk->shard].name, shown,
+		        plan->shards[to.shard].name);
+	}
+	return 0;
+}
+
+/* A split's target: every table of `to` there, able to take the source's
+ * rows (movers_layout_check against the first source's) and empty. */
+static int
+preflight_target_table(struct rs_run *run, int shard, int table, int slot,
+                       const char *physical, void *arg, struct rs_err *err)
+{
+	const int *source = arg;
+	char theirs[RS_PLAN_MAX_NAME + 1];
+	const struct rs_table_def *def, *src;
+	struct rs_backend *backend;
+	int64_t rows = 0;
+	int rc = engine_shard(run, shard, &backend, err);
+
+	(void)slot;
+	engine_physical(run->plan->from, run->plan->tables[table].name, 0,
+	                theirs, sizeof(theirs));
+	if (rc == 0)
+		rc = engine_table(run, *source, theirs, &src, err);
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &def, err);
+	if (rc == RS_ESCHEMA)
+		return backend_fail(
+			backend, err, RS_ESCHEMA,
+			"table %s is missing on %s, a target of the "
+			"copy: create it with the columns and "
+			"primary key of %s on %s",
+			physical, run->plan->shards[shard].name, theirs,
+			run->plan->shards[*source].name);
+	if (rc == 0)
+		rc = movers_layout_check(run, *source, src, shard, def, err);
+	if (rc == 0)
+		rc = await_count(&run->loop, backend, physical, &rows, err);
+	if (rc == 0 && rows > 0)
+		return backend_fail(
+			backend, err, RS_EDATA,
+			"table %s on %s, a target of the copy, already holds "
+			"%lld rows: a target must start empty, or the copy "
+			"would overwrite them.  Empty it (rows of an earlier "
+			"attempt: `reshard abort` removes what it copied), "
+			"then run again; nothing was changed",
+			physical, run->plan->shards[shard].name,
+			(long long)rows);
+	return rc;
+}
+
+/* A split: every shard of `from` stays in `to`, and every target is
+ * ready. */
+static int
+preflight_target(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	if (!steps_is_target(run->plan, shard))
+		return 0;
+	return steps_each_table(run, run->plan->to, shard,
+	                        preflight_target_table, arg, err);
+}
+
+static int
+preflight_targets(struct rs_run *run, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int shards[RS_PLAN_MAX_SHARDS];
+	int n = steps_map_shards(plan->from, shards);
+
+	for (int i = 0; i < n; i++)
+		if (!steps_in_map(plan->to, shards[i]))
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"shard %s is in `from` but not in `to`: a "
+				"split adds shards, it does not remove them "
+				"in this version; keep it in `to`",
+				plan->shards[shards[i]].name);
+	return steps_each_shard(run, plan->to, preflight_target, &shards[0],
+	                        err);
+}
 
 /* Count the rows of a chunk and those that sit on a shard or table that
  * does not own them under `from` (they would be missing after the run:
@@ -71,8 +174,12 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 
 		if (rc != 0)
 			return rc;
-		if (owner.shard == walk->shard && owner.table == walk->slot)
+		if (owner.shard == walk->shard && owner.table == walk->slot) {
+			rc = preflight_crossing(walk, row, count, err);
+			if (rc != 0)
+				return rc;
 			continue;
+		}
 		if (count->misplaced++ == 0)
 			snprintf(count->first, sizeof(count->first), "%s.%s",
 			         plan->shards[walk->shard].name,
@@ -167,11 +274,21 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 	int rc;
 
 	rc = steps_each_shard(run, plan->from, preflight_shard, NULL, err);
+	if (rc == 0 && run->strategy->copies_movers)
+		rc = preflight_targets(run, err);
 	if (rc != 0)
 		return rc;
 	rc = steps_walk_all(run, &spec, err);
 	if (rc != 0)
 		return rc;
+	if (count.crossed > 0)
+		return rs_err_set(
+			err, RS_EUSAGE,
+			"%lld rows would move from one source shard to another "
+			"(examples above): a split copies only onto shards "
+			"that are not in `from` in this version (a ring or "
+			"range growing onto new nodes); nothing was changed",
+			(long long)count.crossed);
 	if (count.misplaced > 0)
 		return rs_err_set(
 			err, RS_EDATA,

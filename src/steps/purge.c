@@ -196,37 +196,6 @@ purge_keys(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return 0;
 }
 
-/* Before a chunk's deletes: while the replicas streaming from the shard
- * (its own, not the plan's) replay more than max_replica_lag_seconds
- * behind, wait, so that purge never floods them further; say so once.  A
- * stop request ends the wait (the walk stops at its next checkpoint). */
-static int
-purge_wait_downstream(struct rs_walk *walk, struct rs_err *err)
-{
-	struct rs_run *run = walk->run;
-	int64_t bound =
-		(int64_t)run->plan->options.max_replica_lag_seconds * 1000;
-	int64_t lag;
-	int said = 0, rc;
-
-	if (!backend_supports(walk->backend, RS_CAP_DOWNSTREAM_LAG))
-		return 0;
-	while ((rc = await_downstream_lag(&run->loop, walk->backend, &lag,
-	                                  err)) == 0 &&
-	       lag > bound && !run->stop_requested) {
-		if (!said)
-			fprintf(stderr,
-			        "  %s: purge waits: its replicas replay %.1f s "
-			        "behind (max_replica_lag_seconds = %d)\n",
-			        run->plan->shards[walk->shard].name,
-			        (double)lag / 1000.0,
-			        run->plan->options.max_replica_lag_seconds);
-		said = 1;
-		await_sleep(&run->loop, 250);
-	}
-	return rc;
-}
-
 static int
 purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
             const struct rs_value *after, const struct rs_value *upto,
@@ -253,7 +222,8 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	if (rc == 0)
 		rc = purge_keys(walk, rows, owners, range.keep, &keys, err);
 	if (rc == 0 && keys.n_rows > 0)
-		rc = purge_wait_downstream(walk, err);
+		rc = steps_wait_downstream(run, walk->backend, walk->shard,
+		                           "purge", err);
 	if (rc == 0 && keys.n_rows > 0) {
 		struct rs_rows del = {keys.n_rows, keys.n_cols, keys.values};
 
@@ -270,6 +240,13 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	free(keys.values);
 	free(owners);
 	return rc;
+}
+
+static int
+purge_uncapture(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	(void)arg;
+	return steps_capture_shard(run, shard, 0, err);
 }
 
 /* A shard deletes only the rows that moved away: chunks that read more of
@@ -291,7 +268,15 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.arg = &kept,
 	};
 	char epoch[32] = "0";
-	int rc = steps_walk_all(run, &spec, err);
+	int rc = 0;
+
+	/* A split's change capture has served: the last change was
+	 * replayed under the fence, and the routing is published. */
+	if (run->strategy->copies_movers)
+		rc = steps_each_shard(run, run->plan->from, purge_uncapture,
+		                      NULL, err);
+	if (rc == 0)
+		rc = steps_walk_all(run, &spec, err);
 
 	if (rc == 0 && kept > 0)
 		fprintf(stderr,

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/await.h"
 #include "engine/streams.h"
@@ -357,4 +358,106 @@ steps_each_new_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			return rc;
 	}
 	return 0;
+}
+
+int
+steps_is_target(const struct rs_plan *plan, int shard)
+{
+	return steps_in_map(plan->to, shard) &&
+	       !steps_in_map(plan->from, shard);
+}
+
+int
+steps_column(const struct rs_table_def *def, const char *name)
+{
+	for (int c = 0; c < def->n_columns; c++)
+		if (strcmp(def->columns[c].name, name) == 0)
+			return c;
+	return -1;
+}
+
+int
+steps_wait_downstream(struct rs_run *run, struct rs_backend *backend, int shard,
+                      const char *what, struct rs_err *err)
+{
+	int64_t bound =
+		(int64_t)run->plan->options.max_replica_lag_seconds * 1000;
+	int64_t lag;
+	int said = 0, rc;
+
+	if (!backend_supports(backend, RS_CAP_DOWNSTREAM_LAG))
+		return 0;
+	while ((rc = await_downstream_lag(&run->loop, backend, &lag, err)) ==
+	               0 &&
+	       lag > bound && !run->stop_requested) {
+		if (!said)
+			fprintf(stderr,
+			        "  %s: %s waits: its replicas replay %.1f s "
+			        "behind (max_replica_lag_seconds = %d)\n",
+			        run->plan->shards[shard].name, what,
+			        (double)lag / 1000.0,
+			        run->plan->options.max_replica_lag_seconds);
+		said = 1;
+		await_sleep(&run->loop, 250);
+	}
+	return rc;
+}
+
+/* The tables of a steps_each_table_stream and what to do with each. */
+struct table_stream {
+	const struct rs_map *map;
+	struct walk_task *tasks;
+	int (*fn)(struct rs_run *run, int shard, int table, int slot,
+	          const char *physical, void *arg, struct rs_err *err);
+	void *arg;
+};
+
+static int
+table_stream_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	const struct table_stream *ts = arg;
+	const struct walk_task *task = &ts->tasks[i];
+	char physical[RS_PLAN_MAX_NAME + 1];
+
+	engine_physical(ts->map, run->plan->tables[task->table].name,
+	                task->slot, physical, sizeof(physical));
+	return ts->fn(run, task->shard, task->table, task->slot, physical,
+	              ts->arg, err);
+}
+
+int
+steps_each_table_stream(struct rs_run *run, const struct rs_map *map,
+                        int (*fn)(struct rs_run *run, int shard, int table,
+                                  int slot, const char *physical, void *arg,
+                                  struct rs_err *err),
+                        void *arg, struct rs_err *err)
+{
+	int shards[RS_PLAN_MAX_SHARDS];
+	int n = steps_map_shards(map, shards);
+	int slots = engine_tables_per_shard(map);
+	int per_shard = run->plan->n_tables * slots;
+	struct table_stream ts = {
+		.map = map,
+		.tasks =
+			malloc(sizeof(*ts.tasks) * (size_t)(n * per_shard + 1)),
+		.fn = fn,
+		.arg = arg,
+	};
+	struct rs_streams_spec spec = {
+		.parallel = run->plan->options.parallel,
+		.own_connections = 1,
+		.task = table_stream_task,
+		.arg = &ts,
+	};
+	int rc;
+
+	if (ts.tasks == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int t = 0; t < per_shard; t++)
+		for (int i = 0; i < n; i++)
+			ts.tasks[spec.n++] = (struct walk_task){
+				shards[i], t / slots, t % slots};
+	rc = streams_run(run, &spec, err);
+	free(ts.tasks);
+	return rc;
 }

@@ -20,6 +20,11 @@ extern const struct rs_step_def step_publish;
 extern const struct rs_step_def step_unfence;
 extern const struct rs_step_def step_purge;
 extern const struct rs_step_def step_final_check;
+/* The split's own (capture.c, copy.c, changes.c). */
+extern const struct rs_step_def step_capture;
+extern const struct rs_step_def step_copy;
+extern const struct rs_step_def step_replay;       /* "catch-up" */
+extern const struct rs_step_def step_final_replay; /* "final-catch-up" */
 
 /* Shared by the steps (steps.c). */
 
@@ -118,5 +123,68 @@ int steps_each_new_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
                                    struct rs_owner owner, void *ctx,
                                    struct rs_err *err),
                          void *ctx, struct rs_err *err);
+
+/* Change capture on (or off) on every source table of SHARD (capture.c;
+ * off also where a table is missing).  Returns 0 or the first error. */
+int steps_capture_shard(struct rs_run *run, int shard, int on,
+                        struct rs_err *err);
+
+/* Whether SHARD is a target of a copy: a node of `to` that is not one of
+ * `from` (a split copies only onto such shards). */
+int steps_is_target(const struct rs_plan *plan, int shard);
+
+/* Call FN for every physical table of every shard of MAP, as up to
+ * options.parallel streams with connections of their own (streams.h).
+ * Returns 0 or the first error. */
+int steps_each_table_stream(struct rs_run *run, const struct rs_map *map,
+                            int (*fn)(struct rs_run *run, int shard, int table,
+                                      int slot, const char *physical, void *arg,
+                                      struct rs_err *err),
+                            void *arg, struct rs_err *err);
+
+/* The index of column NAME in DEF, or -1. */
+int steps_column(const struct rs_table_def *def, const char *name);
+
+/* Before a write to SHARD's BACKEND: while the replicas streaming from
+ * the shard (its own, not the plan's) replay more than
+ * max_replica_lag_seconds behind, wait, so that a copy or a purge never
+ * floods them further; say so once, naming WHAT waits.  A stop request
+ * ends the wait.  Nothing where the engine cannot tell (RS_CAP_DOWNSTREAM_LAG).
+ * Returns 0 or the error of asking. */
+int steps_wait_downstream(struct rs_run *run, struct rs_backend *backend,
+                          int shard, const char *what, struct rs_err *err);
+
+/* movers.c: sending rows to their new owner, across engines. */
+
+/* Whether the table TO_DEF on shard TO_SHARD can receive the rows of
+ * FROM_DEF on FROM_SHARD: the same column names, each of the same
+ * canonical kind, and the same primary key.  Every difference is
+ * printed; then RS_ESCHEMA saying how many, else 0. */
+int movers_layout_check(struct rs_run *run, int from_shard,
+                        const struct rs_table_def *from_def, int to_shard,
+                        const struct rs_table_def *to_def, struct rs_err *err);
+
+/* Upsert the rows ROWS[IDX[0]] … ROWS[IDX[N-1]], read on SRC from table
+ * SRC_DEF (the key columns, then every column, as walks and
+ * backend_read_keys return them), into table PHYSICAL on shard SHARD,
+ * each value made canonical and put in that table's column order (any
+ * engine writes any other's rows), in one transaction.  Waits first for
+ * the shard's own replicas (steps_wait_downstream) and afterwards for
+ * max_rows_per_second.  Returns 0 or the error (RS_EVALUE naming the
+ * value that has no canonical form). */
+int movers_send(struct rs_run *run, struct rs_backend *src,
+                const struct rs_table_def *src_def,
+                const struct rs_rowbuf *rows, const int *idx, int n, int shard,
+                const char *physical, struct rs_err *err);
+
+/* Delete from table PHYSICAL on shard SHARD the rows whose primary keys
+ * are the n_pk values from column AT of ROWS[IDX[0]] … ROWS[IDX[N-1]]
+ * (canonical) and, when KEY (the shard key column's name) is not one of
+ * them, whose shard key is the value after those: a row that came back
+ * with another shard key stays.  Keys not there are ignored.  Returns 0
+ * or the error. */
+int movers_delete(struct rs_run *run, const struct rs_rowbuf *rows, int at,
+                  const int *idx, int n, int shard, const char *physical,
+                  const char *key, struct rs_err *err);
 
 #endif

@@ -9,8 +9,8 @@ strategy_for(const struct rs_plan *plan)
 	switch (plan->strategy) {
 	case RS_STRATEGY_DOUBLING:
 		return &strategy_doubling;
-	case RS_STRATEGY_SPLIT: /* its copy and capture steps are not built */
-		return NULL;
+	case RS_STRATEGY_SPLIT:
+		return &strategy_split;
 	}
 	return NULL;
 }

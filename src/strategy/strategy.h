@@ -11,8 +11,12 @@
 /* Doubling: each source's replica is promoted and owns half its rows. */
 extern const struct rs_strategy_def strategy_doubling;
 
-/* The strategy PLAN asks for, or NULL when this version cannot run it
- * (split: not built yet). */
+/* Split: the rows that move are copied onto new shards, changes
+ * captured and replayed, then a fenced cutover. */
+extern const struct rs_strategy_def strategy_split;
+
+/* The strategy PLAN asks for, or NULL when this version cannot run
+ * it. */
 const struct rs_strategy_def *strategy_for(const struct rs_plan *plan);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # usage: bad usage is refused with exit 2 and a clear message: an unknown
 # --until step, abort of a plan never run, no --yes and no terminal (run
-# stops before promote), a split plan.
+# stops before promote).
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -17,8 +17,5 @@ has err "--yes" "usage: it says to use --yes"
 status_json
 equals "$(step_field catch-up state)/$(step_field promote state)" done/pending \
 	"usage: promote not begun"
-write_plan "$dir" 50 0 routing.cfg split
-run_reshard 2 "usage: run on a split plan is refused (exit 2)" run plan.cfg --yes
-has err 'strategy "split" cannot be run' "usage: the message says split cannot be run yet"
 
 finish

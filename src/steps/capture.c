@@ -1,0 +1,130 @@
+/*
+ * capture: change capture on every source table of a split
+ * (backend_capture), so that the rows the copy has taken and that the
+ * application changes afterwards are known and copied again by catch-up.
+ * Every shard the split touches gets its marker ("copying") first, so that
+ * the run's work on targets is on record before anything is written there.
+ *
+ * The capture is complete once it has returned: each engine's trigger DDL
+ * waits for the writers under way, so a change committed before a chunk of
+ * the copy is read is in the chunk, and one committed after is in the log.
+ * It is removed by purge (no longer needed once the routing is published
+ * and the last change replayed under the fence) and by abort.
+ */
+#include <stdio.h>
+
+#include "engine/marker.h"
+#include "steps/steps.h"
+
+/* Capture on (or off) for one table of a source shard.  Off leaves alone
+ * a table that is not there (an abort after a failed preflight). */
+static int
+capture_table(struct rs_run *run, int shard, int table, int slot,
+              const char *physical, void *arg, struct rs_err *err)
+{
+	const int *on = arg;
+	const struct rs_table_def *def;
+	struct rs_backend *backend;
+	int key, rc = engine_shard(run, shard, &backend, err);
+
+	(void)slot;
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &def, err);
+	if (rc == RS_ESCHEMA && !*on)
+		return 0;
+	if (rc != 0)
+		return rc;
+	key = steps_column(def, run->plan->tables[table].key);
+	if (key < 0)
+		return backend_fail(
+			backend, err, RS_ESCHEMA,
+			"table %s has no column %s, the plan's shard "
+			"key for it",
+			physical, run->plan->tables[table].key);
+	return await_capture(&run->loop, backend, def, key, *on, err);
+}
+
+int
+steps_capture_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+{
+	int rc = steps_each_table(run, run->plan->from, shard, capture_table,
+	                          &on, err);
+
+	if (rc == 0)
+		fprintf(stderr, "  %s: change capture %s\n",
+		        run->plan->shards[shard].name, on ? "on" : "removed");
+	return rc;
+}
+
+/* Mark SHARD as the run's, unless another run's marker is there. */
+static int
+capture_mark(struct rs_run *run, int shard, const struct rs_marker *marker,
+             struct rs_err *err)
+{
+	struct rs_backend *backend;
+	int rc = marker_check_shard(run, shard, err);
+
+	if (rc == 0)
+		rc = engine_shard(run, shard, &backend, err);
+	if (rc == 0 && backend_supports(backend, RS_CAP_MARKERS))
+		rc = await_mark(&run->loop, backend, marker, err);
+	return rc;
+}
+
+static int
+capture_source(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	int rc = capture_mark(run, shard, arg, err);
+
+	return rc != 0 ? rc : steps_capture_shard(run, shard, 1, err);
+}
+
+static int
+capture_target(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	if (!steps_is_target(run->plan, shard))
+		return 0;
+	return capture_mark(run, shard, arg, err);
+}
+
+static int
+capture_run(struct rs_run *run, struct rs_err *err)
+{
+	struct rs_marker marker;
+	int rc;
+
+	marker_fill(run, "copying", 0, &marker);
+	rc = steps_each_shard(run, run->plan->to, capture_target, &marker, err);
+	if (rc == 0)
+		rc = steps_each_shard(run, run->plan->from, capture_source,
+		                      &marker, err);
+	return rc;
+}
+
+static int
+capture_undo_source(struct rs_run *run, int shard, void *arg,
+                    struct rs_err *err)
+{
+	int rc = marker_check_shard(run, shard, err);
+
+	(void)arg;
+	return rc != 0 ? rc : steps_capture_shard(run, shard, 0, err);
+}
+
+/* Abort: capture removed from every source, and every shard's marker
+ * says aborted (the last undo to run: nothing of the run is left). */
+static int
+capture_undo(struct rs_run *run, struct rs_err *err)
+{
+	int rc = steps_each_shard(run, run->plan->from, capture_undo_source,
+	                          NULL, err);
+
+	return rc != 0 ? rc : marker_set_all(run, "aborted", 0, err);
+}
+
+const struct rs_step_def step_capture = {
+	.name = "capture",
+	.summary = "log every change to the source tables",
+	.run = capture_run,
+	.undo = capture_undo,
+};

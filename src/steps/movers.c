@@ -1,0 +1,247 @@
+/*
+ * Sending rows to their new owner (steps.h, "movers.c"): the copy and the
+ * change-log replay of a split write the rows that move into tables that
+ * may be of another engine, with other column orders.  Every value goes
+ * through its canonical form (backend/canonical.h), which every engine's
+ * upsert takes, so PostgreSQL rows land on MariaDB or SQLite exactly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/canonical.h"
+#include "engine/streams.h"
+#include "steps/steps.h"
+
+int
+movers_layout_check(struct rs_run *run, int from_shard,
+                    const struct rs_table_def *from_def, int to_shard,
+                    const struct rs_table_def *to_def, struct rs_err *err)
+{
+	const char *from = run->plan->shards[from_shard].name;
+	const char *to = run->plan->shards[to_shard].name;
+	int differ = 0;
+
+	for (int c = 0; c < from_def->n_columns; c++) {
+		const struct rs_column *mine = &from_def->columns[c];
+		int there = steps_column(to_def, mine->name);
+		const struct rs_column *theirs =
+			there >= 0 ? &to_def->columns[there] : NULL;
+
+		if (theirs == NULL)
+			fprintf(stderr,
+			        "  %s on %s has no column %s (%s on %s): add "
+			        "it\n",
+			        to_def->name, to, mine->name, mine->type, from);
+		else if (theirs->kind != mine->kind)
+			fprintf(stderr,
+			        "  %s.%s is %s (%s) on %s but %s (%s) on %s: "
+			        "give it a type of the same kind\n",
+			        to_def->name, mine->name, theirs->type,
+			        canonical_kind_name(theirs->kind), to,
+			        mine->type, canonical_kind_name(mine->kind),
+			        from);
+		differ += theirs == NULL || theirs->kind != mine->kind;
+	}
+	for (int c = 0; c < to_def->n_columns; c++)
+		if (steps_column(from_def, to_def->columns[c].name) < 0) {
+			fprintf(stderr,
+			        "  %s on %s has a column %s that %s on %s "
+			        "lacks: drop it or add it there\n",
+			        to_def->name, to, to_def->columns[c].name,
+			        from_def->name, from);
+			differ++;
+		}
+	int same_pk = from_def->n_pk == to_def->n_pk;
+
+	for (int k = 0; same_pk && k < from_def->n_pk; k++)
+		same_pk = strcmp(from_def->columns[from_def->pk[k]].name,
+		                 to_def->columns[to_def->pk[k]].name) == 0;
+	if (!same_pk) {
+		fprintf(stderr,
+		        "  %s on %s: the primary key differs from that of %s "
+		        "on %s: make them the same columns in the same "
+		        "order\n",
+		        to_def->name, to, from_def->name, from);
+		differ++;
+	}
+	if (differ > 0)
+		return rs_err_set(
+			err, RS_ESCHEMA,
+			"table %s on %s cannot receive the rows of %s "
+			"on %s: %d difference%s (above); nothing was "
+			"changed",
+			to_def->name, to, from_def->name, from, differ,
+			differ == 1 ? "" : "s");
+	return 0;
+}
+
+/* The canonical rows of a movers_send, in the owner's column order. */
+struct movers_batch {
+	struct rs_canon_buf text;
+	size_t *offsets; /* per value, into text; (size_t)-1 for NULL */
+	struct rs_value *values;
+};
+
+static void
+movers_batch_free(struct movers_batch *b)
+{
+	canonical_buf_free(&b->text);
+	free(b->offsets);
+	free(b->values);
+}
+
+/* Fill B with the chosen rows of ROWS in DST's column order, canonical.
+ * Returns 0 or RS_ENOMEM / RS_EVALUE / RS_ESCHEMA with ERR filled. */
+static int
+movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
+               const struct rs_rowbuf *rows, const int *idx, int n,
+               const struct rs_table_def *dst, struct movers_batch *b,
+               struct rs_err *err)
+{
+	size_t cells = (size_t)n * (size_t)dst->n_columns;
+	int *map = malloc(sizeof(int) * (size_t)(dst->n_columns + 1));
+	int rc = 0;
+
+	canonical_buf_init(&b->text);
+	b->offsets = malloc(sizeof(size_t) * (cells + 1));
+	b->values = malloc(sizeof(struct rs_value) * (cells + 1));
+	if (map == NULL || b->offsets == NULL || b->values == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int c = 0; rc == 0 && c < dst->n_columns; c++) {
+		map[c] = steps_column(src_def, dst->columns[c].name);
+		if (map[c] < 0)
+			rc = backend_fail(src, err, RS_ESCHEMA,
+			                  "table %s has no column %s, which %s "
+			                  "has",
+			                  src_def->name, dst->columns[c].name,
+			                  dst->name);
+	}
+	for (int r = 0; rc == 0 && r < n; r++) {
+		const struct rs_value *row =
+			rowbuf_row(rows, idx[r]) + src_def->n_pk;
+
+		for (int c = 0; rc == 0 && c < dst->n_columns; c++) {
+			const struct rs_value *v = &row[map[c]];
+			size_t at =
+				(size_t)r * (size_t)dst->n_columns + (size_t)c;
+
+			b->offsets[at] = (size_t)-1;
+			b->values[at].len = 0;
+			if (v->text == NULL)
+				continue;
+			b->offsets[at] = b->text.len;
+			rc = canonical_value(src_def->columns[map[c]].kind,
+			                     backend_canon_src(src), v->text,
+			                     v->len, &b->text, err);
+			if (rc == RS_EVALUE) {
+				char why[sizeof(err->message)];
+
+				snprintf(why, sizeof(why), "%s", err->message);
+				rc = backend_fail(src, err, RS_EVALUE,
+				                  "table %s, column %s: %s",
+				                  src_def->name,
+				                  src_def->columns[map[c]].name,
+				                  why);
+			}
+			b->values[at].len = b->text.len - b->offsets[at];
+		}
+	}
+	/* The buffer stops moving once every value is in. */
+	for (size_t i = 0; rc == 0 && i < cells; i++)
+		b->values[i].text = b->offsets[i] == (size_t)-1
+		                            ? NULL
+		                            : b->text.data + b->offsets[i];
+	free(map);
+	return rc;
+}
+
+int
+movers_send(struct rs_run *run, struct rs_backend *src,
+            const struct rs_table_def *src_def, const struct rs_rowbuf *rows,
+            const int *idx, int n, int shard, const char *physical,
+            struct rs_err *err)
+{
+	struct movers_batch batch = {0};
+	const struct rs_table_def *dst;
+	struct rs_backend *target;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = engine_shard(run, shard, &target, err);
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &dst, err);
+	if (rc == 0)
+		rc = movers_convert(src, src_def, rows, idx, n, dst, &batch,
+		                    err);
+	if (rc == 0)
+		rc = steps_wait_downstream(run, target, shard, "the copy", err);
+	if (rc == 0) {
+		struct rs_rows out = {n, dst->n_columns, batch.values};
+
+		rc = await_upsert(&run->loop, target, dst, &out, err);
+	}
+	movers_batch_free(&batch);
+	if (rc == 0)
+		streams_throttle(run, n);
+	return rc;
+}
+
+int
+movers_delete(struct rs_run *run, const struct rs_rowbuf *rows, int at,
+              const int *idx, int n, int shard, const char *physical,
+              const char *key, struct rs_err *err)
+{
+	const struct rs_table_def *dst;
+	struct rs_table_def match;
+	struct rs_backend *target;
+	struct rs_value *keys = NULL;
+	int *pk = NULL, width, rc;
+
+	if (n == 0)
+		return 0;
+	rc = engine_shard(run, shard, &target, err);
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &dst, err);
+	if (rc != 0)
+		return rc;
+	/* The rows to delete are matched on the key columns and, when it
+	 * is not one of them, the shard key: a row that has come back with
+	 * another shard key (copied there from elsewhere) stays. */
+	match = *dst;
+	pk = malloc(sizeof(int) * (size_t)(dst->n_pk + 1));
+	if (pk == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	memcpy(pk, dst->pk, sizeof(int) * (size_t)dst->n_pk);
+	match.pk = pk;
+	if (key != NULL) {
+		int k = steps_column(dst, key), in_pk = 0;
+
+		for (int i = 0; i < dst->n_pk; i++)
+			in_pk |= dst->pk[i] == k;
+		if (k < 0)
+			rc = backend_fail(target, err, RS_ESCHEMA,
+			                  "table %s has no column %s", physical,
+			                  key);
+		else if (!in_pk)
+			pk[match.n_pk++] = k;
+	}
+	width = match.n_pk;
+	if (rc == 0)
+		keys = malloc(sizeof(*keys) * ((size_t)n * (size_t)width + 1));
+	if (rc == 0 && keys == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int r = 0; rc == 0 && r < n; r++)
+		memcpy(&keys[(size_t)r * (size_t)width],
+		       rowbuf_row(rows, idx[r]) + at,
+		       sizeof(*keys) * (size_t)width);
+	if (rc == 0) {
+		struct rs_rows del = {n, width, keys};
+
+		rc = await_delete(&run->loop, target, &match, &del, err);
+	}
+	free(keys);
+	free(pk);
+	return rc;
+}
