@@ -292,7 +292,7 @@ engine_status(const struct rs_plan *plan,
 		}
 		status_time(rec.started_at, started, sizeof(started));
 		status_time(rec.finished_at, finished, sizeof(finished));
-		fprintf(out, "  %-12s %-8s", name, state_names[rec.state]);
+		fprintf(out, "  %-14s %-8s", name, state_names[rec.state]);
 		if (rec.state != RS_STEP_PENDING)
 			fprintf(out,
 			        " %s -> %s, %d attempt%s, %s rows, %lld chunks",
