@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# A split across engines on real servers: a ring of 4 nodes growing to 5
+# (sha256_64, 100 virtual nodes, keys cliente:0 … cliente:N-1).  n0 and n1
+# are databases on pair 1's PostgreSQL primary, n2 and n3 databases on pair
+# 1's MariaDB primary, and the new node n4 is a SQLite file.  Who owns a row
+# comes from tests/reshard_oracle.py (integration/split_data.py), never
+# from reshard.  Sections:
+#   ring     a writer inserting, updating (the shard key too) and deleting
+#            throughout, rows routed by the routing file; kill -9 at seeded
+#            instants until a run completes; every row exact at the end,
+#            n4 holding exactly the oracle's movers, every acknowledged
+#            write present, no capture left
+#   conn     the server kills reshard's connections in the middle of the
+#            copy: the run fails (exit 1), a second one finishes exactly
+#   aborts   abort after every step before publish: every source exactly
+#            as before (dumps equal), n4 empty, no trigger or change log
+#            left, markers aborted
+#   tamper   one copied row changed on n4: verify exits 3 naming it,
+#            nothing purged
+#   refused  a target that holds a row; a target column of another kind
+#   values   NULL and empty strings, emoji, 30-digit decimals, floats,
+#            timestamps with and without zone, booleans, bytes and a
+#            composite key, split PostgreSQL -> MariaDB -> SQLite and
+#            compared with what was written
+# Usage: integration/scenario_split.sh (after integration/servers.sh start).
+set -uo pipefail
+export LC_ALL=C.UTF-8
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+# shellcheck disable=SC1091
+source "${RESHARD_SERVERS_DIR:-/tmp/reshard-servers}/env"
+bin=${RESHARD_BIN:-$root/build/reshard}
+case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
+data="python3 $here/split_data.py"
+rows=${ROWS:-30000}
+tmp=$(mktemp -d /tmp/reshard-split.XXXXXX)
+trap '[ -z "${writer_pid:-}" ] || kill "$writer_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+passed=0 failed=0 writer_pid=''
+pg_app=${RESHARD_PG_PRIMARY_URL:?no PostgreSQL primary in the servers env}
+my_app=${RESHARD_MY_PRIMARY_URL:?no MariaDB primary in the servers env}
+
+ok() { passed=$((passed + 1)) && echo "ok - $1"; }
+not_ok() {
+	failed=$((failed + 1))
+	echo "not ok - $1"
+	[ -n "${2:-}" ] && [ -s "$2" ] && sed 's/^/#   /' "$2" | head -20
+	return 0
+}
+check() { # check NAME COMMAND...
+	local name=$1
+	shift
+	if "$@" >"$tmp/why" 2>&1; then ok "$name"; else not_ok "$name" "$tmp/why"; fi
+}
+equals() { # equals GOT WANT NAME
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		printf 'got  %s\nwant %s\n' "$1" "$2" >"$tmp/why"
+		not_ok "$3" "$tmp/why"
+	fi
+}
+has() { # has FILE TEXT NAME
+	if grep -qF -- "$2" "$1"; then
+		ok "$3"
+	else
+		{ echo "no \"$2\" in:"; cat "$1"; } >"$tmp/why"
+		not_ok "$3" "$tmp/why"
+	fi
+}
+
+# The URL of database DB on the server of APP-URL.
+url_db() { echo "${1%/*}/$2"; }
+pg() { PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -At -F $'\t' -v ON_ERROR_STOP=1 "$1" -c "$2"; }
+my() { # my URL SQL
+	[[ $1 =~ ^mysql://([^:]+):([^@]+)@([^:/]+):([0-9]+)/(.+)$ ]] || return 2
+	mariadb --no-defaults --batch --raw --skip-column-names --local-infile=1 \
+		--default-character-set=utf8mb4 -u "${BASH_REMATCH[1]}" \
+		-p"${BASH_REMATCH[2]}" -h "${BASH_REMATCH[3]}" \
+		-P "${BASH_REMATCH[4]}" "${BASH_REMATCH[5]}" -e "$2"
+}
+engine_of() { case $1 in n0 | n1) echo pg ;; n2 | n3) echo my ;; n4) echo sqlite ;; esac; }
+url_of() { # the URL of node NAME in the current $dir
+	case $1 in
+	n0 | n1) url_db "$pg_app" "split_$1" ;;
+	n2 | n3) url_db "$my_app" "split_$1" ;;
+	n4) echo "$dir/n4.db" ;;
+	esac
+}
+sql_on() { # sql_on NODE SQL
+	case $(engine_of "$1") in
+	pg) pg "$(url_of "$1")" "$2" ;;
+	my) my "$(url_of "$1")" "$2" ;;
+	sqlite) sqlite3 -batch "$(url_of "$1")" "$2" ;;
+	esac
+}
+
+orders_sql() { # the orders table in ENGINE's types
+	case $1 in
+	pg) echo "CREATE TABLE orders (id bigint PRIMARY KEY, customer varchar(40) NOT NULL, amount numeric(12,2), note text)" ;;
+	my) echo "CREATE TABLE orders (id bigint PRIMARY KEY, customer varchar(40) NOT NULL, amount decimal(12,2), note text) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" ;;
+	sqlite) echo "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, amount DECIMAL(12,2), note TEXT)" ;;
+	esac
+}
+
+# fresh NAME N: a folder with the five nodes made again, N rows loaded on
+# their owners under `from`, and the plan.
+fresh() {
+	local s
+	dir=$tmp/$1
+	rm -rf "$dir" && mkdir -p "$dir"
+	for s in n0 n1; do
+		pg "$pg_app" "DROP DATABASE IF EXISTS split_$s WITH (FORCE)" &&
+			pg "$pg_app" "CREATE DATABASE split_$s" || return 1
+	done
+	for s in n2 n3; do
+		my "$my_app" "DROP DATABASE IF EXISTS split_$s; CREATE DATABASE split_$s" || return 1
+	done
+	: >"$dir/nodes.tsv"
+	for s in n0 n1 n2 n3 n4; do
+		printf '%s\t%s\t%s\n' "$s" "$(engine_of "$s")" "$(url_of "$s")" >>"$dir/nodes.tsv"
+		sql_on "$s" "$(orders_sql "$(engine_of "$s")")" || return 1
+	done
+	$data init "$dir" "$2" || return 1
+	for s in n0 n1; do
+		pg "$(url_of $s)" "\\copy orders FROM '$dir/load/$s.tsv'" || return 1
+	done
+	for s in n2 n3; do
+		my "$(url_of $s)" "LOAD DATA LOCAL INFILE '$dir/load/$s.tsv' INTO TABLE orders
+			CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'" || return 1
+	done
+	write_plan "$dir/plan.cfg" ""
+}
+
+# write_plan FILE OPTIONS: the ring 4 -> 5 plan over the nodes.
+write_plan() {
+	local s
+	{
+		echo 'version = 1; name = "ring5"; hash = "sha256_64";'
+		echo 'tables = ( { name = "orders"; key = "customer"; } );'
+		echo 'shards = ('
+		for s in n0 n1 n2 n3 n4; do
+			printf '  { name = "%s"; url = "%s"; }%s\n' "$s" \
+				"$(case $s in n4) echo "sqlite://$dir/n4.db" ;; *) url_of "$s" ;; esac)" \
+				"$([ $s = n4 ] || echo ,)"
+		done
+		echo ');'
+		echo 'from = { map = "ring"; vnodes = 100; nodes = ["n0", "n1", "n2", "n3"]; };'
+		echo 'to   = { map = "ring"; vnodes = 100; nodes = ["n0", "n1", "n2", "n3", "n4"]; };'
+		echo 'strategy = "split";'
+		echo "options = { batch_rows = 500; parallel = 4; $2 };"
+		echo 'publish = { file = "routing.cfg"; };'
+	} >"$1"
+}
+
+run_reshard() { # run_reshard WANT NAME ARGS...
+	local want=$1 name=$2 rc=0
+	shift 2
+	(cd "$dir" && "$bin" "$@") >"$dir/out" 2>"$dir/err" </dev/null || rc=$?
+	if [ "$rc" = "$want" ]; then
+		ok "$name"
+	else
+		{ echo "exit $rc, expected $want; stderr:"; tail -30 "$dir/err"; } >"$tmp/why"
+		not_ok "$name" "$tmp/why"
+	fi
+}
+
+# rows_exact NAME: every row once, on its owner under `to`, as expected
+# (the initial rows with the writer's acknowledged writes).
+rows_exact() {
+	if ! $data expect "$dir" || ! $data actual "$dir"; then
+		not_ok "$1: rows read"
+		return
+	fi
+	if cmp -s "$dir/expected.tsv" "$dir/actual.tsv"; then
+		ok "$1: every row exactly once, on its owner under to, unchanged ($(wc -l <"$dir/actual.tsv") rows)"
+	else
+		diff "$dir/expected.tsv" "$dir/actual.tsv" | head -20 >"$tmp/why"
+		not_ok "$1: every row exactly once, on its owner under to, unchanged" "$tmp/why"
+	fi
+}
+
+# leftovers: reshard's triggers and tables on every node, but its marker.
+leftovers() {
+	local s
+	for s in n0 n1; do
+		pg "$(url_of $s)" "SELECT '$s', tgname FROM pg_trigger WHERE NOT tgisinternal
+			UNION ALL SELECT '$s', tablename FROM pg_tables
+			WHERE tablename LIKE 'reshard%' AND tablename <> 'reshard_marker'"
+	done
+	for s in n2 n3; do
+		my "$(url_of $s)" "SELECT '$s', trigger_name FROM information_schema.triggers
+			WHERE trigger_schema = database() UNION ALL SELECT '$s', table_name
+			FROM information_schema.tables WHERE table_schema = database()
+			AND table_name LIKE 'reshard%' AND table_name <> 'reshard_marker'"
+	done
+	sqlite3 "$dir/n4.db" "SELECT 'n4', name FROM sqlite_master WHERE type = 'trigger'
+		OR (name LIKE 'reshard%' AND name NOT LIKE '%marker%')"
+}
+
+dumps() { # the sources' orders, sorted, one file
+	local s
+	for s in n0 n1; do pg "$(url_of $s)" "SELECT '$s', * FROM orders ORDER BY id"; done
+	for s in n2 n3; do my "$(url_of $s)" "SELECT '$s', orders.* FROM orders ORDER BY id"; done
+}
+
+writer_start() {
+	rm -f "$dir/writer.stop"
+	: >"$dir/writer.log"
+	: >"$dir/writer.rejected"
+	: >"$dir/writer.failed"
+	$data writer "$dir" "$1" &
+	writer_pid=$!
+}
+writer_stop() {
+	touch "$dir/writer.stop"
+	[ -z "$writer_pid" ] || wait "$writer_pid"
+	writer_pid=''
+}
+
+# killed_until_done NAME: `run --yes` killed with SIGKILL at seeded
+# instants until a run completes; where each kill landed is printed.
+killed_until_done() {
+	local attempts=0 rc=1 delay pid killed=()
+	RANDOM=20261204
+	while [ "$rc" -ne 0 ] && [ "$attempts" -lt 30 ]; do
+		attempts=$((attempts + 1))
+		delay=$((300 + RANDOM % (attempts <= 8 ? 1500 : 600 * attempts)))
+		(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>>"$dir/err" </dev/null &
+		pid=$!
+		sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		rc=$?
+		[ "$rc" -ne 0 ] && killed+=("$( (cd "$dir" && "$bin" status plan.cfg \
+			--format json 2>/dev/null) | python3 -S -c 'import json, sys
+try:
+    steps = json.load(sys.stdin)["steps"]
+    run = [s["name"] for s in steps if s["state"] != "done"]
+    print(run[0] if run else "end")
+except Exception:
+    print("start")')@${delay}ms")
+	done
+	echo "# killed in: ${killed[*]}"
+	if [ "$rc" -eq 0 ]; then
+		ok "$1: a run completed after $((attempts - 1)) kills"
+	else
+		not_ok "$1: no run completed in 30 attempts (last exit $rc)" "$dir/err"
+	fi
+}
+
+section_ring() {
+	fresh ring "$rows" || { not_ok "ring: setup"; return; }
+	local movers
+	movers=$($data movers "$dir" | wc -l)
+	run_reshard 0 "ring: dry-run" dry-run plan.cfg --summary --format json
+	equals "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["moved"])' "$dir/out")" \
+		"$movers" "ring: the dry-run's movers are the oracle's ($movers)"
+	writer_start 11
+	killed_until_done "ring"
+	writer_stop
+	rows_exact "ring"
+	equals "$(sql_on n4 "SELECT count(*) FROM orders")" \
+		"$(awk -F'\t' '$1 == "n4"' "$dir/expected.tsv" | wc -l)" "ring: n4 holds its rows and no other"
+	equals "$(leftovers)" "" "ring: no trigger and no change log left on any node"
+	check "ring: the writer's writes were refused only by the fence" test ! -s "$dir/writer.failed"
+	echo "# ring: $(wc -l <"$dir/writer.log") writes acknowledged, $(wc -l <"$dir/writer.rejected") refused by the fence"
+}
+
+section_conn() {
+	fresh conn "$rows" || { not_ok "conn: setup"; return; }
+	write_plan "$dir/plan.cfg" "max_rows_per_second = 20000;"
+	(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+	local pid=$! tries=200
+	until grep -q "step copy .*starting" "$dir/err" || [ $tries -eq 0 ]; do
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	sleep 0.3
+	pg "$pg_app" "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'reshard'" >/dev/null
+	wait "$pid"
+	equals "$?" 1 "conn: connections killed by the server mid-copy: the run fails (exit 1)"
+	run_reshard 0 "conn: run again finishes" run plan.cfg --yes
+	rows_exact "conn"
+}
+
+section_aborts() {
+	local step
+	for step in preflight capture copy catch-up fence final-catch-up verify; do
+		fresh "abort-$step" 3000 || { not_ok "abort $step: setup"; continue; }
+		dumps >"$dir/before"
+		run_reshard 0 "abort $step: run --until $step" run plan.cfg --until "$step" --yes
+		run_reshard 0 "abort $step: abort" abort plan.cfg
+		dumps >"$dir/after"
+		check "abort $step: every source exactly as before" cmp "$dir/before" "$dir/after"
+		equals "$(sql_on n4 "SELECT count(*) FROM orders")" 0 "abort $step: n4 empty"
+		equals "$(leftovers)" "" "abort $step: no trigger and no change log left"
+		if [ "$step" != preflight ]; then
+			equals "$(sql_on n0 "SELECT state FROM reshard_marker")/$(sql_on n2 "SELECT state FROM reshard_marker")/$(sql_on n4 "SELECT state FROM reshard_marker")" \
+				aborted/aborted/aborted "abort $step: the markers say aborted"
+		fi
+	done
+	run_reshard 0 "aborts: a new run after the last abort completes" run plan.cfg --yes
+	rows_exact "aborts"
+	run_reshard 2 "aborts: abort after publish refuses" abort plan.cfg
+}
+
+section_tamper() {
+	fresh tamper 3000 || { not_ok "tamper: setup"; return; }
+	run_reshard 0 "tamper: run --until final-catch-up" run plan.cfg --until final-catch-up --yes
+	local id
+	id=$(sql_on n4 "SELECT id FROM orders ORDER BY id LIMIT 1 OFFSET 10")
+	sql_on n4 "UPDATE orders SET amount = amount + 1 WHERE id = $id"
+	dumps >"$dir/before"
+	run_reshard 3 "tamper: verify finds the changed row (exit 3)" run plan.cfg --yes
+	has "$dir/err" "id $id" "tamper: the message names the row"
+	dumps >"$dir/after"
+	check "tamper: nothing was purged" cmp "$dir/before" "$dir/after"
+}
+
+section_refused() {
+	fresh refused 2000 || { not_ok "refused: setup"; return; }
+	sql_on n4 "INSERT INTO orders VALUES (99999999, 'x', 1, 'there before')"
+	run_reshard 1 "refused: a target that holds a row" run plan.cfg --yes
+	has "$dir/err" "already holds 1 rows" "refused: the message says the target is not empty"
+	equals "$(leftovers)" "" "refused: nothing installed"
+	sql_on n4 "DROP TABLE orders; CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, amount BLOB, note TEXT)"
+	rm -f "$dir"/*.journal*
+	run_reshard 1 "refused: a target column of another kind" run plan.cfg --yes
+	has "$dir/err" "orders.amount is BLOB" "refused: the message names the column and both types"
+}
+
+# values: every kind of value through PostgreSQL -> MariaDB -> SQLite.
+values_sql() {
+	case $1 in
+	pg) echo "CREATE TABLE vals (region text NOT NULL, id bigint NOT NULL, t text, d numeric(30,10), f double precision, ts timestamp(6), tz timestamptz(6), b boolean, by bytea, PRIMARY KEY (region, id))" ;;
+	my) echo "CREATE TABLE vals (region varchar(40) NOT NULL, id bigint NOT NULL, t text, d decimal(30,10), f double, ts datetime(6), tz timestamp(6) NULL, b boolean, \`by\` blob, PRIMARY KEY (region, id)) DEFAULT CHARSET=utf8mb4" ;;
+	sqlite) echo "CREATE TABLE vals (region TEXT NOT NULL, id INTEGER NOT NULL, t TEXT, d DECIMAL(30,10), f DOUBLE, ts TIMESTAMP, tz TIMESTAMPTZ, b BOOLEAN, by BLOB, PRIMARY KEY (region, id))" ;;
+	esac
+}
+section_values() {
+	dir=$tmp/values
+	mkdir -p "$dir"
+	pg "$pg_app" "DROP DATABASE IF EXISTS split_v1 WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE split_v1"
+	my "$my_app" "DROP DATABASE IF EXISTS split_v2; CREATE DATABASE split_v2"
+	local v1 v2 v3=$dir/v3.db
+	v1=$(url_db "$pg_app" split_v1)
+	v2=$(url_db "$my_app" split_v2)
+	pg "$v1" "$(values_sql pg)"
+	my "$v2" "$(values_sql my)"
+	sqlite3 "$v3" "$(values_sql sqlite)"
+	pg "$v1" "INSERT INTO vals VALUES
+		('r1', 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		('r1', 2, '', 0, 0, '2026-01-01 00:00:00', '2026-01-01 00:00:00+00', false, ''),
+		('emoji 🚀', 3, 'été ✓ 🎉', 12345678901234567890.1234567891, 3.141592653589793, '1999-12-31 23:59:59.123456', '2026-06-30 12:00:00.5+02', true, '\\x00ff10'),
+		('l''r', 4, 'quote '' and \\ back', -0.0000000001, -1.5e-300, '2000-02-29 00:00:00.000001', '1970-01-01 00:00:00+00', true, '\\xdeadbeef'),
+		('r2', 5, 'big', 99999999999999999999.9999999999, 1e300, '2038-01-19 03:14:08', '2038-01-19 03:14:07+00', false, '\\x')"
+	PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -At -F $'\t' -P 'null=\N' "$v1" -c "SELECT region, id, t, d, f, to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(tz AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), b, encode(by, 'hex') FROM vals ORDER BY region, id" >"$dir/want"
+	# Plan A: every row from v1 to v2; plan B: every row from v2 to v3.
+	cat >"$dir/a.cfg" <<-EOF
+		version = 1; name = "vals-a"; hash = "sha256_64";
+		tables = ( { name = "vals"; key = "region"; } );
+		shards = ( { name = "v1"; url = "$v1"; }, { name = "v2"; url = "$v2"; } );
+		from = { map = "ranges"; ranges = ( { end = "max"; node = "v1"; } ); };
+		to = { map = "ranges"; ranges = ( { end = 0; node = "v1"; }, { end = "max"; node = "v2"; } ); };
+		strategy = "split";
+		publish = { file = "a.routing.cfg"; };
+	EOF
+	cat >"$dir/b.cfg" <<-EOF
+		version = 1; name = "vals-b"; hash = "sha256_64";
+		tables = ( { name = "vals"; key = "region"; } );
+		shards = ( { name = "v1"; url = "$v1"; }, { name = "v2"; url = "$v2"; }, { name = "v3"; url = "sqlite://$v3"; } );
+		from = { map = "ranges"; ranges = ( { end = 0; node = "v1"; }, { end = "max"; node = "v2"; } ); };
+		to = { map = "ranges"; ranges = ( { end = 0; node = "v1"; }, { end = 1; node = "v2"; }, { end = "max"; node = "v3"; } ); };
+		strategy = "split";
+		publish = { file = "b.routing.cfg"; };
+	EOF
+	run_reshard 0 "values: PostgreSQL -> MariaDB (verify compares them in canonical form)" run a.cfg --yes
+	run_reshard 0 "values: MariaDB -> SQLite" run b.cfg --yes
+	equals "$(pg "$v1" "SELECT count(*) FROM vals")/$(my "$v2" "SELECT count(*) FROM vals")/$(sqlite3 "$v3" "SELECT count(*) FROM vals")" \
+		0/0/5 "values: every row ends on SQLite"
+	if python3 - "$v3" "$dir/want" >"$tmp/why" 2>&1 <<-'PY'
+		import sqlite3, sys
+		from decimal import Decimal
+		got = sqlite3.connect(sys.argv[1]).execute(
+		    "SELECT region, id, t, d, f, ts, tz, b, CASE WHEN by IS NULL THEN NULL ELSE hex(by) END FROM vals ORDER BY region, id").fetchall()
+		want = [l.rstrip("\n").split("\t") for l in open(sys.argv[2], encoding="utf-8")]
+		def norm_ts(v):
+		    v = v.replace("T", " ").rstrip("Z")
+		    if "." not in v:
+		        v += ".000000"
+		    head, frac = v.split(".")
+		    return head + "." + (frac + "000000")[:6]
+		bad = 0
+		for g, w in zip(got, want):
+		    w = [None if x == "\\N" else x for x in w]
+		    checks = [
+		        g[0] == w[0], str(g[1]) == w[1],
+		        g[2] == w[2],
+		        (g[3] is None and w[3] is None) or Decimal(str(g[3])) == Decimal(w[3]),
+		        (g[4] is None and w[4] is None) or float(g[4]) == float(w[4]),
+		        (g[5] is None and w[5] is None) or norm_ts(g[5]) == w[5],
+		        (g[6] is None and w[6] is None) or norm_ts(g[6]) == w[6],
+		        (g[7] is None and w[7] is None) or str(g[7]) == {"t": "1", "f": "0"}[w[7]],
+		        (g[8] is None and w[8] is None) or (g[8] or "").lower() == (w[8] or ""),
+		    ]
+		    if not all(checks):
+		        bad += 1
+		        print("differs:", g, w, checks)
+		sys.exit(1 if bad or len(got) != len(want) else 0)
+	PY
+	then
+		ok "values: every value on SQLite is the one written on PostgreSQL"
+	else
+		not_ok "values: every value on SQLite is the one written on PostgreSQL" "$tmp/why"
+	fi
+}
+
+only=${1:-ring conn aborts tamper refused values}
+for s in $only; do
+	"section_$s"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
