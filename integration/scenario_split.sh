@@ -313,7 +313,7 @@ section_tamper() {
 	sql_on n4 "UPDATE orders SET amount = amount + 1 WHERE id = $id"
 	dumps >"$dir/before"
 	run_reshard 3 "tamper: verify finds the changed row (exit 3)" run plan.cfg --yes
-	has "$dir/err" "id $id" "tamper: the message names the row"
+	has "$dir/err" "(id = '$id')" "tamper: the message names the row"
 	dumps >"$dir/after"
 	check "tamper: nothing was purged" cmp "$dir/before" "$dir/after"
 }
@@ -321,7 +321,7 @@ section_tamper() {
 section_refused() {
 	fresh refused 2000 || { not_ok "refused: setup"; return; }
 	sql_on n4 "INSERT INTO orders VALUES (99999999, 'x', 1, 'there before')"
-	run_reshard 1 "refused: a target that holds a row" run plan.cfg --yes
+	run_reshard 2 "refused: a target that holds a row (exit 2)" run plan.cfg --yes
 	has "$dir/err" "already holds 1 rows" "refused: the message says the target is not empty"
 	equals "$(leftovers)" "" "refused: nothing installed"
 	sql_on n4 "DROP TABLE orders; CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, amount BLOB, note TEXT)"

@@ -89,7 +89,10 @@ def init(d, n):
             s = owner(FROM, customer)
             fields = [str(i), customer, amount, note_field(note)]
             out.write("\t".join([s] + fields) + "\n")
-            files[s].write("\t".join(fields) + "\n")
+            # COPY and LOAD DATA read a backslash as an escape.
+            load = fields[:3] + [fields[3] if note is None
+                                 else note.replace("\\", "\\\\")]
+            files[s].write("\t".join(load) + "\n")
     for f in files.values():
         f.close()
 

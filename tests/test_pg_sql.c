@@ -793,6 +793,100 @@ test_delete_log_long(void **state)
 	                                    "51 bytes)"));
 }
 
+/* Reads by key: the key columns then the columns asked for, the keys as
+ * pg_sql_delete takes them. */
+static void
+test_read_keys(void **state)
+{
+	struct rs_value k[] = {V("eu"), V("1")};
+	struct rs_rows keys = {1, 2, k};
+	int cols[] = {3, 2};
+	struct rs_keys_request r = {&orders, cols, 2, &keys};
+	char *sql, *json;
+
+	(void)state;
+	assert_int_equal(pg_sql_read_keys(&r, &sql, &json, NULL), 0);
+	assert_string_equal(
+		sql, "SELECT \"re\"\"gion\", \"id\", \"note\", \"data\" FROM "
+		     "\"or\"\"ders\" WHERE (\"re\"\"gion\", \"id\") IN (SELECT "
+		     "\"k\".\"re\"\"gion\", \"k\".\"id\" FROM "
+		     "pg_catalog.json_to_recordset($1::pg_catalog.json) AS "
+		     "\"k\" (\"re\"\"gion\" text, \"id\" bigint))");
+	assert_string_equal(json, "[{\"re\\\"gion\":\"eu\",\"id\":\"1\"}]");
+	free(sql);
+	free(json);
+}
+
+/* Change capture of or"ders sharded on "note" (not in its key): the log
+ * keeps the key and "note"; the function logs OLD on delete and on an
+ * update that changes one of them, NEW on insert and update. */
+static void
+test_capture(void **state)
+{
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_capture(&orders, 3, 1, &sql, NULL), 0);
+	assert_string_equal(
+		sql,
+		"CREATE TABLE IF NOT EXISTS \"reshard_chg_or\"\"ders\" "
+		"(reshard_pos bigint GENERATED ALWAYS AS IDENTITY PRIMARY "
+		"KEY, \"re\"\"gion\" text, \"id\" bigint, \"note\" character "
+		"varying(20)); CREATE OR REPLACE FUNCTION "
+		"\"reshard_chg_or\"\"ders\"() RETURNS trigger LANGUAGE plpgsql "
+		"SET search_path FROM CURRENT AS $reshard$BEGIN IF TG_OP = "
+		"'DELETE' OR (TG_OP = 'UPDATE' AND (OLD.\"re\"\"gion\", "
+		"OLD.\"id\", OLD.\"note\") IS DISTINCT FROM "
+		"(NEW.\"re\"\"gion\", NEW.\"id\", NEW.\"note\")) THEN INSERT "
+		"INTO \"reshard_chg_or\"\"ders\" (\"re\"\"gion\", \"id\", "
+		"\"note\") VALUES (OLD.\"re\"\"gion\", OLD.\"id\", "
+		"OLD.\"note\"); END IF; IF TG_OP <> 'DELETE' THEN INSERT INTO "
+		"\"reshard_chg_or\"\"ders\" (\"re\"\"gion\", \"id\", \"note\") "
+		"VALUES (NEW.\"re\"\"gion\", NEW.\"id\", NEW.\"note\"); END "
+		"IF; RETURN NULL; END$reshard$; DROP TRIGGER IF EXISTS "
+		"reshard_capture ON \"or\"\"ders\"; CREATE TRIGGER "
+		"reshard_capture AFTER INSERT OR UPDATE OR DELETE ON "
+		"\"or\"\"ders\" FOR EACH ROW EXECUTE FUNCTION "
+		"\"reshard_chg_or\"\"ders\"(); ALTER TABLE \"or\"\"ders\" "
+		"ENABLE ALWAYS TRIGGER reshard_capture");
+	free(sql);
+	/* Sharded on a key column: the log keeps the key alone. */
+	assert_int_equal(pg_sql_capture(&orders, 0, 1, &sql, NULL), 0);
+	assert_non_null(strstr(sql, "(reshard_pos bigint GENERATED ALWAYS AS "
+	                            "IDENTITY PRIMARY KEY, \"re\"\"gion\" "
+	                            "text, \"id\" bigint); "));
+	free(sql);
+	assert_int_equal(pg_sql_capture(&orders, 3, 0, &sql, NULL), 0);
+	assert_string_equal(sql,
+	                    "DROP TRIGGER IF EXISTS reshard_capture ON "
+	                    "\"or\"\"ders\"; DROP FUNCTION IF EXISTS "
+	                    "\"reshard_chg_or\"\"ders\"(); DROP TABLE IF "
+	                    "EXISTS \"reshard_chg_or\"\"ders\"");
+	free(sql);
+}
+
+/* The change log's name must fit in 63 bytes too. */
+static void
+test_capture_long(void **state)
+{
+	char name[64];
+	struct rs_table_def t = orders;
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	memset(name, 'n', 51);
+	name[51] = '\0';
+	t.name = name;
+	assert_int_equal(pg_sql_capture(&t, 3, 1, &sql, &err), 0);
+	free(sql);
+	name[51] = 'n';
+	name[52] = '\0';
+	assert_int_equal(pg_sql_capture(&t, 3, 1, &sql, &err), RS_ESCHEMA);
+	assert_null(sql);
+	assert_non_null(strstr(err.message, "its change log, reshard_chg_"));
+}
+
 static void
 test_replication_sql(void **state)
 {
@@ -911,6 +1005,7 @@ main(void)
 		cmocka_unit_test(test_delete),
 		cmocka_unit_test(test_delete_input),
 		cmocka_unit_test(test_delete_nul),
+		cmocka_unit_test(test_read_keys),
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_count),
@@ -919,6 +1014,8 @@ main(void)
 		cmocka_unit_test(test_dollar_quote),
 		cmocka_unit_test(test_delete_log),
 		cmocka_unit_test(test_delete_log_long),
+		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_capture_long),
 		cmocka_unit_test(test_replication_sql),
 		cmocka_unit_test(test_sync_listed),
 		cmocka_unit_test(test_conninfo_value),

@@ -1948,6 +1948,7 @@ enum pg_task_kind {
 	PG_TASK_MARKERS,
 	PG_TASK_MARK,
 	PG_TASK_DELETE_LOG,
+	PG_TASK_CAPTURE,
 	PG_TASK_PURGE,
 	PG_TASK_REPLICA_CHECK,
 	PG_TASK_POSITION,
@@ -2166,6 +2167,7 @@ pg_task_report(struct rs_backend *backend, struct pg_task *t, int status,
 	case PG_TASK_FENCE:
 	case PG_TASK_MARK:
 	case PG_TASK_DELETE_LOG:
+	case PG_TASK_CAPTURE:
 	case PG_TASK_PURGE:
 	case PG_TASK_REPLICA_CHECK:
 	case PG_TASK_PROMOTE:
@@ -2917,6 +2919,88 @@ pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	return pg_task_launch(t, at, err);
 }
 
+/* ---- change capture ---- */
+
+/* Change capture of TABLE on or off (see backend_capture and pg_sql.h):
+ * one simple query, so one implicit transaction, all or nothing. */
+static int
+pg_capture(struct rs_backend *backend, const struct rs_table_def *table,
+           int key_column, int on, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct pg_task *t;
+	struct rs_err local;
+	char *sql = NULL;
+	int rc, at;
+
+	if (table == NULL || table->n_pk <= 0)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "change capture of a table without a "
+		                    "primary key (a bug in the caller)");
+	rc = pg_sql_capture(table, key_column, on, &sql, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
+	rc = pg_task_make(backend, NULL, PG_TASK_CAPTURE,
+	                  on ? "installing change capture"
+	                     : "removing change capture",
+	                  &t, err);
+	if (rc != 0) {
+		free(sql);
+		return rc;
+	}
+	at = pg_task_add(t, sql, 0, 0);
+	free(sql);
+	if (at >= 0)
+		t->stmts[at].table = table->name;
+	t->owner->cb.done = cb;
+	t->owner->arg = arg;
+	return pg_task_launch(t, at, err);
+}
+
+/* Read the rows of REQUEST->table whose keys are REQUEST->keys (see
+ * backend_read_keys): one SELECT joining the keys, sent as one JSON
+ * parameter (pg_sql_read_keys), so one snapshot.  No keys still asks the
+ * server, which returns no rows.  Returns 0 and calls CB later, or
+ * RS_ENOMEM / RS_EINTERNAL / RS_ECONNECT / RS_EQUERY (a key PostgreSQL
+ * cannot hold) with ERR filled and CB never called. */
+static int
+pg_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
+             rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	const struct rs_table_def *t = request->table;
+	struct rs_err local;
+	char *sql, *json;
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	if (t == NULL || request->n_columns < 0 ||
+	    (request->n_columns > 0 && request->columns == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "bad read by key (a bug in the caller)");
+	rc = pg_check_delete(backend, t, request->keys, err);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < request->n_columns; i++)
+		if (request->columns[i] < 0 ||
+		    request->columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "bad read by key: no column %d in "
+			                    "table %s (a bug in the caller)",
+			                    request->columns[i], t->name);
+	rc = pg_sql_read_keys(request, &sql, &json, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
+	pg->cb.rows = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_READ, sql, 1, NULL,
+	             (const char *const[]){json}, err);
+	free(sql);
+	free(json);
+	return rc;
+}
+
 /* delete_keys with the delete log's triggers skipped (see
  * backend_purge_keys): BEGIN; SET LOCAL reshard.purging = 'on' (which
  * the triggers' WHEN reads), the DELETE of pg_delete_keys, COMMIT.  Only
@@ -3534,6 +3618,8 @@ const struct rs_backend_ops backend_pg_ops = {
 	.markers = pg_markers,
 	.mark = pg_mark,
 	.delete_log = pg_delete_log,
+	.capture = pg_capture,
+	.read_keys = pg_read_keys,
 	.fenced = pg_fenced,
 	.replica_check = pg_replica_check,
 	.position = pg_position,

@@ -388,26 +388,26 @@ pg_sql_upsert_stmt(const struct pg_sql_upsert *u, int i, const char **sql,
 	*params = u->params + (size_t)first * (size_t)u->n_cols;
 }
 
-int
-pg_sql_delete(const struct rs_table_def *t, const struct rs_rows *keys,
-              char **sql_out, char **json_out, struct rs_err *err)
+/* KEYS (n_pk canonical values a row) as the JSON array of objects that
+ * pg_keys_in reads: [{"k1": "input text", …}, …], into *OUT.  Returns 0,
+ * RS_ENOMEM, or RS_EQUERY (a key with a NUL byte), ERR filled. */
+static int
+pg_keys_json(const struct rs_table_def *t, const struct rs_rows *keys,
+             char **out, struct rs_err *err)
 {
-	struct rs_strbuf sql = {0}, json = {0}, input = {0};
+	struct rs_strbuf json = {0}, input = {0};
 	int rc = 0;
 
-	*sql_out = NULL;
-	*json_out = NULL;
+	*out = NULL;
 	strbuf_str(&json, "[");
-	for (int r = 0; r < keys->n_rows; r++) {
+	for (int r = 0; r < keys->n_rows && rc == 0; r++) {
 		strbuf_str(&json, r > 0 ? ",{" : "{");
-		for (int i = 0; i < t->n_pk; i++) {
+		for (int i = 0; i < t->n_pk && rc == 0; i++) {
 			const struct rs_column *column = &t->columns[t->pk[i]];
 			const struct rs_value *v =
 				&keys->values[(size_t)r * (size_t)t->n_pk + i];
 
 			rc = pg_check_value(t, t->pk[i], r, v, err);
-			if (rc != 0)
-				goto out;
 			if (i > 0)
 				strbuf_str(&json, ",");
 			pg_sql_json(&json, column->name, strlen(column->name));
@@ -424,44 +424,108 @@ pg_sql_delete(const struct rs_table_def *t, const struct rs_rows *keys,
 		strbuf_str(&json, "}");
 	}
 	strbuf_str(&json, "]");
-	strbuf_str(&sql, "DELETE FROM ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, " WHERE (");
+	if (rc == 0 && (json.failed || input.failed))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	free(input.text);
+	if (rc != 0) {
+		free(json.text);
+		return rc;
+	}
+	*out = json.text;
+	return 0;
+}
+
+/* Append the condition that T's key is one of the keys in $1 (made by
+ * pg_keys_json):
+ *
+ *   ("k1", …) IN (SELECT "k"."k1", … FROM pg_catalog.json_to_recordset(
+ *     $1::pg_catalog.json) AS "k" ("k1" TYPE1, …))
+ */
+static void
+pg_keys_in(struct rs_strbuf *sql, const struct rs_table_def *t)
+{
+	strbuf_str(sql, "(");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_sql_ident(&sql, t->columns[t->pk[i]].name);
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, t->columns[t->pk[i]].name);
 	}
-	strbuf_str(&sql, ") IN (SELECT ");
+	strbuf_str(sql, ") IN (SELECT ");
 	for (int i = 0; i < t->n_pk; i++) {
-		strbuf_str(&sql, i > 0 ? ", \"k\"." : "\"k\".");
-		pg_sql_ident(&sql, t->columns[t->pk[i]].name);
+		strbuf_str(sql, i > 0 ? ", \"k\"." : "\"k\".");
+		pg_sql_ident(sql, t->columns[t->pk[i]].name);
 	}
-	strbuf_str(&sql, " FROM pg_catalog.json_to_recordset("
-	                 "$1::pg_catalog.json) AS \"k\" (");
+	strbuf_str(sql, " FROM pg_catalog.json_to_recordset("
+	                "$1::pg_catalog.json) AS \"k\" (");
 	for (int i = 0; i < t->n_pk; i++) {
 		const struct rs_column *column = &t->columns[t->pk[i]];
 
 		if (i > 0)
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, column->name);
+		strbuf_str(sql, " ");
+		strbuf_str(sql, column->type);
+	}
+	strbuf_str(sql, "))");
+}
+
+/* The statement HEAD, then "WHERE" and pg_keys_in, with KEYS as its JSON
+ * parameter: into *SQL_OUT and *JSON_OUT, or RS_ENOMEM / RS_EQUERY with
+ * ERR filled and both NULL. */
+static int
+pg_keys_statement(const struct rs_table_def *t, const struct rs_rows *keys,
+                  struct rs_strbuf *head, char **sql_out, char **json_out,
+                  struct rs_err *err)
+{
+	int rc = pg_keys_json(t, keys, json_out, err);
+
+	*sql_out = NULL;
+	if (rc != 0) {
+		strbuf_clear(head);
+		return rc;
+	}
+	strbuf_str(head, " WHERE ");
+	pg_keys_in(head, t);
+	if ((*sql_out = strbuf_finish(head)) == NULL) {
+		free(*json_out);
+		*json_out = NULL;
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int
+pg_sql_delete(const struct rs_table_def *t, const struct rs_rows *keys,
+              char **sql_out, char **json_out, struct rs_err *err)
+{
+	struct rs_strbuf sql = {0};
+
+	strbuf_str(&sql, "DELETE FROM ");
+	pg_sql_ident(&sql, t->name);
+	return pg_keys_statement(t, keys, &sql, sql_out, json_out, err);
+}
+
+int
+pg_sql_read_keys(const struct rs_keys_request *request, char **sql_out,
+                 char **json_out, struct rs_err *err)
+{
+	const struct rs_table_def *t = request->table;
+	struct rs_strbuf sql = {0};
+
+	strbuf_str(&sql, "SELECT ");
+	for (int i = 0; i < t->n_pk; i++) {
+		if (i > 0)
 			strbuf_str(&sql, ", ");
-		pg_sql_ident(&sql, column->name);
-		strbuf_str(&sql, " ");
-		strbuf_str(&sql, column->type);
+		pg_sql_ident(&sql, t->columns[t->pk[i]].name);
 	}
-	strbuf_str(&sql, "))");
-	if (sql.failed || json.failed || input.failed) {
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
-		goto out;
+	for (int i = 0; i < request->n_columns; i++) {
+		strbuf_str(&sql, ", ");
+		pg_sql_ident(&sql, t->columns[request->columns[i]].name);
 	}
-	*sql_out = sql.text;
-	*json_out = json.text;
-	sql.text = NULL;
-	json.text = NULL;
-out:
-	free(sql.text);
-	free(json.text);
-	free(input.text);
-	return rc;
+	strbuf_str(&sql, " FROM ");
+	pg_sql_ident(&sql, t->name);
+	return pg_keys_statement(t, request->keys, &sql, sql_out, json_out,
+	                         err);
 }
 
 char *
@@ -626,6 +690,20 @@ pg_key_list(struct rs_strbuf *buf, const struct rs_table_def *t,
 	}
 }
 
+/* RS_ESCHEMA: the name LOG of T's WHAT ("delete log") does not fit. */
+static int
+pg_log_name_too_long(const struct rs_table_def *t, const char *what,
+                     const char *log, struct rs_err *err)
+{
+	return rs_err_set(err, RS_ESCHEMA,
+	                  "table %s: the name of its %s, %s, is longer than "
+	                  "PostgreSQL's %d bytes; rename the table (at most "
+	                  "%d bytes) to reshard it",
+	                  t->name, what, log, PG_SQL_NAME_MAX,
+	                  PG_SQL_NAME_MAX - (int)strlen(log) +
+	                          (int)strlen(t->name));
+}
+
 int
 pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
                   struct rs_err *err)
@@ -636,14 +714,7 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	*out = NULL;
 	backend_delete_log_name(t->name, log, sizeof(log));
 	if (strlen(log) > PG_SQL_NAME_MAX)
-		return rs_err_set(err, RS_ESCHEMA,
-		                  "table %s: the name of its delete log, %s, "
-		                  "is longer than PostgreSQL's %d bytes; "
-		                  "rename the table (at most %d bytes) to "
-		                  "reshard it",
-		                  t->name, log, PG_SQL_NAME_MAX,
-		                  PG_SQL_NAME_MAX - (int)strlen(log) +
-		                          (int)strlen(t->name));
+		return pg_log_name_too_long(t, "delete log", log, err);
 	if (!on) {
 		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_dellog ON ");
 		pg_sql_ident(&sql, t->name);
@@ -706,6 +777,120 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	pg_sql_ident(&sql, log);
 	strbuf_str(&sql, "()");
 done:
+	if (body.failed)
+		sql.failed = 1;
+	strbuf_clear(&body);
+	if ((*out = strbuf_finish(&sql)) == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Append "INSERT INTO log (cols…) VALUES (ROW.cols…); " to BODY. */
+static void
+pg_capture_insert(struct rs_strbuf *body, const char *log,
+                  const struct rs_table_def *t, const int *cols, int n,
+                  const char *row)
+{
+	strbuf_str(body, "INSERT INTO ");
+	pg_sql_ident(body, log);
+	strbuf_str(body, " (");
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			strbuf_str(body, ", ");
+		pg_sql_ident(body, t->columns[cols[i]].name);
+	}
+	strbuf_str(body, ") VALUES (");
+	for (int i = 0; i < n; i++) {
+		strbuf_str(body, i > 0 ? ", " : "");
+		strbuf_str(body, row);
+		strbuf_str(body, ".");
+		pg_sql_ident(body, t->columns[cols[i]].name);
+	}
+	strbuf_str(body, "); ");
+}
+
+/* Append "(ROW."c1", …)" for the logged columns to BUF. */
+static void
+pg_capture_row(struct rs_strbuf *buf, const struct rs_table_def *t,
+               const int *cols, int n, const char *row)
+{
+	strbuf_str(buf, "(");
+	for (int i = 0; i < n; i++) {
+		strbuf_str(buf, i > 0 ? ", " : "");
+		strbuf_str(buf, row);
+		strbuf_str(buf, ".");
+		pg_sql_ident(buf, t->columns[cols[i]].name);
+	}
+	strbuf_str(buf, ")");
+}
+
+int
+pg_sql_capture(const struct rs_table_def *t, int key_column, int on,
+               char **out, struct rs_err *err)
+{
+	struct rs_strbuf sql = {0}, body = {0};
+	char log[PG_SQL_NAME_MAX * 2 + 16];
+	int *cols, n = 0, in_pk = 0;
+
+	*out = NULL;
+	backend_change_log_name(t->name, log, sizeof(log));
+	if (strlen(log) > PG_SQL_NAME_MAX)
+		return pg_log_name_too_long(t, "change log", log, err);
+	if ((cols = malloc(sizeof(*cols) * ((size_t)t->n_pk + 1))) == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; i < t->n_pk; i++) {
+		cols[n++] = t->pk[i];
+		in_pk |= t->pk[i] == key_column;
+	}
+	if (!in_pk)
+		cols[n++] = key_column;
+	if (!on) {
+		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_capture ON ");
+		pg_sql_ident(&sql, t->name);
+		strbuf_str(&sql, "; DROP FUNCTION IF EXISTS ");
+		pg_sql_ident(&sql, log);
+		strbuf_str(&sql, "(); DROP TABLE IF EXISTS ");
+		pg_sql_ident(&sql, log);
+		goto done;
+	}
+	strbuf_str(&sql, "CREATE TABLE IF NOT EXISTS ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, " (reshard_pos bigint GENERATED ALWAYS AS IDENTITY "
+	                 "PRIMARY KEY");
+	for (int i = 0; i < n; i++) {
+		strbuf_str(&sql, ", ");
+		pg_sql_ident(&sql, t->columns[cols[i]].name);
+		strbuf_str(&sql, " ");
+		strbuf_str(&sql, t->columns[cols[i]].type);
+	}
+	strbuf_str(&sql, "); CREATE OR REPLACE FUNCTION ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "() RETURNS trigger LANGUAGE plpgsql "
+	                 "SET search_path FROM CURRENT AS ");
+	/* OLD is NULL in an insert's trigger, NEW in a delete's. */
+	strbuf_str(&body, "BEGIN IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' "
+	                  "AND ");
+	pg_capture_row(&body, t, cols, n, "OLD");
+	strbuf_str(&body, " IS DISTINCT FROM ");
+	pg_capture_row(&body, t, cols, n, "NEW");
+	strbuf_str(&body, ") THEN ");
+	pg_capture_insert(&body, log, t, cols, n, "OLD");
+	strbuf_str(&body, "END IF; IF TG_OP <> 'DELETE' THEN ");
+	pg_capture_insert(&body, log, t, cols, n, "NEW");
+	strbuf_str(&body, "END IF; RETURN NULL; END");
+	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
+	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_capture ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, "; CREATE TRIGGER reshard_capture AFTER INSERT OR "
+	                 "UPDATE OR DELETE ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " FOR EACH ROW EXECUTE FUNCTION ");
+	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "(); ALTER TABLE ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " ENABLE ALWAYS TRIGGER reshard_capture");
+done:
+	free(cols);
 	if (body.failed)
 		sql.failed = 1;
 	strbuf_clear(&body);

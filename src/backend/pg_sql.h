@@ -134,6 +134,15 @@ void pg_sql_upsert_free(struct pg_sql_upsert *u);
 int pg_sql_delete(const struct rs_table_def *t, const struct rs_rows *keys,
                   char **sql, char **json, struct rs_err *err);
 
+/* The read of REQUEST (backend_read_keys) with the same key condition:
+ *
+ *   SELECT "k1", …, "c", … FROM "t" WHERE ("k1", …) IN (SELECT … FROM
+ *     pg_catalog.json_to_recordset($1::pg_catalog.json) AS "k" (…))
+ *
+ * into *SQL and its parameter into *JSON; as pg_sql_delete. */
+int pg_sql_read_keys(const struct rs_keys_request *request, char **sql,
+                     char **json, struct rs_err *err);
+
 /* The start of the snapshot scan of COLUMNS (N_COLUMNS >= 1 indexes into
  * T's columns): a REPEATABLE READ READ ONLY transaction and the cursor
  * reshard_scan for the SELECT.  Returns the text, or NULL when out of
@@ -215,6 +224,25 @@ extern const char pg_sql_markers[];
  * log's name would be longer than PG_SQL_NAME_MAX (ERR filled). */
 int pg_sql_delete_log(const struct rs_table_def *t, int on, char **sql,
                       struct rs_err *err);
+
+/*
+ * Change capture of T (backend_capture) on (ON) or off, as one
+ * simple-query text, so one implicit transaction: the change log
+ * reshard_chg_T (backend_change_log_name) with reshard_pos, a bigint
+ * identity primary key, then T's key columns and, unless it is one of
+ * them, the shard key column T->columns[KEY_COLUMN], each of its declared
+ * type; the plpgsql function reshard_chg_T() that logs NEW on insert, OLD
+ * on delete, and on update OLD (when a logged column changes) then NEW;
+ * the row-level trigger reshard_capture (AFTER INSERT OR UPDATE OR
+ * DELETE) on T, ENABLE ALWAYS so that sessions in replica mode are
+ * captured too.  CREATE TRIGGER takes T's SHARE ROW EXCLUSIVE lock, which
+ * waits for every writer under way: once the text has committed, every
+ * later write to T is logged.  Off: the trigger, function and log
+ * dropped, each IF EXISTS.  Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when
+ * the log's name would be longer than PG_SQL_NAME_MAX (ERR filled).
+ */
+int pg_sql_capture(const struct rs_table_def *t, int key_column, int on,
+                   char **sql, struct rs_err *err);
 
 /* The start of purge_keys' transaction. */
 #define PG_SQL_PURGE_BEGIN "BEGIN; SET LOCAL reshard.purging = 'on'"

@@ -173,7 +173,11 @@ marker_refuse_behind(struct rs_run *run, int shard, const struct rs_marker *m,
 int
 marker_past_publish(const struct rs_marker *m)
 {
-	return strcmp(m->state, "fenced") != 0 &&
+	/* Before publish a run's markers say "copying" (a split), "fenced"
+	 * or "aborted"; any other state, even one a later version adds, is
+	 * taken as past it, the side that refuses more. */
+	return strcmp(m->state, "copying") != 0 &&
+	       strcmp(m->state, "fenced") != 0 &&
 	       strcmp(m->state, "aborted") != 0;
 }
 
