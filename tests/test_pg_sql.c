@@ -857,11 +857,10 @@ test_capture(void **state)
 	                            "text, \"id\" bigint); "));
 	free(sql);
 	assert_int_equal(pg_sql_capture(&orders, 3, 0, &sql, NULL), 0);
-	assert_string_equal(sql,
-	                    "DROP TRIGGER IF EXISTS reshard_capture ON "
-	                    "\"or\"\"ders\"; DROP FUNCTION IF EXISTS "
-	                    "\"reshard_chg_or\"\"ders\"(); DROP TABLE IF "
-	                    "EXISTS \"reshard_chg_or\"\"ders\"");
+	assert_string_equal(sql, "DROP TRIGGER IF EXISTS reshard_capture ON "
+	                         "\"or\"\"ders\"; DROP FUNCTION IF EXISTS "
+	                         "\"reshard_chg_or\"\"ders\"(); DROP TABLE IF "
+	                         "EXISTS \"reshard_chg_or\"\"ders\"");
 	free(sql);
 }
 

@@ -2994,8 +2994,8 @@ pg_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
 		return pg_sql_failed(backend, err, rc, &local);
 	pg->cb.rows = cb;
 	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_READ, sql, 1, NULL,
-	             (const char *const[]){json}, err);
+	rc = pg_send(pg, PG_OP_READ, sql, 1, NULL, (const char *const[]){json},
+	             err);
 	free(sql);
 	free(json);
 	return rc;

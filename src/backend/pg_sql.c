@@ -825,8 +825,8 @@ pg_capture_row(struct rs_strbuf *buf, const struct rs_table_def *t,
 }
 
 int
-pg_sql_capture(const struct rs_table_def *t, int key_column, int on,
-               char **out, struct rs_err *err)
+pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
+               struct rs_err *err)
 {
 	struct rs_strbuf sql = {0}, body = {0};
 	char log[PG_SQL_NAME_MAX * 2 + 16];

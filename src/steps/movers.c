@@ -25,15 +25,18 @@ movers_layout_check(struct rs_run *run, int from_shard,
 	for (int c = 0; c < from_def->n_columns; c++) {
 		const struct rs_column *mine = &from_def->columns[c];
 		int there = steps_column(to_def, mine->name);
-		const struct rs_column *theirs =
-			there >= 0 ? &to_def->columns[there] : NULL;
+		const struct rs_column *theirs;
 
-		if (theirs == NULL)
+		if (there < 0) {
 			fprintf(stderr,
 			        "  %s on %s has no column %s (%s on %s): add "
 			        "it\n",
 			        to_def->name, to, mine->name, mine->type, from);
-		else if (theirs->kind != mine->kind)
+			differ++;
+			continue;
+		}
+		theirs = &to_def->columns[there];
+		if (theirs->kind != mine->kind)
 			fprintf(stderr,
 			        "  %s.%s is %s (%s) on %s but %s (%s) on %s: "
 			        "give it a type of the same kind\n",
@@ -41,7 +44,7 @@ movers_layout_check(struct rs_run *run, int from_shard,
 			        canonical_kind_name(theirs->kind), to,
 			        mine->type, canonical_kind_name(mine->kind),
 			        from);
-		differ += theirs == NULL || theirs->kind != mine->kind;
+		differ += theirs->kind != mine->kind;
 	}
 	for (int c = 0; c < to_def->n_columns; c++)
 		if (steps_column(from_def, to_def->columns[c].name) < 0) {
@@ -108,6 +111,8 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 	b->values = malloc(sizeof(struct rs_value) * (cells + 1));
 	if (map == NULL || b->offsets == NULL || b->values == NULL)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < cells; i++)
+		b->offsets[i] = (size_t)-1; /* NULL until a value is in */
 	for (int c = 0; rc == 0 && c < dst->n_columns; c++) {
 		map[c] = steps_column(src_def, dst->columns[c].name);
 		if (map[c] < 0)
@@ -126,7 +131,6 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 			size_t at =
 				(size_t)r * (size_t)dst->n_columns + (size_t)c;
 
-			b->offsets[at] = (size_t)-1;
 			b->values[at].len = 0;
 			if (v->text == NULL)
 				continue;
