@@ -48,13 +48,10 @@
  * checks the requests, sends the statements and reads their results.
  *
  * Writes take canonical values (backend/canonical.h), which pg_sql_input
- * turns into PostgreSQL input text.  An upsert is multi-row INSERT … ON
- * CONFLICT DO UPDATE statements with untyped parameters, at most 65535 a
- * statement (PG_SQL_MAX_PARAMS); several run one after another inside
- * BEGIN … COMMIT, with a ROLLBACK after a failure (a lost connection rolls
- * back on the server).  A delete of keys is one statement whatever their
- * number: the keys travel as one JSON parameter that json_to_recordset
- * reads with the key columns' types.
+ * turns into PostgreSQL input text.  An upsert and a delete of keys are
+ * one statement each whatever the number of rows: the rows (or keys)
+ * travel as one JSON parameter that json_to_recordset reads with the
+ * columns' types (pg_sql.h), so each is atomic on its own.
  *
  * count, the fence, the marker, the delete log, purge_keys and the
  * replication operations are tasks (struct pg_task, see "tasks" below):
@@ -159,11 +156,10 @@ struct pg_engine {
 	char *table_name;       /* describe: the table asked for */
 	struct rs_value *cells; /* read: the values of the last batch */
 	size_t cells_cap;
-	struct pg_write *write; /* upsert: the statements still to run */
-	struct pg_task *task;   /* the task this connection works for */
-	struct rs_err err;      /* the failure handed to a callback */
-	int scanning;           /* the scan's transaction and cursor are open */
-	int scan_rollback;      /* a scan op failed: its ROLLBACK runs */
+	struct pg_task *task; /* the task this connection works for */
+	struct rs_err err;    /* the failure handed to a callback */
+	int scanning;         /* the scan's transaction and cursor are open */
+	int scan_rollback;    /* a scan op failed: its ROLLBACK runs */
 	struct rs_err scan_failure;    /* what to report after that ROLLBACK */
 	enum pg_timer_role timer_role; /* what the timer is armed for */
 	int op_bound_ms;               /* the running operation's bound */
@@ -176,27 +172,6 @@ struct pg_engine {
 struct pg_lookup {
 	uv_getaddrinfo_t req;
 	struct pg_engine *pg; /* NULL once abandoned */
-};
-
-/* Where an upsert is in its transaction. */
-enum pg_write_step {
-	PG_WRITE_BEGIN,    /* BEGIN runs */
-	PG_WRITE_INSERT,   /* an INSERT runs */
-	PG_WRITE_COMMIT,   /* COMMIT runs */
-	PG_WRITE_ROLLBACK, /* ROLLBACK runs after a failure */
-};
-
-/* An upsert in flight.  Its rows are split into INSERTs of at most
- * PG_SQL_MAX_PARAMS parameters (pg_sql_upsert); more than one run inside
- * BEGIN … COMMIT, one at a time.  The values are converted and copied
- * when the upsert starts, so the caller's rows are not needed after
- * that. */
-struct pg_write {
-	enum pg_write_step step;
-	int own_txn; /* we sent BEGIN: COMMIT or ROLLBACK is ours */
-	struct pg_sql_upsert sql; /* the INSERTs and their parameters */
-	int next_stmt;            /* the next INSERT to send */
-	struct rs_err failure;    /* ROLLBACK: the failure to report */
 };
 
 static void pg_on_poll(uv_poll_t *handle, int status, int events);
@@ -316,19 +291,6 @@ pg_fail_result(struct pg_engine *pg, int code, const char *what,
 	return code;
 }
 
-/* Free an upsert's state, if any. */
-static void
-pg_write_free(struct pg_engine *pg)
-{
-	struct pg_write *w = pg->write;
-
-	if (w == NULL)
-		return;
-	pg_sql_upsert_free(&w->sql);
-	free(w);
-	pg->write = NULL;
-}
-
 /* ---- handles and their lives ---- */
 
 /* Free the engine once close has started and nothing is pending. */
@@ -347,7 +309,6 @@ pg_maybe_free(struct pg_engine *pg)
 	free(pg->hostaddr_list);
 	free(pg->table_name);
 	free(pg->cells);
-	pg_write_free(pg);
 	free(pg);
 	backend->engine = NULL;
 	closed(backend);
@@ -486,7 +447,6 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 	uv_timer_stop(&pg->timer);
 	pg->timer_role = PG_TIMER_IDLE;
 	backend->busy = 0;
-	pg_write_free(pg);
 	switch (op) {
 	case PG_OP_CONNECT:
 	case PG_OP_EXEC:
@@ -765,8 +725,6 @@ pg_result_ok(const PGresult *result)
 static void pg_connected(struct pg_engine *pg, PGresult *result);
 static void pg_described(struct pg_engine *pg, PGresult *result);
 static void pg_rows_read(struct pg_engine *pg, PGresult *result);
-static void pg_write_next(struct pg_engine *pg, PGresult *result);
-static void pg_write_failed(struct pg_engine *pg, int code);
 static void pg_scan_step(struct pg_engine *pg, PGresult *result);
 static void pg_scan_failed(struct pg_engine *pg, int code);
 
@@ -790,8 +748,6 @@ pg_query_done(struct pg_engine *pg)
 		if (pg->op == PG_OP_TASK &&
 		    PQstatus(pg->conn) != CONNECTION_BAD)
 			pg_task_failed(pg->task, pg, code);
-		else if (pg->op == PG_OP_UPSERT)
-			pg_write_failed(pg, code);
 		else if (pg->op == PG_OP_SCAN_BEGIN ||
 		         pg->op == PG_OP_SCAN_NEXT || pg->op == PG_OP_SCAN_END)
 			pg_scan_failed(pg, code);
@@ -813,12 +769,10 @@ pg_query_done(struct pg_engine *pg)
 		pg_rows_read(pg, result);
 		break;
 	case PG_OP_EXEC:
+	case PG_OP_UPSERT:
 	case PG_OP_DELETE:
 		PQclear(result);
 		pg_op_finish(pg, 0, NULL, NULL);
-		break;
-	case PG_OP_UPSERT:
-		pg_write_next(pg, result);
 		break;
 	case PG_OP_SCAN_BEGIN:
 	case PG_OP_SCAN_NEXT:
@@ -1524,112 +1478,22 @@ pg_write_nothing(struct pg_engine *pg, enum pg_op op, rs_backend_cb cb,
 	return 0;
 }
 
-/* Send the upsert's next INSERT.  Returns what pg_send returns. */
-static int
-pg_write_insert(struct pg_engine *pg, struct rs_err *err)
-{
-	struct pg_write *w = pg->write;
-	const char *sql;
-	const char *const *params;
-	int n_params, rc;
-
-	pg_sql_upsert_stmt(&w->sql, w->next_stmt, &sql, &n_params, &params);
-	w->step = PG_WRITE_INSERT;
-	rc = pg_send(pg, PG_OP_UPSERT, sql, n_params, NULL, params, err);
-	if (rc == 0)
-		w->next_stmt++;
-	return rc;
-}
-
-/* A step of the upsert succeeded (RESULT, cleared here): send the next
- * one, or end the upsert. */
-static void
-pg_write_next(struct pg_engine *pg, PGresult *result)
-{
-	struct pg_write *w = pg->write;
-	struct rs_err err;
-	int rc;
-
-	PQclear(result);
-	switch (w->step) {
-	case PG_WRITE_ROLLBACK:
-		pg->err = w->failure;
-		pg_op_finish(pg, pg->err.code, NULL, NULL);
-		return;
-	case PG_WRITE_COMMIT:
-		pg_op_finish(pg, 0, NULL, NULL);
-		return;
-	case PG_WRITE_BEGIN:
-	case PG_WRITE_INSERT:
-		break;
-	}
-	if (w->next_stmt < w->sql.n_stmts) {
-		rc = pg_write_insert(pg, &err);
-	} else if (w->own_txn) {
-		w->step = PG_WRITE_COMMIT;
-		rc = pg_send(pg, PG_OP_UPSERT, "COMMIT", 0, NULL, NULL, &err);
-	} else {
-		pg_op_finish(pg, 0, NULL, NULL);
-		return;
-	}
-	if (rc != 0) {
-		/* Not sent: drop the connection, which makes the server roll
-		 * the transaction back. */
-		pg->err = err;
-		pg_op_fail(pg, rc);
-	}
-}
-
-/* A step of the upsert failed with CODE, pg->err filled: roll our
- * transaction back (or, if that cannot be done, drop the connection,
- * which does it) and fail the upsert with the first failure. */
-static void
-pg_write_failed(struct pg_engine *pg, int code)
-{
-	struct pg_write *w = pg->write;
-	struct rs_err err;
-
-	if (w->step == PG_WRITE_ROLLBACK) {
-		pg->err = w->failure;
-		pg_op_fail(pg, w->failure.code);
-		return;
-	}
-	if (PQstatus(pg->conn) == CONNECTION_BAD) {
-		pg_op_fail(pg, code);
-		return;
-	}
-	/* A failed COMMIT ended the transaction; a failed statement outside
-	 * our own transaction leaves the caller's to the caller. */
-	if (!w->own_txn || PQtransactionStatus(pg->conn) == PQTRANS_IDLE) {
-		pg_op_finish(pg, code, NULL, NULL);
-		return;
-	}
-	w->failure = pg->err;
-	w->step = PG_WRITE_ROLLBACK;
-	if (pg_send(pg, PG_OP_UPSERT, "ROLLBACK", 0, NULL, NULL, &err) != 0) {
-		pg->err = w->failure;
-		pg_op_fail(pg, w->failure.code);
-	}
-}
-
-/* Upsert ROWS into TABLE (see backend_upsert).  The values are checked and
- * converted to PostgreSQL input first; then the INSERTs run one after
- * another, inside BEGIN … COMMIT when there are more than one (and no
- * transaction is open already: then they run inside it).  Returns 0 and
- * calls CB later (RS_EQUERY with the server's SQLSTATE when a statement
- * fails, after the rollback; RS_ECONNECT when the connection is lost:
- * the server rolls back), or RS_ENOMEM / RS_EINTERNAL / RS_ECONNECT /
- * RS_EQUERY (a value PostgreSQL cannot hold) with ERR filled and CB never
- * called. */
+/* Upsert ROWS into TABLE (see backend_upsert): the values are checked and
+ * converted to PostgreSQL input first, then sent as one statement
+ * (pg_sql_upsert), atomic on its own, inside the caller's transaction
+ * when one is open.  Returns 0 and calls CB later (RS_EQUERY with the
+ * server's SQLSTATE when it fails; RS_ECONNECT when the connection is
+ * lost: the server rolls back), or RS_ENOMEM / RS_EINTERNAL /
+ * RS_ECONNECT / RS_EQUERY (a value PostgreSQL cannot hold) with ERR
+ * filled and CB never called. */
 static int
 pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
           const struct rs_rows *rows, rs_backend_cb cb, void *arg,
           struct rs_err *err)
 {
 	struct pg_engine *pg = backend->engine;
-	struct pg_write *w = NULL;
-	struct pg_sql_upsert sql;
 	struct rs_err local;
+	char *sql, *json;
 	int rc = pg_check_ready(backend, err);
 
 	if (rc != 0)
@@ -1642,28 +1506,15 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 		return rc;
 	if (rows->n_rows == 0)
 		return pg_write_nothing(pg, PG_OP_UPSERT, cb, arg, err);
-	rc = pg_sql_upsert(t, rows, &sql, &local);
+	rc = pg_sql_upsert(t, rows, &sql, &json, &local);
 	if (rc != 0)
 		return pg_sql_failed(backend, err, rc, &local);
-	w = calloc(1, sizeof(*w));
-	if (w == NULL) {
-		pg_sql_upsert_free(&sql);
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	}
-	w->sql = sql;
-	w->own_txn = w->sql.n_stmts > 1 &&
-	             PQtransactionStatus(pg->conn) == PQTRANS_IDLE;
-	pg->write = w;
 	pg->cb.done = cb;
 	pg->arg = arg;
-	if (w->own_txn) {
-		w->step = PG_WRITE_BEGIN;
-		rc = pg_send(pg, PG_OP_UPSERT, "BEGIN", 0, NULL, NULL, err);
-	} else {
-		rc = pg_write_insert(pg, err);
-	}
-	if (rc != 0)
-		pg_write_free(pg);
+	rc = pg_send(pg, PG_OP_UPSERT, sql, 1, NULL,
+	             (const char *const[]){json}, err);
+	free(sql);
+	free(json);
 	return rc;
 }
 

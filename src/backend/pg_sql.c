@@ -248,166 +248,82 @@ pg_in_key(const struct rs_table_def *t, int column)
 	return 0;
 }
 
-/* The upsert of N_ROWS rows of TABLE, every column in the table's order:
- *
- *   INSERT INTO "t" AS "target" ("c1", …) OVERRIDING SYSTEM VALUE
- *   VALUES ($1, …), … ON CONFLICT ("k1", …)
- *   DO UPDATE SET "c" = EXCLUDED."c", …
- *
- * or DO NOTHING when every column is in the key.  The parameters are
- * untyped: INSERT gives each its column's type and converts it as an
- * assignment, by the type's input function, so a value too long for a
- * varchar(n) fails instead of being cut as a cast would.  The alias keeps
- * EXCLUDED unambiguous for a table named "excluded"; OVERRIDING SYSTEM
- * VALUE writes the given key into a GENERATED ALWAYS identity column.
- * Returns the text, or NULL when out of memory. */
-char *
-pg_sql_upsert_text(const struct rs_table_def *t, int n_rows)
+/* Append the upsert of T's rows, every column in the table's order, read
+ * from $1 (see pg_sql.h) to SQL. */
+static void
+pg_upsert_text(struct rs_strbuf *sql, const struct rs_table_def *t)
 {
-	struct rs_strbuf sql = {0};
-	char number[24];
-	int n = 0, n_set = 0;
+	int n_set = 0;
 
-	strbuf_str(&sql, "INSERT INTO ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, " AS \"target\" (");
+	strbuf_str(sql, "INSERT INTO ");
+	pg_sql_ident(sql, t->name);
+	strbuf_str(sql, " AS \"target\" (");
 	for (int c = 0; c < t->n_columns; c++) {
 		if (c > 0)
-			strbuf_str(&sql, ", ");
-		pg_sql_ident(&sql, t->columns[c].name);
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, t->columns[c].name);
 	}
-	strbuf_str(&sql, ") OVERRIDING SYSTEM VALUE VALUES ");
-	for (int r = 0; r < n_rows; r++) {
-		strbuf_str(&sql, r > 0 ? ", (" : "(");
-		for (int c = 0; c < t->n_columns; c++) {
-			snprintf(number, sizeof(number), "%s$%d",
-			         c > 0 ? ", " : "", ++n);
-			strbuf_str(&sql, number);
+	strbuf_str(sql, ") OVERRIDING SYSTEM VALUE SELECT ");
+	for (int c = 0; c < t->n_columns; c++) {
+		strbuf_str(sql, c > 0 ? ", \"r\"." : "\"r\".");
+		pg_sql_ident(sql, t->columns[c].name);
+		if (t->columns[c].kind == RS_COL_JSON) {
+			strbuf_str(sql, "::");
+			strbuf_str(sql, t->columns[c].type);
 		}
-		strbuf_str(&sql, ")");
 	}
-	strbuf_str(&sql, " ON CONFLICT (");
+	strbuf_str(sql, " FROM pg_catalog.json_to_recordset("
+	                "$1::pg_catalog.json) AS \"r\" (");
+	for (int c = 0; c < t->n_columns; c++) {
+		if (c > 0)
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, t->columns[c].name);
+		strbuf_str(sql, " ");
+		strbuf_str(sql, t->columns[c].kind == RS_COL_JSON
+		                        ? "text"
+		                        : t->columns[c].type);
+	}
+	strbuf_str(sql, ") ON CONFLICT (");
 	for (int i = 0; i < t->n_pk; i++) {
 		if (i > 0)
-			strbuf_str(&sql, ", ");
-		pg_sql_ident(&sql, t->columns[t->pk[i]].name);
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, t->columns[t->pk[i]].name);
 	}
-	strbuf_str(&sql, ") DO ");
+	strbuf_str(sql, ") DO ");
 	for (int c = 0; c < t->n_columns; c++) {
 		if (pg_in_key(t, c))
 			continue;
-		strbuf_str(&sql, n_set++ > 0 ? ", " : "UPDATE SET ");
-		pg_sql_ident(&sql, t->columns[c].name);
-		strbuf_str(&sql, " = EXCLUDED.");
-		pg_sql_ident(&sql, t->columns[c].name);
+		strbuf_str(sql, n_set++ > 0 ? ", " : "UPDATE SET ");
+		pg_sql_ident(sql, t->columns[c].name);
+		strbuf_str(sql, " = EXCLUDED.");
+		pg_sql_ident(sql, t->columns[c].name);
 	}
 	if (n_set == 0)
-		strbuf_str(&sql, "NOTHING");
-	if (sql.failed) {
-		free(sql.text);
-		return NULL;
-	}
-	return sql.text;
+		strbuf_str(sql, "NOTHING");
 }
 
-void
-pg_sql_upsert_free(struct pg_sql_upsert *u)
-{
-	free(u->sql_full);
-	free(u->sql_last);
-	free(u->text);
-	free(u->params);
-	*u = (struct pg_sql_upsert){0};
-}
-
-int
-pg_sql_upsert(const struct rs_table_def *t, const struct rs_rows *rows,
-              struct pg_sql_upsert *u, struct rs_err *err)
-{
-	struct rs_strbuf text = {0};
-	size_t n_values, offset = 0;
-	int remainder, rc;
-
-	*u = (struct pg_sql_upsert){0};
-	n_values = (size_t)rows->n_rows * (size_t)rows->n_cols;
-	for (size_t i = 0; i < n_values; i++) {
-		const struct rs_value *v = &rows->values[i];
-		int column = (int)(i % (size_t)rows->n_cols);
-
-		rc = pg_check_value(t, column, (int)(i / (size_t)rows->n_cols),
-		                    v, err);
-		if (rc != 0) {
-			free(text.text);
-			return rc;
-		}
-		if (v->text == NULL)
-			continue;
-		pg_sql_input(&text, t->columns[column].kind, v->text, v->len);
-		strbuf_add(&text, "", 1);
-	}
-	if (text.failed ||
-	    (u->params = calloc(n_values + 1, sizeof(*u->params))) == NULL)
-		goto nomem;
-	u->text = text.text;
-	text.text = NULL;
-	for (size_t i = 0; i < n_values; i++) {
-		if (rows->values[i].text == NULL)
-			continue;
-		u->params[i] = u->text + offset;
-		offset += strlen(u->text + offset) + 1;
-	}
-	u->n_rows = rows->n_rows;
-	u->n_cols = rows->n_cols;
-	u->rows_per_stmt = PG_SQL_MAX_PARAMS / u->n_cols;
-	if (u->rows_per_stmt > u->n_rows)
-		u->rows_per_stmt = u->n_rows;
-	u->n_stmts = (u->n_rows + u->rows_per_stmt - 1) / u->rows_per_stmt;
-	remainder = u->n_rows % u->rows_per_stmt;
-	u->sql_full = pg_sql_upsert_text(t, u->rows_per_stmt);
-	if (u->sql_full == NULL ||
-	    (remainder > 0 &&
-	     (u->sql_last = pg_sql_upsert_text(t, remainder)) == NULL))
-		goto nomem;
-	return 0;
-nomem:
-	free(text.text);
-	pg_sql_upsert_free(u);
-	return rs_err_set(err, RS_ENOMEM, "out of memory");
-}
-
-void
-pg_sql_upsert_stmt(const struct pg_sql_upsert *u, int i, const char **sql,
-                   int *n_params, const char *const **params)
-{
-	int first = i * u->rows_per_stmt, n = u->n_rows - first;
-
-	if (n > u->rows_per_stmt)
-		n = u->rows_per_stmt;
-	*sql = n == u->rows_per_stmt ? u->sql_full : u->sql_last;
-	*n_params = n * u->n_cols;
-	*params = u->params + (size_t)first * (size_t)u->n_cols;
-}
-
-/* KEYS (n_pk canonical values a row) as the JSON array of objects that
- * pg_keys_in reads: [{"k1": "input text", …}, …], into *OUT.  Returns 0,
- * RS_ENOMEM, or RS_EQUERY (a key with a NUL byte), ERR filled. */
+/* ROWS, each of N values of T's columns COLS (NULL: every column, in
+ * order), as the JSON array of objects json_to_recordset reads:
+ * [{"c1": "input text", "c2": null, …}, …], into *OUT.  Returns 0,
+ * RS_ENOMEM, or RS_EQUERY (a value with a NUL byte), ERR filled. */
 static int
-pg_keys_json(const struct rs_table_def *t, const struct rs_rows *keys,
-             char **out, struct rs_err *err)
+pg_rows_json(const struct rs_table_def *t, const struct rs_rows *rows,
+             const int *cols, int n, char **out, struct rs_err *err)
 {
 	struct rs_strbuf json = {0}, input = {0};
 	int rc = 0;
 
 	*out = NULL;
 	strbuf_str(&json, "[");
-	for (int r = 0; r < keys->n_rows && rc == 0; r++) {
+	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
 		strbuf_str(&json, r > 0 ? ",{" : "{");
-		for (int i = 0; i < t->n_pk && rc == 0; i++) {
-			const struct rs_column *column = &t->columns[t->pk[i]];
+		for (int i = 0; i < n && rc == 0; i++) {
+			int c = cols != NULL ? cols[i] : i;
+			const struct rs_column *column = &t->columns[c];
 			const struct rs_value *v =
-				&keys->values[(size_t)r * (size_t)t->n_pk + i];
+				&rows->values[(size_t)r * (size_t)n + i];
 
-			rc = pg_check_value(t, t->pk[i], r, v, err);
+			rc = pg_check_value(t, c, r, v, err);
 			if (i > 0)
 				strbuf_str(&json, ",");
 			pg_sql_json(&json, column->name, strlen(column->name));
@@ -435,8 +351,27 @@ pg_keys_json(const struct rs_table_def *t, const struct rs_rows *keys,
 	return 0;
 }
 
+int
+pg_sql_upsert(const struct rs_table_def *t, const struct rs_rows *rows,
+              char **sql_out, char **json_out, struct rs_err *err)
+{
+	struct rs_strbuf sql = {0};
+	int rc = pg_rows_json(t, rows, NULL, t->n_columns, json_out, err);
+
+	*sql_out = NULL;
+	if (rc != 0)
+		return rc;
+	pg_upsert_text(&sql, t);
+	if ((*sql_out = strbuf_finish(&sql)) == NULL) {
+		free(*json_out);
+		*json_out = NULL;
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* Append the condition that T's key is one of the keys in $1 (made by
- * pg_keys_json):
+ * pg_rows_json):
  *
  *   ("k1", …) IN (SELECT "k"."k1", … FROM pg_catalog.json_to_recordset(
  *     $1::pg_catalog.json) AS "k" ("k1" TYPE1, …))
@@ -477,7 +412,7 @@ pg_keys_statement(const struct rs_table_def *t, const struct rs_rows *keys,
                   struct rs_strbuf *head, char **sql_out, char **json_out,
                   struct rs_err *err)
 {
-	int rc = pg_keys_json(t, keys, json_out, err);
+	int rc = pg_rows_json(t, keys, t->pk, t->n_pk, json_out, err);
 
 	*sql_out = NULL;
 	if (rc != 0) {

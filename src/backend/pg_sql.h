@@ -10,8 +10,9 @@
  * Values never enter the SQL text (DESIGN §7 rule 6): a statement holds
  * quoted identifiers, $n placeholders, type names from the catalog and
  * numbers of our own, and the values travel as text parameters, untyped,
- * for the driver to hand to PQsendQueryParams.  An upsert is packed into
- * INSERTs of at most PG_SQL_MAX_PARAMS parameters each.
+ * for the driver to hand to PQsendQueryParams.  The rows of an upsert and
+ * the keys of a delete or a read by key travel as one JSON parameter,
+ * whatever their number.
  *
  * Every builder is synchronous.  What it returns or fills is the caller's
  * to free, with the matching free function (or free for a string); on
@@ -29,9 +30,6 @@
 
 #include "backend/backend.h"
 #include "common/strbuf.h"
-
-/* Bind parameters in one statement: the protocol counts them in 16 bits. */
-#define PG_SQL_MAX_PARAMS 65535
 
 /* The cursor of the snapshot scan, and how the scan ends. */
 #define PG_SQL_SCAN_END "CLOSE reshard_scan; COMMIT"
@@ -84,39 +82,30 @@ void pg_sql_query_free(struct pg_sql_query *q);
 int pg_sql_read(const struct rs_read_request *request, struct pg_sql_query *q,
                 struct rs_err *err);
 
-/* The INSERT … ON CONFLICT of N_ROWS rows of T, every column in the
- * table's order, with placeholders $1 to $(N_ROWS × n_columns) (see
- * pg_sql.c).  Returns the text, or NULL when out of memory. */
-char *pg_sql_upsert_text(const struct rs_table_def *t, int n_rows);
-
-/* An upsert packed into statements: every INSERT holds rows_per_stmt
- * rows (PG_SQL_MAX_PARAMS / n_cols, at most n_rows) but the last, which
- * may hold fewer. */
-struct pg_sql_upsert {
-	int n_rows, n_cols;  /* the batch */
-	int rows_per_stmt;   /* rows of every INSERT but maybe the last */
-	int n_stmts;         /* INSERTs in all, at least 1 */
-	char *sql_full;      /* the INSERT for rows_per_stmt rows */
-	char *sql_last;      /* for the last, shorter one; NULL if none */
-	char *text;          /* every value's input text, each with a NUL */
-	const char **params; /* n_rows × n_cols: into TEXT, NULL for NULL */
-};
-
-/* Convert ROWS (canonical values, every column of T in order, at least
- * one row) into PostgreSQL input text and pack them into *U.  The
- * caller's values are not needed afterwards.  0, RS_ENOMEM, or RS_EQUERY
- * for a value holding a NUL byte, which PostgreSQL stores in no type's
- * text (bytes travel as hex). */
+/*
+ * The upsert of ROWS (canonical values, every column of T in order, at
+ * least one row), one statement whatever their number, into *SQL, with its
+ * one parameter, the rows as JSON in PostgreSQL input text, into *JSON:
+ *
+ *   INSERT INTO "t" AS "target" ("c1", …) OVERRIDING SYSTEM VALUE
+ *   SELECT "r"."c1", … FROM pg_catalog.json_to_recordset(
+ *     $1::pg_catalog.json) AS "r" ("c1" TYPE1, …)
+ *   ON CONFLICT ("k1", …) DO UPDATE SET "c" = EXCLUDED."c", …
+ *
+ * or DO NOTHING when every column is in the key.  json_to_recordset reads
+ * each value with its column's input function and type modifier, as an
+ * INSERT would (a value too long for a varchar(n) fails, it is not cut);
+ * a json or jsonb column is read as text and cast, since the function
+ * would keep a JSON string as one.  The server parses one JSON text
+ * instead of a VALUES list of thousands of parameters: 5,000 rows of
+ * four columns took 33 ms instead of 73 (parse, bind and execute).  The alias
+ * keeps EXCLUDED unambiguous for a table named "excluded"; OVERRIDING SYSTEM
+ * VALUE writes the given key into a GENERATED ALWAYS identity column.  0,
+ * RS_ENOMEM, or RS_EQUERY for a value holding a NUL byte, which PostgreSQL
+ * stores in no type's text (bytes travel as hex).
+ */
 int pg_sql_upsert(const struct rs_table_def *t, const struct rs_rows *rows,
-                  struct pg_sql_upsert *u, struct rs_err *err);
-
-/* Statement I (0 to n_stmts - 1) of U: its SQL and its N_PARAMS
- * parameters, borrowed from U. */
-void pg_sql_upsert_stmt(const struct pg_sql_upsert *u, int i, const char **sql,
-                        int *n_params, const char *const **params);
-
-/* Free what U holds and empty it.  Does nothing on an empty U. */
-void pg_sql_upsert_free(struct pg_sql_upsert *u);
+                  char **sql, char **json, struct rs_err *err);
 
 /*
  * The delete of KEYS (n_pk canonical values a row, in key order, at least
