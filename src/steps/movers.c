@@ -13,6 +13,9 @@
 #include "engine/streams.h"
 #include "steps/steps.h"
 
+/* The fewest rows an upsert sends in two halves (movers_upsert). */
+#define MOVERS_HALVES_MIN 64
+
 int
 movers_layout_check(struct rs_run *run, int from_shard,
                     const struct rs_table_def *from_def, int to_shard,
@@ -160,6 +163,46 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 	return rc;
 }
 
+/* Upsert the N rows of B into DST on TARGET.  On a server, a batch of
+ * MOVERS_HALVES_MIN rows or more goes in two halves at once, the second
+ * on the stream's other connection to that shard: the server's insert,
+ * not the read or the conversion, bounds a copy stream, and two
+ * statements use two of its cores.  Each half is atomic on its own; the
+ * chunk is done (journal) only once both are, and a chunk cut short is
+ * upserted again whole. */
+static int
+movers_upsert(struct rs_run *run, struct rs_backend *target, int shard,
+              const struct rs_table_def *dst, const struct movers_batch *b,
+              int n, struct rs_err *err)
+{
+	struct rs_rows first = {n, dst->n_columns, b->values}, second;
+	struct rs_backend *other = NULL;
+	struct await_waiter w;
+	struct rs_err other_err;
+	int rc = 0, rc2;
+
+	if (n >= MOVERS_HALVES_MIN &&
+	    backend_supports(target, RS_CAP_PARALLEL_WRITES))
+		rc = engine_reader(run, shard, &other, err);
+	if (rc != 0 || other == NULL || other == target)
+		return rc != 0 ? rc
+		               : await_upsert(&run->loop, target, dst, &first,
+		                              err);
+	first.n_rows = n / 2;
+	second = (struct rs_rows){n - first.n_rows, dst->n_columns,
+	                          b->values + (size_t)first.n_rows *
+	                                              (size_t)dst->n_columns};
+	await_upsert_start(&run->loop, other, dst, &second, &w, &other_err);
+	rc = await_upsert(&run->loop, target, dst, &first, err);
+	rc2 = await_finish(&w, &other_err);
+	if (rc == 0 && rc2 != 0) {
+		if (err != NULL)
+			*err = other_err;
+		rc = rc2;
+	}
+	return rc;
+}
+
 int
 movers_send(struct rs_run *run, struct rs_backend *src,
             const struct rs_table_def *src_def, const struct rs_rowbuf *rows,
@@ -181,11 +224,8 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 		                    err);
 	if (rc == 0)
 		rc = steps_wait_downstream(run, target, shard, "the copy", err);
-	if (rc == 0) {
-		struct rs_rows out = {n, dst->n_columns, batch.values};
-
-		rc = await_upsert(&run->loop, target, dst, &out, err);
-	}
+	if (rc == 0)
+		rc = movers_upsert(run, target, shard, dst, &batch, n, err);
 	movers_batch_free(&batch);
 	if (rc == 0)
 		streams_throttle(run, n);
