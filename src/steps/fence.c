@@ -46,34 +46,6 @@ fence_run(struct rs_run *run, struct rs_err *err)
 	                           &marker, err);
 }
 
-/* Start the delete log of every table of SHARD under `to`, where the
- * engine keeps one (purge's proof of deletes made after unfence). */
-static int
-delete_log_table(struct rs_run *run, int shard, int table, int slot,
-                 const char *physical, void *arg, struct rs_err *err)
-{
-	struct rs_backend *backend;
-	const struct rs_table_def *def;
-	int rc = engine_shard(run, shard, &backend, err);
-
-	(void)table;
-	(void)slot;
-	(void)arg;
-	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
-		return rc;
-	rc = engine_table(run, shard, physical, &def, err);
-	return rc != 0 ? rc
-	               : await_delete_log(&run->loop, backend, def, 1, err);
-}
-
-/* Start the delete log on every table of SHARD under `to`. */
-static int
-delete_log_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
-{
-	return steps_each_table(run, run->plan->to, shard, delete_log_table,
-	                        arg, err);
-}
-
 /* Lift the fence from SHARD and, in a doubling, from its replica. */
 static int
 unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
@@ -91,13 +63,10 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
-	/* Under the fence, so that no delete after it goes unrecorded. */
-	int rc = steps_each_shard_of(run, run->plan->to, 1, delete_log_shard,
+	/* The delete logs run since publish (steps_delete_logs_on). */
+	int rc = steps_each_shard_of(run, run->plan->from, 1, unfence_shard,
 	                             NULL, err);
 
-	if (rc == 0)
-		rc = steps_each_shard_of(run, run->plan->from, 1, unfence_shard,
-		                         NULL, err);
 	return rc != 0 ? rc
 	               : journal_fact_delete(run->journal, "fenced_since", err);
 }

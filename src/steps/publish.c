@@ -5,7 +5,8 @@
  * with RESHARD_EPOCH set and no secret in its environment.  The epoch is
  * recorded in the journal, and the shards' markers say "published", before
  * the file is written, so a repeated publish writes the same epoch again
- * and a lost journal cannot hide live routing.
+ * and a lost journal cannot hide live routing.  The delete logs of the
+ * tables under `to` start before that too (see delete_log_table).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -253,6 +254,37 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 	return 0;
 }
 
+/* Start the delete log of every table of SHARD under `to`, where the
+ * engine keeps one: purge's proof of the deletes made once the new
+ * routing is live.  Before the routing file, so that none goes
+ * unrecorded: a split's targets are not fenced, and an application that
+ * reads the file may delete a moved row there before unfence. */
+static int
+delete_log_table(struct rs_run *run, int shard, int table, int slot,
+                 const char *physical, void *arg, struct rs_err *err)
+{
+	struct rs_backend *backend;
+	const struct rs_table_def *def;
+	int rc = engine_shard(run, shard, &backend, err);
+
+	(void)table;
+	(void)slot;
+	(void)arg;
+	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
+		return rc;
+	rc = engine_table(run, shard, physical, &def, err);
+	return rc != 0 ? rc
+	               : await_delete_log(&run->loop, backend, def, 1, err);
+}
+
+/* Start the delete log on every table of SHARD under `to`. */
+static int
+delete_log_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	return steps_each_table(run, run->plan->to, shard, delete_log_table,
+	                        arg, err);
+}
+
 static int
 publish_run(struct rs_run *run, struct rs_err *err)
 {
@@ -276,9 +308,11 @@ publish_run(struct rs_run *run, struct rs_err *err)
 		if (rc != 0)
 			return rc;
 	}
+	rc = steps_each_shard_of(run, plan->to, 1, delete_log_shard, NULL, err);
 	/* The shards say "published" before the routing file does, so
 	 * that no crash leaves live routing that no shard knows of. */
-	rc = marker_set_all(run, "published", epoch, err);
+	if (rc == 0)
+		rc = marker_set_all(run, "published", epoch, err);
 	if (rc == 0)
 		rc = publish_write(run, epoch, err);
 	if (rc == 0 && plan->publish_command != NULL)
