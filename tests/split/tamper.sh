@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# tamper: a copy that differs from its source stops the run in verify.
+# After `run --until final-catch-up`, one copied row is changed on its new
+# owner n4 (an amount; an empty note made NULL; one byte added to a blob;
+# a copied item deleted); `run` then exits 3 naming the table and the
+# row's keys, status shows verify failed and writes still fenced, nothing
+# is published, and nothing is purged: the sources hold every row they
+# held.  With the copy put right by hand, `run` goes on and ends exactly.
+# The same with the copy changed while it is written (a trigger on n4),
+# in one uninterrupted `run`.
+#
+# KNOWN BUG (reshard, src/engine/marker.c, marker_past_publish): every
+# resume of a split between capture and publish is refused with exit 2
+# ("shard n0 says run … is copying at epoch 0, but journal … has not begun
+# publish: the journal lost its latest writes"): the marker state
+# "copying" is taken for one past publish.  Until that is fixed, every
+# "run" after "--until final-catch-up" here fails (exit 2, not 3), and so
+# does the run after a verify failure; the checks are written for the
+# fixed behaviour.
+. "$(dirname "$0")/lib.sh"
+begin "$@"
+
+# stopped NAME TEXT...: verify stopped the run (exit 3 checked by the
+# caller): the message has each TEXT, status shows it, nothing published
+# or purged, the copies still on n4.
+stopped() {
+	local name=$1 text
+	shift
+	for text in "$@"; do
+		has err "$text" "$name: the message says \"$text\""
+	done
+	has err "nothing was purged" "$name: the message says nothing was purged"
+	status_json
+	equals "$(step_field verify state)/$(step_field publish state)/$(step_field purge state)" \
+		failed/pending/pending "$name: status: verify failed, publish and purge pending"
+	equals "$(jget '$.fenced')" 1 "$name: status: writes still fenced"
+	check "$name: no routing file published" test ! -e routing.cfg
+	actual_rows "${sources[@]}" >sources.after
+	if cmp -s sources.before sources.after; then
+		ok "$name: nothing purged: the sources hold all their $(wc -l <sources.after) rows"
+	else
+		diff sources.before sources.after | head -n 10 >why
+		not_ok "$name: nothing purged: the sources hold all their rows" why
+	fi
+	equals "$(count_rows n4)" "$n4_rows" "$name: n4 still holds its copies ($n4_rows)"
+}
+
+# until_final_catch_up NAME: fresh NAME, run --until final-catch-up, and
+# note what the shards hold.
+until_final_catch_up() {
+	fresh "$1"
+	run_reshard 0 "$1: run --until final-catch-up" run plan.cfg \
+		--until final-catch-up --yes
+	actual_rows "${sources[@]}" >sources.before
+	copied_rows "$1: every row still on its source, every mover copied to n4"
+	n4_rows=$(count_rows n4)
+}
+
+# one_row DB SQL: the single value SQL selects on DB (fails on none or more).
+one_row() {
+	local got
+	got=$(sql "$1" "$2")
+	[ -n "$got" ] && [ "$(wc -l <<<"$got")" -eq 1 ] || return 1
+	echo "$got"
+}
+
+section amount
+until_final_catch_up amount
+id=$(one_row n4.db "SELECT id FROM orders WHERE amount IS NOT NULL
+	ORDER BY id LIMIT 1 OFFSET 10") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE orders SET amount = amount + 0.01 WHERE id = $id"
+# KNOWN BUG above: exits 2 until marker_past_publish knows "copying".
+run_reshard 3 "amount: run stops in verify (exit 3)" run plan.cfg --yes
+stopped amount "(id = '$id') differs on n4.orders"
+# Put the copy right from its source, as an operator would.
+src=''
+for n in "${sources[@]}"; do
+	[ -n "$(sql "$n.db" "SELECT 1 FROM orders WHERE id = $id")" ] && src=$n
+done
+sql n4.db "ATTACH '$src.db' AS s; UPDATE orders SET amount =
+	(SELECT amount FROM s.orders WHERE id = $id) WHERE id = $id"
+run_reshard 0 "amount: with the copy put right, run goes on" run plan.cfg --yes
+complete amount
+
+section null-note
+until_final_catch_up null-note
+id=$(one_row n4.db "SELECT min(id) FROM orders WHERE note = ''") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE orders SET note = NULL WHERE id = $id"
+run_reshard 3 "null-note: '' made NULL on the copy: run stops in verify (exit 3)" \
+	run plan.cfg --yes
+stopped null-note "(id = '$id') differs on n4.orders"
+
+section blob
+until_final_catch_up blob
+key=$(one_row n4.db "SELECT order_id || '/' || line FROM items
+	WHERE length(sku) > 2 ORDER BY order_id, line LIMIT 1") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE items SET sku = CAST(sku || x'00' AS BLOB)
+	WHERE order_id = ${key%/*} AND line = ${key#*/}"
+run_reshard 3 "blob: a byte added to a copied sku: run stops in verify (exit 3)" \
+	run plan.cfg --yes
+stopped blob "(order_id = '${key%/*}', line = '${key#*/}') differs on n4.items"
+
+section missing-copy
+until_final_catch_up missing-copy
+key=$(one_row n4.db "SELECT order_id || '/' || line FROM items
+	ORDER BY order_id DESC, line DESC LIMIT 1") ||
+	bail "$section_name: no row to change"
+sql n4.db "DELETE FROM items WHERE order_id = ${key%/*} AND line = ${key#*/}"
+n4_rows=$(count_rows n4)
+run_reshard 3 "missing-copy: a copied item deleted: run stops in verify (exit 3)" \
+	run plan.cfg --yes
+stopped missing-copy "(order_id = '${key%/*}', line = '${key#*/}') missing on n4.items"
+
+section while-copied
+# One uninterrupted run: a trigger on n4 changes one moving order's note
+# as the copy writes it.
+fresh while-copied
+id=$(one_row "$root/template-$kind/master.db" "SELECT min(id) FROM orders
+	JOIN routes ON key = customer WHERE moves") ||
+	bail "$section_name: no row to change"
+sql n4.db "CREATE TRIGGER tamper AFTER INSERT ON orders WHEN NEW.id = $id
+	BEGIN UPDATE orders SET note = 'tampered' WHERE id = NEW.id; END"
+actual_rows "${sources[@]}" >sources.before
+run_reshard 3 "while-copied: run stops in verify (exit 3)" run plan.cfg --yes
+n4_rows=$(count_rows n4)
+stopped while-copied "(id = '$id') differs on n4.orders"
+equals "$(sql n4.db "SELECT note FROM orders WHERE id = $id")" tampered \
+	"while-copied: the copy is the tampered one"
+sql n4.db "DROP TRIGGER tamper"
+for n in "${sources[@]}"; do
+	[ -n "$(sql "$n.db" "SELECT 1 FROM orders WHERE id = $id")" ] && src=$n
+done
+sql n4.db "ATTACH '$src.db' AS s; UPDATE orders SET note =
+	(SELECT note FROM s.orders WHERE id = $id) WHERE id = $id"
+# KNOWN BUG above: this resume is refused (exit 2) until it is fixed.
+run_reshard 0 "while-copied: with the copy put right, run goes on" run plan.cfg --yes
+complete while-copied
+
+finish
