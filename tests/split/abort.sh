@@ -7,13 +7,6 @@
 # set aside; a new run of the same plan then completes exactly.  Writes
 # the application made on the sources during the copy are kept by abort.
 # After publish, abort refuses (exit 2) and changes nothing.
-#
-# KNOWN BUG (reshard, src/engine/marker.c, marker_past_publish): abort of
-# a split after capture (up to publish) is refused with exit 2 ("shard n0
-# says run … is copying at epoch 0: the new routing may be live, so abort
-# cannot undo it"): the marker state "copying" is taken for one past
-# publish.  Until that is fixed the abort sections from capture on fail;
-# the checks are written for the fixed behaviour.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -71,7 +64,6 @@ for step in preflight capture copy catch-up fence final-catch-up verify; do
 		|| '/' || (SELECT count(*) FROM items JOIN routes ON key = customer
 		WHERE moves)")" "abort-$step: n4 holds the copies before abort" ;;
 	esac
-	# KNOWN BUG above: exit 2 from capture on, until it is fixed.
 	run_reshard 0 "abort-$step: abort" abort plan.cfg
 	undone "abort-$step" "$step"
 	run_reshard 0 "abort-$step: a new run of the plan completes" run plan.cfg --yes

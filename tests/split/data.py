@@ -39,11 +39,12 @@ any other failure (an error, or an update or delete that found no row: the
 row was lost) to DIR/writer.failed.  A refused write is retried, routed
 again, after a pause, until it goes through.
 
-Between publish and unfence a shard new in `to` is writable but keeps no
-delete log yet (a bug of reshard, see tests/split/writer.sh): so after a
-refusal, and when the routing file appears, the writer writes nothing
-until a probe (a same-value update of a row that stays on its source) goes
-through on a source, which is so only after unfence.
+Between publish and unfence a shard new in `to` is writable while the
+sources are fenced; the window section of tests/split/writer.sh writes
+there on purpose.  This writer keeps its record simple instead: after a
+refusal, and when the routing file appears, it writes nothing until a
+probe (a same-value update of a row that stays on its source) goes through
+on a source, which is so only after unfence.
 """
 import json
 import os

@@ -9,14 +9,6 @@
 # sources while reshard is down (they are captured), then `run`: exact,
 # with those writes.  The same for a kill -9 in the middle of purge, with
 # writes on n4.
-#
-# KNOWN BUG (reshard, src/engine/marker.c, marker_past_publish): every
-# resume of a split killed between capture and publish is refused with
-# exit 2 ("shard n0 says run … is copying at epoch 0, but journal … has not
-# begun publish: the journal lost its latest writes"): the marker state
-# "copying" is taken for one past publish.  Until that is fixed the points
-# from after-step:capture to before-step:publish fail; the checks are
-# written for the fixed behaviour.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 

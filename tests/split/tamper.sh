@@ -8,15 +8,6 @@
 # held.  With the copy put right by hand, `run` goes on and ends exactly.
 # The same with the copy changed while it is written (a trigger on n4),
 # in one uninterrupted `run`.
-#
-# KNOWN BUG (reshard, src/engine/marker.c, marker_past_publish): every
-# resume of a split between capture and publish is refused with exit 2
-# ("shard n0 says run … is copying at epoch 0, but journal … has not begun
-# publish: the journal lost its latest writes"): the marker state
-# "copying" is taken for one past publish.  Until that is fixed, every
-# "run" after "--until final-catch-up" here fails (exit 2, not 3), and so
-# does the run after a verify failure; the checks are written for the
-# fixed behaviour.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -70,7 +61,6 @@ id=$(one_row n4.db "SELECT id FROM orders WHERE amount IS NOT NULL
 	ORDER BY id LIMIT 1 OFFSET 10") ||
 	bail "$section_name: no row to change"
 sql n4.db "UPDATE orders SET amount = amount + 0.01 WHERE id = $id"
-# KNOWN BUG above: exits 2 until marker_past_publish knows "copying".
 run_reshard 3 "amount: run stops in verify (exit 3)" run plan.cfg --yes
 stopped amount "(id = '$id') differs on n4.orders"
 # Put the copy right from its source, as an operator would.
@@ -135,7 +125,6 @@ for n in "${sources[@]}"; do
 done
 sql n4.db "ATTACH '$src.db' AS s; UPDATE orders SET note =
 	(SELECT note FROM s.orders WHERE id = $id) WHERE id = $id"
-# KNOWN BUG above: this resume is refused (exit 2) until it is fixed.
 run_reshard 0 "while-copied: with the copy put right, run goes on" run plan.cfg --yes
 complete while-copied
 

@@ -22,22 +22,6 @@
 #            published map, deletes a moved row on n4, changes another's
 #            key and updates a third: each refused by a fence or kept;
 #            the run then ends exactly
-#
-# KNOWN BUG 1 (reshard, src/engine/marker.c, marker_past_publish): a split
-# stopped between capture and publish cannot be resumed ("shard n0 says run
-# … is copying at epoch 0, but journal … has not begun publish", exit 2):
-# the marker state "copying" is taken for one past publish.  Section
-# phased fails on it until it is fixed.
-# KNOWN BUG 2 (reshard, src/steps/fence.c, unfence_run): a split fences
-# only the sources, and starts the delete log of the new shards at
-# unfence; between publish and unfence n4 takes writes of an application
-# that follows the published routing, and a delete (or a key change) made
-# there is not logged: purge keeps the source's stale copy ("kept: its
-# owner n4.orders has no copy of it and no record of deleting it") and
-# final-check exits 3.  Section window fails on it until it is fixed; the
-# writer of the other sections steps around it (data.py: it writes
-# nothing after a refusal, or after the routing file appears, until a
-# write on a source goes through again).
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -144,7 +128,6 @@ phased() {
 	wait_logged "phased: a moving row deleted after the copy" "$at" '^\["delete", .*,mover,from-routing"\]$'
 	wait_logged "phased: keys changed after the copy, rows starting or stopping to move" \
 		"$at" '"owner-changes,[^"]*from-routing"\]$' 3
-	# KNOWN BUG 1: refused (exit 2) from here on until it is fixed.
 	run_reshard 0 "phased: run --until catch-up" run plan.cfg --until catch-up --yes || return 1
 	at=$(lines writer.log)
 	wait_logged "phased: more writes after catch-up" "$at" . 20
@@ -202,7 +185,6 @@ for change in "DELETE FROM orders WHERE id = ${on_n4[0]}" \
 	fi
 done
 reroute
-# KNOWN BUG 2: purge keeps the stale copy on its source, final-check exits 3.
 run_reshard 0 "window: the run ends" run plan.cfg --yes
 complete window
 
