@@ -4,7 +4,7 @@
  * describe, read_batch, upsert, delete_keys, close and canonical_*), on one
  * libuv loop.  Usage: backend_check URL_PG URL_MY SQLITE_DIR.
  *
- * Nine groups of checks, each printed as "ok - …" or "not ok - …", then
+ * Ten groups of checks, each printed as "ok - …" or "not ok - …", then
  * "N passed, M failed" (exit 1 when anything failed):
  *
  *   1. The same logical rows, inserted on PostgreSQL, MariaDB and SQLite
@@ -45,6 +45,10 @@
  *      with RS_EKEY naming the table and column.
  *   PG. PostgreSQL's fence, markers, delete log and replication (check_pg_ops).
  *   8. MariaDB: fence, markers, delete log, replication (check_my_ops).
+ *   9. Change capture and reads by key on every engine that has them
+ *      (check_capture): the rows of the keys asked, none of the keys
+ *      missing; every kind of write logged in position order; capture
+ *      on, off, and again; MariaDB's name limits and lock wait.
  *
  * Operations are started and then awaited by running the loop until their
  * callback has run, each bounded by a timer, so that a hanging engine
@@ -1065,6 +1069,7 @@ struct dialect {
 	const char *sleep_sql;   /* a five-second query */
 	const char *kill_sql;    /* ends the connection whose id is %s */
 	const char *xkeys_ddl;   /* the table xkeys of group 7 */
+	const char *cap_ddl;     /* rs_check_cap of group 9 */
 };
 
 static const struct dialect pg_dialect = {
@@ -1082,6 +1087,8 @@ static const struct dialect pg_dialect = {
 	.xkeys_ddl = "CREATE TABLE xkeys (k bytea NOT NULL, "
 		     "at timestamptz NOT NULL, flag boolean NOT NULL, v text, "
 		     "PRIMARY KEY (k, at, flag))",
+	.cap_ddl = "CREATE TABLE rs_check_cap (k text NOT NULL, "
+		   "n integer NOT NULL, s integer, v text, PRIMARY KEY (k, n))",
 };
 
 static const struct dialect my_dialect = {
@@ -1101,6 +1108,10 @@ static const struct dialect my_dialect = {
 		     "at timestamp(6) NOT NULL DEFAULT '2000-01-01 00:00:00', "
 		     "flag tinyint(1) NOT NULL, v varchar(64), "
 		     "PRIMARY KEY (k, at, flag))",
+	/* Case-insensitive: 'd' to 'D' changes no key, but its bytes. */
+	.cap_ddl = "CREATE TABLE rs_check_cap (k varchar(64) NOT NULL, "
+		   "n int NOT NULL, s int, v varchar(64), PRIMARY KEY (k, n)) "
+		   "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
 };
 
 static const struct dialect lite_dialect = {
@@ -1115,6 +1126,8 @@ static const struct dialect lite_dialect = {
 	.xkeys_ddl = "CREATE TABLE xkeys (k BLOB NOT NULL, "
 		     "at TIMESTAMPTZ NOT NULL, flag BOOLEAN NOT NULL, v TEXT, "
 		     "PRIMARY KEY (k, at, flag))",
+	.cap_ddl = "CREATE TABLE rs_check_cap (k TEXT NOT NULL, "
+		   "n INTEGER NOT NULL, s INTEGER, v TEXT, PRIMARY KEY (k, n))",
 };
 
 static const struct dialect *const dialects[N_ENGINES] = {
@@ -4633,6 +4646,571 @@ out:
 
 /* ==== end of group 8 ==== */
 
+/* ==== 9. Change capture and reads by key (check_capture) ==== */
+
+/*
+ * On every engine with RS_CAP_CAPTURE (the others are skipped, saying
+ * so), on rs_check_cap, key (k text, n int), shard key s: read_keys finds
+ * the rows of the keys given, canonical keys first, leaves out keys that
+ * match no row (also one whose first column matches), takes a key with
+ * odd characters and 1,200 keys at once (several statements on
+ * MariaDB), and no keys; capture logs, in position order, an insert
+ * (NEW), an update of another column (NEW), of the shard key and of the
+ * key (OLD then NEW, also 'd' to 'D', one key under MariaDB's
+ * case-insensitive collation), a shard key set to NULL and a delete
+ * (OLD), and nothing of a rolled-back insert; capture on again changes
+ * nothing; off removes the log and the triggers (a write works and the
+ * log is gone), twice; with the shard key in the key the log has only
+ * the key.  MariaDB: a key it cannot take is RS_EKEY, a table name of
+ * 46 characters can be captured and one of 47 is RS_ESCHEMA before
+ * anything is sent, a change log of another shard key left behind is
+ * RS_ESCHEMA before any trigger is made, a read by key that fails (one
+ * statement, or several in a transaction) leaves the connection ready
+ * for writes, and capture waits for a writer's open transaction (failing
+ * after the lock timeout, retryable) and logs what is written once it is
+ * on.
+ */
+
+#define CAP_TABLE "rs_check_cap"
+#define CAP_LOG   "reshard_chg_rs_check_cap"
+#define CAP_MANY  1000 /* rows m0000 … */
+#define CAP_ASKED 1200 /* keys asked of them, 200 missing */
+
+/* The odd key: quotes of every engine, a backslash, a semicolon, a
+ * newline, a tab, an accent and an emoji. */
+static const char cap_odd[] = "it's \"q\" `b` \\ ; --\n\té 😀";
+
+/* CELLS (N) as "a|b|NULL", appended to OUT (SIZE). */
+static void
+cap_join(char *out, size_t size, const struct cell *cells, int n)
+{
+	for (int c = 0; c < n; c++) {
+		size_t len = strlen(out);
+
+		snprintf(out + len, size - len, "%s%.*s", c > 0 ? "|" : "",
+		         cells[c].text != NULL ? (int)cells[c].len : 4,
+		         cells[c].text != NULL ? cells[c].text : "NULL");
+	}
+}
+
+static int
+cap_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The rows of GRID as "a|b;c|d", sorted when SORT (to free). */
+static char *
+cap_rows(const struct grid *grid, int sort)
+{
+	char **rows = xcalloc((size_t)grid->n_rows + 1, sizeof(*rows));
+	size_t cap = 1, len = 0;
+	char *text;
+
+	for (int r = 0; r < grid->n_rows; r++) {
+		size_t n = 8;
+
+		for (int c = 0; c < grid->n_cols; c++)
+			n += grid_row(grid, r)[c].len + 5;
+		rows[r] = xcalloc(n, 1);
+		cap_join(rows[r], n, grid_row(grid, r), grid->n_cols);
+		cap += strlen(rows[r]) + 1;
+	}
+	if (sort)
+		qsort(rows, (size_t)grid->n_rows, sizeof(*rows), cap_strcmp);
+	text = xcalloc(cap, 1);
+	for (int r = 0; r < grid->n_rows; r++) {
+		len += (size_t)snprintf(text + len, cap - len, "%s%s",
+		                        r > 0 ? ";" : "", rows[r]);
+		free(rows[r]);
+	}
+	free(rows);
+	return text;
+}
+
+/* Read the rows of TABLE whose keys are KEYS (canonical), the key then
+ * COLUMNS (N_COLUMNS), into OUT.  Returns the status, ERR filled. */
+static int
+cap_read_keys(struct rs_backend *b, const struct rs_table_def *table,
+              const int *columns, int n_columns, const struct grid *keys,
+              struct grid *out, struct rs_err *err)
+{
+	struct rs_value *values = grid_values(keys, 0, keys->n_rows);
+	struct rs_rows key_rows = {keys->n_rows, table->n_pk, values};
+	struct rs_keys_request request = {table, columns, n_columns, &key_rows};
+	struct call call = {.rows = out};
+	int rc;
+
+	grid_init(out, table->n_pk + n_columns);
+	rc = await(&call,
+	           backend_read_keys(b, &request, on_rows, &call, &call.err),
+	           "read_keys");
+	*err = call.err;
+	free(values);
+	return rc;
+}
+
+/* Add the key (K, N) to KEYS. */
+static void
+cap_key(struct grid *keys, const char *k, const char *n)
+{
+	struct cell *key = grid_add_row(keys);
+
+	cell_set(&key[0], k, strlen(k));
+	cell_set(&key[1], n, strlen(n));
+}
+
+/* Check read_keys of KEYS on TABLE (columns v then s, or none) against
+ * WANT, sorted ("k|n|v|s;…"). */
+static void
+cap_check_read(struct engine *e, const struct rs_table_def *t,
+               const struct grid *keys, int with_columns, const char *want,
+               const char *what)
+{
+	const int columns[] = {3, 2};
+	struct grid got;
+	struct rs_err err;
+	int rc = cap_read_keys(e->backend, t, columns, with_columns ? 2 : 0,
+	                       keys, &got, &err);
+
+	if (check_status(rc, &err, "%s: read_keys %s", e->shard, what)) {
+		char *text = cap_rows(&got, 1);
+
+		/* The odd key has a newline: the rows only in diagnostics. */
+		if (!check(strcmp(text, want) == 0,
+		           "%s: read_keys %s: the rows found, each once",
+		           e->shard, what)) {
+			diag("want %s", want);
+			diag("got  %s", text);
+		}
+		free(text);
+	}
+	grid_free(&got);
+}
+
+static void
+cap_check_reads(struct engine *e, const struct rs_table_def *t)
+{
+	struct grid keys, many;
+	struct grid got;
+	struct rs_err err;
+	char *want;
+	int rc, exact = 1;
+
+	grid_init(&keys, 2);
+	cap_key(&keys, "a", "1");
+	cap_key(&keys, "zz", "9");
+	cap_key(&keys, cap_odd, "3");
+	cap_key(&keys, "b", "2");
+	want = xprintf("a|1|x|10;b|2|x|20;%s|3|odd|30", cap_odd);
+	cap_check_read(e, t, &keys, 1, want, "of 4 keys, one missing, one odd");
+	free(want);
+	grid_free(&keys);
+
+	grid_init(&keys, 2);
+	cap_key(&keys, "a", "2");
+	cap_key(&keys, "b", "2");
+	cap_key(&keys, "c", "1");
+	cap_check_read(e, t, &keys, 0, "b|2",
+	               "of the key columns only, (a, 2) and (c, 1) missing");
+	grid_free(&keys);
+
+	grid_init(&keys, 2);
+	cap_check_read(e, t, &keys, 1, "", "of no keys");
+	grid_free(&keys);
+
+	/* More keys than one statement takes, a few hundred missing. */
+	grid_init(&many, 2);
+	for (int i = 0; i < CAP_ASKED; i++) {
+		char k[16], n[16];
+
+		snprintf(k, sizeof(k), "m%04d", i);
+		snprintf(n, sizeof(n), "%d", i);
+		cap_key(&many, k, n);
+	}
+	rc = cap_read_keys(e->backend, t, NULL, 0, &many, &got, &err);
+	if (check_status(rc, &err, "%s: read_keys of %d keys", e->shard,
+	                 CAP_ASKED)) {
+		char *text = cap_rows(&got, 1);
+		char *all;
+		struct grid found;
+
+		grid_init(&found, 2);
+		for (int i = 0; i < CAP_MANY; i++)
+			cap_key(&found, grid_row(&many, i)[0].text,
+			        grid_row(&many, i)[1].text);
+		all = cap_rows(&found, 1);
+		exact = strcmp(text, all) == 0;
+		check(exact,
+		      "%s: read_keys of %d keys: the %d found, each once",
+		      e->shard, CAP_ASKED, CAP_MANY);
+		if (!exact)
+			diag("%d rows came back", got.n_rows);
+		free(all);
+		free(text);
+		grid_free(&found);
+	}
+	grid_free(&got);
+	grid_free(&many);
+
+	if (strcmp(backend_engine(e->backend), "mysql") == 0) {
+		grid_init(&keys, 2);
+		cap_key(&keys, "a", "1");
+		cap_key(&keys, "a", "one");
+		rc = cap_read_keys(e->backend, t, NULL, 0, &keys, &got, &err);
+		check(rc == RS_EKEY && strstr(err.message, "column n") != NULL,
+		      "%s: read_keys of a key MariaDB cannot take (n = 'one') "
+		      "fails with RS_EKEY naming the column (%d)",
+		      e->shard, rc);
+		diag("%s", err.message);
+		grid_free(&got);
+		grid_free(&keys);
+	}
+}
+
+/* Check that the change log holds WANT ("k|n|s;…", positions left out),
+ * with positions that increase. */
+static void
+cap_log_is(struct engine *e, const char *want, const char *what)
+{
+	struct rs_table_def *def = NULL;
+	struct snapshot snap = {0};
+	struct grid rest;
+	char *text;
+	int64_t last = INT64_MIN;
+	int ordered = 1;
+
+	if (read_table(e->backend, CAP_LOG, &def, &snap) != 0) {
+		backend_table_free(def);
+		return;
+	}
+	grid_init(&rest, snap.canon.n_cols - 1);
+	for (int r = 0; r < snap.canon.n_rows; r++) {
+		const struct cell *row = grid_row(&snap.canon, r);
+		struct cell *to = grid_add_row(&rest);
+		int64_t pos = row[0].text != NULL
+		                      ? strtoll(row[0].text, NULL, 10)
+		                      : INT64_MIN;
+
+		ordered &= pos > last;
+		last = pos;
+		for (int c = 1; c < snap.canon.n_cols; c++)
+			cell_set(&to[c - 1], row[c].text, row[c].len);
+	}
+	text = cap_rows(&rest, 0);
+	check(ordered && strcmp(text, want) == 0,
+	      "%s: %s: the change log holds \"%s\" in increasing positions "
+	      "(got \"%s\"%s)",
+	      e->shard, what, want, text, ordered ? "" : ", out of order");
+	free(text);
+	grid_free(&rest);
+	snapshot_free(&snap);
+	backend_table_free(def);
+}
+
+static int
+cap_capture(struct rs_backend *b, const struct rs_table_def *t, int key, int on,
+            struct rs_err *err)
+{
+	struct call c = {0};
+	int rc = await(&c, backend_capture(b, t, key, on, on_done, &c, &c.err),
+	               "capture");
+
+	*err = c.err;
+	return rc;
+}
+
+/* Whether the change log is gone (describe says RS_ESCHEMA). */
+static int
+cap_log_gone(struct engine *e)
+{
+	struct rs_table_def *def = NULL;
+	struct rs_err err;
+	int rc = describe(e->backend, CAP_LOG, &def, &err);
+
+	backend_table_free(def);
+	return rc == RS_ESCHEMA;
+}
+
+/* The SQL of an application's write, checked. */
+static void
+cap_write(struct engine *e, const char *sql)
+{
+	struct rs_err err;
+
+	check_status(run_sql(e->backend, sql, &err), &err, "%s: %s", e->shard,
+	             sql);
+}
+
+/* MariaDB: names at the length limit, and capture against a writer's
+ * open transaction. */
+static void
+cap_check_my(struct engine *e, const struct rs_table_def *t)
+{
+	char name46[64], name47[64];
+	struct rs_table_def *def = NULL, fake;
+	struct rs_backend *app = NULL;
+	struct rs_err err;
+	char *ddl;
+	int rc;
+
+	snprintf(name46, sizeof(name46), "rs_check_cap_%033d", 0);
+	snprintf(name47, sizeof(name47), "rs_check_cap_%034d", 0);
+	fake = *t;
+	fake.name = name47;
+	rc = cap_capture(e->backend, &fake, 2, 1, &err);
+	check(rc == RS_ESCHEMA && strstr(err.message, name47) != NULL &&
+	              strstr(err.message, "up to 46") != NULL,
+	      "%s: capture of a table of 47 characters: RS_ESCHEMA naming it "
+	      "and the 46 that fit (%d)",
+	      e->shard, rc);
+	diag("%s", err.message);
+	check_status(cap_capture(e->backend, &fake, 2, 0, &err), &err,
+	             "%s: capture off on it does nothing", e->shard);
+	ddl = xprintf("CREATE TABLE %s (id int PRIMARY KEY, s int)", name46);
+	if (fresh_table(e, name46, ddl) == 0 &&
+	    describe(e->backend, name46, &def, &err) == 0) {
+		check_status(cap_capture(e->backend, def, 1, 1, &err), &err,
+		             "%s: capture of a table of 46 characters",
+		             e->shard);
+		check_status(cap_capture(e->backend, def, 1, 0, &err), &err,
+		             "%s: and off", e->shard);
+	}
+	free(ddl);
+	backend_table_free(def);
+	ddl = xprintf("DROP TABLE IF EXISTS %s", name46);
+	setup_sql(e->backend, ddl);
+	free(ddl);
+
+	/* A log of another shard key, left without its triggers, is
+	 * refused before any trigger: one logging v into it would fail
+	 * every write. */
+	if (check_status(cap_capture(e->backend, t, 2, 1, &err), &err,
+	                 "%s: capture on (shard key s)", e->shard) &&
+	    setup_sql(e->backend,
+	              "DROP TRIGGER reshard_capture_i_rs_check_cap") == 0 &&
+	    setup_sql(e->backend,
+	              "DROP TRIGGER reshard_capture_u_rs_check_cap") == 0 &&
+	    setup_sql(e->backend,
+	              "DROP TRIGGER reshard_capture_d_rs_check_cap") == 0) {
+		rc = cap_capture(e->backend, t, 3, 1, &err);
+		check(rc == RS_ESCHEMA &&
+		              strstr(err.message, "other columns") != NULL,
+		      "%s: capture on with shard key v while s's log is "
+		      "there: RS_ESCHEMA (%d)",
+		      e->shard, rc);
+		diag("%s", err.message);
+		cap_write(e, "INSERT INTO rs_check_cap VALUES ('h', 1, 1, "
+		             "'no trigger made')");
+		cap_log_is(e, "", "after the refusal");
+		check_status(cap_capture(e->backend, t, 3, 0, &err), &err,
+		             "%s: capture off", e->shard);
+	}
+	/* A failed SELECT: alone, and in the transaction of several. */
+	for (int n = 1; n <= 600; n += 599) {
+		struct grid keys, got;
+
+		fake.name = "rs_check_cap_missing";
+		grid_init(&keys, 2);
+		for (int i = 0; i < n; i++)
+			cap_key(&keys, "m", "1");
+		rc = cap_read_keys(e->backend, &fake, NULL, 0, &keys, &got,
+		                   &err);
+		check(rc == RS_EQUERY && err.server_errno == 1146,
+		      "%s: read_keys of %d keys from a missing table: "
+		      "RS_EQUERY (%d, errno %d)",
+		      e->shard, n, rc, err.server_errno);
+		grid_free(&got);
+		grid_free(&keys);
+		cap_write(e, "INSERT INTO rs_check_cap VALUES ('g', 1, 1, "
+		             "'connection fine')");
+		cap_write(e, "DELETE FROM rs_check_cap WHERE k = 'g'");
+	}
+
+	rc = open_backend("my-app", e->url, CHECK_CONNECT_MS, &app, &err);
+	if (!check_status(rc, &err, "%s: an application's connection",
+	                  e->shard)) {
+		close_backend(app);
+		return;
+	}
+	if (setup_sql(app, "START TRANSACTION") == 0 &&
+	    setup_sql(app, "INSERT INTO rs_check_cap VALUES ('w', 1, 1, "
+	                   "'open')") == 0) {
+		uint64_t start = uv_now(&check_loop);
+
+		rc = cap_capture(e->backend, t, 2, 1, &err);
+		check(rc == RS_EQUERY && err.retryable &&
+		              err.server_errno == 1205 &&
+		              uv_now(&check_loop) - start < 5000,
+		      "%s: capture waits for a writer's open transaction, "
+		      "then fails within about the lock timeout, retryable "
+		      "(%d, errno %d)",
+		      e->shard, rc, err.server_errno);
+		diag("%s", err.message);
+		setup_sql(app, "COMMIT");
+		check_status(cap_capture(e->backend, t, 2, 1, &err), &err,
+		             "%s: capture once the writer committed", e->shard);
+		cap_write(e, "INSERT INTO rs_check_cap VALUES ('w', 2, 2, "
+		             "'after')");
+		cap_log_is(e, "w|2|2",
+		           "the write committed before capture is not "
+		           "logged, the one after it is");
+		check_status(cap_capture(e->backend, t, 2, 0, &err), &err,
+		             "%s: capture off", e->shard);
+	}
+	close_backend(app);
+}
+
+static void
+cap_check_engine(struct engine *e)
+{
+	const char *ddl = e->sql->cap_ddl;
+	char *drop = sql_fill(e->sql->drop, CAP_LOG);
+	struct rs_table_def *t = NULL, *log = NULL;
+	struct grid rows;
+	struct rs_err err;
+	int rc;
+
+	if (!backend_supports(e->backend, RS_CAP_CAPTURE)) {
+		diag("%s: change capture and reads by key: not supported by "
+		     "this engine yet, skipped",
+		     e->shard);
+		free(drop);
+		return;
+	}
+	rc = setup_sql(e->backend, drop);
+	free(drop);
+	if (rc != 0 || fresh_table(e, CAP_TABLE, ddl) != 0)
+		return;
+	if (describe(e->backend, CAP_TABLE, &t, &err) != 0) {
+		check(0, "%s: describe %s: %s", e->shard, CAP_TABLE,
+		      err.message);
+		return;
+	}
+	/* Rows as canonical values, the odd key among them: k, n, s, v. */
+	grid_init(&rows, 4);
+	{
+		const char *seed[][4] = {{"a", "1", "10", "x"},
+		                         {"b", "2", "20", "x"},
+		                         {cap_odd, "3", "30", "odd"}};
+
+		for (size_t i = 0; i < sizeof(seed) / sizeof(seed[0]); i++) {
+			struct cell *row = grid_add_row(&rows);
+
+			for (int c = 0; c < 4; c++)
+				cell_set(&row[c], seed[i][c],
+				         strlen(seed[i][c]));
+		}
+		for (int i = 0; i < CAP_MANY; i++) {
+			struct cell *row = grid_add_row(&rows);
+			char k[16], n[16];
+
+			snprintf(k, sizeof(k), "m%04d", i);
+			snprintf(n, sizeof(n), "%d", i);
+			cell_set(&row[0], k, strlen(k));
+			cell_set(&row[1], n, strlen(n));
+		}
+	}
+	rc = upsert_grid(e->backend, t, &rows, 500, &err);
+	grid_free(&rows);
+	if (!check_status(rc, &err, "%s: %s: %d rows written", e->shard,
+	                  CAP_TABLE, 3 + CAP_MANY))
+		goto out;
+	cap_check_reads(e, t);
+
+	rc = cap_capture(e->backend, t, 2, 1, &err);
+	if (!check_status(rc, &err, "%s: capture on (shard key s)", e->shard))
+		goto out;
+	check_status(cap_capture(e->backend, t, 2, 1, &err), &err,
+	             "%s: capture on again", e->shard);
+	rc = describe(e->backend, CAP_LOG, &log, &err);
+	if (check_status(rc, &err, "%s: describe the change log", e->shard))
+		check(log->n_columns == 4 && log->n_pk == 1 &&
+		              log->pk[0] == 0 &&
+		              strcmp(log->columns[0].name, "reshard_pos") ==
+		                      0 &&
+		              strcmp(log->columns[1].name, "k") == 0 &&
+		              strcmp(log->columns[2].name, "n") == 0 &&
+		              strcmp(log->columns[3].name, "s") == 0 &&
+		              log->columns[0].kind == RS_COL_INTEGER,
+		      "%s: the change log is (reshard_pos, k, n, s), keyed on "
+		      "reshard_pos",
+		      e->shard);
+	backend_table_free(log);
+	cap_log_is(e, "", "a new capture");
+	cap_write(e, "INSERT INTO rs_check_cap (k, n, s, v) "
+	             "VALUES ('c', 3, 30, 'x')");
+	cap_write(e, "UPDATE rs_check_cap SET v = 'y' WHERE k = 'a'");
+	cap_write(e, "UPDATE rs_check_cap SET s = 11 WHERE k = 'a'");
+	cap_write(e, "UPDATE rs_check_cap SET k = 'd' WHERE k = 'b'");
+	cap_write(e, "UPDATE rs_check_cap SET k = 'D' WHERE k = 'd'");
+	cap_write(e, "UPDATE rs_check_cap SET s = NULL WHERE k = 'c'");
+	cap_write(e, "DELETE FROM rs_check_cap WHERE k = 'c'");
+	cap_write(e, "BEGIN");
+	cap_write(e, "INSERT INTO rs_check_cap (k, n, s, v) "
+	             "VALUES ('e', 5, 50, 'x')");
+	cap_write(e, "ROLLBACK");
+	cap_log_is(e,
+	           "c|3|30;a|1|10;a|1|10;a|1|11;b|2|20;d|2|20;d|2|20;D|2|20;"
+	           "c|3|30;c|3|NULL;c|3|NULL",
+	           "an insert, updates of v, s, k (twice) and s to NULL, a "
+	           "delete, a rolled-back insert");
+	check_status(cap_capture(e->backend, t, 2, 1, &err), &err,
+	             "%s: capture on once more", e->shard);
+	cap_log_is(e,
+	           "c|3|30;a|1|10;a|1|10;a|1|11;b|2|20;d|2|20;d|2|20;D|2|20;"
+	           "c|3|30;c|3|NULL;c|3|NULL",
+	           "capture on once more");
+	check_status(cap_capture(e->backend, t, 2, 0, &err), &err,
+	             "%s: capture off", e->shard);
+	check(cap_log_gone(e), "%s: the change log is gone", e->shard);
+	check_status(cap_capture(e->backend, t, 2, 0, &err), &err,
+	             "%s: capture off again", e->shard);
+	/* A trigger left behind would fail the write: its log is gone. */
+	cap_write(e, "INSERT INTO rs_check_cap (k, n, s, v) "
+	             "VALUES ('f', 6, 60, 'x')");
+	check(cap_log_gone(e), "%s: a write after capture off is not logged",
+	      e->shard);
+
+	/* The shard key in the primary key: the log holds the key only. */
+	rc = cap_capture(e->backend, t, 0, 1, &err);
+	if (check_status(rc, &err, "%s: capture on (shard key k, in the key)",
+	                 e->shard)) {
+		rc = describe(e->backend, CAP_LOG, &log, &err);
+		if (check_status(rc, &err, "%s: describe the change log",
+		                 e->shard))
+			check(log->n_columns == 3,
+			      "%s: the change log is (reshard_pos, k, n) (%d "
+			      "columns)",
+			      e->shard, log->n_columns);
+		backend_table_free(log);
+		cap_write(e, "UPDATE rs_check_cap SET s = 61 WHERE k = 'f'");
+		cap_log_is(e, "f|6", "an update of the key's row");
+		check_status(cap_capture(e->backend, t, 0, 0, &err), &err,
+		             "%s: capture off", e->shard);
+	}
+	if (strcmp(backend_engine(e->backend), "mysql") == 0)
+		cap_check_my(e, t);
+out:
+	backend_table_free(t);
+}
+
+static void
+check_capture(struct engine *engines)
+{
+	for (int i = 0; i < N_ENGINES; i++) {
+		char *drop;
+
+		cap_check_engine(&engines[i]);
+		drop = sql_fill(engines[i].sql->drop, CAP_LOG);
+		if (backend_supports(engines[i].backend, RS_CAP_CAPTURE))
+			setup_sql(engines[i].backend, drop);
+		free(drop);
+	}
+}
+
+/* ==== end of group 9 ==== */
+
 /* ---- main ---- */
 
 int
@@ -4696,6 +5274,7 @@ main(int argc, char **argv)
 		check_keys(engines);
 		check_pg_ops(&engines[ENG_PG]);
 		check_my_ops(&engines[ENG_MY]);
+		check_capture(engines);
 	}
 
 	for (int i = 0; i < N_ENGINES; i++) {

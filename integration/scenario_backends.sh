@@ -30,6 +30,10 @@
 #     bounded by PostgreSQL's keys; PostgreSQL's keys delete exactly their
 #     rows on MariaDB and SQLite; a SQLite key that does not bind back
 #     exactly (text in a BLOB key) fails the read with RS_EKEY;
+#   - on every engine with change capture: reads by key return exactly the
+#     rows of the keys found (composite, odd, 1,200 at once); capture logs
+#     inserts, updates (of the key too) and deletes in position order,
+#     repeats without harm, and is removed with its log and triggers;
 #   - the libuv loop closes cleanly at the end.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env) and
@@ -57,11 +61,13 @@ my() {
 cleanup() {
 	[ -n "${KEEP:-}" ] && return
 	pg 'DROP TABLE IF EXISTS rs_check_types, rs_check_copy, rs_check_nopk,
-		rs_check_missing, rs_check_pids, z, "a""b", xkeys' >/dev/null 2>&1 ||
+		rs_check_missing, rs_check_pids, z, "a""b", xkeys, rs_check_cap,
+		reshard_chg_rs_check_cap' >/dev/null 2>&1 ||
 		true
 	# shellcheck disable=SC2016 # backticks quote a MariaDB name
 	my 'DROP TABLE IF EXISTS rs_check_types, rs_check_copy, rs_check_nopk,
-		rs_check_missing, rs_check_pids, z, `a"b`, xkeys' >/dev/null 2>&1 ||
+		rs_check_missing, rs_check_pids, z, `a"b`, xkeys, rs_check_cap,
+		reshard_chg_rs_check_cap' >/dev/null 2>&1 ||
 		true
 	rm -rf "$tmp"
 }

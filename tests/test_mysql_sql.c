@@ -12,8 +12,10 @@
  * longer than the limit alone in its statement) and of keys into DELETEs
  * of at most MYSQL_SQL_DELETE_KEYS.  Then the statements of count, the
  * fence (its triggers, the query of those that exist), the shard marker,
- * the delete log (its table, both triggers) and catch-up, escaped both
- * ways; names counted in characters; GTID lists compared domain by
+ * the delete log (its table, both triggers), change capture (the change
+ * log, its three triggers), reads by key (split by MYSQL_SQL_READ_VALUES,
+ * a key MariaDB cannot take refused with RS_EKEY) and catch-up, escaped
+ * both ways; names counted in characters; GTID lists compared domain by
  * domain; and every refusal of mysql_sql_replica_verdict, each naming
  * both shards and its fix.
  */
@@ -985,6 +987,181 @@ test_delete_log(void **state)
 	strbuf_clear(&b);
 }
 
+/* ---- change capture and reads by key ---- */
+
+static void
+test_capture(void **state)
+{
+	const char *names[] = {"re`gion", "id", "ts"};
+	const char *types[] = {"varchar(10)", "bigint(20) unsigned",
+	                       "timestamp"};
+	const char *collations[] = {"utf8mb4_bin", NULL, NULL};
+	const char *log = "reshard_chg_or`ders";
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	(void)state;
+	mysql_sql_capture_trigger(name, sizeof(name), 0, "or`ders");
+	assert_string_equal(name, "reshard_capture_i_or`ders");
+	mysql_sql_capture_trigger(name, sizeof(name), 1, "or`ders");
+	assert_string_equal(name, "reshard_capture_u_or`ders");
+	mysql_sql_capture_trigger(name, sizeof(name), 2, "or`ders");
+	assert_string_equal(name, "reshard_capture_d_or`ders");
+
+	/* The key NOT NULL, the shard key NULL (a TIMESTAMP says so). */
+	mysql_sql_change_table(&b, log, names, types, collations, 3, 2);
+	assert_string_equal(b.text,
+	                    "CREATE TABLE IF NOT EXISTS "
+	                    "`reshard_chg_or``ders` (`reshard_pos` bigint "
+	                    "NOT NULL AUTO_INCREMENT, `re``gion` varchar(10) "
+	                    "COLLATE utf8mb4_bin NOT NULL, `id` bigint(20) "
+	                    "unsigned NOT NULL, `ts` timestamp NULL, "
+	                    "PRIMARY KEY (`reshard_pos`)) ENGINE=InnoDB");
+	b.len = 0;
+	/* The shard key in the primary key: no column of its own. */
+	mysql_sql_change_table(&b, log, names, types, collations, 2, 2);
+	assert_string_equal(b.text,
+	                    "CREATE TABLE IF NOT EXISTS "
+	                    "`reshard_chg_or``ders` (`reshard_pos` bigint "
+	                    "NOT NULL AUTO_INCREMENT, `re``gion` varchar(10) "
+	                    "COLLATE utf8mb4_bin NOT NULL, `id` bigint(20) "
+	                    "unsigned NOT NULL, PRIMARY KEY (`reshard_pos`)) "
+	                    "ENGINE=InnoDB");
+
+	b.len = 0;
+	mysql_sql_capture_create(&b, 0, "or`ders", log, names, 3);
+	assert_string_equal(b.text,
+	                    "CREATE TRIGGER IF NOT EXISTS "
+	                    "`reshard_capture_i_or``ders` AFTER INSERT ON "
+	                    "`or``ders` FOR EACH ROW INSERT INTO "
+	                    "`reshard_chg_or``ders` (`re``gion`, `id`, `ts`) "
+	                    "VALUES (NEW.`re``gion`, NEW.`id`, NEW.`ts`)");
+	b.len = 0;
+	mysql_sql_capture_create(&b, 2, "or`ders", log, names, 3);
+	assert_string_equal(b.text,
+	                    "CREATE TRIGGER IF NOT EXISTS "
+	                    "`reshard_capture_d_or``ders` AFTER DELETE ON "
+	                    "`or``ders` FOR EACH ROW INSERT INTO "
+	                    "`reshard_chg_or``ders` (`re``gion`, `id`, `ts`) "
+	                    "VALUES (OLD.`re``gion`, OLD.`id`, OLD.`ts`)");
+	/* OLD first, when a column changed as it compares or in bytes. */
+	b.len = 0;
+	mysql_sql_capture_create(&b, 1, "or`ders", log, names, 2);
+	assert_string_equal(
+		b.text,
+		"CREATE TRIGGER IF NOT EXISTS `reshard_capture_u_or``ders` "
+		"AFTER UPDATE ON `or``ders` FOR EACH ROW BEGIN IF NOT "
+		"(OLD.`re``gion` <=> NEW.`re``gion` AND CAST(OLD.`re``gion` "
+		"AS BINARY) <=> CAST(NEW.`re``gion` AS BINARY) AND OLD.`id` "
+		"<=> NEW.`id` AND CAST(OLD.`id` AS BINARY) <=> CAST(NEW.`id` "
+		"AS BINARY)) THEN INSERT INTO `reshard_chg_or``ders` "
+		"(`re``gion`, `id`) VALUES (OLD.`re``gion`, OLD.`id`); END "
+		"IF; INSERT INTO `reshard_chg_or``ders` (`re``gion`, `id`) "
+		"VALUES (NEW.`re``gion`, NEW.`id`); END");
+	strbuf_clear(&b);
+}
+
+static void
+test_read_keys(void **state)
+{
+	struct rs_value k[] = {V("eu'\\"), V("1"), V("us"),
+	                       V("-2"),    V("x"), VNULL};
+	struct rs_rows keys = {2, 2, k};
+	struct rs_keys_request r = {&orders, read_columns, 4, &keys};
+	struct mysql_sql_stmts s = {0};
+	struct rs_err err;
+
+	(void)state;
+	assert_int_equal(mysql_sql_read_keys(&s, &esc, &r, NULL), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.v[0].first_row, 0);
+	assert_int_equal(s.v[0].n_rows, 2);
+	assert_string_equal(
+		s.v[0].sql,
+		"SELECT `re``gion`, `id`, `data`, `note`, CAST(`f` AS DOUBLE), "
+		"`d` FROM `or``ders` WHERE (`re``gion`, `id`) IN "
+		"(('eu\\'\\\\', 1), ('us', -2))");
+	mysql_sql_stmts_free(&s);
+
+	/* Key columns only; the escaping is the caller's. */
+	{
+		struct mysql_sql_escape doubling = {doubling_escape, NULL};
+		struct rs_keys_request only = {&orders, NULL, 0, &keys};
+
+		assert_int_equal(
+			mysql_sql_read_keys(&s, &doubling, &only, NULL), 0);
+		assert_string_equal(s.v[0].sql,
+		                    "SELECT `re``gion`, `id` FROM `or``ders` "
+		                    "WHERE (`re``gion`, `id`) IN (('eu''\\', "
+		                    "1), ('us', -2))");
+		mysql_sql_stmts_free(&s);
+	}
+
+	/* No keys: no statement. */
+	keys.n_rows = 0;
+	assert_int_equal(mysql_sql_read_keys(&s, &esc, &r, NULL), 0);
+	assert_int_equal(s.n, 0);
+
+	/* A NULL key is a bug; a key MariaDB cannot take is RS_EKEY. */
+	keys.n_rows = 3;
+	assert_int_equal(mysql_sql_read_keys(&s, &esc, &r, &err), RS_EINTERNAL);
+	assert_string_equal(err.message,
+	                    "read by key from table or`ders: key 3 has a NULL "
+	                    "in column id (a bug in the caller)");
+	assert_int_equal(s.n, 0);
+	k[5] = (struct rs_value)V("12x");
+	assert_int_equal(mysql_sql_read_keys(&s, &esc, &r, &err), RS_EKEY);
+	assert_int_equal(err.code, RS_EKEY);
+	assert_string_equal(err.message,
+	                    "read by key from table or`ders: row 3, column id "
+	                    "(bigint(20), integer): value '12x' is not an "
+	                    "integer");
+	assert_int_equal(s.n, 0);
+}
+
+/* One key column: 999 keys a statement (MYSQL_SQL_READ_VALUES); two: 499;
+ * a table of more key columns than that still one key a statement. */
+static void
+check_read_keys_split(int n_pk, int n, int per, int n_stmts)
+{
+	struct rs_column c[] = {{"a", "int", RS_COL_INTEGER},
+	                        {"b", "int", RS_COL_INTEGER}};
+	int pk[] = {0, 1};
+	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1};
+	struct rs_value *v = calloc((size_t)n * (size_t)n_pk, sizeof(*v));
+	struct rs_rows keys = {n, n_pk, v};
+	struct rs_keys_request r = {&t, NULL, 0, &keys};
+	struct mysql_sql_stmts s = {0};
+	int row = 0;
+
+	assert_non_null(v);
+	for (int i = 0; i < n * n_pk; i++)
+		v[i] = (struct rs_value)V("7");
+	assert_int_equal(mysql_sql_read_keys(&s, &esc, &r, NULL), 0);
+	assert_int_equal(s.n, n_stmts);
+	for (int i = 0; i < s.n; i++) {
+		int want = n - row < per ? n - row : per;
+
+		assert_int_equal(s.v[i].first_row, row);
+		assert_int_equal(s.v[i].n_rows, want);
+		row += want;
+	}
+	assert_int_equal(row, n);
+	mysql_sql_stmts_free(&s);
+	free(v);
+}
+
+static void
+test_read_keys_limit(void **state)
+{
+	(void)state;
+	check_read_keys_split(1, 999, 999, 1);
+	check_read_keys_split(1, 1000, 999, 2);
+	check_read_keys_split(2, 499, 499, 1);
+	check_read_keys_split(2, 500, 499, 2);
+	check_read_keys_split(2, 10000, 499, 21);
+}
+
 /* ---- replication ---- */
 
 static void
@@ -1246,6 +1423,9 @@ main(void)
 		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_marker),
 		cmocka_unit_test(test_delete_log),
+		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_read_keys),
+		cmocka_unit_test(test_read_keys_limit),
 		cmocka_unit_test(test_gtid_wait),
 		cmocka_unit_test(test_gtid_behind),
 		cmocka_unit_test(test_replica_verdict),

@@ -67,13 +67,13 @@
  * connection ends at once.  Closing the backend during a scan drops the
  * result without reading it (mysql_close does not read it either).
  *
- * count, the fence, the shard marker, the delete log, purge_keys and the
- * replication operations (replica_check, position, catch_up, promote,
- * promoted) are described where they are defined below.  All but
- * purge_keys run as stepped operations: a step function gets each
- * statement's outcome and chooses the next statement.  replica_check and
- * catch_up also run statements on the replica's connection, one after the
- * other with the primary's (see "stepped operations").
+ * count, the fence, the shard marker, the delete log, purge_keys, change
+ * capture, reads by key and the replication operations (replica_check,
+ * position, catch_up, promote, promoted) are described where they are
+ * defined below.  All but purge_keys run as stepped operations: a step
+ * function gets each statement's outcome and chooses the next statement.
+ * replica_check and catch_up also run statements on the replica's connection,
+ * one after the other with the primary's (see "stepped operations").
  *
  * Values reach SQL only as literals escaped by mysql_real_escape_string
  * on the connection (or as validated numbers, 1/0 for booleans, X'hex'
@@ -146,6 +146,7 @@ enum my_reply {
 	MY_REPLY_MARKERS,     /* rs_markers_cb with st.markers */
 	MY_REPLY_POSITION,    /* rs_position_cb with st.position */
 	MY_REPLY_REPLICATION, /* rs_replication_cb with st.replication */
+	MY_REPLY_ROWS,        /* rs_rows_cb with st.rows */
 };
 
 struct my_engine;
@@ -157,13 +158,14 @@ struct my_engine;
 typedef void (*my_step_fn)(struct my_engine *e, int status, MYSQL_RES *res);
 
 /*
- * A stepped operation: count, fence, markers, mark, delete_log, fenced
- * and the replication operations are short programs of statements, each
- * chosen from the outcome of the one before (a trigger that existed
- * already is not made again, a missing marker table is made, a failed
- * fence is taken down again).  STEP gets every outcome and sends the next
- * statement (my_step_send) or ends the operation (my_step_end).  Whatever
- * the operation owns is here, moved out of the engine whole when it ends.
+ * A stepped operation: count, fence, markers, mark, delete_log, fenced,
+ * capture, read_keys and the replication operations are short programs
+ * of statements, each chosen from the outcome of the one before (a
+ * trigger that existed already is not made again, a missing marker table
+ * is made, a failed fence is taken down again).  STEP gets every outcome and
+ * sends the next statement (my_step_send) or ends the operation (my_step_end).
+ * Whatever the operation owns is here, moved out of the engine whole when it
+ * ends.
  */
 struct my_steps {
 	my_step_fn step;
@@ -174,16 +176,19 @@ struct my_steps {
 	int index;              /* the statement of the stage */
 	int64_t value;          /* count, fenced, promoted */
 	char **names;           /* fence: the tables; delete log: the key
-	                           columns; all copies */
+	                           columns; capture: the columns logged;
+	                           all copies */
 	int n_names;
-	char *text;  /* fence: the message; delete log: the table;
+	int n_keys;  /* capture: names[0 … n_keys - 1] are key columns */
+	char *text;  /* fence: the message; delete log, capture: the table;
 	                catch-up: the position */
-	int on;      /* fence, delete log: on or off */
+	int on;      /* fence, delete log, capture: on or off */
 	int marking; /* fence, mark: a marker to write */
 	struct rs_marker marker;
 	unsigned char *made; /* fence: per trigger, 1 made by this call, 2
 	                        there before */
-	struct rs_err cause; /* fence: the failure being undone */
+	struct rs_err cause; /* fence: the failure being undone;
+	                        read_keys: the one being rolled back */
 	int undo_failed;     /* fence: a trigger could not be dropped again */
 	struct rs_marker *markers; /* markers: the rows */
 	int n_markers;
@@ -191,14 +196,23 @@ struct my_steps {
 	struct rs_replication replication; /* catch-up */
 	int wait_ms;                       /* catch-up: the slice */
 	struct mysql_sql_replica *facts;   /* replica_check, catch-up */
+	/* read_keys: the rows found, rows.n_rows × rows.n_cols values
+	 * (vals_cap of them allocated) whose bytes are in rows_text one
+	 * after the other, each with a NUL, pointed at once all are in
+	 * (my_point_values). */
+	struct rs_rows rows;
+	struct rs_value *vals;
+	size_t vals_cap;
+	struct rs_strbuf rows_text;
 };
 
 /* One statement sets the session up (backend_connect's contract): UTC for
  * TIMESTAMP values, utf8mb4 text, and a lock timeout short enough that a
  * blocked write is retried rather than stalling a stream: for row locks
  * (innodb_lock_wait_timeout) and for metadata locks (lock_wait_timeout, a
- * year by default), which the fence's and the delete log's DDL waits for
- * while any transaction that touched the table is open. */
+ * year by default), which the DDL of the fence, the delete log and change
+ * capture waits for while any transaction that touched the table is
+ * open. */
 #define MY_LOCK_TIMEOUT_S 2 /* the 2 s of both, for messages */
 static const char my_setup_sql[] = "SET NAMES utf8mb4, time_zone = '+00:00', "
 				   "SESSION innodb_lock_wait_timeout = 2, "
@@ -447,14 +461,12 @@ my_rows(struct my_engine *e, MYSQL_RES *res, struct rs_rows *rows,
 	return 0;
 }
 
-/* Point ROWS at the scan batch VALS (e->scan_n rows of e->scan_cols),
- * whose non-NULL values are in TEXT one after the other, each followed by
- * a NUL: while fetching, their text held only a non-NULL marker. */
+/* Point the N values VALS at their bytes in TEXT, where the non-NULL
+ * ones are one after the other, each followed by a NUL: while they were
+ * copied, their text held only a non-NULL marker. */
 static void
-my_scan_batch(struct my_engine *e, struct rs_value *vals, char *text,
-              struct rs_rows *rows)
+my_point_values(struct rs_value *vals, size_t n, char *text)
 {
-	size_t n = (size_t)e->scan_n * (size_t)e->scan_cols;
 	size_t at = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -463,6 +475,15 @@ my_scan_batch(struct my_engine *e, struct rs_value *vals, char *text,
 		vals[i].text = text + at;
 		at += vals[i].len + 1;
 	}
+}
+
+/* Point ROWS at the scan batch VALS (e->scan_n rows of e->scan_cols),
+ * whose values are in TEXT (my_point_values). */
+static void
+my_scan_batch(struct my_engine *e, struct rs_value *vals, char *text,
+              struct rs_rows *rows)
+{
+	my_point_values(vals, (size_t)e->scan_n * (size_t)e->scan_cols, text);
 	rows->n_rows = e->scan_n;
 	rows->n_cols = e->scan_cols;
 	rows->values = vals;
@@ -503,6 +524,8 @@ my_steps_free(struct my_steps *st)
 	free(st->made);
 	free(st->markers);
 	free(st->facts);
+	free(st->vals);
+	strbuf_clear(&st->rows_text);
 	*st = (struct my_steps){0};
 }
 
@@ -533,6 +556,9 @@ my_steps_reply(struct rs_backend *backend, const struct my_steps *st,
 	case MY_REPLY_REPLICATION:
 		cb->replication(backend, status, err,
 		                ok ? &st->replication : NULL, arg);
+		break;
+	case MY_REPLY_ROWS:
+		cb->rows(backend, status, err, ok ? &st->rows : NULL, arg);
 		break;
 	}
 }
@@ -2187,9 +2213,10 @@ my_scan_end(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 /* ---- stepped operations ---------------------------------------------- */
 
 /*
- * count, fence, markers, mark, delete_log, fenced and the replication
- * operations run as stepped operations (struct my_steps): a step function
- * sees each statement's outcome and sends the next one or ends.
+ * count, fence, markers, mark, delete_log, fenced, capture, read_keys and
+ * the replication operations run as stepped operations (struct
+ * my_steps): a step function sees each statement's outcome and sends the
+ * next one or ends.
  *
  * replica_check and catch_up are given two backends, the primary (the one
  * the operation is started on, its owner) and the replica, each with its
@@ -2979,48 +3006,67 @@ enum {
 	MY_LOG_DROP_TABLE, /* then done */
 };
 
-/* Build and send the log's table from the catalog's columns in RES. */
-static void
-my_log_table(struct my_engine *e, MYSQL_RES *res)
+/* The catalog's COLUMN_TYPE and collation of each of e->st.names (the
+ * columns of e->st.text's log WHAT, "delete log"), from RES
+ * (mysql_sql_log_columns), into *TYPES and *COLLATIONS: arrays to free,
+ * of RES's texts.  Returns 0, or -1 with the operation ended: RS_ESCHEMA
+ * for a column the catalog does not list, RS_ENOMEM. */
+static int
+my_log_types(struct my_engine *e, MYSQL_RES *res, const char *what,
+             const char ***types, const char ***collations)
 {
 	int n = e->st.n_names;
-	const char **types = calloc((size_t)n + 1, sizeof(*types));
-	const char **collations = calloc((size_t)n + 1, sizeof(*collations));
-	struct rs_strbuf b = {0};
-	char log[MYSQL_SQL_NAME_SIZE];
 	MYSQL_ROW row;
 
-	if (types == NULL || collations == NULL) {
-		free(types);
-		free(collations);
+	*types = calloc((size_t)n + 1, sizeof(**types));
+	*collations = calloc((size_t)n + 1, sizeof(**collations));
+	if (*types == NULL || *collations == NULL) {
+		free(*types);
+		free(*collations);
 		my_step_end(e, backend_fail(e->backend, &e->err, RS_ENOMEM,
 		                            "out of memory"));
-		return;
+		return -1;
 	}
 	while (res != NULL && mysql_num_fields(res) == 3 &&
 	       (row = mysql_fetch_row(res)) != NULL)
 		for (int k = 0; k < n; k++)
 			if (row[0] != NULL && row[1] != NULL &&
 			    strcmp(row[0], e->st.names[k]) == 0) {
-				types[k] = row[1];
-				collations[k] = row[2];
+				(*types)[k] = row[1];
+				(*collations)[k] = row[2];
 			}
 	for (int k = 0; k < n; k++)
-		if (types[k] == NULL) {
-			free(types);
-			free(collations);
+		if ((*types)[k] == NULL) {
+			free(*types);
+			free(*collations);
 			my_step_end(
 				e, backend_fail(e->backend, &e->err, RS_ESCHEMA,
-			                        "could not make the delete "
-			                        "log of table %s: its key "
-			                        "column %s is not in the "
-			                        "catalog",
-			                        e->st.text, e->st.names[k]));
-			return;
+			                        "could not make the %s of "
+			                        "table %s: its %s %s is not "
+			                        "in the catalog",
+			                        what, e->st.text,
+			                        k < e->st.n_keys
+			                                ? "key column"
+			                                : "shard key column",
+			                        e->st.names[k]));
+			return -1;
 		}
+	return 0;
+}
+
+/* Build and send the log's table from the catalog's columns in RES. */
+static void
+my_log_table(struct my_engine *e, MYSQL_RES *res)
+{
+	const char **types, **collations;
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE];
+
+	if (my_log_types(e, res, "delete log", &types, &collations) != 0)
+		return;
 	backend_delete_log_name(e->st.text, log, sizeof(log));
 	mysql_sql_log_table(&b, log, (const char *const *)e->st.names, types,
-	                    collations, n);
+	                    collations, e->st.n_names);
 	free(types);
 	free(collations);
 	e->st.stage = MY_LOG_TABLE;
@@ -3146,6 +3192,7 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	    (e->st.text = strdup(table->name)) == NULL ||
 	    (on && mysql_sql_log_columns(&b, &esc, table->name) != 0))
 		rc = b.failed || e->st.text == NULL ? RS_ENOMEM : RS_EVALUE;
+	e->st.n_keys = table->n_pk;
 	free(keys);
 	if (rc != 0) {
 		strbuf_clear(&b);
@@ -3169,6 +3216,526 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 		my_step_sendb(e, e, &b, e->what_buf);
 	} else {
 		my_log_drop(e, 0, MY_LOG_DROP_DELETE);
+	}
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- change capture ------------------------------------------------- */
+
+/*
+ * Change capture of a table t (backend_capture): the change log
+ * reshard_chg_t (mysql_sql_change_table) with reshard_pos, a BIGINT
+ * AUTO_INCREMENT, then t's key columns and the shard key column when it
+ * is not one of them, each with its COLUMN_TYPE and collation from the
+ * catalog as in the delete log; and three AFTER triggers on t,
+ * reshard_capture_i_t, _u_t and _d_t (mysql_sql_capture_create), which
+ * log the row in the writer's transaction (the log is InnoDB: a write
+ * rolled back leaves no entry), whoever writes, a purge too (a split
+ * removes capture before it purges).  Made one statement after the
+ * other with IF NOT EXISTS (DDL commits each): the catalog's columns of
+ * the log (when it is there already, from this capture made before or
+ * half way, they must be the ones it logs: MariaDB resolves a trigger's
+ * columns only when it fires, so triggers logging into another
+ * capture's log would fail every write to t), those of t, the log, the
+ * insert, update and delete triggers; removed with DROP … IF EXISTS,
+ * the triggers first, then the log.  Both repeat without harm: a capture
+ * that stopped half way is made whole, or removed, by the next call.
+ *
+ * No gap: each CREATE TRIGGER takes t's metadata lock exclusively, so it
+ * waits for every transaction that has written (or read) t to end, and
+ * every statement on t after it runs with the trigger.  So once the call
+ * has returned, every write committed to t since is in the log, and
+ * every one before is in t, for the copy to read.  The wait is bounded
+ * by the session's lock_wait_timeout (MY_LOCK_TIMEOUT_S): a longer
+ * transaction fails the call with error 1205, RS_EQUERY, retryable,
+ * saying so.  AUTO_INCREMENT values are taken at insert and become
+ * visible at commit, so out of order across writers, as backend_capture
+ * allows.
+ */
+enum {
+	MY_CAP_LOG,     /* the catalog's columns of the log, if there */
+	MY_CAP_COLUMNS, /* the catalog's columns of the table */
+	MY_CAP_TABLE,   /* CREATE TABLE of the log */
+	MY_CAP_TRIGGER, /* st.index: the trigger being made (of
+	                   mysql_sql_fence_ops) */
+	MY_CAP_DROP,    /* st.index: the trigger being dropped; past the
+	                   last, the log */
+};
+
+/* Send the CREATE TRIGGER of change capture's trigger st.index. */
+static void
+my_capture_trigger(struct my_engine *e)
+{
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE], name[MYSQL_SQL_NAME_SIZE];
+
+	backend_change_log_name(e->st.text, log, sizeof(log));
+	mysql_sql_capture_trigger(name, sizeof(name), e->st.index, e->st.text);
+	mysql_sql_capture_create(&b, e->st.index, e->st.text, log,
+	                         (const char *const *)e->st.names,
+	                         e->st.n_names);
+	e->st.stage = MY_CAP_TRIGGER;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not make change capture's trigger %s on table %s", name,
+	         e->st.text);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Send the drop of change capture's trigger st.index, or past the last,
+ * of the change log. */
+static void
+my_capture_drop(struct my_engine *e)
+{
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	if (e->st.index >= MYSQL_SQL_FENCE_OPS) {
+		backend_change_log_name(e->st.text, name, sizeof(name));
+		strbuf_str(&b, "DROP TABLE IF EXISTS ");
+		mysql_sql_ident(&b, name);
+	} else {
+		mysql_sql_capture_trigger(name, sizeof(name), e->st.index,
+		                          e->st.text);
+		mysql_sql_drop_trigger(&b, name);
+	}
+	e->st.stage = MY_CAP_DROP;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not remove change capture from table %s (%s)",
+	         e->st.text, name);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Check the columns of the change log in RES (none: it is not there
+ * yet) against the ones this capture logs, then send the query of the
+ * table's columns. */
+static void
+my_capture_log(struct my_engine *e, MYSQL_RES *res)
+{
+	struct mysql_sql_escape esc = my_escaper(e);
+	uint64_t n = res != NULL ? mysql_num_rows(res) : 0;
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE];
+	MYSQL_ROW row;
+	int same = n == 0 || n == (uint64_t)e->st.n_names + 1;
+
+	for (uint64_t i = 0; same && n > 0 && i < n; i++) {
+		row = mysql_fetch_row(res);
+		same = row != NULL && row[0] != NULL &&
+		       strcmp(row[0],
+		              i == 0 ? "reshard_pos" : e->st.names[i - 1]) == 0;
+	}
+	backend_change_log_name(e->st.text, log, sizeof(log));
+	if (!same) {
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_ESCHEMA,
+		                            "change capture of table %s: its "
+		                            "change log %s is there with "
+		                            "other columns than this capture "
+		                            "logs (another capture's, of "
+		                            "another shard key?): remove it "
+		                            "(capture off, or abort the run "
+		                            "that made it) first",
+		                            e->st.text, log));
+		return;
+	}
+	if (mysql_sql_log_columns(&b, &esc, e->st.text) != 0 && !b.failed) {
+		strbuf_clear(&b);
+		my_step_end(e, backend_fail(e->backend, &e->err, RS_EVALUE,
+		                            "the MariaDB driver's escaping "
+		                            "refused a table name"));
+		return;
+	}
+	e->st.stage = MY_CAP_COLUMNS;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not read the columns of table %s for its change log",
+	         e->st.text);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+/* Build and send the change log from the catalog's columns in RES. */
+static void
+my_capture_table(struct my_engine *e, MYSQL_RES *res)
+{
+	const char **types, **collations;
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE];
+
+	if (my_log_types(e, res, "change log", &types, &collations) != 0)
+		return;
+	backend_change_log_name(e->st.text, log, sizeof(log));
+	mysql_sql_change_table(&b, log, (const char *const *)e->st.names, types,
+	                       collations, e->st.n_names, e->st.n_keys);
+	free(types);
+	free(collations);
+	e->st.stage = MY_CAP_TABLE;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not make the change log %s of table %s", log,
+	         e->st.text);
+	my_step_sendb(e, e, &b, e->what_buf);
+}
+
+static void
+my_capture_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	if (status != 0) {
+		my_lock_hint(&e->st.err);
+		my_step_fail(e, status);
+		return;
+	}
+	switch (e->st.stage) {
+	case MY_CAP_LOG:
+		my_capture_log(e, res);
+		return;
+	case MY_CAP_COLUMNS:
+		my_capture_table(e, res);
+		return;
+	case MY_CAP_TABLE:
+		e->st.index = 0;
+		my_capture_trigger(e);
+		return;
+	case MY_CAP_TRIGGER:
+		if (++e->st.index < MYSQL_SQL_FENCE_OPS)
+			my_capture_trigger(e);
+		else
+			my_step_end(e, 0);
+		return;
+	default: /* MY_CAP_DROP */
+		if (++e->st.index <= MYSQL_SQL_FENCE_OPS)
+			my_capture_drop(e);
+		else
+			my_step_end(e, 0);
+		return;
+	}
+}
+
+/* Start (ON) or remove change capture of TABLE, logging its key and
+ * TABLE->columns[KEY_COLUMN], as described above (see backend_capture).
+ * Returns RS_EINTERNAL (not connected, no key), RS_ESCHEMA (ON: a table
+ * name too long for capture's names, naming the longest that fits) or
+ * RS_ENOMEM without calling back and without sending anything.  Removing
+ * the capture of a table whose name is too long sends nothing and
+ * succeeds: there is none.  The callback gets RS_ESCHEMA (a change log
+ * there with other columns; a column the catalog does not list: the
+ * table changed since it was described), RS_EQUERY (retryable for a
+ * metadata lock wait) or RS_ECONNECT. */
+static int
+my_capture(struct rs_backend *backend, const struct rs_table_def *table,
+           int key_column, int on, rs_backend_cb cb, void *arg,
+           struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
+	struct rs_strbuf b = {0};
+	char log[MYSQL_SQL_NAME_SIZE], name[MYSQL_SQL_NAME_SIZE];
+	const char **cols;
+	int n = 0, in_pk = 0, fits, rc = 0;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (table == NULL || table->n_pk < 1 || key_column < 0 ||
+	    key_column >= table->n_columns)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "change capture of a table without a key "
+		                    "or shard key (a bug in the caller)");
+	/* The three triggers' names are as long as each other. */
+	backend_change_log_name(table->name, log, sizeof(log));
+	mysql_sql_capture_trigger(name, sizeof(name), 0, table->name);
+	fits = mysql_sql_name_fits(log) && mysql_sql_name_fits(name);
+	if (on && !fits)
+		return backend_fail(
+			backend, err, RS_ESCHEMA,
+			"table %s: its name is too long for change capture's "
+			"names (%s, %s: MariaDB takes %d characters; tables "
+			"of up to %d can be captured)",
+			table->name, log, name, MYSQL_SQL_NAME_MAX,
+			MYSQL_SQL_NAME_MAX - (int)strlen("reshard_capture_i_"));
+	cols = calloc((size_t)table->n_pk + 1, sizeof(*cols));
+	if (cols == NULL)
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	for (int k = 0; k < table->n_pk; k++) {
+		cols[n++] = table->columns[table->pk[k]].name;
+		in_pk |= table->pk[k] == key_column;
+	}
+	if (!in_pk)
+		cols[n++] = table->columns[key_column].name;
+	esc = my_escaper(e);
+	if (my_steps_names(e, cols, n) != 0 ||
+	    (e->st.text = strdup(table->name)) == NULL ||
+	    (on && mysql_sql_log_columns(&b, &esc, log) != 0))
+		rc = b.failed || e->st.text == NULL ? RS_ENOMEM : RS_EVALUE;
+	free(cols);
+	if (rc != 0) {
+		strbuf_clear(&b);
+		my_steps_free(&e->st);
+		return backend_fail(backend, err, rc, "%s",
+		                    rc == RS_ENOMEM
+		                            ? "out of memory"
+		                            : "the MariaDB driver's escaping "
+		                              "refused a table name");
+	}
+	e->st.n_keys = table->n_pk;
+	e->st.on = on;
+	e->cb.done = cb;
+	my_steps_begin(e, NULL, MY_REPLY_DONE, my_capture_step, arg);
+	e->in_call = 1;
+	if (!fits) {
+		my_step_end(e, 0);
+	} else if (on) {
+		e->st.stage = MY_CAP_LOG;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not read the columns of change log %s", log);
+		my_step_sendb(e, e, &b, e->what_buf);
+	} else {
+		e->st.index = 0;
+		my_capture_drop(e);
+	}
+	e->in_call = 0;
+	return 0;
+}
+
+/* ---- reads by key --------------------------------------------------- */
+
+/*
+ * read_keys (backend_read_keys) sends the SELECTs of mysql_sql_read_keys
+ * and copies their rows into one batch (e->st.rows) as each result comes.
+ * A SELECT has at most MYSQL_SQL_READ_VALUES values in its IN list (499
+ * keys of two columns, 999 of one; see there why) and about
+ * MYSQL_SQL_STMT_BYTES, so a batch of more keys takes several.  One
+ * statement is one consistent read by itself.  Several run in one
+ * read-only transaction on one snapshot: SET TRANSACTION ISOLATION LEVEL
+ * REPEATABLE READ (for that transaction only: under READ COMMITTED, a
+ * server's default may be that, each SELECT would read a snapshot of its
+ * own), START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY, the
+ * SELECTs, COMMIT.  After a failure there, ROLLBACK is sent before the
+ * callback gets the failure, unless the connection is lost (the server
+ * rolls back).  No keys: no statement, and the callback gets no rows.
+ */
+enum {
+	MY_KEYS_ISOLATION, /* SET TRANSACTION ISOLATION LEVEL … */
+	MY_KEYS_BEGIN,     /* START TRANSACTION … */
+	MY_KEYS_SELECT,    /* e->stmts.v[e->next_stmt - 1] sent */
+	MY_KEYS_COMMIT,
+	MY_KEYS_ROLLBACK, /* after the failure kept in st.cause */
+};
+
+static const char my_keys_isolation_sql[] =
+	"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+
+/* Send the next SELECT of read_keys. */
+static void
+my_keys_send(struct my_engine *e)
+{
+	const struct mysql_sql_stmt *s = &e->stmts.v[e->next_stmt++];
+
+	e->st.stage = MY_KEYS_SELECT;
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not read table %s by key (keys %d to %d of %d, "
+	         "statement %d of %d)",
+	         e->st.text, s->first_row + 1, s->first_row + s->n_rows,
+	         e->batch_rows, e->next_stmt, e->stmts.n);
+	my_step_send(e, e, s->sql, s->len, 0, e->what_buf);
+}
+
+/* End read_keys with the rows copied. */
+static void
+my_keys_done(struct my_engine *e)
+{
+	struct my_steps *st = &e->st;
+
+	my_point_values(st->vals,
+	                (size_t)st->rows.n_rows * (size_t)st->rows.n_cols,
+	                st->rows_text.text);
+	st->rows.values = st->vals;
+	my_step_end(e, 0);
+}
+
+/* Fail read_keys with STATUS, its message in st.cause: after ROLLBACK
+ * when its statements run in a transaction on a live connection. */
+static void
+my_keys_abort(struct my_engine *e, int status)
+{
+	e->st.cause.code = status;
+	if (e->stmts.n > 1 && status != RS_ECONNECT) {
+		e->st.stage = MY_KEYS_ROLLBACK;
+		my_step_sendc(e, e, my_rollback_sql,
+		              "could not roll back the read by key");
+		return;
+	}
+	e->err = e->st.cause;
+	my_step_end(e, status);
+}
+
+/* Copy the rows of RES, the result of one of read_keys's SELECTs, into
+ * the batch.  Returns 0, or RS_EINTERNAL / RS_ENOMEM with st.cause
+ * filled. */
+static int
+my_keys_take(struct my_engine *e, MYSQL_RES *res)
+{
+	struct my_steps *st = &e->st;
+	int n_cols = st->rows.n_cols;
+	uint64_t n = res != NULL ? mysql_num_rows(res) : 0;
+	size_t need;
+	MYSQL_ROW row;
+
+	if (res == NULL || (int)mysql_num_fields(res) != n_cols)
+		return backend_fail(e->backend, &st->cause, RS_EINTERNAL,
+		                    "reading table %s by key: %u columns came "
+		                    "back, %d expected",
+		                    st->text,
+		                    res != NULL ? mysql_num_fields(res) : 0,
+		                    n_cols);
+	if (n > (uint64_t)(INT_MAX / n_cols - st->rows.n_rows))
+		return backend_fail(e->backend, &st->cause, RS_EINTERNAL,
+		                    "reading table %s by key: batch too large",
+		                    st->text);
+	need = ((size_t)st->rows.n_rows + (size_t)n) * (size_t)n_cols;
+	if (need > st->vals_cap) {
+		struct rs_value *v = realloc(st->vals, (need + 1) * sizeof(*v));
+
+		if (v == NULL)
+			return backend_fail(e->backend, &st->cause, RS_ENOMEM,
+			                    "out of memory");
+		st->vals = v;
+		st->vals_cap = need;
+	}
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		unsigned long *lengths = mysql_fetch_lengths(res);
+		struct rs_value *v =
+			&st->vals[(size_t)st->rows.n_rows * (size_t)n_cols];
+
+		if (st->rows.n_rows * n_cols >= (int)need || lengths == NULL)
+			return backend_fail(e->backend, &st->cause,
+			                    RS_EINTERNAL,
+			                    "reading table %s by key: a stored "
+			                    "result changed under it",
+			                    st->text);
+		for (int j = 0; j < n_cols; j++) {
+			v[j].text = NULL;
+			v[j].len = 0;
+			if (row[j] == NULL)
+				continue;
+			v[j].len = lengths[j];
+			strbuf_add(&st->rows_text, row[j], v[j].len);
+			strbuf_add(&st->rows_text, "", 1);
+			v[j].text = row[j]; /* a marker (my_point_values) */
+		}
+		st->rows.n_rows++;
+	}
+	if (st->rows_text.failed)
+		return backend_fail(e->backend, &st->cause, RS_ENOMEM,
+		                    "out of memory");
+	return 0;
+}
+
+static void
+my_keys_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	int rc;
+
+	if (e->st.stage == MY_KEYS_ROLLBACK) {
+		/* The failure rolled back is the one to report. */
+		e->err = e->st.cause;
+		my_step_end(e, e->st.cause.code);
+		return;
+	}
+	if (status != 0) {
+		e->st.cause = e->st.err;
+		my_keys_abort(e, status);
+		return;
+	}
+	switch (e->st.stage) {
+	case MY_KEYS_ISOLATION:
+		e->st.stage = MY_KEYS_BEGIN;
+		my_step_sendc(e, e, my_scan_begin_sql, e->what_buf);
+		return;
+	case MY_KEYS_BEGIN:
+		break;
+	case MY_KEYS_SELECT:
+		rc = my_keys_take(e, res);
+		if (rc != 0) {
+			my_keys_abort(e, rc);
+			return;
+		}
+		break;
+	default: /* MY_KEYS_COMMIT */
+		my_keys_done(e);
+		return;
+	}
+	if (e->next_stmt < e->stmts.n) {
+		my_keys_send(e);
+	} else if (e->stmts.n > 1) {
+		e->st.stage = MY_KEYS_COMMIT;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not end the read of table %s by key",
+		         e->st.text);
+		my_step_sendc(e, e, my_commit_sql, e->what_buf);
+	} else {
+		my_keys_done(e);
+	}
+}
+
+/* Read the rows of REQUEST->table whose keys are REQUEST->keys, as
+ * described above (see backend_read_keys): each row its key columns (in
+ * MariaDB's text; backend.c makes them canonical) then REQUEST->columns,
+ * as my_read_batch reads them.  Returns RS_EINTERNAL (a malformed
+ * request, a NULL key, not connected), RS_EKEY (a key MariaDB cannot
+ * take, naming its column and why) or RS_ENOMEM without calling back and
+ * without sending anything.  The callback gets RS_EQUERY or RS_ECONNECT
+ * when a statement fails. */
+static int
+my_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
+             rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	const struct rs_table_def *t = request->table;
+	struct mysql_sql_escape esc;
+	struct rs_err local;
+	int rc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (t == NULL || request->keys == NULL || request->n_columns < 0 ||
+	    (request->n_columns > 0 && request->columns == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "malformed read by key request (a bug in "
+		                    "the caller)");
+	rc = my_check_rows(backend, t, request->keys, t->n_pk, "read by key",
+	                   err);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < request->n_columns; i++)
+		if (request->columns[i] < 0 ||
+		    request->columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "read by key request names column "
+			                    "%d of %d (a bug in the caller)",
+			                    request->columns[i], t->n_columns);
+	esc = my_escaper(e);
+	rc = mysql_sql_read_keys(&e->stmts, &esc, request, &local);
+	if (rc == 0 && (e->st.text = strdup(t->name)) == NULL)
+		rc = rs_err_set(&local, RS_ENOMEM, "out of memory");
+	if (rc != 0) {
+		my_free_stmts(e);
+		my_steps_free(&e->st);
+		return backend_fail(backend, err, rc, "%s", local.message);
+	}
+	e->st.rows.n_cols = t->n_pk + request->n_columns;
+	e->batch_rows = request->keys->n_rows;
+	e->next_stmt = 0;
+	e->cb.rows = cb;
+	my_steps_begin(e, NULL, MY_REPLY_ROWS, my_keys_step, arg);
+	e->in_call = 1;
+	if (e->stmts.n > 1) {
+		e->st.stage = MY_KEYS_ISOLATION;
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not start the read of table %s by key "
+		         "(%d statements in one snapshot)",
+		         t->name, e->stmts.n);
+		my_step_sendc(e, e, my_keys_isolation_sql, e->what_buf);
+	} else if (e->stmts.n == 1) {
+		my_keys_send(e);
+	} else {
+		my_keys_done(e);
 	}
 	e->in_call = 0;
 	return 0;
@@ -3697,6 +4264,8 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.mark = my_mark,
 	.delete_log = my_delete_log,
 	.fenced = my_fenced,
+	.capture = my_capture,
+	.read_keys = my_read_keys,
 	.replica_check = my_replica_check,
 	.position = my_position,
 	.catch_up = my_catch_up,

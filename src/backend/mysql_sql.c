@@ -184,20 +184,17 @@ out:
 	return rc;
 }
 
-/* The conditions are my_buf_bound's. */
-int
-mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-               const struct rs_read_request *request, const char **why,
-               const char **column)
+/* Append "SELECT keys…, COLUMNS… FROM `t`" for a read of T: its key
+ * columns as they compare (backend.c makes their text canonical), then
+ * the N_COLUMNS COLUMNS (indexes into T's) as mysql_sql_column reads
+ * them. */
+static void
+my_select(struct rs_strbuf *b, const struct rs_table_def *t, const int *columns,
+          int n_columns)
 {
-	const struct rs_table_def *t = request->table;
-	char limit[32];
-	int rc;
-
 	strbuf_str(b, "SELECT ");
-	for (int i = 0; i < t->n_pk + request->n_columns; i++) {
-		int col =
-			i < t->n_pk ? t->pk[i] : request->columns[i - t->n_pk];
+	for (int i = 0; i < t->n_pk + n_columns; i++) {
+		int col = i < t->n_pk ? t->pk[i] : columns[i - t->n_pk];
 
 		if (i > 0)
 			strbuf_str(b, ", ");
@@ -208,6 +205,19 @@ mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	}
 	strbuf_str(b, " FROM ");
 	mysql_sql_ident(b, t->name);
+}
+
+/* The conditions are my_buf_bound's. */
+int
+mysql_sql_read(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+               const struct rs_read_request *request, const char **why,
+               const char **column)
+{
+	const struct rs_table_def *t = request->table;
+	char limit[32];
+	int rc;
+
+	my_select(b, t, request->columns, request->n_columns);
 	if (request->after != NULL) {
 		strbuf_str(b, " WHERE ");
 		rc = my_buf_bound(b, esc, t, request->after, 1, why, column);
@@ -645,29 +655,31 @@ mysql_sql_upsert(struct mysql_sql_stmts *stmts,
 	return rc;
 }
 
-int
-mysql_sql_delete(struct mysql_sql_stmts *stmts,
-                 const struct mysql_sql_escape *esc,
-                 const struct rs_table_def *t, const struct rs_rows *keys,
-                 struct rs_err *err)
+/* Pack KEYS (canonical values, n_pk a row in key order) of T into
+ * statements of P (its head holding what comes before the key columns,
+ * "… WHERE "), at most P->max_rows keys each:
+ *   head `a` IN (…, …)                 one key column
+ *   head (`a`, `b`) IN ((…), (…))      several
+ * WHAT begins messages ("delete from").  Returns 0, or RS_EINTERNAL (a
+ * NULL key), RS_EVALUE, RS_ENOMEM with STMTS freed. */
+static int
+my_keys_in(struct my_pack *p, const struct mysql_sql_escape *esc,
+           const struct rs_table_def *t, const struct rs_rows *keys,
+           const char *what, struct rs_err *err)
 {
-	struct my_pack pack = {.stmts = stmts,
-	                       .max_rows = MYSQL_SQL_DELETE_KEYS};
-	struct rs_strbuf *head = &pack.head;
+	struct rs_strbuf *head = &p->head;
 	struct rs_strbuf row = {0};
 	int rc = 0;
 
-	strbuf_str(head, "DELETE FROM ");
-	mysql_sql_ident(head, t->name);
-	strbuf_str(head, t->n_pk > 1 ? " WHERE (" : " WHERE ");
+	strbuf_str(head, t->n_pk > 1 ? "(" : "");
 	for (int k = 0; k < t->n_pk; k++) {
 		if (k > 0)
 			strbuf_str(head, ", ");
 		mysql_sql_ident(head, t->columns[t->pk[k]].name);
 	}
 	strbuf_str(head, t->n_pk > 1 ? ") IN (" : " IN (");
-	strbuf_str(&pack.close, ")");
-	for (int r = 0; r < keys->n_rows && rc == 0 && !pack.failed; r++) {
+	strbuf_str(&p->close, ")");
+	for (int r = 0; r < keys->n_rows && rc == 0 && !p->failed; r++) {
 		const struct rs_value *v =
 			&keys->values[(size_t)r * (size_t)keys->n_cols];
 
@@ -680,10 +692,10 @@ mysql_sql_delete(struct mysql_sql_stmts *stmts,
 
 			if (v[k].text == NULL) {
 				rc = rs_err_set(err, RS_EINTERNAL,
-				                "delete from table %s: key %d "
-				                "has a NULL in column %s (a "
-				                "bug in the caller)",
-				                t->name, r + 1,
+				                "%s table %s: key %d has a "
+				                "NULL in column %s (a bug in "
+				                "the caller)",
+				                what, t->name, r + 1,
 				                t->columns[t->pk[k]].name);
 				break;
 			}
@@ -693,9 +705,8 @@ mysql_sql_delete(struct mysql_sql_stmts *stmts,
 			                    t->columns[t->pk[k]].kind, &v[k],
 			                    &why);
 			if (c != 0 || row.failed) {
-				rc = my_canon_fail(err, "delete from", t, r,
-				                   t->pk[k], &v[k],
-				                   c != 0 ? c : -1, why,
+				rc = my_canon_fail(err, what, t, r, t->pk[k],
+				                   &v[k], c != 0 ? c : -1, why,
 				                   row.failed);
 				break;
 			}
@@ -704,12 +715,29 @@ mysql_sql_delete(struct mysql_sql_stmts *stmts,
 			break;
 		if (t->n_pk > 1)
 			strbuf_add(&row, ")", 1);
-		my_pack_row(&pack, &row, r);
+		my_pack_row(p, &row, r);
 	}
 	strbuf_clear(&row);
-	if (my_pack_finish(&pack, keys->n_rows, rc == 0) != 0 && rc == 0)
+	if (my_pack_finish(p, keys->n_rows, rc == 0) != 0 && rc == 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc != 0)
+		mysql_sql_stmts_free(p->stmts);
 	return rc;
+}
+
+int
+mysql_sql_delete(struct mysql_sql_stmts *stmts,
+                 const struct mysql_sql_escape *esc,
+                 const struct rs_table_def *t, const struct rs_rows *keys,
+                 struct rs_err *err)
+{
+	struct my_pack pack = {.stmts = stmts,
+	                       .max_rows = MYSQL_SQL_DELETE_KEYS};
+
+	strbuf_str(&pack.head, "DELETE FROM ");
+	mysql_sql_ident(&pack.head, t->name);
+	strbuf_str(&pack.head, " WHERE ");
+	return my_keys_in(&pack, esc, t, keys, "delete from", err);
 }
 
 /* ---- count, the fence, the shard marker, the delete log ------------- */
@@ -857,6 +885,23 @@ mysql_sql_log_trigger_name(char *buf, size_t size, const char *table,
 	snprintf(buf, size, "reshard_dellog_%s%s", update ? "u_" : "", table);
 }
 
+/* Append the definition of a log's column NAME, of the catalog's TYPE
+ * and COLLATION (may be NULL), then ", ":
+ *   `a` varchar(10) COLLATE x NOT NULL, */
+static void
+my_log_column(struct rs_strbuf *b, const char *name, const char *type,
+              const char *collation, int not_null)
+{
+	mysql_sql_ident(b, name);
+	strbuf_str(b, " ");
+	strbuf_str(b, type);
+	if (collation != NULL) {
+		strbuf_str(b, " COLLATE ");
+		strbuf_str(b, collation);
+	}
+	strbuf_str(b, not_null ? " NOT NULL, " : " NULL, ");
+}
+
 void
 mysql_sql_log_table(struct rs_strbuf *b, const char *log,
                     const char *const *keys, const char *const *types,
@@ -865,16 +910,8 @@ mysql_sql_log_table(struct rs_strbuf *b, const char *log,
 	strbuf_str(b, "CREATE TABLE IF NOT EXISTS ");
 	mysql_sql_ident(b, log);
 	strbuf_str(b, " (");
-	for (int k = 0; k < n; k++) {
-		mysql_sql_ident(b, keys[k]);
-		strbuf_str(b, " ");
-		strbuf_str(b, types[k]);
-		if (collations[k] != NULL) {
-			strbuf_str(b, " COLLATE ");
-			strbuf_str(b, collations[k]);
-		}
-		strbuf_str(b, " NOT NULL, ");
-	}
+	for (int k = 0; k < n; k++)
+		my_log_column(b, keys[k], types[k], collations[k], 1);
 	strbuf_str(b, "PRIMARY KEY (");
 	for (int k = 0; k < n; k++) {
 		if (k > 0)
@@ -935,6 +972,104 @@ mysql_sql_log_trigger(struct rs_strbuf *b, const char *table, const char *log,
 
 const char mysql_sql_purging_on[] = "SET @reshard_purging = 1";
 const char mysql_sql_purging_off[] = "SET @reshard_purging = NULL";
+
+/* ---- change capture and reads by key -------------------------------- */
+
+void
+mysql_sql_capture_trigger(char *buf, size_t size, int op, const char *table)
+{
+	static const char tags[MYSQL_SQL_FENCE_OPS] = {'i', 'u', 'd'};
+
+	snprintf(buf, size, "reshard_capture_%c_%s", tags[op], table);
+}
+
+void
+mysql_sql_change_table(struct rs_strbuf *b, const char *log,
+                       const char *const *names, const char *const *types,
+                       const char *const *collations, int n, int n_keys)
+{
+	strbuf_str(b, "CREATE TABLE IF NOT EXISTS ");
+	mysql_sql_ident(b, log);
+	strbuf_str(b, " (`reshard_pos` bigint NOT NULL AUTO_INCREMENT, ");
+	for (int i = 0; i < n; i++)
+		my_log_column(b, names[i], types[i], collations[i], i < n_keys);
+	strbuf_str(b, "PRIMARY KEY (`reshard_pos`)) ENGINE=InnoDB");
+}
+
+/* Append "INSERT INTO `log` (`a`, …) VALUES (ROW.`a`, …)". */
+static void
+my_change_insert(struct rs_strbuf *b, const char *log, const char *const *names,
+                 int n, const char *row)
+{
+	strbuf_str(b, "INSERT INTO ");
+	mysql_sql_ident(b, log);
+	strbuf_str(b, " (");
+	my_key_list(b, "", names, n);
+	strbuf_str(b, ") VALUES (");
+	my_key_list(b, row, names, n);
+	strbuf_str(b, ")");
+}
+
+void
+mysql_sql_capture_create(struct rs_strbuf *b, int op, const char *table,
+                         const char *log, const char *const *names, int n)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	mysql_sql_capture_trigger(name, sizeof(name), op, table);
+	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
+	mysql_sql_ident(b, name);
+	strbuf_str(b, " AFTER ");
+	strbuf_str(b, mysql_sql_fence_ops[op]);
+	strbuf_str(b, " ON ");
+	mysql_sql_ident(b, table);
+	strbuf_str(b, " FOR EACH ROW ");
+	if (op != 1) {
+		my_change_insert(b, log, names, n, op == 0 ? "NEW." : "OLD.");
+		return;
+	}
+	strbuf_str(b, "BEGIN IF NOT (");
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			strbuf_str(b, " AND ");
+		strbuf_str(b, "OLD.");
+		mysql_sql_ident(b, names[i]);
+		strbuf_str(b, " <=> NEW.");
+		mysql_sql_ident(b, names[i]);
+		strbuf_str(b, " AND CAST(OLD.");
+		mysql_sql_ident(b, names[i]);
+		strbuf_str(b, " AS BINARY) <=> CAST(NEW.");
+		mysql_sql_ident(b, names[i]);
+		strbuf_str(b, " AS BINARY)");
+	}
+	strbuf_str(b, ") THEN ");
+	my_change_insert(b, log, names, n, "OLD.");
+	strbuf_str(b, "; END IF; ");
+	my_change_insert(b, log, names, n, "NEW.");
+	strbuf_str(b, "; END");
+}
+
+int
+mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
+                    const struct mysql_sql_escape *esc,
+                    const struct rs_keys_request *request, struct rs_err *err)
+{
+	const struct rs_table_def *t = request->table;
+	int per = MYSQL_SQL_READ_VALUES / t->n_pk;
+	struct my_pack pack = {.stmts = stmts, .max_rows = per > 0 ? per : 1};
+	int rc;
+
+	my_select(&pack.head, t, request->columns, request->n_columns);
+	strbuf_str(&pack.head, " WHERE ");
+	rc = my_keys_in(&pack, esc, t, request->keys, "read by key from", err);
+	if (rc == RS_EVALUE) {
+		/* The contract's code for a key the engine cannot hold. */
+		if (err != NULL)
+			err->code = RS_EKEY;
+		rc = RS_EKEY;
+	}
+	return rc;
+}
 
 /* ---- replication ---------------------------------------------------- */
 

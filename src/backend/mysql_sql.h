@@ -20,7 +20,8 @@
  * backticks, doubled inside names.
  *
  * The same goes for the statements of count, the fence, the shard
- * marker, the delete log and replication (below), and for reading what
+ * marker, the delete log, change capture, reads by key and replication
+ * (below), and for reading what
  * a replica's status says (mysql_sql_replica_verdict) and how far behind
  * a GTID position it is (mysql_sql_gtid_behind).
  *
@@ -293,6 +294,73 @@ void mysql_sql_log_trigger(struct rs_strbuf *b, const char *table,
  * around a purge's deletes. */
 extern const char mysql_sql_purging_on[];
 extern const char mysql_sql_purging_off[];
+
+/* ---- change capture and reads by key (a split) ---------------------- */
+
+/* Values (keys × key columns) in the IN list of one read by key.  MariaDB
+ * 10.3+ turns an IN list of in_predicate_conversion_threshold (1000)
+ * values or more, counted column by column, into a join with a table of
+ * the values, which on 10.11 scans the whole table with a block join: 156
+ * s for 10,000 keys of two columns on a table of 200,000 rows, against
+ * 0.06 s for 21 statements of 499 keys (and MySQL's range optimizer
+ * gives up on lists past range_optimizer_max_mem_size).  Under the
+ * threshold the list is one range a key on the primary key. */
+#define MYSQL_SQL_READ_VALUES 999
+
+/* The name of change capture's trigger after statement OP (an index into
+ * mysql_sql_fence_ops: INSERT, UPDATE, DELETE) on TABLE, as SQLite names
+ * it: reshard_capture_i_<table>, _u_, _d_.  Truncated to SIZE. */
+void mysql_sql_capture_trigger(char *buf, size_t size, int op,
+                               const char *table);
+
+/* Append the change log LOG: reshard_pos, then the N columns NAMES of
+ * the table with their COLUMN_TYPEs TYPES and collations COLLATIONS (an
+ * entry may be NULL), the first N_KEYS of them (the primary key) NOT
+ * NULL, the others NULL (the shard key, when not in the key):
+ *   CREATE TABLE IF NOT EXISTS `log` (`reshard_pos` bigint NOT NULL
+ *   AUTO_INCREMENT, `a` varchar(10) COLLATE x NOT NULL, `k` int NULL,
+ *   PRIMARY KEY (`reshard_pos`)) ENGINE=InnoDB
+ * InnoDB, so that a row logged goes with its writer's transaction.  An
+ * explicit NULL, lest a TIMESTAMP column become NOT NULL DEFAULT
+ * CURRENT_TIMESTAMP (explicit_defaults_for_timestamp off).  B->failed
+ * when out of memory. */
+void mysql_sql_change_table(struct rs_strbuf *b, const char *log,
+                            const char *const *names, const char *const *types,
+                            const char *const *collations, int n, int n_keys);
+
+/* Append change capture's trigger after statement OP on TABLE, which
+ * logs the N columns NAMES of the row in LOG: after an insert NEW's,
+ * after a delete OLD's,
+ *   CREATE TRIGGER IF NOT EXISTS `reshard_capture_i_t` AFTER INSERT ON
+ *   `t` FOR EACH ROW INSERT INTO `log` (`a`, `k`) VALUES (NEW.`a`,
+ *   NEW.`k`)
+ * and after an update OLD's when one of them changed, then NEW's:
+ *   … AFTER UPDATE ON `t` FOR EACH ROW BEGIN IF NOT (OLD.`a` <=> NEW.`a`
+ *   AND CAST(OLD.`a` AS BINARY) <=> CAST(NEW.`a` AS BINARY) AND …) THEN
+ *   INSERT INTO `log` (…) VALUES (OLD.…); END IF; INSERT INTO `log` (…)
+ *   VALUES (NEW.…); END
+ * A column changes when it changes as its type compares or byte for
+ * byte: 'a' to 'A' under a case-insensitive collation moves the row in
+ * a hash of its bytes, and a FLOAT's text may not show a change.
+ * B->failed when out of memory. */
+void mysql_sql_capture_create(struct rs_strbuf *b, int op, const char *table,
+                              const char *log, const char *const *names, int n);
+
+/*
+ * Append to STMTS the read of the rows of REQUEST->table whose primary
+ * keys are REQUEST->keys (canonical values, n_pk a row in key order):
+ *   SELECT `a`, `b`, cols… FROM `t` WHERE `a` IN (…, …)     one key column
+ *   SELECT … FROM `t` WHERE (`a`, `b`) IN ((…), (…))         several
+ * the SELECT list as mysql_sql_read's; each statement of at most
+ * MYSQL_SQL_READ_VALUES / n_pk keys (at least one), packed by size as an
+ * upsert.  No statement for no keys.  Returns 0, or RS_EINTERNAL (a NULL
+ * key), RS_EKEY (a key MariaDB cannot take, naming its column),
+ * RS_ENOMEM.
+ */
+int mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
+                        const struct mysql_sql_escape *esc,
+                        const struct rs_keys_request *request,
+                        struct rs_err *err);
 
 /* ---- replication (a doubling promotes a GTID replica) --------------- */
 
