@@ -391,6 +391,28 @@ backend_upsert(struct rs_backend *backend, const struct rs_table_def *table,
 }
 
 int
+backend_load(struct rs_backend *backend, const struct rs_table_def *table,
+             const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+             struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc != 0)
+		return rc;
+	return backend->ops->load != NULL
+	               ? backend->ops->load(backend, table, rows, cb, arg, err)
+	               : backend->ops->upsert(backend, table, rows, cb, arg,
+	                                      err);
+}
+
+int
+backend_load_conflict(const struct rs_err *err)
+{
+	return err != NULL && err->code == RS_EQUERY &&
+	       strcmp(err->sqlstate, "23505") == 0;
+}
+
+int
 backend_delete_keys(struct rs_backend *backend,
                     const struct rs_table_def *table,
                     const struct rs_rows *keys, rs_backend_cb cb, void *arg,

@@ -30,6 +30,11 @@ struct rs_backend_ops {
 	              const struct rs_table_def *table,
 	              const struct rs_rows *rows, rs_backend_cb cb, void *arg,
 	              struct rs_err *err);
+	/* NULL: backend_load is upsert (no faster path for new rows). */
+	int (*load)(struct rs_backend *backend,
+	            const struct rs_table_def *table,
+	            const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+	            struct rs_err *err);
 	int (*delete_keys)(struct rs_backend *backend,
 	                   const struct rs_table_def *table,
 	                   const struct rs_rows *keys, rs_backend_cb cb,

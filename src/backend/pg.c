@@ -153,8 +153,9 @@ struct pg_engine {
 		rs_replication_cb replication;
 	} cb;
 	void *arg;
-	char *table_name;       /* describe: the table asked for */
-	struct rs_value *cells; /* read: the values of the last batch */
+	char *table_name;           /* describe: the table asked for */
+	struct rs_strbuf copy_data; /* load: COPY's rows, until sent */
+	struct rs_value *cells;     /* read: the values of the last batch */
 	size_t cells_cap;
 	struct pg_task *task; /* the task this connection works for */
 	struct rs_err err;    /* the failure handed to a callback */
@@ -309,6 +310,7 @@ pg_maybe_free(struct pg_engine *pg)
 	free(pg->hostaddr_list);
 	free(pg->table_name);
 	free(pg->cells);
+	strbuf_clear(&pg->copy_data);
 	free(pg);
 	backend->engine = NULL;
 	closed(backend);
@@ -442,6 +444,7 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 
 	pg->op = PG_OP_NONE;
 	pg->task = NULL;
+	strbuf_clear(&pg->copy_data);
 	if (pg->state != PG_FAILED)
 		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
 	uv_timer_stop(&pg->timer);
@@ -663,6 +666,35 @@ pg_keep_result(struct pg_engine *pg, PGresult *result)
 
 static void pg_query_done(struct pg_engine *pg);
 
+/* The server waits for a load's rows (COPY FROM STDIN): queue them all
+ * and the end of the copy (libpq grows its buffer, so in non-blocking
+ * mode both are taken at once), then flush what the socket takes; the
+ * rest goes as it becomes writable.  The rows are freed once queued.
+ * Returns 0, or -1 with the operation failed (the connection is of no
+ * more use). */
+static int
+pg_copy_send(struct pg_engine *pg)
+{
+	int rc = 1, flushed;
+
+	if (pg->copy_data.len > 0)
+		rc = PQputCopyData(pg->conn, pg->copy_data.text,
+		                   (int)pg->copy_data.len);
+	if (rc == 1)
+		rc = PQputCopyEnd(pg->conn, NULL);
+	strbuf_clear(&pg->copy_data);
+	flushed = rc == 1 ? PQflush(pg->conn) : -1;
+	pg_poll_check(pg);
+	if (flushed < 0) {
+		pg_fail_result(pg, RS_ECONNECT, "could not send the rows",
+		               NULL);
+		pg_op_fail(pg, pg->err.code);
+		return -1;
+	}
+	pg->flushing = flushed == 1;
+	return 0;
+}
+
 /* The socket is ready for EVENTS: send what is left, read what came,
  * collect results until PQgetResult returns NULL. */
 static void
@@ -697,6 +729,12 @@ pg_query_io(struct pg_engine *pg, int events)
 			pg_poll_check(pg);
 			pg_query_done(pg);
 			return;
+		}
+		if (PQresultStatus(result) == PGRES_COPY_IN) {
+			PQclear(result);
+			if (pg_copy_send(pg) != 0)
+				return;
+			continue;
 		}
 		pg_keep_result(pg, result);
 	}
@@ -1515,6 +1553,43 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 	             (const char *const[]){json}, err);
 	free(sql);
 	free(json);
+	return rc;
+}
+
+/* Load ROWS into TABLE (see backend_load): COPY FROM STDIN of the rows
+ * in COPY's text format (pg_sql_load), which pg_copy_send hands over when
+ * the server asks for them.  One statement, atomic on its own.  Returns
+ * as pg_upsert; a key that exists fails it with RS_EQUERY and SQLSTATE
+ * 23505, nothing written. */
+static int
+pg_load(struct rs_backend *backend, const struct rs_table_def *t,
+        const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+        struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	struct rs_err local;
+	char *sql;
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	if (t == NULL)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "load without a table (a bug)");
+	rc = pg_check_rows(backend, t, rows, t->n_columns, err);
+	if (rc != 0)
+		return rc;
+	if (rows->n_rows == 0)
+		return pg_write_nothing(pg, PG_OP_UPSERT, cb, arg, err);
+	rc = pg_sql_load(t, rows, &sql, &pg->copy_data, &local);
+	if (rc != 0)
+		return pg_sql_failed(backend, err, rc, &local);
+	pg->cb.done = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_UPSERT, sql, 0, NULL, NULL, err);
+	free(sql);
+	if (rc != 0)
+		strbuf_clear(&pg->copy_data);
 	return rc;
 }
 
@@ -3462,6 +3537,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.read_batch = pg_read_batch,
 	.exec = pg_exec,
 	.upsert = pg_upsert,
+	.load = pg_load,
 	.delete_keys = pg_delete_keys,
 	.purge_keys = pg_purge_keys,
 	.count = pg_count,

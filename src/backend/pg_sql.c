@@ -429,6 +429,90 @@ pg_keys_statement(const struct rs_table_def *t, const struct rs_rows *keys,
 	return 0;
 }
 
+/* Append TEXT (LEN bytes) to BUF as one field of COPY's text format:
+ * backslash, tab, newline and carriage return escaped. */
+static void
+pg_copy_field(struct rs_strbuf *buf, const char *text, size_t len)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		const char *escape;
+
+		switch (text[i]) {
+		case '\\':
+			escape = "\\\\";
+			break;
+		case '\t':
+			escape = "\\t";
+			break;
+		case '\n':
+			escape = "\\n";
+			break;
+		case '\r':
+			escape = "\\r";
+			break;
+		default:
+			continue;
+		}
+		strbuf_add(buf, text + run, i - run);
+		strbuf_str(buf, escape);
+		run = i + 1;
+	}
+	strbuf_add(buf, text + run, len - run);
+}
+
+int
+pg_sql_load(const struct rs_table_def *t, const struct rs_rows *rows,
+            char **sql_out, struct rs_strbuf *data, struct rs_err *err)
+{
+	struct rs_strbuf sql = {0}, input = {0};
+	int rc = 0;
+
+	*sql_out = NULL;
+	*data = (struct rs_strbuf){0};
+	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
+		for (int c = 0; c < t->n_columns && rc == 0; c++) {
+			const struct rs_value *v =
+				&rows->values[(size_t)r * (size_t)t->n_columns +
+			                      (size_t)c];
+
+			rc = pg_check_value(t, c, r, v, err);
+			if (c > 0)
+				strbuf_add(data, "\t", 1);
+			if (v->text == NULL) {
+				strbuf_str(data, "\\N");
+				continue;
+			}
+			input.len = 0;
+			pg_sql_input(&input, t->columns[c].kind, v->text,
+			             v->len);
+			if (!input.failed)
+				pg_copy_field(data, input.text, input.len);
+		}
+		strbuf_add(data, "\n", 1);
+	}
+	strbuf_str(&sql, "COPY ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " (");
+	for (int c = 0; c < t->n_columns; c++) {
+		if (c > 0)
+			strbuf_str(&sql, ", ");
+		pg_sql_ident(&sql, t->columns[c].name);
+	}
+	strbuf_str(&sql, ") FROM STDIN");
+	free(input.text);
+	if (rc == 0 && (data->failed || input.failed || sql.failed))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc != 0) {
+		strbuf_clear(data);
+		free(sql.text);
+		return rc;
+	}
+	*sql_out = sql.text;
+	return 0;
+}
+
 int
 pg_sql_delete(const struct rs_table_def *t, const struct rs_rows *keys,
               char **sql_out, char **json_out, struct rs_err *err)

@@ -176,20 +176,29 @@ await_read(uv_loop_t *loop, struct rs_backend *backend,
 		backend_read_batch(backend, request, on_rows, &w, err), err);
 }
 
+/* Note what starting W's operation returned (STARTED, ERR filled when it
+ * is not 0): a failure to start is W's outcome at once. */
+static int
+waiter_started(struct await_waiter *w, int started, const struct rs_err *err)
+{
+	w->started = started;
+	if (started != 0) {
+		w->done = 1;
+		w->status = started;
+		if (err != NULL)
+			w->err = *err;
+	}
+	return started;
+}
+
 int
 await_read_start(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_read_request *request, struct rs_rowbuf *out,
                  struct await_waiter *w, struct rs_err *err)
 {
 	*w = (struct await_waiter){.loop = loop, .rows = out};
-	w->started = backend_read_batch(backend, request, on_rows, w, err);
-	if (w->started != 0) {
-		w->done = 1;
-		w->status = w->started;
-		if (err != NULL)
-			w->err = *err;
-	}
-	return w->started;
+	return waiter_started(
+		w, backend_read_batch(backend, request, on_rows, w, err), err);
 }
 
 int
@@ -215,14 +224,30 @@ await_upsert_start(uv_loop_t *loop, struct rs_backend *backend,
                    struct await_waiter *w, struct rs_err *err)
 {
 	*w = (struct await_waiter){.loop = loop};
-	w->started = backend_upsert(backend, table, rows, on_done, w, err);
-	if (w->started != 0) {
-		w->done = 1;
-		w->status = w->started;
-		if (err != NULL)
-			w->err = *err;
-	}
-	return w->started;
+	return waiter_started(
+		w, backend_upsert(backend, table, rows, on_done, w, err), err);
+}
+
+int
+await_load_start(uv_loop_t *loop, struct rs_backend *backend,
+                 const struct rs_table_def *table, const struct rs_rows *rows,
+                 struct await_waiter *w, struct rs_err *err)
+{
+	*w = (struct await_waiter){.loop = loop};
+	return waiter_started(
+		w, backend_load(backend, table, rows, on_done, w, err), err);
+}
+
+int
+await_load(uv_loop_t *loop, struct rs_backend *backend,
+           const struct rs_table_def *table, const struct rs_rows *rows,
+           struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	return waiter_wait(loop, &w,
+	                   backend_load(backend, table, rows, on_done, &w, err),
+	                   err);
 }
 
 int

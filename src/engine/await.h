@@ -69,6 +69,14 @@ int await_upsert_start(uv_loop_t *loop, struct rs_backend *backend,
                        const struct rs_table_def *table,
                        const struct rs_rows *rows, struct await_waiter *w,
                        struct rs_err *err);
+/* backend_load, whole or in two halves like await_upsert_start. */
+int await_load(uv_loop_t *loop, struct rs_backend *backend,
+               const struct rs_table_def *table, const struct rs_rows *rows,
+               struct rs_err *err);
+int await_load_start(uv_loop_t *loop, struct rs_backend *backend,
+                     const struct rs_table_def *table,
+                     const struct rs_rows *rows, struct await_waiter *w,
+                     struct rs_err *err);
 int await_finish(struct await_waiter *w, struct rs_err *err);
 int await_upsert(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_table_def *table, const struct rs_rows *rows,

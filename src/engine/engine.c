@@ -48,6 +48,16 @@ engine_fault_chunk(const char *step, int64_t n)
 }
 
 void
+engine_fault_effect(const char *step, int64_t n)
+{
+	char point[96];
+
+	snprintf(point, sizeof(point), "after-effect:%s:%lld", step,
+	         (long long)n);
+	engine_fault(point);
+}
+
+void
 engine_physical(const struct rs_map *map, const char *table, int index,
                 char *buf, size_t size)
 {

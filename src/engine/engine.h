@@ -208,10 +208,13 @@ int engine_checkpoint(struct rs_run *run, struct rs_err *err);
  * process exits at once with status 99, as if killed, without closing
  * anything.  Points are "after-step:NAME", "before-step:NAME" and
  * "after-chunk:STEP:N" (after the Nth chunk, counted from 1, that the step
- * finished in this process).  See docs/testing.md.
+ * finished in this process) and "after-effect:STEP:N" (after that chunk's
+ * side effect, before the journal records it done).  See
+ * docs/testing.md.
  */
 void engine_fault(const char *point);
 void engine_fault_chunk(const char *step, int64_t n);
+void engine_fault_effect(const char *step, int64_t n);
 
 /* The physical name of logical table TABLE, table index INDEX, under MAP
  * into BUF (slot maps: orders_3). */

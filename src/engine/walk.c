@@ -523,6 +523,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			rc = fn(walk, &rows, req.after, upto, &affected,
 			        &checksum, err);
 		if (rc == 0) {
+			engine_fault_effect(walk->step, run->step_chunks + 1);
 			rec.state = RS_CHUNK_DONE;
 			rec.affected = affected;
 			rec.checksum = checksum;

@@ -239,7 +239,7 @@ replay_apply(struct rs_run *run, struct replay *r,
 		if (rc == 0)
 			rc = movers_send(run, r->walk.backend, src, &current,
 			                 t[i].upserts, t[i].n_upserts,
-			                 t[i].owner.shard, physical, err);
+			                 t[i].owner.shard, physical, 0, err);
 	}
 	steps_keyset_free(&unique);
 	steps_keyset_free(&found);

@@ -1,12 +1,15 @@
 /*
  * copy: every source table of a split is walked in primary-key chunks with
  * every column, over options.parallel streams; the rows of a chunk that
- * move (their owner under `to` is another shard) are upserted on their new
+ * move (their owner under `to` is another shard) are written to their new
  * owner, canonical values in that table's column order (movers_send), so
- * the target may be another engine.  The journal records each chunk before
- * and after (walk.h): a resumed copy skips finished chunks and repeats a
- * cut one, which the upsert makes harmless.  Memory: one chunk per stream
- * and its converted movers, batch_rows × parallel rows whatever the table.
+ * the target may be another engine.  The rows go with the target's bulk
+ * path for new rows (backend_load: PostgreSQL's COPY), since preflight
+ * found the targets empty.  The journal records each chunk before and
+ * after (walk.h): a resumed copy skips finished chunks and repeats a cut
+ * one, whose load then meets rows it wrote and is upserted instead.  Memory:
+ * one chunk per stream and its converted movers, batch_rows × parallel rows
+ * whatever the table.
  *
  * Rows the application changes after their chunk was read are in the
  * change log (capture) and copied again by catch-up.
@@ -39,7 +42,7 @@ copy_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
 	return movers_send(walk->run, walk->backend, walk->def, rows, idx, n,
-	                   owner.shard, physical, err);
+	                   owner.shard, physical, 1, err);
 }
 
 static int

@@ -163,17 +163,33 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 	return rc;
 }
 
-/* Upsert the N rows of B into DST on TARGET.  On a server, a batch of
- * MOVERS_HALVES_MIN rows or more goes in two halves at once, the second
- * on the stream's other connection to that shard: the server's insert,
- * not the read or the conversion, bounds a copy stream, and two
- * statements use two of its cores.  Each half is atomic on its own; the
- * chunk is done (journal) only once both are, and a chunk cut short is
- * upserted again whole. */
+/* Write ROWS into DST on BACKEND: backend_load when FRESH, then, if a key
+ * was there already (a chunk repeated after a crash), backend_upsert of
+ * the same rows; else backend_upsert. */
+static int
+movers_write(struct rs_run *run, struct rs_backend *backend,
+             const struct rs_table_def *dst, const struct rs_rows *rows,
+             int fresh, struct rs_err *err)
+{
+	int rc = fresh ? await_load(&run->loop, backend, dst, rows, err)
+	               : await_upsert(&run->loop, backend, dst, rows, err);
+
+	if (rc != 0 && fresh && backend_load_conflict(err))
+		rc = await_upsert(&run->loop, backend, dst, rows, err);
+	return rc;
+}
+
+/* Write the N rows of B into DST on TARGET (movers_write).  On a server,
+ * a batch of MOVERS_HALVES_MIN rows or more goes in two halves at once,
+ * the second on the stream's other connection to that shard: the
+ * server's insert, not the read or the conversion, bounds a copy stream,
+ * and two statements use two of its cores.  Each half is atomic on its
+ * own; the chunk is done (journal) only once both are, and a chunk cut
+ * short is written again whole. */
 static int
 movers_upsert(struct rs_run *run, struct rs_backend *target, int shard,
               const struct rs_table_def *dst, const struct movers_batch *b,
-              int n, struct rs_err *err)
+              int n, int fresh, struct rs_err *err)
 {
 	struct rs_rows first = {n, dst->n_columns, b->values}, second;
 	struct rs_backend *other = NULL;
@@ -186,15 +202,22 @@ movers_upsert(struct rs_run *run, struct rs_backend *target, int shard,
 		rc = engine_reader(run, shard, &other, err);
 	if (rc != 0 || other == NULL || other == target)
 		return rc != 0 ? rc
-		               : await_upsert(&run->loop, target, dst, &first,
+		               : movers_write(run, target, dst, &first, fresh,
 		                              err);
 	first.n_rows = n / 2;
 	second = (struct rs_rows){n - first.n_rows, dst->n_columns,
 	                          b->values + (size_t)first.n_rows *
 	                                              (size_t)dst->n_columns};
-	await_upsert_start(&run->loop, other, dst, &second, &w, &other_err);
-	rc = await_upsert(&run->loop, target, dst, &first, err);
+	if (fresh)
+		await_load_start(&run->loop, other, dst, &second, &w,
+		                 &other_err);
+	else
+		await_upsert_start(&run->loop, other, dst, &second, &w,
+		                   &other_err);
+	rc = movers_write(run, target, dst, &first, fresh, err);
 	rc2 = await_finish(&w, &other_err);
+	if (rc2 != 0 && fresh && backend_load_conflict(&other_err))
+		rc2 = await_upsert(&run->loop, other, dst, &second, &other_err);
 	if (rc == 0 && rc2 != 0) {
 		if (err != NULL)
 			*err = other_err;
@@ -206,7 +229,7 @@ movers_upsert(struct rs_run *run, struct rs_backend *target, int shard,
 int
 movers_send(struct rs_run *run, struct rs_backend *src,
             const struct rs_table_def *src_def, const struct rs_rowbuf *rows,
-            const int *idx, int n, int shard, const char *physical,
+            const int *idx, int n, int shard, const char *physical, int fresh,
             struct rs_err *err)
 {
 	struct movers_batch batch = {0};
@@ -225,7 +248,8 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 	if (rc == 0)
 		rc = steps_wait_downstream(run, target, shard, "the copy", err);
 	if (rc == 0)
-		rc = movers_upsert(run, target, shard, dst, &batch, n, err);
+		rc = movers_upsert(run, target, shard, dst, &batch, n, fresh,
+		                   err);
 	movers_batch_free(&batch);
 	if (rc == 0)
 		streams_throttle(run, n);

@@ -168,14 +168,17 @@ int movers_layout_check(struct rs_run *run, int from_shard,
  * SRC_DEF (the key columns, then every column, as walks and
  * backend_read_keys return them), into table PHYSICAL on shard SHARD,
  * each value made canonical and put in that table's column order (any
- * engine writes any other's rows), in one transaction.  Waits first for
- * the shard's own replicas (steps_wait_downstream) and afterwards for
+ * engine writes any other's rows).  FRESH: the copy's rows, which the
+ * target most likely lacks: loaded with the engine's bulk path
+ * (backend_load), upserted only where a key turns out to be there
+ * already (a chunk repeated after a crash).  Waits first for the shard's
+ * own replicas (steps_wait_downstream) and afterwards for
  * max_rows_per_second.  Returns 0 or the error (RS_EVALUE naming the
  * value that has no canonical form). */
 int movers_send(struct rs_run *run, struct rs_backend *src,
                 const struct rs_table_def *src_def,
                 const struct rs_rowbuf *rows, const int *idx, int n, int shard,
-                const char *physical, struct rs_err *err);
+                const char *physical, int fresh, struct rs_err *err);
 
 /* Delete from table PHYSICAL on shard SHARD the rows whose primary keys
  * are the n_pk values from column AT of ROWS[IDX[0]] … ROWS[IDX[N-1]]
