@@ -1,4 +1,5 @@
 # tests/doubling/lib.sh: what the doubling scenarios share.  Sourced, not run.
+# shellcheck shell=bash
 #
 # Each scenario (tests/doubling/NAME.sh, a ctest of its own) tests `reshard
 # run` with the doubling strategy on SQLite shards, needing no server: two
@@ -36,6 +37,8 @@ export LC_ALL=C
 unset RESHARD_FAULT
 
 lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/harness.sh
+. "$lib_dir/../harness.sh"
 oracle=$lib_dir/../oracle.py
 scenario=$(basename "$0" .sh)
 
@@ -60,67 +63,6 @@ dir=''
 
 # ---------------------------------------------------------------------
 # Checks.  Each prints one "ok - NAME" or "not ok - NAME" line.
-
-# ok NAME: count a passed check.
-ok() {
-	passed=$((passed + 1))
-	echo "ok - $1"
-}
-
-# not_ok NAME [DETAIL_FILE]: count a failed check, DETAIL_FILE's head as comments.
-not_ok() {
-	failed=$((failed + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 15 "$2" | sed 's/^/#   /'
-	fi
-}
-
-# check NAME COMMAND...: passes when COMMAND succeeds.
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-
-# run_reshard CODE NAME ARGS...: reshard ARGS (output in $dir/out, err) must exit CODE.
-run_reshard() {
-	local want=$1 name=$2 got
-	shift 2
-	"$bin" "$@" >"$dir/out" 2>"$dir/err" </dev/null
-	got=$?
-	if [ "$got" -eq "$want" ]; then
-		ok "$name"
-		return 0
-	fi
-	echo "exit $got, expected $want; stderr:" >"$dir/why"
-	cat "$dir/err" >>"$dir/why"
-	not_ok "$name" "$dir/why"
-	return 1
-}
-
-# has FILE TEXT NAME: passes when FILE contains TEXT (a fixed string).
-has() {
-	if grep -qF -- "$2" "$1"; then
-		ok "$3"
-	else
-		{
-			echo "no \"$2\" in:"
-			cat "$1"
-		} >"$dir/why"
-		not_ok "$3" "$dir/why"
-	fi
-}
-
-# equals GOT WANT NAME: passes when the two strings are equal.
-equals() {
-	if [ "$1" == "$2" ]; then
-		ok "$3"
-	else
-		echo "got '$1', expected '$2'" >"$dir/why"
-		not_ok "$3" "$dir/why"
-	fi
-}
 
 # ---------------------------------------------------------------------
 # The script's life: begin, sections, finish.
@@ -157,49 +99,10 @@ begin() {
 	ok "made db0, db1: $n_rows rows, $n_keys keys, $moving of them moving"
 }
 
-# cleanup: the EXIT trap: kill $background, remove $root unless RESHARD_TEST_KEEP.
-cleanup() {
-	local pid
-	for pid in "${background[@]}"; do
-		kill -9 "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	if [ -n "${RESHARD_TEST_KEEP:-}" ]; then
-		echo "# kept $root"
-	else
-		rm -rf "$root"
-	fi
-}
-
-# bail WHY: the script cannot go on: one failed check, the summary, exit 1.
-bail() {
-	not_ok "$1"
-	echo "$passed passed, $failed failed"
-	exit 1
-}
-
 # section NAME: say how long the previous section took, as a comment.
 section_name='' section_start=0
-section() {
-	local now=$(($(date +%s%N) / 1000000))
-	[ -n "$section_name" ] &&
-		echo "# $section_name took $((now - section_start)) ms"
-	section_name=$1 section_start=$now
-}
-
-# finish: print "N passed, M failed" and exit, 1 when a check failed.
-finish() {
-	section end
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-
 # ---------------------------------------------------------------------
 # The data and the folders.
-
-# sql ARGS...: the sqlite3 shell, waiting up to 5 s for a lock.
-sql() { sqlite3 -batch -cmd '.timeout 5000' "$@"; }
 
 # write_plan DIR [BATCH_ROWS [MAX_ROWS_PER_SECOND [PUBLISH_FILE [STRATEGY]]]]
 write_plan() {
@@ -357,39 +260,6 @@ final_rows() { same_rows "$1" to_owner db0 db1 db2 db3; }
 # ---------------------------------------------------------------------
 # Status, journal, fences.
 
-# status_json: `reshard status --format json` into $dir/status.json (not ok if it fails).
-status_json() {
-	if ! "$bin" status "$dir/plan.cfg" --format json >"$dir/status.json" \
-		2>"$dir/status.err"; then
-		{
-			echo "stdout:"
-			cat "$dir/status.json"
-			echo "stderr:"
-			cat "$dir/status.err"
-		} >"$dir/why"
-		not_ok "status of $dir failed" "$dir/why"
-	fi
-}
-
-# jget PATH: a value of $dir/status.json by JSON path ('$.fenced'; booleans as 0/1).
-jget() {
-	sql :memory: "SELECT json_extract(readfile('$dir/status.json'), '$1')"
-}
-
-# step_field STEP FIELD: a field of a step in status.json: state, attempts, chunks, rows….
-step_field() {
-	sql :memory: "SELECT json_extract(value, '\$.$2')
-		FROM json_each(readfile('$dir/status.json'), '\$.steps')
-		WHERE json_extract(value, '\$.name') = '$1'"
-}
-
-# step_states: "name=state name=state …" of status.json ($all_done when finished).
-step_states() {
-	sql :memory: "SELECT group_concat(json_extract(value, '\$.name') || '='
-		|| json_extract(value, '\$.state'), ' ')
-		FROM json_each(readfile('$dir/status.json'), '\$.steps')"
-}
-
 # complete NAME: three checks: every step done, writes not fenced, final rows exact.
 complete() {
 	status_json
@@ -442,20 +312,3 @@ bypass_fence() {
 
 # ---------------------------------------------------------------------
 # Waiting.
-
-# wait_for WHAT SECONDS COMMAND...: poll COMMAND every 20 ms, fail after SECONDS.
-wait_for() {
-	local what=$1 tries=$(($2 * 50))
-	shift 2
-	while ! "$@"; do
-		tries=$((tries - 1))
-		if [ "$tries" -le 0 ]; then
-			echo "timed out waiting for $what" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
-
-# log_lines FILE N: FILE exists and has at least N lines.
-log_lines() { [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
