@@ -1516,6 +1516,25 @@ pg_write_nothing(struct pg_engine *pg, enum pg_op op, rs_backend_cb cb,
 	return 0;
 }
 
+/* Send a write built by pg_sql.c: SQL with its one JSON parameter (none
+ * when JSON is NULL), both freed here, CB called when it ends.  Returns
+ * what pg_send returns. */
+static int
+pg_send_write(struct pg_engine *pg, enum pg_op op, char *sql, char *json,
+              rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	const char *params[1] = {json};
+	int rc;
+
+	pg->cb.done = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, op, sql, json != NULL ? 1 : 0, NULL,
+	             json != NULL ? params : NULL, err);
+	free(sql);
+	free(json);
+	return rc;
+}
+
 /* Upsert ROWS into TABLE (see backend_upsert): the values are checked and
  * converted to PostgreSQL input first, then sent as one statement
  * (pg_sql_upsert), atomic on its own, inside the caller's transaction
@@ -1547,13 +1566,7 @@ pg_upsert(struct rs_backend *backend, const struct rs_table_def *t,
 	rc = pg_sql_upsert(t, rows, &sql, &json, &local);
 	if (rc != 0)
 		return pg_sql_failed(backend, err, rc, &local);
-	pg->cb.done = cb;
-	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_UPSERT, sql, 1, NULL,
-	             (const char *const[]){json}, err);
-	free(sql);
-	free(json);
-	return rc;
+	return pg_send_write(pg, PG_OP_UPSERT, sql, json, cb, arg, err);
 }
 
 /* Load ROWS into TABLE (see backend_load): COPY FROM STDIN of the rows
@@ -1584,10 +1597,7 @@ pg_load(struct rs_backend *backend, const struct rs_table_def *t,
 	rc = pg_sql_load(t, rows, &sql, &pg->copy_data, &local);
 	if (rc != 0)
 		return pg_sql_failed(backend, err, rc, &local);
-	pg->cb.done = cb;
-	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_UPSERT, sql, 0, NULL, NULL, err);
-	free(sql);
+	rc = pg_send_write(pg, PG_OP_UPSERT, sql, NULL, cb, arg, err);
 	if (rc != 0)
 		strbuf_clear(&pg->copy_data);
 	return rc;
@@ -1658,13 +1668,7 @@ pg_delete_keys(struct rs_backend *backend, const struct rs_table_def *t,
 	rc = pg_sql_delete(t, keys, &sql, &json, &local);
 	if (rc != 0)
 		return pg_sql_failed(backend, err, rc, &local);
-	pg->cb.done = cb;
-	pg->arg = arg;
-	rc = pg_send(pg, PG_OP_DELETE, sql, 1, NULL,
-	             (const char *const[]){json}, err);
-	free(sql);
-	free(json);
-	return rc;
+	return pg_send_write(pg, PG_OP_DELETE, sql, json, cb, arg, err);
 }
 
 /* ---- the snapshot scan ---- */
@@ -2807,30 +2811,24 @@ pg_mark(struct rs_backend *backend, const struct rs_marker *marker,
 	return pg_task_launch(t, added, err);
 }
 
-/* ---- the delete log ---- */
+/* ---- the delete log and change capture ---- */
 
-/* The delete log of TABLE on or off (see backend_delete_log and
- * pg_sql.h): one simple query, so one implicit transaction. */
+/* Run SQL, one simple-query text built for TABLE (pg_sql.h: one implicit
+ * transaction, all or nothing), as a task of kind KIND doing WHAT; SQL is
+ * freed here.  BUILT is what building SQL returned: its failure, LOCAL,
+ * is reported as such.  Returns as any task. */
 static int
-pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
-              int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+pg_ddl_task(struct rs_backend *backend, const struct rs_table_def *table,
+            enum pg_task_kind kind, const char *what, int built, char *sql,
+            const struct rs_err *local, rs_backend_cb cb, void *arg,
+            struct rs_err *err)
 {
 	struct pg_task *t;
-	struct rs_err local;
-	char *sql = NULL;
 	int rc, at;
 
-	if (table == NULL || table->n_pk <= 0)
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "delete log of a table without a primary "
-		                    "key (a bug in the caller)");
-	rc = pg_sql_delete_log(table, on, &sql, &local);
-	if (rc != 0)
-		return pg_sql_failed(backend, err, rc, &local);
-	rc = pg_task_make(backend, NULL, PG_TASK_DELETE_LOG,
-	                  on ? "installing the delete log"
-	                     : "removing the delete log",
-	                  &t, err);
+	if (built != 0)
+		return pg_sql_failed(backend, err, built, local);
+	rc = pg_task_make(backend, NULL, kind, what, &t, err);
 	if (rc != 0) {
 		free(sql);
 		return rc;
@@ -2845,42 +2843,46 @@ pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	return pg_task_launch(t, at, err);
 }
 
-/* ---- change capture ---- */
+/* The delete log of TABLE on or off (see backend_delete_log and
+ * pg_sql.h). */
+static int
+pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
+              int on, rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct rs_err local;
+	char *sql = NULL;
+	int rc;
 
-/* Change capture of TABLE on or off (see backend_capture and pg_sql.h):
- * one simple query, so one implicit transaction, all or nothing. */
+	if (table == NULL || table->n_pk <= 0)
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "delete log of a table without a primary "
+		                    "key (a bug in the caller)");
+	rc = pg_sql_delete_log(table, on, &sql, &local);
+	return pg_ddl_task(backend, table, PG_TASK_DELETE_LOG,
+	                   on ? "installing the delete log"
+	                      : "removing the delete log",
+	                   rc, sql, &local, cb, arg, err);
+}
+
+/* Change capture of TABLE on or off (see backend_capture and pg_sql.h). */
 static int
 pg_capture(struct rs_backend *backend, const struct rs_table_def *table,
            int key_column, int on, rs_backend_cb cb, void *arg,
            struct rs_err *err)
 {
-	struct pg_task *t;
 	struct rs_err local;
 	char *sql = NULL;
-	int rc, at;
+	int rc;
 
 	if (table == NULL || table->n_pk <= 0)
 		return backend_fail(backend, err, RS_EINTERNAL,
 		                    "change capture of a table without a "
 		                    "primary key (a bug in the caller)");
 	rc = pg_sql_capture(table, key_column, on, &sql, &local);
-	if (rc != 0)
-		return pg_sql_failed(backend, err, rc, &local);
-	rc = pg_task_make(backend, NULL, PG_TASK_CAPTURE,
-	                  on ? "installing change capture"
-	                     : "removing change capture",
-	                  &t, err);
-	if (rc != 0) {
-		free(sql);
-		return rc;
-	}
-	at = pg_task_add(t, sql, 0, 0);
-	free(sql);
-	if (at >= 0)
-		t->stmts[at].table = table->name;
-	t->owner->cb.done = cb;
-	t->owner->arg = arg;
-	return pg_task_launch(t, at, err);
+	return pg_ddl_task(backend, table, PG_TASK_CAPTURE,
+	                   on ? "installing change capture"
+	                      : "removing change capture",
+	                   rc, sql, &local, cb, arg, err);
 }
 
 /* Read the rows of REQUEST->table whose keys are REQUEST->keys (see
