@@ -24,7 +24,8 @@
 #            compared with what was written
 #   load     MariaDB -> PostgreSQL by COPY: tabs, newlines, backslashes and
 #            "\N" in values; a crash between a chunk's rows and its journal
-#            record, resumed (the chunk's load meets its own rows)
+#            record, then the target's connections killed mid-copy, each
+#            resumed (the chunk's load meets its own rows)
 # Usage: integration/scenario_split.sh (after integration/servers.sh start).
 set -uo pipefail
 export LC_ALL=C.UTF-8
@@ -35,7 +36,7 @@ source "${RESHARD_SERVERS_DIR:-/tmp/reshard-servers}/env"
 bin=${RESHARD_BIN:-$root/build/reshard}
 case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
 data="python3 $here/split_data.py"
-rows=${ROWS:-30000}
+rows=${ROWS:-100000}
 tmp=$(mktemp -d /tmp/reshard-split.XXXXXX)
 trap '[ -z "${writer_pid:-}" ] || kill "$writer_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 passed=0 failed=0 writer_pid=''
@@ -456,6 +457,17 @@ section_load() {
 	my "$l1" "SELECT id, customer, amount, HEX(note) FROM orders ORDER BY id" >"$dir/want"
 	RESHARD_FAULT=after-effect:copy:3 run_reshard 99 "load: a crash after chunk 3's rows are on PostgreSQL, before its journal record" \
 		run plan.cfg --until copy --yes
+	# The target goes away mid-copy: its connections are killed by the
+	# server while the throttled copy runs.
+	sed -i 's/parallel = 2;/parallel = 2; max_rows_per_second = 150;/' "$dir/plan.cfg"
+	(cd "$dir" && exec "$bin" run plan.cfg --until copy --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+	local pid=$!
+	sleep 1.5
+	pg "$l2" "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = 'split_l2' AND application_name = 'reshard'" >/dev/null
+	wait "$pid"
+	equals "$?" 1 "load: the target's connections killed mid-copy: the run fails (exit 1)"
+	sed -i 's/ max_rows_per_second = 150;//' "$dir/plan.cfg"
 	run_reshard 0 "load: run again resumes, chunk 3 upserted over its own load" run plan.cfg --yes
 	pg "$l2" "SELECT id, customer, amount, upper(encode(convert_to(note, 'UTF8'), 'hex')) FROM orders ORDER BY id" |
 		sed 's/\t$/\tNULL/' >"$dir/got"
