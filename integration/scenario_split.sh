@@ -152,7 +152,12 @@ write_plan() {
 		echo 'to   = { map = "ring"; vnodes = 100; nodes = ["n0", "n1", "n2", "n3", "n4"]; };'
 		echo 'strategy = "split";'
 		echo "options = { batch_rows = 500; parallel = 4; $2 };"
-		echo 'publish = { file = "routing.cfg"; };'
+		# The hook stands for the routers: a running writer must have
+		# switched to the new routing before unfence, or a write it
+		# routed by the old one just before publish could land on the
+		# old owner just after unfence (a stale router: final-check
+		# would rightly stop the run).
+		echo 'publish = { file = "routing.cfg"; command = "i=0; while [ -e writer.running ] && [ ! -e writer.ack ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done"; };'
 	} >"$1"
 }
 
@@ -208,7 +213,8 @@ dumps() { # the sources' orders, sorted, one file
 }
 
 writer_start() {
-	rm -f "$dir/writer.stop"
+	rm -f "$dir/writer.stop" "$dir/writer.ack"
+	: >"$dir/writer.running"
 	: >"$dir/writer.log"
 	: >"$dir/writer.rejected"
 	: >"$dir/writer.failed"
@@ -218,6 +224,7 @@ writer_start() {
 writer_stop() {
 	touch "$dir/writer.stop"
 	[ -z "$writer_pid" ] || wait "$writer_pid"
+	rm -f "$dir/writer.running"
 	writer_pid=''
 }
 
@@ -459,7 +466,7 @@ section_load() {
 		run plan.cfg --until copy --yes
 	# The target goes away mid-copy: its connections are killed by the
 	# server while the throttled copy runs.
-	sed -i 's/parallel = 2;/parallel = 2; max_rows_per_second = 150;/' "$dir/plan.cfg"
+	sed -i 's/parallel = 2;/parallel = 2; max_rows_per_second = 60;/' "$dir/plan.cfg"
 	(cd "$dir" && exec "$bin" run plan.cfg --until copy --yes) >"$dir/out" 2>"$dir/err" </dev/null &
 	local pid=$!
 	sleep 1.5
@@ -467,7 +474,7 @@ section_load() {
 		WHERE datname = 'split_l2' AND application_name = 'reshard'" >/dev/null
 	wait "$pid"
 	equals "$?" 1 "load: the target's connections killed mid-copy: the run fails (exit 1)"
-	sed -i 's/ max_rows_per_second = 150;//' "$dir/plan.cfg"
+	sed -i 's/ max_rows_per_second = 60;//' "$dir/plan.cfg"
 	run_reshard 0 "load: run again resumes, chunk 3 upserted over its own load" run plan.cfg --yes
 	pg "$l2" "SELECT id, customer, amount, upper(encode(convert_to(note, 'UTF8'), 'hex')) FROM orders ORDER BY id" |
 		sed 's/\t$/\tNULL/' >"$dir/got"

@@ -143,6 +143,7 @@ def writer(d, seed):
                     encoding="utf-8")
     failed = open(os.path.join(d, "writer.failed"), "a", encoding="utf-8")
     iteration = 0
+    acked = False
     routing = os.path.join(d, "routing.cfg")
     while not os.path.exists(os.path.join(d, "writer.stop")):
         iteration += 1
@@ -151,6 +152,12 @@ def writer(d, seed):
         os.replace(os.path.join(d, "writer.iter.tmp"),
                    os.path.join(d, "writer.iter"))
         m = TO if os.path.exists(routing) else FROM
+        if m is TO and not acked:
+            # Every write routed by `from` has ended (refused by the
+            # fence, which stands until unfence): tell the publish hook
+            # that this router follows the new routing.
+            open(os.path.join(d, "writer.ack"), "w").close()
+            acked = True
         op = rnd.choice(["insert", "update", "rekey", "delete"])
         if op == "insert" or not live:
             i = next_id
