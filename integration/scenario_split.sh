@@ -228,20 +228,35 @@ writer_stop() {
 	writer_pid=''
 }
 
-# killed_until_done NAME: `run --yes` killed with SIGKILL at seeded
-# instants until a run completes; where each kill landed is printed.
+# killed_until_done NAME: `run --yes` killed with SIGKILL until a run
+# completes: the first two attempts a seeded instant after copy starts,
+# the next two after catch-up starts, then at seeded instants after the
+# start; where each kill landed is printed.
 killed_until_done() {
-	local attempts=0 rc=1 delay pid killed=()
+	local attempts=0 rc=1 delay pid killed=() wait_for step tries
 	RANDOM=20261204
 	while [ "$rc" -ne 0 ] && [ "$attempts" -lt 30 ]; do
 		attempts=$((attempts + 1))
-		delay=$((300 + RANDOM % (attempts <= 8 ? 1500 : 600 * attempts)))
-		(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>>"$dir/err" </dev/null &
+		case $attempts in
+		1 | 2) wait_for=copy delay=$((RANDOM % 300)) ;;
+		3 | 4) wait_for=catch-up delay=$((RANDOM % 30)) ;;
+		*) wait_for='' delay=$((150 + RANDOM % (attempts <= 8 ? 900 : 600 * attempts))) ;;
+		esac
+		: >"$dir/attempt.err"
+		(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/attempt.err" </dev/null &
 		pid=$!
+		tries=400
+		while [ -n "$wait_for" ] && [ $tries -gt 0 ] && kill -0 "$pid" 2>/dev/null &&
+			! grep -qE "^step $wait_for +(starting|resuming)" "$dir/attempt.err"; do
+			sleep 0.01
+			tries=$((tries - 1))
+		done
 		sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		rc=$?
+		cat "$dir/attempt.err" >>"$dir/err"
+		step=${wait_for:+$wait_for+}
 		[ "$rc" -ne 0 ] && killed+=("$( (cd "$dir" && "$bin" status plan.cfg \
 			--format json 2>/dev/null) | python3 -S -c 'import json, sys
 try:
@@ -249,7 +264,7 @@ try:
     run = [s["name"] for s in steps if s["state"] != "done"]
     print(run[0] if run else "end")
 except Exception:
-    print("start")')@${delay}ms")
+    print("start")')@$step${delay}ms")
 	done
 	echo "# killed in: ${killed[*]}"
 	if [ "$rc" -eq 0 ]; then
