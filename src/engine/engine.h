@@ -107,9 +107,12 @@ struct rs_run {
 	                                  (streams.h), NULL between them */
 	uint64_t throttle_at; /* loop time when max_rows_per_second lets the
 	                         next rows go (streams_throttle) */
-	int journal_wanted;   /* journal syncs asked for by streams … */
-	int journal_synced;   /* … and made (streams_sync_journal) */
-	int journal_sync_rc;  /* the last group sync's outcome */
+	/* Per shard: loop time when its replicas were last found within
+	 * max_replica_lag_seconds (steps_wait_downstream), 0 never. */
+	uint64_t lag_ok_at[RS_PLAN_MAX_SHARDS];
+	int journal_wanted;  /* journal syncs asked for by streams … */
+	int journal_synced;  /* … and made (streams_sync_journal) */
+	int journal_sync_rc; /* the last group sync's outcome */
 	struct rs_err journal_sync_err;
 };
 

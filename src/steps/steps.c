@@ -376,16 +376,24 @@ steps_column(const struct rs_table_def *def, const char *name)
 	return -1;
 }
 
+/* How long a look at a shard's replica lag stands (steps_wait_downstream). */
+#define STEPS_LAG_RECHECK_MS 500
+
 int
 steps_wait_downstream(struct rs_run *run, struct rs_backend *backend, int shard,
                       const char *what, struct rs_err *err)
 {
 	int64_t bound =
 		(int64_t)run->plan->options.max_replica_lag_seconds * 1000;
-	int64_t lag;
+	int64_t lag = 0;
 	int said = 0, rc;
 
 	if (!backend_supports(backend, RS_CAP_DOWNSTREAM_LAG))
+		return 0;
+	/* A lag is seconds; one look every STEPS_LAG_RECHECK_MS is enough,
+	 * and spares a query before every batch of a fast copy. */
+	if (run->lag_ok_at[shard] != 0 &&
+	    uv_now(&run->loop) - run->lag_ok_at[shard] < STEPS_LAG_RECHECK_MS)
 		return 0;
 	while ((rc = await_downstream_lag(&run->loop, backend, &lag, err)) ==
 	               0 &&
@@ -400,6 +408,8 @@ steps_wait_downstream(struct rs_run *run, struct rs_backend *backend, int shard,
 		said = 1;
 		await_sleep(&run->loop, 250);
 	}
+	if (rc == 0 && lag <= bound)
+		run->lag_ok_at[shard] = uv_now(&run->loop);
 	return rc;
 }
 
