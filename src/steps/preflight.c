@@ -35,6 +35,15 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 			"table %s has no column %s, the plan's shard "
 			"key for it; fix key in the plan or the table",
 			physical, key);
+	/* A split's change log puts its own column first. */
+	if (run->strategy->copies_movers &&
+	    steps_column(def, "reshard_pos") >= 0)
+		return backend_fail(
+			backend, err, RS_ESCHEMA,
+			"table %s has a column reshard_pos, the name its "
+			"change log needs for the log's own position: rename "
+			"the column to split the table; nothing was changed",
+			physical);
 	(void)arg;
 	return 0;
 }

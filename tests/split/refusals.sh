@@ -4,7 +4,8 @@
 # a row (in either table), a target table missing, target columns of
 # another kind (naming the column and both types), a missing column, a
 # different primary key, a `from` shard missing from `to`, rows that would
-# move between two sources, a row on a source that does not own it.  Each
+# move between two sources, a row on a source that does not own it, a
+# source column named reshard_pos (the change log's own).  Each
 # time nothing is installed on any shard (no marker, no trigger, no change
 # table) and no shard's file changed; once the cause is fixed, the same plan
 # runs to the end exactly.
@@ -71,6 +72,14 @@ refused missing-table 1 "table items is missing on n4, a target of the copy" \
 sql n4.db "CREATE TABLE items (order_id INTEGER NOT NULL, line INTEGER NOT NULL,
 	customer TEXT NOT NULL, sku BLOB, qty INTEGER, PRIMARY KEY (order_id, line))"
 fixed missing-table
+
+section reshard-pos
+fresh reshard-pos
+changed=n0
+sql n0.db "ALTER TABLE orders ADD COLUMN reshard_pos INTEGER"
+refused reshard-pos 1 "table orders has a column reshard_pos, the name its change log needs"
+sql n0.db "ALTER TABLE orders DROP COLUMN reshard_pos"
+fixed reshard-pos
 
 section other-kind
 fresh other-kind
