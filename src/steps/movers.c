@@ -13,7 +13,7 @@
 #include "engine/streams.h"
 #include "steps/steps.h"
 
-/* The fewest rows an upsert sends in two halves (movers_upsert). */
+/* The fewest rows a write sends in two halves (movers_write_batch). */
 #define MOVERS_HALVES_MIN 64
 
 int
@@ -187,9 +187,9 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
  * own; the chunk is done (journal) only once both are, and a chunk cut
  * short is written again whole. */
 static int
-movers_upsert(struct rs_run *run, struct rs_backend *target, int shard,
-              const struct rs_table_def *dst, const struct movers_batch *b,
-              int n, int fresh, struct rs_err *err)
+movers_write_batch(struct rs_run *run, struct rs_backend *target, int shard,
+                   const struct rs_table_def *dst, const struct movers_batch *b,
+                   int n, int fresh, struct rs_err *err)
 {
 	struct rs_rows first = {n, dst->n_columns, b->values}, second;
 	struct rs_backend *other = NULL;
@@ -248,8 +248,8 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 	if (rc == 0)
 		rc = steps_wait_downstream(run, target, shard, "the copy", err);
 	if (rc == 0)
-		rc = movers_upsert(run, target, shard, dst, &batch, n, fresh,
-		                   err);
+		rc = movers_write_batch(run, target, shard, dst, &batch, n,
+		                        fresh, err);
 	movers_batch_free(&batch);
 	if (rc == 0)
 		streams_throttle(run, n);
