@@ -631,29 +631,53 @@ test_delete_log(void **state)
 	free(sql);
 }
 
-/* A log name over 63 bytes would be cut by the server: refused.  51 bytes
- * of table name still fit. */
+/* Builds a log of T (on) into *SQL: pg_sql_delete_log or pg_sql_capture. */
+typedef int (*log_builder)(const struct rs_table_def *t, char **sql,
+                           struct rs_err *err);
+
+/* A log name over 63 bytes would be cut by the server: refused, saying
+ * WHAT and the longest table name that fits.  51 bytes of table name still
+ * fit (both logs' prefixes are 12 bytes). */
 static void
-test_delete_log_long(void **state)
+check_log_name_limit(log_builder build, const char *what)
 {
 	char name[64];
 	struct rs_table_def t = orders;
 	struct rs_err err;
 	char *sql;
 
-	(void)state;
 	memset(name, 'n', 51);
 	name[51] = '\0';
 	t.name = name;
-	assert_int_equal(pg_sql_delete_log(&t, 1, &sql, &err), 0);
+	assert_int_equal(build(&t, &sql, &err), 0);
 	free(sql);
 	name[51] = 'n';
 	name[52] = '\0';
-	assert_int_equal(pg_sql_delete_log(&t, 1, &sql, &err), RS_ESCHEMA);
+	assert_int_equal(build(&t, &sql, &err), RS_ESCHEMA);
 	assert_null(sql);
+	assert_non_null(strstr(err.message, what));
 	assert_non_null(strstr(err.message, "longer than PostgreSQL's 63 "
 	                                    "bytes; rename the table (at most "
 	                                    "51 bytes)"));
+}
+
+static int
+build_delete_log(const struct rs_table_def *t, char **sql, struct rs_err *err)
+{
+	return pg_sql_delete_log(t, 1, sql, err);
+}
+
+static int
+build_capture(const struct rs_table_def *t, char **sql, struct rs_err *err)
+{
+	return pg_sql_capture(t, 3, 1, sql, err);
+}
+
+static void
+test_delete_log_long(void **state)
+{
+	(void)state;
+	check_log_name_limit(build_delete_log, "its delete log, reshard_del_");
 }
 
 /* Reads by key: the key columns then the columns asked for, the keys as
@@ -731,22 +755,8 @@ test_capture(void **state)
 static void
 test_capture_long(void **state)
 {
-	char name[64];
-	struct rs_table_def t = orders;
-	struct rs_err err;
-	char *sql;
-
 	(void)state;
-	memset(name, 'n', 51);
-	name[51] = '\0';
-	t.name = name;
-	assert_int_equal(pg_sql_capture(&t, 3, 1, &sql, &err), 0);
-	free(sql);
-	name[51] = 'n';
-	name[52] = '\0';
-	assert_int_equal(pg_sql_capture(&t, 3, 1, &sql, &err), RS_ESCHEMA);
-	assert_null(sql);
-	assert_non_null(strstr(err.message, "its change log, reshard_chg_"));
+	check_log_name_limit(build_capture, "its change log, reshard_chg_");
 }
 
 static void
