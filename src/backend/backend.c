@@ -320,6 +320,37 @@ backend_read_batch(struct rs_backend *backend,
 	return rc;
 }
 
+/* Check a read by key before any engine sees it: a table with a primary
+ * key, keys of n_pk values a row, columns of the table.  Returns 0 or
+ * RS_EINTERNAL (a bug in the caller) with ERR filled. */
+static int
+backend_check_keys_request(struct rs_backend *backend,
+                           const struct rs_keys_request *request,
+                           struct rs_err *err)
+{
+	const struct rs_table_def *t = request->table;
+	const struct rs_rows *keys = request->keys;
+
+	if (t == NULL || t->n_pk <= 0 || keys == NULL ||
+	    keys->n_cols != t->n_pk || keys->n_rows < 0 ||
+	    (keys->n_rows > 0 && keys->values == NULL) ||
+	    request->n_columns < 0 ||
+	    (request->n_columns > 0 && request->columns == NULL))
+		return backend_fail(backend, err, RS_EINTERNAL,
+		                    "malformed read by key (a bug in the "
+		                    "caller)");
+	for (int i = 0; i < request->n_columns; i++)
+		if (request->columns[i] < 0 ||
+		    request->columns[i] >= t->n_columns)
+			return backend_fail(backend, err, RS_EINTERNAL,
+			                    "read by key of column %d of table "
+			                    "%s, which has %d (a bug in the "
+			                    "caller)",
+			                    request->columns[i], t->name,
+			                    t->n_columns);
+	return 0;
+}
+
 int
 backend_read_keys(struct rs_backend *backend,
                   const struct rs_keys_request *request, rs_rows_cb cb,
@@ -330,6 +361,8 @@ backend_read_keys(struct rs_backend *backend,
 
 	if (rc == 0 && !backend_supports(backend, RS_CAP_CAPTURE))
 		rc = backend_unsupported(backend, "reading rows by key", err);
+	if (rc == 0)
+		rc = backend_check_keys_request(backend, request, err);
 	if (rc != 0 || !backend_keys_need_converting(backend, t))
 		return rc != 0 ? rc
 		               : backend->ops->read_keys(backend, request, cb,

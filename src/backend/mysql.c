@@ -3694,22 +3694,11 @@ my_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
 
 	if (e == NULL)
 		return RS_EINTERNAL;
-	if (t == NULL || request->keys == NULL || request->n_columns < 0 ||
-	    (request->n_columns > 0 && request->columns == NULL))
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "malformed read by key request (a bug in "
-		                    "the caller)");
+	/* backend.c checked the request's shape; the key columns too. */
 	rc = my_check_rows(backend, t, request->keys, t->n_pk, "read by key",
 	                   err);
 	if (rc != 0)
 		return rc;
-	for (int i = 0; i < request->n_columns; i++)
-		if (request->columns[i] < 0 ||
-		    request->columns[i] >= t->n_columns)
-			return backend_fail(backend, err, RS_EINTERNAL,
-			                    "read by key request names column "
-			                    "%d of %d (a bug in the caller)",
-			                    request->columns[i], t->n_columns);
 	esc = my_escaper(e);
 	rc = mysql_sql_read_keys(&e->stmts, &esc, request, &local);
 	if (rc == 0 && (e->st.text = strdup(t->name)) == NULL)

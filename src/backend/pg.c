@@ -2903,20 +2903,10 @@ pg_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
 
 	if (rc != 0)
 		return rc;
-	if (t == NULL || request->n_columns < 0 ||
-	    (request->n_columns > 0 && request->columns == NULL))
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "bad read by key (a bug in the caller)");
+	/* backend.c checked the request; the key columns need a type. */
 	rc = pg_check_delete(backend, t, request->keys, err);
 	if (rc != 0)
 		return rc;
-	for (int i = 0; i < request->n_columns; i++)
-		if (request->columns[i] < 0 ||
-		    request->columns[i] >= t->n_columns)
-			return backend_fail(backend, err, RS_EINTERNAL,
-			                    "bad read by key: no column %d in "
-			                    "table %s (a bug in the caller)",
-			                    request->columns[i], t->name);
 	rc = pg_sql_read_keys(request, &sql, &json, &local);
 	if (rc != 0)
 		return pg_sql_failed(backend, err, rc, &local);

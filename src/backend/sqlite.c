@@ -1602,12 +1602,6 @@ sqlite_read_keys(struct rs_backend *backend,
 
 	if (rc != 0)
 		return rc;
-	if (request->keys->n_cols != request->table->n_pk)
-		return backend_fail(backend, err, RS_EINTERNAL,
-		                    "read by key of %d values a key from %s, "
-		                    "whose key has %d (a bug)",
-		                    request->keys->n_cols, request->table->name,
-		                    request->table->n_pk);
 	e->keys_read = (struct rs_read_request){
 		.table = request->table,
 		.columns = request->columns,
