@@ -37,24 +37,26 @@ engine_fault(const char *point)
 	}
 }
 
-void
-engine_fault_chunk(const char *step, int64_t n)
+/* The fault point "WHEN:STEP:N". */
+static void
+engine_fault_numbered(const char *when, const char *step, int64_t n)
 {
 	char point[96];
 
-	snprintf(point, sizeof(point), "after-chunk:%s:%lld", step,
-	         (long long)n);
+	snprintf(point, sizeof(point), "%s:%s:%lld", when, step, (long long)n);
 	engine_fault(point);
+}
+
+void
+engine_fault_chunk(const char *step, int64_t n)
+{
+	engine_fault_numbered("after-chunk", step, n);
 }
 
 void
 engine_fault_effect(const char *step, int64_t n)
 {
-	char point[96];
-
-	snprintf(point, sizeof(point), "after-effect:%s:%lld", step,
-	         (long long)n);
-	engine_fault(point);
+	engine_fault_numbered("after-effect", step, n);
 }
 
 void
