@@ -4,7 +4,7 @@
 # failed=0, background=() and root, and sets dir to the current
 # scenario's folder and bin to the reshard under test.
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # bin, dir, root and background: the sourcing lib sets them
+# shellcheck disable=SC2154 # dir, background, scenario: the sourcing lib sets them
 
 # ok NAME: count a passed check.
 ok() {
@@ -67,6 +67,31 @@ equals() {
 		printf 'got  %s\nwant %s\n' "$1" "$2" >"$dir/why"
 		not_ok "$3" "$dir/why"
 	fi
+}
+
+# harness_begin KIND PATH/TO/reshard: set bin; make $root (in memory when
+# /dev/shm is there: every step fsyncs its journal, and on a disk that
+# alone would take minutes; RESHARD_TEST_TMPDIR chooses another place),
+# removed by the cleanup trap; check the tools the scenarios need.
+harness_begin() {
+	local kind=$1 base=${RESHARD_TEST_TMPDIR:-} tool
+	bin=${2:?usage: $0 PATH/TO/reshard}
+	case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
+	if [ -z "$base" ]; then
+		base=${TMPDIR:-/tmp}
+		[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
+	fi
+	root=$(mktemp -d "$base/reshard-$kind-$scenario.XXXXXX") || exit 1
+	trap cleanup EXIT
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 141' PIPE
+	trap 'exit 143' TERM
+	for tool in sqlite3 python3; do
+		command -v "$tool" >/dev/null ||
+			bail "the $tool command is needed"
+	done
+	[ -x "$bin" ] || bail "no reshard binary at $bin"
 }
 
 # cleanup: the EXIT trap: kill $background, remove $root unless RESHARD_TEST_KEEP.

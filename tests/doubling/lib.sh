@@ -69,29 +69,8 @@ dir=''
 
 # begin PATH/TO/reshard: check the tools; make $root, the cleanup traps, the template.
 begin() {
-	bin=${1:?usage: $0 PATH/TO/reshard}
-	case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
-	# The shards and journals live in memory when /dev/shm is there:
-	# every step fsyncs the journal, and on a disk that alone would take
-	# minutes.  RESHARD_TEST_TMPDIR chooses another place.
-	local base=${RESHARD_TEST_TMPDIR:-}
-	if [ -z "$base" ]; then
-		base=${TMPDIR:-/tmp}
-		[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
-	fi
-	root=$(mktemp -d "$base/reshard-doubling-$scenario.XXXXXX") || exit 1
+	harness_begin doubling "$@"
 	template=$root/template
-	trap cleanup EXIT
-	trap 'exit 129' HUP
-	trap 'exit 130' INT
-	trap 'exit 141' PIPE
-	trap 'exit 143' TERM
-	local tool
-	for tool in sqlite3 python3; do
-		command -v "$tool" >/dev/null ||
-			bail "the $tool command is needed"
-	done
-	[ -x "$bin" ] || bail "no reshard binary at $bin"
 	section setup
 	make_template || bail "making the SQLite shards"
 	local moving

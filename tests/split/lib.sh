@@ -73,26 +73,7 @@ dir='' kind='' plan_name='' fence_message=''
 
 # begin PATH/TO/reshard: check the tools; make $root and the cleanup traps.
 begin() {
-	bin=${1:?usage: $0 PATH/TO/reshard}
-	case "$bin" in /*) ;; *) bin=$PWD/$bin ;; esac
-	# In memory when /dev/shm is there: every step fsyncs the journal.
-	local base=${RESHARD_TEST_TMPDIR:-}
-	if [ -z "$base" ]; then
-		base=${TMPDIR:-/tmp}
-		[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
-	fi
-	root=$(mktemp -d "$base/reshard-split-$scenario.XXXXXX") || exit 1
-	trap cleanup EXIT
-	trap 'exit 129' HUP
-	trap 'exit 130' INT
-	trap 'exit 141' PIPE
-	trap 'exit 143' TERM
-	local tool
-	for tool in sqlite3 python3; do
-		command -v "$tool" >/dev/null ||
-			bail "the $tool command is needed"
-	done
-	[ -x "$bin" ] || bail "no reshard binary at $bin"
+	harness_begin split "$@"
 	# The interpreter itself, not a version manager's shim in front of
 	# it: each call would cost a fifth of a second more.
 	python=$(python3 -S -c 'import sys; print(sys.executable)') ||
