@@ -16,8 +16,9 @@
  * log, its three triggers), reads by key (split by MYSQL_SQL_READ_VALUES,
  * a key MariaDB cannot take refused with RS_EKEY) and catch-up, escaped
  * both ways; names counted in characters; GTID lists compared domain by
- * domain; and every refusal of mysql_sql_replica_verdict, each naming
- * both shards and its fix.
+ * domain; every refusal of mysql_sql_replica_verdict, each naming both
+ * shards and its fix; and SHOW CREATE TABLE taken apart to make a table
+ * again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1392,6 +1393,73 @@ test_catch_up_verdict(void **state)
 	assert_non_null(strstr(note, "MASTER_USE_GTID = slave_pos"));
 }
 
+/* SHOW CREATE TABLE taken apart: the table without its secondary
+ * indexes but the one leading with the AUTO_INCREMENT column, the trailing
+ * comma before ")" gone, the foreign key left out, each index an ALTER
+ * TABLE … ADD … IF NOT EXISTS under the new name, the DROP of that name;
+ * something that is not a CREATE TABLE is refused. */
+static void
+test_table_sql(void **state)
+{
+	static const char show[] =
+		"CREATE TABLE `orders` (\n"
+		"  `id` bigint(20) NOT NULL AUTO_INCREMENT,\n"
+		"  `c` varchar(20) COLLATE utf8mb4_bin NOT NULL,\n"
+		"  `note` text DEFAULT 'x\\'y',\n"
+		"  PRIMARY KEY (`c`,`id`),\n"
+		"  UNIQUE KEY `nk` (`note`(20)),\n"
+		"  KEY `id` (`id`),\n"
+		"  KEY `idc` (`id_c`),\n"
+		"  FULLTEXT KEY `ft` (`note`),\n"
+		"  CONSTRAINT `fk` FOREIGN KEY (`id`) REFERENCES `p` (`id`),\n"
+		"  CONSTRAINT `ck` CHECK (`id` > 0)\n"
+		") ENGINE=InnoDB AUTO_INCREMENT=7 COMMENT='a\\nb'";
+	struct rs_value v[2] = {{"orders", 6}, {show, sizeof(show) - 1}};
+	struct rs_rows rows = {1, 2, v};
+	struct rs_table_sql out = {0};
+	struct rs_err err;
+
+	(void)state;
+	assert_int_equal(
+		mysql_sql_table_sql_build(&rows, "orders", "o`2", &out, &err),
+		0);
+	assert_string_equal(out.create,
+	                    "CREATE TABLE `o``2` (\n"
+	                    "  `id` bigint(20) NOT NULL AUTO_INCREMENT,\n"
+	                    "  `c` varchar(20) COLLATE utf8mb4_bin NOT NULL,\n"
+	                    "  `note` text DEFAULT 'x\\'y',\n"
+	                    "  PRIMARY KEY (`c`,`id`),\n"
+	                    "  KEY `id` (`id`),\n"
+	                    "  CONSTRAINT `ck` CHECK (`id` > 0)\n"
+	                    ") ENGINE=InnoDB AUTO_INCREMENT=7 COMMENT='a\\nb'");
+	assert_int_equal(out.n_indexes, 3);
+	assert_string_equal(out.indexes[0],
+	                    "ALTER TABLE `o``2` ADD UNIQUE KEY IF NOT EXISTS "
+	                    "`nk` (`note`(20))");
+	assert_string_equal(out.indexes[1], "ALTER TABLE `o``2` ADD KEY IF NOT "
+	                                    "EXISTS `idc` (`id_c`)");
+	assert_string_equal(out.indexes[2], "ALTER TABLE `o``2` ADD FULLTEXT "
+	                                    "KEY IF NOT EXISTS `ft` (`note`)");
+	assert_int_equal(out.n_left_out, 1);
+	assert_string_equal(out.left_out[0], "CONSTRAINT `fk` FOREIGN KEY "
+	                                     "(`id`) REFERENCES `p` (`id`)");
+	assert_string_equal(out.drop, "DROP TABLE `o``2`");
+	for (int i = 0; i < out.n_indexes; i++)
+		free(out.indexes[i]);
+	free(out.indexes);
+	free(out.left_out[0]);
+	free(out.left_out);
+	free(out.create);
+	free(out.drop);
+
+	memset(&out, 0, sizeof(out));
+	v[1] = (struct rs_value){"CREATE VIEW `v` AS select 1", 27};
+	assert_int_equal(mysql_sql_table_sql_build(&rows, "v", "v", &out, &err),
+	                 RS_ESCHEMA);
+	assert_non_null(strstr(err.message, "not a plain table"));
+	assert_null(out.create);
+}
+
 int
 main(void)
 {
@@ -1430,6 +1498,7 @@ main(void)
 		cmocka_unit_test(test_gtid_behind),
 		cmocka_unit_test(test_replica_verdict),
 		cmocka_unit_test(test_catch_up_verdict),
+		cmocka_unit_test(test_table_sql),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

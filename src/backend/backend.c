@@ -701,6 +701,124 @@ backend_create(struct rs_backend *backend, struct rs_err *err)
 	return 0;
 }
 
+/* The rows of the engine's table_sql: made into statements for the
+ * caller of backend_table_sql. */
+static void
+backend_on_table_sql(struct rs_backend *backend, int status,
+                     const struct rs_err *err, const struct rs_rows *rows,
+                     void *arg)
+{
+	rs_table_sql_cb cb = backend->made.cb;
+	void *cb_arg = backend->made.arg;
+	struct rs_table_sql *sql = NULL;
+	struct rs_err local;
+
+	(void)arg;
+	if (status == 0) {
+		sql = calloc(1, sizeof(*sql));
+		status = sql == NULL ? backend_fail(backend, &local, RS_ENOMEM,
+		                                    "out of memory")
+		                     : backend->ops->table_sql_build(
+					       rows, backend->made.table,
+					       backend->made.as, sql, &local);
+		if (status != 0 && sql != NULL) {
+			backend_fail(backend, &local, local.code, "%s",
+			             local.message);
+			backend_table_sql_free(sql);
+			sql = NULL;
+		}
+		err = status != 0 ? &local : NULL;
+	}
+	free(backend->made.table);
+	free(backend->made.as);
+	backend->made.table = backend->made.as = NULL;
+	backend->made.cb = NULL;
+	cb(backend, status, err, sql, cb_arg);
+}
+
+int
+backend_table_sql(struct rs_backend *backend, const char *table, const char *as,
+                  rs_table_sql_cb cb, void *arg, struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_supports(backend, RS_CAP_CREATE_TABLE))
+		rc = backend_unsupported(backend, "making a table again", err);
+	if (rc != 0)
+		return rc;
+	backend->made.table = strdup(table);
+	backend->made.as = strdup(as);
+	if (backend->made.table == NULL || backend->made.as == NULL)
+		rc = backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	backend->made.cb = cb;
+	backend->made.arg = arg;
+	if (rc == 0)
+		rc = backend->ops->table_sql(backend, table, as,
+		                             backend_on_table_sql, NULL, err);
+	if (rc != 0) {
+		free(backend->made.table);
+		free(backend->made.as);
+		backend->made.table = backend->made.as = NULL;
+		backend->made.cb = NULL;
+	}
+	return rc;
+}
+
+int
+backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
+                      const char *text, size_t len, struct rs_err *err)
+{
+	char *copy = malloc(len + 1), **list = NULL, ***at = NULL;
+	int *n = NULL;
+
+	if (copy == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	switch (part) {
+	case RS_SQL_CREATE:
+		free(out->create);
+		out->create = copy;
+		return 0;
+	case RS_SQL_DROP:
+		free(out->drop);
+		out->drop = copy;
+		return 0;
+	case RS_SQL_INDEX:
+		at = &out->indexes;
+		n = &out->n_indexes;
+		break;
+	case RS_SQL_LEFT_OUT:
+		at = &out->left_out;
+		n = &out->n_left_out;
+		break;
+	}
+	list = realloc(*at, (size_t)(*n + 1) * sizeof(*list));
+	if (list == NULL) {
+		free(copy);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	list[(*n)++] = copy;
+	*at = list;
+	return 0;
+}
+
+void
+backend_table_sql_free(struct rs_table_sql *sql)
+{
+	if (sql == NULL)
+		return;
+	for (int i = 0; i < sql->n_indexes; i++)
+		free(sql->indexes[i]);
+	for (int i = 0; i < sql->n_left_out; i++)
+		free(sql->left_out[i]);
+	free(sql->indexes);
+	free(sql->left_out);
+	free(sql->create);
+	free(sql->drop);
+	free(sql);
+}
+
 int
 backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 {
@@ -726,6 +844,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->capture != NULL && ops->read_keys != NULL;
 	case RS_CAP_PARALLEL_WRITES:
 		return backend->url.engine != RS_ENGINE_SQLITE;
+	case RS_CAP_CREATE_TABLE:
+		return ops->table_sql != NULL && ops->table_sql_build != NULL;
 	}
 	return 0;
 }

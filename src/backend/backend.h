@@ -443,6 +443,45 @@ int backend_release(struct rs_backend *primary, struct rs_backend *replica,
 int backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb,
                            void *arg, struct rs_err *err);
 
+/*
+ * A table made again elsewhere: for a split whose target lacks a table and
+ * whose plan lets reshard create it (options.create_tables), from the
+ * definition of the same table on a source of the same engine.
+ *
+ * backend_table_sql reads the definition of TABLE on BACKEND and hands the
+ * callback the statements that make it under the name AS on another
+ * database of the same engine.  CREATE makes the table with its columns
+ * (types, collations, defaults, NOT NULL), primary key and checks;
+ * INDEXES[i] each make one secondary index, to run once the rows are in (a
+ * bulk load is faster without them), and do nothing when that index is
+ * there already (a copy resumed), so they may run again; DROP removes the
+ * table AS, for an abort.  LEFT_OUT says, a line each, what is not made
+ * again: foreign keys (they would point at another shard's rows) and
+ * triggers.  The callback owns SQL (backend_table_sql_free).
+ *
+ * RS_ESCHEMA when TABLE does not exist or cannot be made again this way
+ * (a PostgreSQL partitioned table; a default drawn from a sequence, which
+ * lives on its own server), saying why; RS_EUSAGE where the engine cannot
+ * (backend_supports RS_CAP_CREATE_TABLE tells beforehand).
+ */
+struct rs_table_sql {
+	char *create;
+	char **indexes;
+	int n_indexes;
+	char **left_out;
+	int n_left_out;
+	char *drop;
+};
+
+typedef void (*rs_table_sql_cb)(struct rs_backend *backend, int status,
+                                const struct rs_err *err,
+                                struct rs_table_sql *sql, void *arg);
+
+int backend_table_sql(struct rs_backend *backend, const char *table,
+                      const char *as, rs_table_sql_cb cb, void *arg,
+                      struct rs_err *err);
+void backend_table_sql_free(struct rs_table_sql *sql);
+
 /* What an engine can do in this version, for callers that must choose
  * (instead of testing engines or slots). */
 enum rs_capability {
@@ -461,6 +500,7 @@ enum rs_capability {
 	 * time (a server); a SQLite file takes one writer at a time, so a
 	 * second connection would only wait. */
 	RS_CAP_PARALLEL_WRITES,
+	RS_CAP_CREATE_TABLE, /* backend_table_sql */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

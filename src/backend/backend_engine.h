@@ -68,6 +68,17 @@ struct rs_backend_ops {
 	int (*read_keys)(struct rs_backend *backend,
 	                 const struct rs_keys_request *request, rs_rows_cb cb,
 	                 void *arg, struct rs_err *err);
+	/* Making a table again (backend_table_sql): both or none.
+	 * table_sql reads what the engine's catalog says of TABLE, as rows
+	 * of its own choosing; table_sql_build, a pure function, turns
+	 * those rows into the statements (OUT zeroed by the caller; on
+	 * failure backend.c frees what it filled). */
+	int (*table_sql)(struct rs_backend *backend, const char *table,
+	                 const char *as, rs_rows_cb cb, void *arg,
+	                 struct rs_err *err);
+	int (*table_sql_build)(const struct rs_rows *rows, const char *table,
+	                       const char *as, struct rs_table_sql *out,
+	                       struct rs_err *err);
 	/* Replication (a doubling): all five or none. */
 	int (*replica_check)(struct rs_backend *primary,
 	                     struct rs_backend *replica, int max_lag_ms,
@@ -131,6 +142,13 @@ struct rs_backend {
 		size_t *offsets;          /* per key value, into text */
 		size_t cap;               /* of values and offsets */
 	} keys;
+	/* backend_table_sql: the caller's callback and the names. */
+	struct {
+		rs_table_sql_cb cb;
+		void *arg;
+		char *table;
+		char *as;
+	} made;
 };
 
 /* Fill ERR for an operation that did not finish within its bound of
@@ -141,6 +159,20 @@ struct rs_backend {
 int backend_fail_deadline(const struct rs_backend *backend, struct rs_err *err,
                           const char *what, int bound_ms,
                           const char *afterwards);
+
+/* For the engines' table_sql_build: where a statement goes. */
+enum rs_table_sql_part {
+	RS_SQL_CREATE,
+	RS_SQL_INDEX,
+	RS_SQL_LEFT_OUT,
+	RS_SQL_DROP,
+};
+
+/* Put a copy of TEXT (LEN bytes) into OUT at PART: CREATE and DROP are
+ * set, INDEX and LEFT_OUT appended.  Returns 0 or RS_ENOMEM (ERR
+ * filled). */
+int backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
+                          const char *text, size_t len, struct rs_err *err);
 
 extern const struct rs_backend_ops backend_pg_ops;
 extern const struct rs_backend_ops backend_mysql_ops;

@@ -3730,6 +3730,59 @@ my_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
 	return 0;
 }
 
+/* ---- making a table again ------------------------------------------- */
+
+/* SHOW CREATE TABLE's one row, copied as read_keys copies its rows. */
+static void
+my_table_sql_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	int rc;
+
+	if (status != 0) {
+		if (e->st.err.server_errno == ER_NO_SUCH_TABLE)
+			status = e->st.err.code = RS_ESCHEMA;
+		my_step_fail(e, status);
+		return;
+	}
+	rc = my_keys_take(e, res);
+	if (rc != 0) {
+		e->err = e->st.cause;
+		my_step_end(e, rc);
+		return;
+	}
+	my_keys_done(e);
+}
+
+/* What makes TABLE again (see backend_table_sql): SHOW CREATE TABLE,
+ * which mysql_sql_table_sql_build takes apart.  Returns RS_EINTERNAL (not
+ * connected) or RS_ENOMEM without calling back. */
+static int
+my_table_sql(struct rs_backend *backend, const char *table, const char *as,
+             rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct rs_strbuf b = {0};
+
+	(void)as;
+	if (e == NULL)
+		return RS_EINTERNAL;
+	strbuf_str(&b, "SHOW CREATE TABLE ");
+	mysql_sql_ident(&b, table);
+	if (b.failed || (e->st.text = strdup(table)) == NULL) {
+		strbuf_clear(&b);
+		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
+	}
+	e->st.rows.n_cols = 2;
+	e->cb.rows = cb;
+	my_steps_begin(e, NULL, MY_REPLY_ROWS, my_table_sql_step, arg);
+	snprintf(e->what_buf, sizeof(e->what_buf),
+	         "could not read the definition of table %s", table);
+	e->in_call = 1;
+	my_step_sendb(e, e, &b, e->what_buf);
+	e->in_call = 0;
+	return 0;
+}
+
 /* ---- replication ---------------------------------------------------- */
 
 /*
@@ -4255,6 +4308,8 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.fenced = my_fenced,
 	.capture = my_capture,
 	.read_keys = my_read_keys,
+	.table_sql = my_table_sql,
+	.table_sql_build = mysql_sql_table_sql_build,
 	.replica_check = my_replica_check,
 	.position = my_position,
 	.catch_up = my_catch_up,

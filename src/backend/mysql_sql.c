@@ -7,6 +7,8 @@
  */
 #include "backend/mysql_sql.h"
 
+#include "backend/backend_engine.h"
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1375,4 +1377,146 @@ mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- making a table again ------------------------------------------- */
+
+/* Whether LINE (an element line of SHOW CREATE TABLE, LEN bytes) starts
+ * with PREFIX. */
+static int
+mysql_sql_starts(const char *line, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && memcmp(line, prefix, n) == 0;
+}
+
+/* Of a secondary index line ("UNIQUE KEY `u` (`a`,`b`)"), the length of
+ * its kind ("UNIQUE KEY "), or 0 when LINE is not one. */
+static size_t
+mysql_sql_index_kind(const char *line, size_t len)
+{
+	static const char *const kinds[] = {"KEY ", "UNIQUE KEY ",
+	                                    "FULLTEXT KEY ", "SPATIAL KEY ",
+	                                    "VECTOR KEY "};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
+		if (mysql_sql_starts(line, len, kinds[i]))
+			return strlen(kinds[i]);
+	return 0;
+}
+
+/* Whether the index LINE (LEN bytes) has AUTO (a quoted column name,
+ * "`id`") as its first column: InnoDB wants the AUTO_INCREMENT column at
+ * the start of some index, so such an index is made with the table. */
+static int
+mysql_sql_index_leads(const char *line, size_t len, const char *auto_col)
+{
+	const char *open = memchr(line, '(', len);
+	size_t n = strlen(auto_col);
+
+	return auto_col[0] != '\0' && open != NULL &&
+	       (size_t)(line + len - open) > n &&
+	       memcmp(open + 1, auto_col, n) == 0 &&
+	       (open[1 + n] == ',' || open[1 + n] == ')' || open[1 + n] == '(');
+}
+
+int
+mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
+                          const char *as, struct rs_table_sql *out,
+                          struct rs_err *err)
+{
+	struct rs_strbuf create = {0}, stmt = {0};
+	const char *text, *end, *line, *tail;
+	char auto_col[200] = "";
+	int rc = 0, elements = 0;
+
+	if (rows->n_rows != 1 || rows->n_cols != 2 ||
+	    rows->values[1].text == NULL)
+		return rs_err_set(err, RS_ESCHEMA, "table %s does not exist",
+		                  table);
+	text = rows->values[1].text;
+	end = text + rows->values[1].len;
+	/* "CREATE TABLE `name` (\n", the element lines "  …,\n", then
+	 * ") ENGINE=…" (the table options) last. */
+	line = memchr(text, '\n', (size_t)(end - text));
+	tail = end;
+	while (tail > text && tail[-1] != '\n')
+		tail--;
+	if (line == NULL ||
+	    !mysql_sql_starts(text, (size_t)(end - text), "CREATE TABLE ") ||
+	    line[-1] != '(' || tail <= line || *tail != ')')
+		return rs_err_set(
+			err, RS_ESCHEMA,
+			"table %s: SHOW CREATE TABLE says what reshard "
+			"does not read (not a plain table?): %.60s",
+			table, text);
+	line++;
+	/* The AUTO_INCREMENT column, whose index goes with the table. */
+	for (const char *l = line; l < tail;) {
+		const char *nl = memchr(l, '\n', (size_t)(tail - l));
+		size_t len = (size_t)(nl - l);
+		const char *q;
+
+		if (mysql_sql_starts(l, len, "  `") &&
+		    memmem(l, len, " AUTO_INCREMENT", 15) != NULL &&
+		    (q = memchr(l + 3, '`', len - 3)) != NULL &&
+		    (size_t)(q - l) < sizeof(auto_col))
+			snprintf(auto_col, sizeof(auto_col), "%.*s",
+			         (int)(q - l - 1), l + 2);
+		l = nl + 1;
+	}
+	strbuf_str(&create, "CREATE TABLE ");
+	mysql_sql_ident(&create, as);
+	strbuf_str(&create, " (\n");
+	while (line < tail && rc == 0) {
+		const char *nl = memchr(line, '\n', (size_t)(tail - line));
+		const char *e = line + 2;
+		size_t len = (size_t)(nl - e), kind;
+
+		line = nl + 1;
+		if (len > 0 && e[len - 1] == ',')
+			len--;
+		kind = mysql_sql_index_kind(e, len);
+		if (mysql_sql_starts(e, len, "CONSTRAINT ") &&
+		    memmem(e, len, " FOREIGN KEY ", 13) != NULL) {
+			rc = backend_table_sql_put(out, RS_SQL_LEFT_OUT, e, len,
+			                           err);
+		} else if (kind > 0 &&
+		           !mysql_sql_index_leads(e, len, auto_col)) {
+			strbuf_str(&stmt, "ALTER TABLE ");
+			mysql_sql_ident(&stmt, as);
+			strbuf_str(&stmt, " ADD ");
+			strbuf_add(&stmt, e, kind);
+			strbuf_str(&stmt, "IF NOT EXISTS ");
+			strbuf_add(&stmt, e + kind, len - kind);
+			rc = stmt.failed
+			             ? rs_err_set(err, RS_ENOMEM,
+			                          "out of memory")
+			             : backend_table_sql_put(out, RS_SQL_INDEX,
+			                                     stmt.text,
+			                                     stmt.len, err);
+			strbuf_clear(&stmt);
+		} else {
+			if (elements++ > 0)
+				strbuf_str(&create, ",\n");
+			strbuf_str(&create, "  ");
+			strbuf_add(&create, e, len);
+		}
+	}
+	strbuf_str(&create, "\n");
+	strbuf_add(&create, tail, (size_t)(end - tail));
+	strbuf_str(&stmt, "DROP TABLE ");
+	mysql_sql_ident(&stmt, as);
+	if (rc == 0 && (create.failed || stmt.failed))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = backend_table_sql_put(out, RS_SQL_CREATE, create.text,
+		                           create.len, err);
+	if (rc == 0)
+		rc = backend_table_sql_put(out, RS_SQL_DROP, stmt.text,
+		                           stmt.len, err);
+	strbuf_clear(&create);
+	strbuf_clear(&stmt);
+	return rc;
 }

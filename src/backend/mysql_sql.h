@@ -441,4 +441,14 @@ int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 int mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
                                size_t size);
 
+/* backend_table_sql's statements (backend_engine.h's table_sql_build)
+ * from the one row of SHOW CREATE TABLE (Table, Create Table): the table
+ * without its secondary indexes (but with the one that leads with its
+ * AUTO_INCREMENT column, which InnoDB wants there), each index as ALTER
+ * TABLE … ADD … IF NOT EXISTS (index names are the table's own, so
+ * exact), foreign keys left out. */
+int mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
+                              const char *as, struct rs_table_sql *out,
+                              struct rs_err *err);
+
 #endif

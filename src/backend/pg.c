@@ -2919,6 +2919,30 @@ pg_read_keys(struct rs_backend *backend, const struct rs_keys_request *request,
 	return rc;
 }
 
+/* What makes TABLE again as AS (see backend_table_sql): the rows of
+ * pg_sql_table_sql, one catalog query; pg_sql_table_sql_build makes the
+ * statements of them. */
+static int
+pg_table_sql(struct rs_backend *backend, const char *table, const char *as,
+             rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	int rc = pg_check_ready(backend, err);
+	char *sql;
+
+	if (rc != 0)
+		return rc;
+	sql = pg_sql_table_sql();
+	if (sql == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	pg->cb.rows = cb;
+	pg->arg = arg;
+	rc = pg_send(pg, PG_OP_READ, sql, 2, NULL,
+	             (const char *const[]){table, as}, err);
+	free(sql);
+	return rc;
+}
+
 /* delete_keys with the delete log's triggers skipped (see
  * backend_purge_keys): BEGIN; SET LOCAL reshard.purging = 'on' (which
  * the triggers' WHEN reads), the DELETE of pg_delete_keys, COMMIT.  Only
@@ -3539,6 +3563,8 @@ const struct rs_backend_ops backend_pg_ops = {
 	.delete_log = pg_delete_log,
 	.capture = pg_capture,
 	.read_keys = pg_read_keys,
+	.table_sql = pg_table_sql,
+	.table_sql_build = pg_sql_table_sql_build,
 	.fenced = pg_fenced,
 	.replica_check = pg_replica_check,
 	.position = pg_position,

@@ -44,6 +44,14 @@
  */
 extern const char pg_sql_describe[];
 
+/* The catalog query of backend_table_sql ($1 the table, $2 the new
+ * name; malloc'd, NULL on no memory), and the statements made from its
+ * rows (backend_engine.h's table_sql_build). */
+char *pg_sql_table_sql(void);
+int pg_sql_table_sql_build(const struct rs_rows *rows, const char *table,
+                           const char *as, struct rs_table_sql *out,
+                           struct rs_err *err);
+
 /* Append NAME as one quoted identifier: "…" with every '"' doubled, so
  * that any name, `a"b` or `t; drop table z`, stays one identifier. */
 void pg_sql_ident(struct rs_strbuf *buf, const char *name);

@@ -34,6 +34,7 @@
  * Only a worker stuck inside one system call (a hung disk) is beyond
  * reach.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "backend/backend_engine.h"
 #include "common/strbuf.h"
@@ -70,6 +72,7 @@ enum sqlite_op {
 	SQLITE_OP_REPLICATE, /* one slice of the catch-up copy */
 	SQLITE_OP_PROMOTE,
 	SQLITE_OP_PROMOTED,
+	SQLITE_OP_SCHEMA, /* table_sql: the table's rows of sqlite_schema */
 	SQLITE_OP_CLOSE,
 };
 
@@ -1300,6 +1303,45 @@ sqlite_timed_out(struct rs_backend *backend)
 	e->err.retryable = rs_err_retryable(NULL, code);
 }
 
+/* Worker: the rows (type, name, sql) of sqlite_schema for the table
+ * e->table_name and its indexes and triggers, the table first (table_sql;
+ * handed over as a read's rows). */
+static void
+sqlite_work_schema(struct rs_backend *backend)
+{
+	struct sqlite_engine *e = sqlite_engine(backend);
+	const struct rs_table_def none = {0}; /* no key columns */
+	struct rs_canon_buf real, key;
+	sqlite3_stmt *stmt = NULL;
+	size_t k = 0;
+	int rc;
+
+	canonical_buf_init(&real);
+	canonical_buf_init(&key);
+	e->n_rows = 0;
+	e->n_cols = 3;
+	e->arena_len = 0;
+	rc = sqlite3_prepare_v2(e->db,
+	                        "SELECT type, name, sql FROM sqlite_schema "
+	                        "WHERE tbl_name = ?1 AND sql IS NOT NULL "
+	                        "AND type IN ('table', 'index', 'trigger') "
+	                        "ORDER BY type <> 'table', name",
+	                        -1, &stmt, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(stmt, 1, e->table_name, -1, SQLITE_STATIC);
+		rc = sqlite_collect(backend, stmt, &none, &k, &real, &key);
+	} else {
+		rc = RS_EQUERY;
+	}
+	if (rc == RS_EQUERY)
+		rc = sqlite_fail(backend, RS_EQUERY,
+		                 "reading the table's definition failed");
+	sqlite3_finalize(stmt);
+	canonical_buf_free(&real);
+	canonical_buf_free(&key);
+	e->status = rc;
+}
+
 static void
 sqlite_work(uv_work_t *work)
 {
@@ -1349,6 +1391,9 @@ sqlite_work(uv_work_t *work)
 		break;
 	case SQLITE_OP_PROMOTED:
 		e->value = 1;
+		break;
+	case SQLITE_OP_SCHEMA:
+		sqlite_work_schema(backend);
 		break;
 	case SQLITE_OP_CLOSE:
 		sqlite_backup_drop(e);
@@ -1432,6 +1477,7 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 		               e->status == 0 ? t : NULL, arg);
 		break;
 	}
+	case SQLITE_OP_SCHEMA:
 	case SQLITE_OP_READ: {
 		struct rs_rows rows = {0, 0, NULL};
 		size_t n = (size_t)e->n_rows * (size_t)e->n_cols;
@@ -1611,6 +1657,202 @@ sqlite_read_keys(struct rs_backend *backend,
 	e->keys_request = request;
 	e->cb.rows = cb;
 	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
+}
+
+/* What makes TABLE again (see backend_table_sql): its rows of
+ * sqlite_schema, which sqlite_table_sql_build rewrites. */
+static int
+sqlite_table_sql(struct rs_backend *backend, const char *table, const char *as,
+                 rs_rows_cb cb, void *arg, struct rs_err *err)
+{
+	struct sqlite_engine *e;
+	int rc = sqlite_on_table(backend, table, &e, err);
+
+	(void)as;
+	if (rc != 0)
+		return rc;
+	e->cb.rows = cb;
+	return sqlite_queue(backend, SQLITE_OP_SCHEMA, arg, err);
+}
+
+/* Past the blanks at S (before END). */
+static const char *
+sqlite_blanks(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return s;
+}
+
+/* Past the keyword WORD at S (any case, then a blank), or NULL. */
+static const char *
+sqlite_word(const char *s, const char *end, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(end - s) <= n || strncasecmp(s, word, n) != 0 ||
+	    !(s[n] == ' ' || s[n] == '\t' || s[n] == '\n' || s[n] == '\r'))
+		return NULL;
+	return sqlite_blanks(s + n, end);
+}
+
+/* Past the name at S: "…", […], `…` or '…' (a doubled quote inside), or
+ * a bare word; NULL when there is none. */
+static const char *
+sqlite_name_end(const char *s, const char *end)
+{
+	char close = *s == '"' || *s == '`' || *s == '\'' ? *s
+	             : *s == '['                          ? ']'
+	                                                  : 0;
+	const char *p = s;
+
+	if (s >= end)
+		return NULL;
+	if (close == 0) {
+		while (p < end && (isalnum((unsigned char)*p) || *p == '_' ||
+		                   *p == '$' || (unsigned char)*p >= 0x80))
+			p++;
+		return p > s ? p : NULL;
+	}
+	for (p = s + 1; p < end; p++)
+		if (*p == close) {
+			if (close != ']' && p + 1 < end && p[1] == close)
+				p++;
+			else
+				return p + 1;
+		}
+	return NULL;
+}
+
+/* Past "CREATE [UNIQUE] INDEX|TABLE [IF NOT EXISTS] name" at S, with
+ * *UNIQUE set for a unique index; NULL when S does not start so. */
+static const char *
+sqlite_past_name(const char *s, const char *end, const char *what, int *unique)
+{
+	const char *p = sqlite_word(s, end, "CREATE"), *q;
+
+	*unique = 0;
+	if (p != NULL && (q = sqlite_word(p, end, "UNIQUE")) != NULL) {
+		*unique = 1;
+		p = q;
+	}
+	p = p != NULL ? sqlite_word(p, end, what) : NULL;
+	if (p != NULL && (q = sqlite_word(p, end, "IF")) != NULL &&
+	    (q = sqlite_word(q, end, "NOT")) != NULL &&
+	    (q = sqlite_word(q, end, "EXISTS")) != NULL)
+		p = q;
+	return p != NULL ? sqlite_name_end(p, end) : NULL;
+}
+
+/* The name of an index of table TABLE (source) on AS: its own when AS is
+ * TABLE; else TABLE at its start becomes AS (orders_created →
+ * orders_2_created), or AS_ goes before it. */
+static void
+sqlite_index_name(struct rs_strbuf *q, const char *index, const char *table,
+                  const char *as)
+{
+	size_t n = strlen(table);
+
+	if (strcmp(table, as) == 0) {
+		strbuf_str(q, index);
+	} else if (strncmp(index, table, n) == 0) {
+		strbuf_str(q, as);
+		strbuf_str(q, index + n);
+	} else {
+		strbuf_str(q, as);
+		strbuf_str(q, "_");
+		strbuf_str(q, index);
+	}
+}
+
+/* Rewrite one row of sqlite_work_schema into OUT: the table's CREATE
+ * under AS; an index as CREATE [UNIQUE] INDEX IF NOT EXISTS on AS; a
+ * trigger (not reshard's) left out. */
+static int
+sqlite_schema_row(const struct rs_value *v, const char *table, const char *as,
+                  struct rs_table_sql *out, struct rs_err *err)
+{
+	const char *sql = v[2].text, *end = sql + v[2].len, *p;
+	struct rs_strbuf q = {0}, name = {0};
+	int unique, rc = 0;
+	int index = v[0].len == 5 && memcmp(v[0].text, "index", 5) == 0;
+
+	if (v[0].len == 7 && memcmp(v[0].text, "trigger", 7) == 0) {
+		if (strncmp(v[1].text, "reshard_", 8) == 0)
+			return 0;
+		strbuf_str(&q, "trigger ");
+		strbuf_add(&q, v[1].text, v[1].len);
+		rc = q.failed ? rs_err_set(err, RS_ENOMEM, "out of memory")
+		              : backend_table_sql_put(out, RS_SQL_LEFT_OUT,
+		                                      q.text, q.len, err);
+		strbuf_clear(&q);
+		return rc;
+	}
+	p = sqlite_past_name(sql, end, index ? "INDEX" : "TABLE", &unique);
+	if (p != NULL && index) {
+		p = sqlite_word(sqlite_blanks(p, end), end, "ON");
+		p = p != NULL ? sqlite_name_end(p, end) : NULL;
+	}
+	if (p == NULL)
+		return rs_err_set(err, RS_ESCHEMA,
+		                  "table %s: cannot read the definition of %s "
+		                  "%.*s: %.80s",
+		                  table, index ? "index" : "table",
+		                  (int)v[1].len, v[1].text, sql);
+	if (index) {
+		strbuf_str(&q, unique ? "CREATE UNIQUE INDEX IF NOT EXISTS "
+		                      : "CREATE INDEX IF NOT EXISTS ");
+		strbuf_add(&name, v[1].text, v[1].len);
+		if (!name.failed) {
+			struct rs_strbuf made = {0};
+
+			sqlite_index_name(&made, name.text, table, as);
+			if (!made.failed)
+				sql_ident(&q, made.text);
+			q.failed |= made.failed;
+			strbuf_clear(&made);
+		}
+		strbuf_str(&q, " ON ");
+	} else {
+		strbuf_str(&q, "CREATE TABLE ");
+	}
+	sql_ident(&q, as);
+	strbuf_add(&q, p, (size_t)(end - p));
+	rc = q.failed || name.failed
+	             ? rs_err_set(err, RS_ENOMEM, "out of memory")
+	             : backend_table_sql_put(
+			       out, index ? RS_SQL_INDEX : RS_SQL_CREATE,
+			       q.text, q.len, err);
+	strbuf_clear(&q);
+	strbuf_clear(&name);
+	return rc;
+}
+
+static int
+sqlite_table_sql_build(const struct rs_rows *rows, const char *table,
+                       const char *as, struct rs_table_sql *out,
+                       struct rs_err *err)
+{
+	struct rs_strbuf drop = {0};
+	int rc = 0;
+
+	if (rows->n_rows == 0 || rows->n_cols != 3 ||
+	    rows->values[0].len != 5 ||
+	    memcmp(rows->values[0].text, "table", 5) != 0)
+		return rs_err_set(err, RS_ESCHEMA, "table %s does not exist",
+		                  table);
+	for (int r = 0; r < rows->n_rows && rc == 0; r++)
+		rc = sqlite_schema_row(&rows->values[(size_t)r * 3], table, as,
+		                       out, err);
+	strbuf_str(&drop, "DROP TABLE ");
+	sql_ident(&drop, as);
+	if (rc == 0)
+		rc = drop.failed
+		             ? rs_err_set(err, RS_ENOMEM, "out of memory")
+		             : backend_table_sql_put(out, RS_SQL_DROP,
+		                                     drop.text, drop.len, err);
+	strbuf_clear(&drop);
+	return rc;
 }
 
 static int
@@ -2126,6 +2368,8 @@ const struct rs_backend_ops backend_sqlite_ops = {
 	.delete_log = sqlite_delete_log,
 	.capture = sqlite_capture,
 	.read_keys = sqlite_read_keys,
+	.table_sql = sqlite_table_sql,
+	.table_sql_build = sqlite_table_sql_build,
 	.fenced = sqlite_fenced,
 	.replica_check = sqlite_replica_check,
 	.position = sqlite_position,

@@ -163,6 +163,31 @@ await_describe(uv_loop_t *loop, struct rs_backend *backend, const char *table,
 	return rc;
 }
 
+static void
+on_table_sql(struct rs_backend *backend, int status, const struct rs_err *err,
+             struct rs_table_sql *sql, void *arg)
+{
+	struct await_waiter *w = arg;
+
+	(void)backend;
+	w->sql = sql;
+	waiter_note(w, status, err);
+}
+
+int
+await_table_sql(uv_loop_t *loop, struct rs_backend *backend, const char *table,
+                const char *as, struct rs_table_sql **sql, struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+	int rc = waiter_wait(
+		loop, &w,
+		backend_table_sql(backend, table, as, on_table_sql, &w, err),
+		err);
+
+	*sql = rc == 0 ? w.sql : NULL;
+	return rc;
+}
+
 int
 await_read(uv_loop_t *loop, struct rs_backend *backend,
            const struct rs_read_request *request, struct rs_rowbuf *out,

@@ -35,6 +35,11 @@ int await_connect(uv_loop_t *loop, struct rs_backend *backend,
 int await_describe(uv_loop_t *loop, struct rs_backend *backend,
                    const char *table, struct rs_table_def **def,
                    struct rs_err *err);
+/* The statements that make TABLE again as AS (backend_table_sql): *SQL
+ * is the caller's (backend_table_sql_free), NULL on error. */
+int await_table_sql(uv_loop_t *loop, struct rs_backend *backend,
+                    const char *table, const char *as,
+                    struct rs_table_sql **sql, struct rs_err *err);
 /* Read one batch into OUT (replacing what it held). */
 int await_read(uv_loop_t *loop, struct rs_backend *backend,
                const struct rs_read_request *request, struct rs_rowbuf *out,
@@ -49,6 +54,7 @@ struct await_waiter {
 	int64_t value;
 	struct rs_table_def *def;
 	struct rs_rowbuf *rows;
+	struct rs_table_sql *sql;
 };
 
 /* A read in two halves, for reading ahead: await_read_start starts the
