@@ -143,6 +143,33 @@ test_out_of_range(void **state)
 	           13, "between 1 and");
 }
 
+/* create_tables: false unless set, true or false without quotes. */
+static void
+test_create_tables(void **state)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+	                           "strategy = \"split\";\n"
+	                           "options = { create_tables = true; };\n",
+	                           &plan, &diags),
+	                 0);
+	assert_int_equal(plan->options.create_tables, 1);
+	plan_free(plan);
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+	                           "strategy = \"split\";\n",
+	                           &plan, &diags),
+	                 0);
+	assert_int_equal(plan->options.create_tables, 0);
+	plan_free(plan);
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"split\";\n"
+	           "options = { create_tables = \"yes\"; };\n",
+	           13, "'create_tables' must be true or false without quotes");
+}
+
 /* The operation bound: whole seconds from 1 to a day, the line named. */
 static void
 test_operation_timeout(void **state)
@@ -837,6 +864,7 @@ main(void)
 		cmocka_unit_test(test_wrong_type_names_expected_type),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_operation_timeout),
+		cmocka_unit_test(test_create_tables),
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_unknown_hash_suggests),
 		cmocka_unit_test(test_unknown_map_kind),

@@ -172,6 +172,25 @@ get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
 	return v;
 }
 
+/* A boolean setting, FALLBACK when absent. */
+static int
+get_bool(struct plan_loader *ld, const config_setting_t *group,
+         const char *name, int fallback)
+{
+	const config_setting_t *m = config_setting_get_member(group, name);
+
+	if (m == NULL)
+		return fallback;
+	if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
+		plan_diag(ld, setting_line(m),
+		          "'%s' must be true or false without quotes, e.g. "
+		          "%s = %s;",
+		          name, name, fallback ? "true" : "false");
+		return fallback;
+	}
+	return config_setting_get_bool(m);
+}
+
 /* A list or array setting; NULL (and a mistake if REQUIRED) otherwise. */
 static const config_setting_t *
 get_list(struct plan_loader *ld, const config_setting_t *group,
@@ -869,6 +888,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	                                    "fence_timeout_seconds",
 	                                    "lock_timeout_ms",
 	                                    "operation_timeout_seconds",
+	                                    "create_tables",
 	                                    NULL};
 	struct rs_plan_options *o = &ld->plan->options;
 	const config_setting_t *g = get_group(
@@ -896,6 +916,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000);
 	o->operation_timeout_seconds =
 		(int)get_int(ld, g, "operation_timeout_seconds", 60, 1, 86400);
+	o->create_tables = get_bool(ld, g, "create_tables", 0);
 }
 
 /* PATH if absolute, else DIR/PATH.  NULL on no memory. */

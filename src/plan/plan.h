@@ -66,6 +66,9 @@ struct rs_plan_options {
 	int lock_timeout_ms;         /* 2000 */
 	/* 60: the bound of one operation on a shard, in seconds */
 	int operation_timeout_seconds;
+	/* 0: a split's target must hold every table already; 1: a missing
+	 * one is made from a same-engine source's definition */
+	int create_tables;
 };
 
 struct rs_plan {

@@ -10,6 +10,9 @@
  * the copy is read is in the chunk, and one committed after is in the log.
  * It is removed by purge (no longer needed once the routing is published
  * and the last change replayed under the fence) and by abort.
+ *
+ * A target lacking a table the plan lets reshard make gets it here, once
+ * the target's marker is there (create.c).
  */
 #include <stdio.h>
 
@@ -82,9 +85,12 @@ capture_source(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 static int
 capture_target(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
+	int rc;
+
 	if (!steps_is_target(run->plan, shard))
 		return 0;
-	return capture_mark(run, shard, arg, err);
+	rc = capture_mark(run, shard, arg, err);
+	return rc != 0 ? rc : steps_create_tables(run, shard, err);
 }
 
 static int
@@ -111,7 +117,18 @@ capture_undo_source(struct rs_run *run, int shard, void *arg,
 	return rc != 0 ? rc : steps_capture_shard(run, shard, 0, err);
 }
 
-/* Abort: capture removed from every source, and every shard's marker
+static int
+capture_undo_target(struct rs_run *run, int shard, void *arg,
+                    struct rs_err *err)
+{
+	(void)arg;
+	if (!steps_is_target(run->plan, shard))
+		return 0;
+	return steps_create_undo(run, shard, err);
+}
+
+/* Abort: capture removed from every source, the tables the run made on
+ * targets dropped (copy's undo emptied them), and every shard's marker
  * says aborted (the last undo to run: nothing of the run is left). */
 static int
 capture_undo(struct rs_run *run, struct rs_err *err)
@@ -119,6 +136,9 @@ capture_undo(struct rs_run *run, struct rs_err *err)
 	int rc = steps_each_shard(run, run->plan->from, capture_undo_source,
 	                          NULL, err);
 
+	if (rc == 0)
+		rc = steps_each_shard(run, run->plan->to, capture_undo_target,
+		                      NULL, err);
 	return rc != 0 ? rc : marker_set_all(run, "aborted", 0, err);
 }
 

@@ -81,8 +81,9 @@ copy_run(struct rs_run *run, struct rs_err *err)
 		.all_columns = 1,
 		.copies = 1,
 	};
+	int rc = steps_walk_all(run, &spec, err);
 
-	return steps_walk_all(run, &spec, err);
+	return rc != 0 ? rc : steps_create_indexes(run, err);
 }
 
 /* Whether SHARD carries this run's marker (its work is there to undo). */

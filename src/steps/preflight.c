@@ -103,12 +103,16 @@ preflight_target_table(struct rs_run *run, int shard, int table, int slot,
 		rc = engine_table(run, *source, theirs, &src, err);
 	if (rc == 0)
 		rc = engine_table(run, shard, physical, &def, err);
+	if (rc == RS_ESCHEMA && run->plan->options.create_tables)
+		return steps_create_check(run, shard, table, physical, err);
 	if (rc == RS_ESCHEMA)
 		return backend_fail(
 			backend, err, RS_ESCHEMA,
 			"table %s is missing on %s, a target of the "
 			"copy: create it with the columns and "
-			"primary key of %s on %s",
+			"primary key of %s on %s, or let reshard make it "
+			"from there (options.create_tables = true, the "
+			"same engine only)",
 			physical, run->plan->shards[shard].name, theirs,
 			run->plan->shards[*source].name);
 	if (rc == 0)

@@ -155,6 +155,22 @@ int steps_column(const struct rs_table_def *def, const char *name);
 int steps_wait_downstream(struct rs_run *run, struct rs_backend *backend,
                           int shard, const char *what, struct rs_err *err);
 
+/* create.c: target tables reshard makes (options.create_tables); see
+ * there for which step calls which.  Each returns 0 or the error. */
+
+/* Preflight: whether PHYSICAL, missing on target SHARD, can be made there
+ * from logical TABLE's definition on the first source (RS_EUSAGE across
+ * engines, RS_ESCHEMA for a definition that cannot be made again); says
+ * what will be made. */
+int steps_create_check(struct rs_run *run, int shard, int table,
+                       const char *physical, struct rs_err *err);
+/* Capture: make the missing tables of target SHARD. */
+int steps_create_tables(struct rs_run *run, int shard, struct rs_err *err);
+/* Copy, once done: the secondary indexes of every table made. */
+int steps_create_indexes(struct rs_run *run, struct rs_err *err);
+/* Abort: drop the tables the run made on SHARD, those left empty. */
+int steps_create_undo(struct rs_run *run, int shard, struct rs_err *err);
+
 /* movers.c: sending rows to their new owner, across engines. */
 
 /* Whether the table TO_DEF on shard TO_SHARD can receive the rows of

@@ -1,0 +1,263 @@
+/*
+ * Target tables reshard makes (options.create_tables): a split's target
+ * that lacks a table of `to` gets it from that table's definition on the
+ * first source, when both are the same engine (backend_table_sql: columns,
+ * primary key and checks first, secondary indexes once the copy is in).
+ *
+ * Who does what, in run order:
+ *   preflight  steps_create_check: the table can be made there (same
+ *              engine, a definition reshard can make again); says what
+ *              will be made and what is left out.  Changes nothing.
+ *   capture    steps_create_tables: on each target, after its marker,
+ *              the missing tables are made.  The journal records each
+ *              ("made:SHARD:TABLE", its DROP statement) before its
+ *              CREATE, so that a crash in between is resumed (made then)
+ *              and abort knows which tables are the run's own.
+ *   copy       steps_create_indexes: once every chunk is in, the
+ *              secondary indexes of the tables made; each statement does
+ *              nothing where its index is there already.
+ *   abort      steps_create_undo: after the copied rows are deleted, each
+ *              table the run made is dropped, if it is empty (a table
+ *              holding rows is kept and named: something else wrote
+ *              there).  Without a journal nothing is known to be the
+ *              run's, and nothing is dropped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal/journal.h"
+#include "steps/steps.h"
+
+/* The journal's name for a table made on SHARD. */
+static void
+create_fact(const struct rs_run *run, int shard, const char *physical,
+            char *buf, size_t size)
+{
+	snprintf(buf, size, "made:%s:%s", run->plan->shards[shard].name,
+	         physical);
+}
+
+/* Whether the run made PHYSICAL on SHARD; its DROP statement into DROP. */
+static int
+create_made(const struct rs_run *run, int shard, const char *physical,
+            char *drop, size_t size)
+{
+	char fact[400];
+
+	if (run->journal == NULL)
+		return 0;
+	create_fact(run, shard, physical, fact, sizeof(fact));
+	return journal_fact_get(run->journal, fact, drop, size);
+}
+
+/* Where a target's table comes from: the first shard of `from` and its
+ * name there of logical TABLE (slot 0). */
+static int
+create_source(const struct rs_run *run, int table, char *name, size_t size)
+{
+	int shards[RS_PLAN_MAX_SHARDS];
+
+	steps_map_shards(run->plan->from, shards);
+	engine_physical(run->plan->from, run->plan->tables[table].name, 0, name,
+	                size);
+	return shards[0];
+}
+
+/* The statements that make PHYSICAL on SHARD like logical TABLE on the
+ * first source: *SQL the caller's.  RS_EUSAGE when the engines differ. */
+static int
+create_sql(struct rs_run *run, int shard, int table, const char *physical,
+           struct rs_table_sql **sql, struct rs_err *err)
+{
+	char theirs[RS_PLAN_MAX_NAME + 1];
+	int source = create_source(run, table, theirs, sizeof(theirs));
+	struct rs_backend *src, *dst;
+	int rc = engine_shard(run, source, &src, err);
+
+	*sql = NULL;
+	if (rc == 0)
+		rc = engine_shard(run, shard, &dst, err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(backend_engine(src), backend_engine(dst)) != 0 ||
+	    !backend_supports(src, RS_CAP_CREATE_TABLE))
+		return backend_fail(
+			dst, err, RS_EUSAGE,
+			"table %s is missing on %s, a target of the copy, and "
+			"reshard makes a table only from a source of the same "
+			"engine (%s is %s, %s is %s): create it with the "
+			"columns and primary key of %s; nothing was changed",
+			physical, run->plan->shards[shard].name,
+			run->plan->shards[source].name, backend_engine(src),
+			run->plan->shards[shard].name, backend_engine(dst),
+			theirs);
+	return await_table_sql(&run->loop, src, theirs, physical, sql, err);
+}
+
+int
+steps_create_check(struct rs_run *run, int shard, int table,
+                   const char *physical, struct rs_err *err)
+{
+	struct rs_table_sql *sql;
+	int rc = create_sql(run, shard, table, physical, &sql, err);
+
+	if (rc == RS_ESCHEMA) {
+		struct rs_err why = *err;
+
+		rs_err_set(err, RS_ESCHEMA,
+		           "%s; so %s cannot be made on %s: create it there "
+		           "yourself",
+		           why.message, physical,
+		           run->plan->shards[shard].name);
+	}
+	if (rc != 0)
+		return rc;
+	fprintf(stderr,
+	        "  %s: table %s will be made in capture, and %d secondary "
+	        "index%s after the copy\n",
+	        run->plan->shards[shard].name, physical, sql->n_indexes,
+	        sql->n_indexes == 1 ? "" : "es");
+	for (int i = 0; i < sql->n_left_out; i++)
+		fprintf(stderr, "    left out of %s: %s\n", physical,
+		        sql->left_out[i]);
+	backend_table_sql_free(sql);
+	return 0;
+}
+
+/* Make one missing table of a target (the journal first). */
+static int
+create_table(struct rs_run *run, int shard, int table, int slot,
+             const char *physical, void *arg, struct rs_err *err)
+{
+	const struct rs_table_def *def;
+	struct rs_table_sql *sql;
+	struct rs_backend *backend;
+	char fact[400];
+	int rc = engine_shard(run, shard, &backend, err);
+
+	(void)slot;
+	(void)arg;
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &def, err);
+	if (rc != RS_ESCHEMA)
+		return rc; /* there (made by an earlier attempt, or before) */
+	rc = create_sql(run, shard, table, physical, &sql, err);
+	if (rc != 0)
+		return rc;
+	create_fact(run, shard, physical, fact, sizeof(fact));
+	if (run->journal != NULL)
+		rc = journal_fact_set(run->journal, fact, sql->drop, err);
+	if (rc == 0)
+		rc = await_exec(&run->loop, backend, sql->create, err);
+	if (rc == 0)
+		fprintf(stderr, "  %s: table %s made\n",
+		        run->plan->shards[shard].name, physical);
+	backend_table_sql_free(sql);
+	return rc;
+}
+
+int
+steps_create_tables(struct rs_run *run, int shard, struct rs_err *err)
+{
+	if (!run->plan->options.create_tables)
+		return 0;
+	return steps_each_table(run, run->plan->to, shard, create_table, NULL,
+	                        err);
+}
+
+/* The secondary indexes of one table the run made. */
+static int
+create_index_table(struct rs_run *run, int shard, int table, int slot,
+                   const char *physical, void *arg, struct rs_err *err)
+{
+	struct rs_table_sql *sql;
+	struct rs_backend *backend;
+	char drop[400];
+	int rc;
+
+	(void)slot;
+	(void)arg;
+	if (!create_made(run, shard, physical, drop, sizeof(drop)))
+		return 0;
+	rc = create_sql(run, shard, table, physical, &sql, err);
+	if (rc == 0)
+		rc = engine_shard(run, shard, &backend, err);
+	for (int i = 0; rc == 0 && i < sql->n_indexes; i++)
+		rc = await_exec(&run->loop, backend, sql->indexes[i], err);
+	if (rc == 0 && sql->n_indexes > 0)
+		fprintf(stderr, "  %s: table %s: %d secondary index%s made\n",
+		        run->plan->shards[shard].name, physical, sql->n_indexes,
+		        sql->n_indexes == 1 ? "" : "es");
+	backend_table_sql_free(sql);
+	return rc;
+}
+
+static int
+create_index_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	if (!steps_is_target(run->plan, shard))
+		return 0;
+	return steps_each_table(run, run->plan->to, shard, create_index_table,
+	                        arg, err);
+}
+
+int
+steps_create_indexes(struct rs_run *run, struct rs_err *err)
+{
+	if (run->journal == NULL)
+		return 0;
+	return steps_each_shard(run, run->plan->to, create_index_shard, NULL,
+	                        err);
+}
+
+/* Drop one table the run made, if it is empty. */
+static int
+create_drop_table(struct rs_run *run, int shard, int table, int slot,
+                  const char *physical, void *arg, struct rs_err *err)
+{
+	const char *name = run->plan->shards[shard].name;
+	const struct rs_table_def *def;
+	struct rs_backend *backend;
+	char drop[400], fact[400];
+	int64_t rows = 0;
+	int rc;
+
+	(void)table;
+	(void)slot;
+	(void)arg;
+	if (!create_made(run, shard, physical, drop, sizeof(drop)))
+		return 0;
+	rc = engine_shard(run, shard, &backend, err);
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &def, err);
+	if (rc == 0)
+		rc = await_count(&run->loop, backend, physical, &rows, err);
+	if (rc == 0 && rows > 0) {
+		fprintf(stderr,
+		        "  %s: table %s, made by this run, holds %lld rows "
+		        "it did not copy: kept\n",
+		        name, physical, (long long)rows);
+		return 0;
+	}
+	if (rc == 0)
+		rc = await_exec(&run->loop, backend, drop, err);
+	if (rc == RS_ESCHEMA) /* never made, or dropped already */
+		rc = 0;
+	create_fact(run, shard, physical, fact, sizeof(fact));
+	if (rc == 0)
+		rc = journal_fact_delete(run->journal, fact, err);
+	if (rc == 0)
+		fprintf(stderr, "  %s: table %s, made by this run, dropped\n",
+		        name, physical);
+	return rc;
+}
+
+int
+steps_create_undo(struct rs_run *run, int shard, struct rs_err *err)
+{
+	if (run->journal == NULL || !engine_shard_exists(run, shard))
+		return 0;
+	return steps_each_table(run, run->plan->to, shard, create_drop_table,
+	                        NULL, err);
+}
