@@ -17,8 +17,8 @@
  * a key MariaDB cannot take refused with RS_EKEY) and catch-up, escaped
  * both ways; names counted in characters; GTID lists compared domain by
  * domain; every refusal of mysql_sql_replica_verdict, each naming both
- * shards and its fix; and SHOW CREATE TABLE taken apart to make a table
- * again.
+ * shards and its fix; SHOW CREATE TABLE taken apart to make a table
+ * again; and which points mysql_sql_point computes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1460,6 +1460,37 @@ test_table_sql(void **state)
 	assert_null(out.create);
 }
 
+/* The point in SQL: sha256_64 and identity of text and integer keys
+ * (integration/scenario_point_sql.sh runs them on a server); any other
+ * hash or key kind refused with nothing appended. */
+static void
+test_point(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(
+		mysql_sql_point(&b, RS_HASH_SHA256_64, RS_COL_TEXT, "k"), 0);
+	assert_non_null(strstr(b.text, "k"));
+	strbuf_clear(&b);
+	assert_int_equal(
+		mysql_sql_point(&b, RS_HASH_IDENTITY, RS_COL_INTEGER, "k"), 0);
+	strbuf_clear(&b);
+	assert_int_equal(mysql_sql_point(&b, RS_HASH_JAVA, RS_COL_TEXT, "k"),
+	                 RS_EUSAGE);
+	assert_int_equal(
+		mysql_sql_point(&b, RS_HASH_FNV1A_64, RS_COL_TEXT, "k"),
+		RS_EUSAGE);
+	assert_int_equal(
+		mysql_sql_point(&b, RS_HASH_SHA256_64, RS_COL_DECIMAL, "k"),
+		RS_EUSAGE);
+	assert_int_equal(
+		mysql_sql_point(&b, RS_HASH_SHA256_64, RS_COL_UUID, "k"),
+		RS_EUSAGE);
+	assert_int_equal((int)b.len, 0);
+	strbuf_clear(&b);
+}
+
 int
 main(void)
 {
@@ -1499,6 +1530,7 @@ main(void)
 		cmocka_unit_test(test_replica_verdict),
 		cmocka_unit_test(test_catch_up_verdict),
 		cmocka_unit_test(test_table_sql),
+		cmocka_unit_test(test_point),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,7 +10,7 @@
  * the escaper made it), the marker, the delete log (a name too long for
  * PostgreSQL refused) and replication, and the readers of
  * synchronous_standby_names, libpq connection strings and host names
- * that replica_check relies on.
+ * that replica_check relies on; and which points pg_sql_point computes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -856,6 +856,35 @@ test_same_host(void **state)
 	                 0);
 }
 
+/* The point in SQL: sha256_64 and identity of text and integer keys
+ * (integration/scenario_point_sql.sh runs them on a server); any other
+ * hash or key kind refused with nothing appended. */
+static void
+test_point(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(pg_sql_point(&b, RS_HASH_SHA256_64, RS_COL_TEXT, "k"),
+	                 0);
+	assert_non_null(strstr(b.text, "k"));
+	strbuf_clear(&b);
+	assert_int_equal(
+		pg_sql_point(&b, RS_HASH_IDENTITY, RS_COL_INTEGER, "k"), 0);
+	strbuf_clear(&b);
+	assert_int_equal(pg_sql_point(&b, RS_HASH_JAVA, RS_COL_TEXT, "k"),
+	                 RS_EUSAGE);
+	assert_int_equal(pg_sql_point(&b, RS_HASH_FNV1A_64, RS_COL_TEXT, "k"),
+	                 RS_EUSAGE);
+	assert_int_equal(
+		pg_sql_point(&b, RS_HASH_SHA256_64, RS_COL_DECIMAL, "k"),
+		RS_EUSAGE);
+	assert_int_equal(pg_sql_point(&b, RS_HASH_SHA256_64, RS_COL_UUID, "k"),
+	                 RS_EUSAGE);
+	assert_int_equal((int)b.len, 0);
+	strbuf_clear(&b);
+}
+
 int
 main(void)
 {
@@ -890,6 +919,7 @@ main(void)
 		cmocka_unit_test(test_sync_listed),
 		cmocka_unit_test(test_conninfo_value),
 		cmocka_unit_test(test_same_host),
+		cmocka_unit_test(test_point),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1520,3 +1520,55 @@ mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
 	strbuf_clear(&stmt);
 	return rc;
 }
+
+/* ---- a key's point, computed by the server -------------------------- */
+
+int
+mysql_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
+                const char *expr)
+{
+	int text = kind == RS_COL_TEXT;
+
+	if (kind != RS_COL_TEXT && kind != RS_COL_INTEGER)
+		return RS_EUSAGE;
+	switch (hash) {
+	case RS_HASH_SHA256_64:
+		/* CONV works in 64-bit unsigned precision. */
+		strbuf_str(b, "CAST(CONV(LEFT(SHA2(CONVERT(");
+		if (!text)
+			strbuf_str(b, "CAST(");
+		strbuf_str(b, expr);
+		if (!text)
+			strbuf_str(b, " AS CHAR)");
+		strbuf_str(b,
+		           " USING utf8mb4), 256), 16), 16, 10) AS UNSIGNED)");
+		return 0;
+	case RS_HASH_IDENTITY:
+		strbuf_str(b, "(CASE WHEN ");
+		strbuf_str(b, expr);
+		if (text) {
+			/* Leading zeros off first, so that no digit string
+			 * is cut by the cast. */
+			strbuf_str(b, " REGEXP '^[0-9]+$' THEN CASE WHEN "
+			              "LENGTH(TRIM(LEADING '0' FROM ");
+			strbuf_str(b, expr);
+			strbuf_str(b,
+			           ")) <= 20 THEN CASE WHEN CAST(CONCAT('0', "
+			           "TRIM(LEADING '0' FROM ");
+			strbuf_str(b, expr);
+			strbuf_str(b,
+			           ")) AS DECIMAL(21,0)) <= "
+			           "18446744073709551615 THEN CAST(CONCAT('0', "
+			           "TRIM(LEADING '0' FROM ");
+			strbuf_str(b, expr);
+			strbuf_str(b, ")) AS DECIMAL(21,0)) END END END)");
+		} else {
+			strbuf_str(b, " >= 0 THEN CAST(");
+			strbuf_str(b, expr);
+			strbuf_str(b, " AS UNSIGNED) END)");
+		}
+		return 0;
+	default:
+		return RS_EUSAGE;
+	}
+}

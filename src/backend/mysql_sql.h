@@ -43,6 +43,7 @@
 
 #include "backend/backend.h"
 #include "common/strbuf.h"
+#include "shardmap/hash.h"
 
 /* An upsert or delete statement grows to about this many bytes before the
  * next one starts (a single larger row gets a statement of its own): far
@@ -450,5 +451,11 @@ int mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
 int mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
                               const char *as, struct rs_table_sql *out,
                               struct rs_err *err);
+
+/* As pg_sql_point, for MariaDB: the point as BIGINT UNSIGNED (identity
+ * of a text key: DECIMAL(65,0)); text keys hashed as utf8mb4 (CONVERT …
+ * USING utf8mb4, so a latin1 column's key is hashed as its UTF-8 text). */
+int mysql_sql_point(struct rs_strbuf *b, enum rs_hash hash,
+                    enum rs_col_kind kind, const char *expr);
 
 #endif

@@ -1348,3 +1348,48 @@ pg_sql_same_host(const char *sender, const char *replica, const char *primary)
 		return pg_host_local(sender) && pg_host_local(primary);
 	return strcasecmp(sender, primary) == 0;
 }
+
+/* ---- a key's point, computed by the server -------------------------- */
+
+int
+pg_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
+             const char *expr)
+{
+	int text = kind == RS_COL_TEXT;
+
+	if (kind != RS_COL_TEXT && kind != RS_COL_INTEGER)
+		return RS_EUSAGE;
+	switch (hash) {
+	case RS_HASH_SHA256_64:
+		/* The first 16 hex digits of the digest as a bit(64), a
+		 * signed bigint, then made unsigned in numeric. */
+		strbuf_str(b, "(((('x' || pg_catalog.left(pg_catalog.encode("
+		              "pg_catalog.sha256(pg_catalog.convert_to(");
+		strbuf_str(b, expr);
+		strbuf_str(b, text ? ", 'UTF8')), 'hex'), 16))"
+		                   : "::text, 'UTF8')), 'hex'), 16))");
+		strbuf_str(b, "::bit(64)::bigint)::numeric + "
+		              "18446744073709551616) % 18446744073709551616)");
+		return 0;
+	case RS_HASH_IDENTITY:
+		/* Nested CASEs: only they fix the order of evaluation, and
+		 * a cast of text that is not digits would fail. */
+		strbuf_str(b, "(CASE WHEN ");
+		strbuf_str(b, expr);
+		if (text) {
+			strbuf_str(b, " ~ '^[0-9]+$' THEN CASE WHEN ");
+			strbuf_str(b, expr);
+			strbuf_str(b,
+			           "::numeric <= 18446744073709551615 THEN ");
+			strbuf_str(b, expr);
+			strbuf_str(b, "::numeric END END)");
+		} else {
+			strbuf_str(b, " >= 0 THEN ");
+			strbuf_str(b, expr);
+			strbuf_str(b, "::numeric END)");
+		}
+		return 0;
+	default:
+		return RS_EUSAGE;
+	}
+}

@@ -30,6 +30,7 @@
 
 #include "backend/backend.h"
 #include "common/strbuf.h"
+#include "shardmap/hash.h"
 
 /* The cursor of the snapshot scan, and how the scan ends. */
 #define PG_SQL_SCAN_END "CLOSE reshard_scan; COMMIT"
@@ -337,5 +338,17 @@ int pg_sql_conninfo_value(const char *conninfo, const char *key, char *buf,
  * name is looked up).  1 or 0. */
 int pg_sql_same_host(const char *sender, const char *replica,
                      const char *primary);
+
+/* Append to B an expression that computes, in PostgreSQL, the point
+ * (DESIGN's hash of the key's canonical text; as numeric, 0 to 2^64 - 1)
+ * of the key EXPR (SQL already quoted, e.g. NEW."customer") of a column
+ * of KIND, exactly as hash_point does; NULL for a key hash_point refuses
+ * (identity: not a non-negative integer that fits 64 bits) and for NULL.
+ * Text keys are hashed as UTF-8 (convert_to), integers as their decimal
+ * text.  Returns 0, or RS_EUSAGE (nothing appended) for a hash or a key
+ * kind this version cannot compute in SQL (java, fnv1a_64; keys other
+ * than text and integers, whose canonical text is not the server's). */
+int pg_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
+                 const char *expr);
 
 #endif

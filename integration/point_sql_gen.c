@@ -1,0 +1,212 @@
+/*
+ * point_sql_gen: the keys and expected points that
+ * integration/scenario_point_sql.sh gives PostgreSQL and MariaDB, to check
+ * that the servers compute a key's point (pg_sql_point, mysql_sql_point)
+ * exactly as reshard does.  Usage: point_sql_gen DIR.  Writes:
+ *
+ *   DIR/text.tsv   n, the key's bytes in hex, its sha256_64 point and its
+ *                  identity point (\N where hash_identity refuses it), for
+ *                  the UTF-8 keys of tests/vectors/hash_vectors.h without
+ *                  a NUL (PostgreSQL text holds none), whose sha256_64
+ *                  points come from Python's hashlib, not from reshard;
+ *                  then 100,000 keys of a fixed pseudo-random sequence
+ *                  (customer ids, UTF-8 text of one to four bytes a
+ *                  character, digit strings with leading zeros and past
+ *                  2^64), expected from hash_point;
+ *   DIR/int.tsv    n, a 64-bit integer key (the vectors' integer keys,
+ *                  then 20,000 pseudo-random ones, negatives included),
+ *                  and its two points as above;
+ *   DIR/pg.sql, DIR/my.sql
+ *                  the SELECTs that compute the same columns on each
+ *                  server from the tables tk (n, hex, k text) and ti (n,
+ *                  k bigint), in the same order.
+ *
+ * Points are printed in decimal.  Exit status 0, or 1 on an I/O error.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/mysql_sql.h"
+#include "backend/pg_sql.h"
+#include "common/text.h"
+#include "shardmap/hash.h"
+#include "../tests/vectors/hash_vectors.h"
+
+static uint64_t seed = 0x9e3779b97f4a7c15u;
+
+static uint64_t
+next(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return seed;
+}
+
+/* One UTF-8 character of 1 to 4 bytes into OUT; returns its length. */
+static int
+utf8_char(char *out)
+{
+	static const uint32_t starts[] = {0x20, 0xa0, 0x400, 0x4e00, 0x1f600};
+	static const uint32_t spans[] = {0x5f, 0x60, 0x100, 0x5000, 0x50};
+	int which = (int)(next() % 5);
+	uint32_t c = starts[which] + (uint32_t)(next() % spans[which]);
+
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | c >> 12);
+		out[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | c >> 18);
+	out[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* Key number I of the pseudo-random sequence into KEY; returns its
+ * length. */
+static size_t
+random_key(int i, char *key)
+{
+	size_t n = 0;
+
+	switch (i % 3) {
+	case 0:
+		return (size_t)sprintf(key, "cliente:%d", i);
+	case 1:
+		for (int c = 1 + (int)(next() % 20); c > 0; c--)
+			n += (size_t)utf8_char(key + n);
+		return n;
+	default:
+		for (int z = (int)(next() % 4); z > 0; z--)
+			key[n++] = '0';
+		for (int d = 1 + (int)(next() % 22); d > 0; d--)
+			key[n++] = (char)('0' + next() % 10);
+		return n;
+	}
+}
+
+static void
+print_identity(FILE *f, const char *key, size_t len)
+{
+	uint64_t point;
+
+	if (hash_identity(key, len, &point) == 0)
+		fprintf(f, "\t%llu\n", (unsigned long long)point);
+	else
+		fprintf(f, "\t\\N\n");
+}
+
+static void
+print_text(FILE *f, int n, const char *key, size_t len, uint64_t sha)
+{
+	char hex[200];
+
+	text_hex_encode(key, len, hex)[2 * len] = '\0';
+	fprintf(f, "%d\t%s\t%llu", n, hex, (unsigned long long)sha);
+	print_identity(f, key, len);
+}
+
+static void
+print_int(FILE *f, int n, long long value)
+{
+	char key[32];
+	int len = snprintf(key, sizeof(key), "%lld", value);
+
+	fprintf(f, "%d\t%lld\t%llu", n, value,
+	        (unsigned long long)hash_sha256_64(key, (size_t)len));
+	print_identity(f, key, (size_t)len);
+}
+
+/* The SELECT of one engine over tk or ti. */
+static int
+write_sql(const char *path, int pg)
+{
+	FILE *f = fopen(path, "w");
+	struct rs_strbuf b = {0};
+
+	if (f == NULL)
+		return -1;
+	for (int t = 0; t < 2; t++) {
+		enum rs_col_kind kind = t == 0 ? RS_COL_TEXT : RS_COL_INTEGER;
+
+		strbuf_str(&b, t == 0 ? "SELECT n, hex, " : "SELECT n, k, ");
+		if (pg) {
+			pg_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
+			strbuf_str(&b, ", ");
+			pg_sql_point(&b, RS_HASH_IDENTITY, kind, "k");
+		} else {
+			mysql_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
+			strbuf_str(&b, ", ");
+			mysql_sql_point(&b, RS_HASH_IDENTITY, kind, "k");
+		}
+		strbuf_str(&b, t == 0 ? " FROM tk ORDER BY n;\n"
+		                      : " FROM ti ORDER BY n;\n");
+	}
+	fputs(b.text, f);
+	strbuf_clear(&b);
+	return fclose(f);
+}
+
+int
+main(int argc, char **argv)
+{
+	char path[4096], key[200];
+	FILE *text, *ints;
+	int n = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: point_sql_gen DIR\n");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/text.tsv", argv[1]);
+	text = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/int.tsv", argv[1]);
+	ints = fopen(path, "w");
+	if (text == NULL || ints == NULL)
+		return 1;
+	for (size_t i = 0; i < sizeof(hash_vectors) / sizeof(*hash_vectors);
+	     i++) {
+		const struct hash_vector *v = &hash_vectors[i];
+		char *end;
+		long long value;
+
+		if (memchr(v->key, '\0', v->len) != NULL || v->len > 90)
+			continue;
+		print_text(text, n++, v->key, v->len, v->sha256_64);
+		value = strtoll(v->key, &end, 10);
+		if (v->len > 0 && end == v->key + v->len &&
+		    (value != 0 || v->key[0] == '0') && value > INT64_MIN &&
+		    value < INT64_MAX)
+			print_int(ints, n++, value);
+	}
+	for (int i = 0; i < 100000; i++) {
+		size_t len = random_key(i, key);
+
+		print_text(text, n++, key, len, hash_sha256_64(key, len));
+	}
+	for (int i = 0; i < 20000; i++)
+		print_int(ints, n++,
+		          i % 2 ? (long long)(next() >> 1)
+		                : (long long)(next() % 2000001) - 1000000);
+	if (fclose(text) != 0 || fclose(ints) != 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/pg.sql", argv[1]);
+	if (write_sql(path, 1) != 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/my.sql", argv[1]);
+	return write_sql(path, 0) != 0;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The servers compute a key's point as reshard does: the expressions of
+# pg_sql_point and mysql_sql_point (sha256_64 and identity, for text and
+# integer keys), run by PostgreSQL and by MariaDB over the keys of
+# integration/point_sql_gen (the hash test vectors, whose sha256_64
+# points come from Python's hashlib, and 100,000 pseudo-random text keys
+# and 20,000 integer keys checked against reshard's C implementation),
+# give exactly the expected points, NULL where reshard refuses the key.
+# Usage: integration/scenario_point_sql.sh (after integration/servers.sh
+# start).
+set -uo pipefail
+export LC_ALL=C.UTF-8
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+# shellcheck disable=SC1091
+source "${RESHARD_SERVERS_DIR:-/tmp/reshard-servers}/env"
+gen=${RESHARD_POINT_SQL_GEN:-$root/build/point_sql_gen}
+tmp=$(mktemp -d /tmp/reshard-point-sql.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)) && echo "ok - $1"; }
+not_ok() {
+	failed=$((failed + 1))
+	echo "not ok - $1"
+	[ -z "${2:-}" ] || sed 's/^/#   /' "$2"
+}
+pg_app=${RESHARD_PG_PRIMARY_URL:?no PostgreSQL primary in the servers env}
+my_app=${RESHARD_MY_PRIMARY_URL:?no MariaDB primary in the servers env}
+pg() { PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -At -F $'\t' -P 'null=\N' -v ON_ERROR_STOP=1 "$@"; }
+my() { # my URL ARGS...
+	local url=$1
+	shift
+	[[ $url =~ ^mysql://([^:]+):([^@]+)@([^:/]+):([0-9]+)/(.+)$ ]] || return 2
+	mariadb --no-defaults --batch --skip-column-names --local-infile=1 \
+		--default-character-set=utf8mb4 -u "${BASH_REMATCH[1]}" \
+		-p"${BASH_REMATCH[2]}" -h "${BASH_REMATCH[3]}" \
+		-P "${BASH_REMATCH[4]}" "${BASH_REMATCH[5]}" "$@"
+}
+
+# same NAME EXPECTED GOT: the files are equal, else the first differences.
+same() {
+	if [ -s "$2" ] && cmp -s "$2" "$3"; then
+		ok "$1 ($(wc -l <"$3") keys)"
+	else
+		{
+			echo "expected $(wc -l <"$2") lines, got $(wc -l <"$3"); first differences (< expected, > got):"
+			diff "$2" "$3" | grep '^[<>]' | head -n 10
+		} >"$tmp/why"
+		not_ok "$1" "$tmp/why"
+	fi
+}
+
+"$gen" "$tmp" || { echo "Bail out! point_sql_gen failed"; exit 1; }
+cut -f1,2 "$tmp/text.tsv" >"$tmp/tk.tsv"
+cut -f1,2 "$tmp/int.tsv" >"$tmp/ti.tsv"
+cat "$tmp/text.tsv" "$tmp/int.tsv" >"$tmp/want"
+
+pg "$pg_app" -c "DROP DATABASE IF EXISTS point_sql WITH (FORCE)" -c "CREATE DATABASE point_sql"
+pg_db=${pg_app%/*}/point_sql
+pg "$pg_db" -c "CREATE TABLE tk (n int, hex text, k text)" \
+	-c "CREATE TABLE ti (n int, k bigint)" \
+	-c "\\copy tk (n, hex) FROM '$tmp/tk.tsv'" \
+	-c "\\copy ti FROM '$tmp/ti.tsv'" \
+	-c "UPDATE tk SET k = convert_from(decode(hex, 'hex'), 'UTF8')"
+pg "$pg_db" -f "$tmp/pg.sql" >"$tmp/pg.got" 2>&1
+same "PostgreSQL computes every point as reshard does" "$tmp/want" "$tmp/pg.got"
+
+my "$my_app" -e "DROP DATABASE IF EXISTS point_sql; CREATE DATABASE point_sql"
+my_db=${my_app%/*}/point_sql
+my "$my_db" -e "CREATE TABLE tk (n int, hex text, k text) DEFAULT CHARSET=utf8mb4;
+	CREATE TABLE ti (n int, k bigint);
+	LOAD DATA LOCAL INFILE '$tmp/tk.tsv' INTO TABLE tk (n, hex);
+	LOAD DATA LOCAL INFILE '$tmp/ti.tsv' INTO TABLE ti;
+	UPDATE tk SET k = CONVERT(UNHEX(hex) USING utf8mb4)"
+my "$my_db" <"$tmp/my.sql" | sed 's/\tNULL$/\t\\N/' >"$tmp/my.got" 2>&1
+same "MariaDB computes every point as reshard does" "$tmp/want" "$tmp/my.got"
+# The keys that latin1 holds, in a latin1 column: hashed as their UTF-8.
+my "$my_db" -e "ALTER TABLE tk ADD COLUMN l varchar(200) CHARACTER SET latin1;
+	SET SESSION sql_mode = '';
+	UPDATE tk SET l = k WHERE CAST(CONVERT(CONVERT(k USING latin1) USING utf8mb4) AS BINARY) = CAST(k AS BINARY)"
+sed 's/FROM tk/FROM (SELECT n, hex, l AS k FROM tk WHERE l IS NOT NULL) AS t/; /FROM ti/d' \
+	"$tmp/my.sql" >"$tmp/my-latin1.sql"
+my "$my_db" -e "SELECT n FROM tk WHERE l IS NOT NULL ORDER BY n" >"$tmp/latin1.n"
+awk -F'\t' 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$tmp/latin1.n" "$tmp/text.tsv" >"$tmp/want-latin1"
+my "$my_db" <"$tmp/my-latin1.sql" | sed 's/\tNULL$/\t\\N/' >"$tmp/my-latin1.got" 2>&1
+same "MariaDB hashes a latin1 column's keys as their UTF-8 text" "$tmp/want-latin1" "$tmp/my-latin1.got"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
