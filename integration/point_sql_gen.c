@@ -19,7 +19,15 @@
  *   DIR/pg.sql, DIR/my.sql
  *                  the SELECTs that compute the same columns on each
  *                  server from the tables tk (n, hex, k text) and ti (n,
- *                  k bigint), in the same order.
+ *                  k bigint), in the same order;
+ *   DIR/moves.tsv  one line a pair of maps: NAME, the hash, the key
+ *                  table (km: text keys, ki: integer keys) and the two
+ *                  maps as tests/oracle.py spells them;
+ *   DIR/moves-NAME.pg.sql, DIR/moves-NAME.my.sql
+ *                  a SELECT of n and "moves" or "stays" for every key of
+ *                  that table, ordered by n, by the point in SQL and the
+ *                  moving set of the two maps (pairmap_moving,
+ *                  backend_sql_moves), for tests/oracle.py to confirm.
  *
  * Points are printed in decimal.  Exit status 0, or 1 on an I/O error.
  */
@@ -28,10 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_engine.h" /* backend_sql_moves */
 #include "backend/mysql_sql.h"
 #include "backend/pg_sql.h"
 #include "common/text.h"
 #include "shardmap/hash.h"
+#include "shardmap/map.h"
+#include "shardmap/pairmap.h"
 #include "../tests/vectors/hash_vectors.h"
 
 static uint64_t seed = 0x9e3779b97f4a7c15u;
@@ -161,6 +172,147 @@ write_sql(const char *path, int pg)
 	return fclose(f);
 }
 
+/* A pair of maps over the shards n0 … n4. */
+struct map_pair {
+	const char *name;
+	enum rs_hash hash;
+	const char *keys; /* km or ki */
+	struct rs_map_def from, to;
+	const char *oracle_from, *oracle_to;
+};
+
+static int four[] = {0, 1, 2, 3}, five[] = {0, 1, 2, 3, 4}, two[] = {0, 1};
+static struct rs_map_range quarters[] = {{UINT64_C(0x3fffffffffffffff), 0},
+                                         {UINT64_C(0x7fffffffffffffff), 1},
+                                         {UINT64_C(0xbfffffffffffffff), 2},
+                                         {UINT64_MAX, 3}};
+static struct rs_map_range fifths[] = {{UINT64_C(0x1fffffffffffffff), 0},
+                                       {UINT64_C(0x3fffffffffffffff), 4},
+                                       {UINT64_C(0x7fffffffffffffff), 1},
+                                       {UINT64_C(0xbfffffffffffffff), 2},
+                                       {UINT64_MAX, 3}};
+static struct rs_map_range by_value[] = {{1000, 0}, {UINT64_MAX, 1}};
+static struct rs_map_range by_value_split[] = {
+	{500, 0}, {1000, 2}, {UINT64_MAX, 1}};
+
+static const struct map_pair pairs[] = {
+	{"ring",
+         RS_HASH_SHA256_64,
+         "km",
+         {.kind = RS_MAP_RING, .nodes = four, .n_nodes = 4, .vnodes = 100},
+         {.kind = RS_MAP_RING, .nodes = five, .n_nodes = 5, .vnodes = 100},
+         "ring:100:n0,n1,n2,n3",
+         "ring:100:n0,n1,n2,n3,n4"},
+	{"ranges",
+         RS_HASH_SHA256_64,
+         "km",
+         {.kind = RS_MAP_RANGES, .ranges = quarters, .n_ranges = 4},
+         {.kind = RS_MAP_RANGES, .ranges = fifths, .n_ranges = 5},
+         "ranges:0x3fffffffffffffff=n0,0x7fffffffffffffff=n1,"
+         "0xbfffffffffffffff=n2,max=n3",
+         "ranges:0x1fffffffffffffff=n0,0x3fffffffffffffff=n4,"
+         "0x7fffffffffffffff=n1,0xbfffffffffffffff=n2,max=n3"},
+	{"modulo",
+         RS_HASH_SHA256_64,
+         "km",
+         {.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4},
+         {.kind = RS_MAP_MODULO, .nodes = five, .n_nodes = 5},
+         "modulo:n0,n1,n2,n3",
+         "modulo:n0,n1,n2,n3,n4"},
+	{"slots",
+         RS_HASH_SHA256_64,
+         "km",
+         {.kind = RS_MAP_SLOTS,
+          .nodes = two,
+          .n_nodes = 2,
+          .databases = 2,
+          .tables_per_db = 4},
+         {.kind = RS_MAP_SLOTS,
+          .nodes = four,
+          .n_nodes = 4,
+          .databases = 4,
+          .tables_per_db = 4},
+         "slots:2:4:n0,n1",
+         "slots:4:4:n0,n1,n2,n3"},
+	{"identity",
+         RS_HASH_IDENTITY,
+         "ki",
+         {.kind = RS_MAP_RANGES, .ranges = by_value, .n_ranges = 2},
+         {.kind = RS_MAP_RANGES, .ranges = by_value_split, .n_ranges = 3},
+         "ranges:1000=n0,max=n1",
+         "ranges:500=n0,1000=n2,max=n1"},
+};
+
+static const char *const shard_names[] = {"n0", "n1", "n2", "n3", "n4"};
+
+/* moves-NAME.ENGINE.sql for one pair of maps. */
+static int
+write_moves(const char *dir, const struct map_pair *pair, int pg)
+{
+	struct rs_err err = {0};
+	struct rs_map *from =
+		map_new(&pair->from, pair->hash, shard_names, &err);
+	struct rs_map *to = map_new(&pair->to, pair->hash, shard_names, &err);
+	enum rs_col_kind kind =
+		pair->keys[1] == 'm' ? RS_COL_TEXT : RS_COL_INTEGER;
+	struct rs_moving moving;
+	struct rs_strbuf b = {0};
+	char path[4096];
+	FILE *f;
+	int rc;
+
+	if (from == NULL || to == NULL ||
+	    pairmap_moving(from, to, &moving, &err) != 0) {
+		fprintf(stderr, "point_sql_gen: %s: no moving set %s\n",
+		        pair->name, err.message);
+		return -1;
+	}
+	strbuf_str(&b, "SELECT n, CASE WHEN ");
+	backend_sql_moves(&b, &moving, "p");
+	strbuf_str(&b, " THEN 'moves' ELSE 'stays' END FROM (SELECT n, ");
+	if (pg)
+		pg_sql_point(&b, pair->hash, kind, "k");
+	else
+		mysql_sql_point(&b, pair->hash, kind, "k");
+	strbuf_printf(&b, " AS p FROM %s) AS t ORDER BY n;\n", pair->keys);
+	snprintf(path, sizeof(path), "%s/moves-%s.%s.sql", dir, pair->name,
+	         pg ? "pg" : "my");
+	f = fopen(path, "w");
+	rc = f == NULL || b.failed ? -1 : 0;
+	if (f != NULL) {
+		fputs(b.text, f);
+		rc |= fclose(f);
+	}
+	strbuf_clear(&b);
+	pairmap_moving_free(&moving);
+	map_free(from);
+	map_free(to);
+	return rc;
+}
+
+static int
+write_pairs(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/moves.tsv", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\n", pairs[i].name,
+		        hash_name(pairs[i].hash), pairs[i].keys,
+		        pairs[i].oracle_from, pairs[i].oracle_to);
+		if (write_moves(dir, &pairs[i], 1) != 0 ||
+		    write_moves(dir, &pairs[i], 0) != 0) {
+			fclose(f);
+			return -1;
+		}
+	}
+	return fclose(f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -208,5 +360,7 @@ main(int argc, char **argv)
 	if (write_sql(path, 1) != 0)
 		return 1;
 	snprintf(path, sizeof(path), "%s/my.sql", argv[1]);
-	return write_sql(path, 0) != 0;
+	if (write_sql(path, 0) != 0)
+		return 1;
+	return write_pairs(argv[1]) != 0;
 }

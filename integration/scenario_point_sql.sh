@@ -6,6 +6,12 @@
 # points come from Python's hashlib, and 100,000 pseudo-random text keys
 # and 20,000 integer keys checked against reshard's C implementation),
 # give exactly the expected points, NULL where reshard refuses the key.
+# Then which keys move: the servers test those points against the moving
+# set of five pairs of maps (a ring of 4 growing to 5, ranges handing a
+# quarter's half to a new node, modulo 4 -> 5, slots 2x4 -> 4x4 by
+# sha256_64 over cliente:0 ... cliente:49999; ranges by value with
+# identity over 0 ... 2000), and tests/oracle.py, which shares no code
+# with reshard, says the same of every key.
 # Usage: integration/scenario_point_sql.sh (after integration/servers.sh
 # start).
 set -uo pipefail
@@ -84,6 +90,29 @@ my "$my_db" -e "SELECT n FROM tk WHERE l IS NOT NULL ORDER BY n" >"$tmp/latin1.n
 awk -F'\t' 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$tmp/latin1.n" "$tmp/text.tsv" >"$tmp/want-latin1"
 my "$my_db" <"$tmp/my-latin1.sql" | sed 's/\tNULL$/\t\\N/' >"$tmp/my-latin1.got" 2>&1
 same "MariaDB hashes a latin1 column's keys as their UTF-8 text" "$tmp/want-latin1" "$tmp/my-latin1.got"
+
+# Which keys move, by SQL, against the oracle.
+seq 0 49999 | sed 's/^/cliente:/' >"$tmp/km.keys"
+seq 0 2000 >"$tmp/ki.keys"
+for t in km ki; do
+	awk '{ print NR - 1 "\t" $0 }' "$tmp/$t.keys" >"$tmp/$t.tsv"
+done
+pg "$pg_db" -c "CREATE TABLE km (n int, k text)" -c "CREATE TABLE ki (n int, k bigint)" \
+	-c "\\copy km FROM '$tmp/km.tsv'" -c "\\copy ki FROM '$tmp/ki.tsv'"
+my "$my_db" -e "CREATE TABLE km (n int, k text) DEFAULT CHARSET=utf8mb4;
+	CREATE TABLE ki (n int, k bigint);
+	LOAD DATA LOCAL INFILE '$tmp/km.tsv' INTO TABLE km;
+	LOAD DATA LOCAL INFILE '$tmp/ki.tsv' INTO TABLE ki"
+while IFS=$'\t' read -r name hash keys from to; do
+	python3 "$root/tests/oracle.py" --hash "$hash" --from "$from" --to "$to" \
+		<"$tmp/$keys.keys" | awk -F'\t' '{ print NR - 1 "\t" $4 }' >"$tmp/$name.want"
+	grep -q moves "$tmp/$name.want" && grep -q stays "$tmp/$name.want" ||
+		not_ok "$name: the oracle has keys that move and keys that stay"
+	pg "$pg_db" -f "$tmp/moves-$name.pg.sql" >"$tmp/$name.pg" 2>&1
+	same "$name: PostgreSQL tells the keys that move as the oracle does" "$tmp/$name.want" "$tmp/$name.pg"
+	my "$my_db" <"$tmp/moves-$name.my.sql" >"$tmp/$name.my" 2>&1
+	same "$name: MariaDB tells the keys that move as the oracle does" "$tmp/$name.want" "$tmp/$name.my"
+done <"$tmp/moves.tsv"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,9 @@
  * lookup must be exactly the owners that the two maps give one at a time,
  * for merged interval maps (rings, ranges, ties, empty pieces) and for
  * period tables (modulo, slots, powers of two and not), and the maps that
- * get no pair map must be refused without an error.
+ * get no pair map must be refused without an error.  The moving set of
+ * the same maps (pairmap_moving) says a point moves exactly when its two
+ * owners differ, at the same points and at the ends of its spans.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,19 +52,62 @@ expect_owner(struct rs_owner got, struct rs_owner want, uint64_t p,
 		         want.shard, want.table);
 }
 
+/* Whether P is among the points M says move. */
+static int
+moving_has(const struct rs_moving *m, uint64_t p)
+{
+	if (m->period != 0) {
+		for (size_t i = 0; i < m->n; i++)
+			if (m->residues[i] == p % m->period)
+				return 1;
+		return 0;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		if (p >= m->spans[i][0] && p <= m->spans[i][1])
+			return 1;
+	return 0;
+}
+
 /* Check the pair map of FROM and TO at POINT (one at a time and in a
- * batch with others around it). */
+ * batch with others around it), and that M says it moves exactly when
+ * its owners differ. */
 static void
 expect_point(const struct rs_pairmap *pairs, const struct rs_map *from,
-             const struct rs_map *to, uint64_t p)
+             const struct rs_map *to, const struct rs_moving *m, uint64_t p)
 {
 	uint64_t batch[3] = {p ^ 1, p, p + 12345};
 	struct rs_owner f[3], t[3];
 
 	pairmap_owners(pairs, batch, 3, f, t);
 	for (int k = 0; k < 3; k++) {
-		expect_owner(f[k], map_owner(from, batch[k]), batch[k], "from");
-		expect_owner(t[k], map_owner(to, batch[k]), batch[k], "to");
+		struct rs_owner a = map_owner(from, batch[k]);
+		struct rs_owner b = map_owner(to, batch[k]);
+		int moves = a.shard != b.shard || a.table != b.table;
+
+		expect_owner(f[k], a, batch[k], "from");
+		expect_owner(t[k], b, batch[k], "to");
+		if (moving_has(m, batch[k]) != moves)
+			fail_msg("point %llu %s, but the moving set says "
+			         "otherwise",
+			         (unsigned long long)batch[k],
+			         moves ? "moves" : "stays");
+	}
+}
+
+/* M's spans are sorted, disjoint and not adjacent; its residues sorted
+ * and below the period. */
+static void
+expect_moving_shape(const struct rs_moving *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->period != 0) {
+			assert_true(m->residues[i] < m->period);
+			assert_true(i == 0 ||
+			            m->residues[i - 1] < m->residues[i]);
+			continue;
+		}
+		assert_true(m->spans[i][0] <= m->spans[i][1]);
+		assert_true(i == 0 || m->spans[i - 1][1] + 1 < m->spans[i][0]);
 	}
 }
 
@@ -76,29 +121,41 @@ expect_pairs_agree(const struct rs_map *from, const struct rs_map *to)
 	struct rs_err err = {0};
 	struct rs_pairmap *pairs = pairmap_new(from, to, &err);
 	const struct rs_map *maps[2] = {from, to};
+	struct rs_moving moving, *mv = &moving;
 	uint64_t s = 99;
 
 	assert_non_null(pairs);
 	assert_int_equal(err.code, 0);
+	assert_int_equal(pairmap_moving(from, to, mv, &err), 0);
+	expect_moving_shape(mv);
+	/* Around every end of a span too. */
+	for (size_t i = 0; mv->period == 0 && i < mv->n; i++)
+		for (int d = -1; d <= 1; d++) {
+			expect_point(pairs, from, to, mv,
+			             mv->spans[i][0] + (uint64_t)(int64_t)d);
+			expect_point(pairs, from, to, mv,
+			             mv->spans[i][1] + (uint64_t)(int64_t)d);
+		}
 	for (int m = 0; m < 2; m++) {
 		uint64_t period = map_period(maps[m]);
 
 		for (uint64_t r = 0; r < 3 * period + 3; r++)
-			expect_point(pairs, from, to, r);
+			expect_point(pairs, from, to, mv, r);
 		for (int i = 0; i < map_n_pieces(maps[m]); i++) {
 			uint64_t end;
 			struct rs_owner ignored;
 
 			map_piece(maps[m], i, &end, &ignored);
 			for (int d = -1; d <= 1; d++)
-				expect_point(pairs, from, to,
+				expect_point(pairs, from, to, mv,
 				             end + (uint64_t)(int64_t)d);
 		}
 	}
-	expect_point(pairs, from, to, 0);
-	expect_point(pairs, from, to, UINT64_MAX);
+	expect_point(pairs, from, to, mv, 0);
+	expect_point(pairs, from, to, mv, UINT64_MAX);
 	for (int i = 0; i < 200000; i++)
-		expect_point(pairs, from, to, next_point(&s));
+		expect_point(pairs, from, to, mv, next_point(&s));
+	pairmap_moving_free(mv);
 	pairmap_free(pairs);
 }
 
@@ -263,6 +320,18 @@ test_no_pair_map(void **state)
 	expect_no_pairs(m, r);
 	/* lcm(4093, 4091) is past the table's limit; 4093 alone is not. */
 	expect_no_pairs(m, m2);
+	/* The same maps have no moving set either. */
+	{
+		struct rs_moving mv;
+		struct rs_err err = {0};
+
+		assert_int_equal(pairmap_moving(r, m, &mv, &err), RS_EUSAGE);
+		assert_int_equal(pairmap_moving(m, r, &mv, &err), RS_EUSAGE);
+		assert_int_equal(pairmap_moving(m, m2, &mv, &err), RS_EUSAGE);
+		assert_int_equal(pairmap_moving(m_short, m_short, &mv, &err),
+		                 RS_EUSAGE);
+		assert_int_equal(err.code, 0);
+	}
 	expect_pairs_agree(m, m);
 	/* A shard index that does not fit a pair, and a range table that
 	 * stops short of UINT64_MAX; the largest index that fits works. */

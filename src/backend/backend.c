@@ -935,3 +935,29 @@ backend_table_free(struct rs_table_def *table)
 	free(table->name);
 	free(table);
 }
+
+void
+backend_sql_moves(struct rs_strbuf *b, const struct rs_moving *m,
+                  const char *point)
+{
+	if (m->n == 0) {
+		strbuf_printf(b, "(%s IS NOT NULL AND 1 = 0)", point);
+		return;
+	}
+	strbuf_str(b, "(");
+	if (m->period != 0) {
+		strbuf_printf(b, "MOD(%s, %llu) IN (", point,
+		              (unsigned long long)m->period);
+		for (size_t i = 0; i < m->n; i++)
+			strbuf_printf(b, "%s%llu", i > 0 ? ", " : "",
+			              (unsigned long long)m->residues[i]);
+		strbuf_str(b, "))");
+		return;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		strbuf_printf(b, "%s%s BETWEEN %llu AND %llu",
+		              i > 0 ? " OR " : "", point,
+		              (unsigned long long)m->spans[i][0],
+		              (unsigned long long)m->spans[i][1]);
+	strbuf_str(b, ")");
+}

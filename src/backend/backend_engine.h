@@ -8,6 +8,8 @@
 #define RS_BACKEND_ENGINE_H
 
 #include "backend/backend.h"
+#include "common/strbuf.h"
+#include "shardmap/pairmap.h"
 
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
@@ -173,6 +175,16 @@ enum rs_table_sql_part {
  * filled). */
 int backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
                           const char *text, size_t len, struct rs_err *err);
+
+/* Append to B a condition, true when the point in POINT (an SQL
+ * expression or variable holding a point as an unsigned number: see
+ * pg_sql_point, mysql_sql_point) is one of M's (shardmap/pairmap.h):
+ * "(POINT BETWEEN lo AND hi OR …)" or "(MOD(POINT, period) IN (…))";
+ * false when nothing moves.  NULL when POINT is NULL: the caller decides
+ * what an unknown point means.  The same SQL for PostgreSQL and
+ * MariaDB. */
+void backend_sql_moves(struct rs_strbuf *b, const struct rs_moving *m,
+                       const char *point);
 
 extern const struct rs_backend_ops backend_pg_ops;
 extern const struct rs_backend_ops backend_mysql_ops;

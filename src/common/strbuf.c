@@ -79,6 +79,16 @@ strbuf_vprintf(struct rs_strbuf *b, const char *fmt, va_list ap)
 }
 
 void
+strbuf_printf(struct rs_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void
 strbuf_quoted(struct rs_strbuf *b, const char *name, char quote)
 {
 	strbuf_add(b, &quote, 1);

@@ -34,6 +34,8 @@ void strbuf_str(struct rs_strbuf *b, const char *s);
 /* Append a printf-style text (FMT with the arguments in AP). */
 void strbuf_vprintf(struct rs_strbuf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+void strbuf_printf(struct rs_strbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Append NAME between two QUOTE characters with every QUOTE inside it
  * doubled: how PostgreSQL and SQLite ('"') and MariaDB ('`') quote an

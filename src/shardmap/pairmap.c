@@ -4,6 +4,7 @@
 #include "shardmap/pairmap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The largest period table: 4096 residues of 16 bytes, 64 KiB, which stays
  * in the cache beside the rest of the dry-run. */
@@ -185,4 +186,119 @@ pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points, size_t n,
 			to[i] = pairs->owners[r][1];
 		}
 	}
+}
+
+/* ---- the points that move ------------------------------------------- */
+
+static int
+pairmap_owner_differs(struct rs_owner a, struct rs_owner b)
+{
+	return a.shard != b.shard || a.table != b.table;
+}
+
+/* Add the span LO … HI to M, joined to the last one when adjacent. */
+static int
+pairmap_span(struct rs_moving *m, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	if (m->n > 0 && m->spans[m->n - 1][1] + 1 == lo) {
+		m->spans[m->n - 1][1] = hi;
+		return 0;
+	}
+	if (m->n == *cap) {
+		size_t more = *cap * 2 + 16;
+		uint64_t(*s)[2] = realloc(m->spans, sizeof(*s) * more);
+
+		if (s == NULL)
+			return RS_ENOMEM;
+		m->spans = s;
+		*cap = more;
+	}
+	m->spans[m->n][0] = lo;
+	m->spans[m->n][1] = hi;
+	m->n++;
+	return 0;
+}
+
+/* Both maps' pieces walked in order of their ends, as pairmap_merge does:
+ * each merged piece (after the previous end, up to the nearer end) moves
+ * when its two owners differ. */
+static int
+pairmap_moving_spans(const struct rs_map *from, const struct rs_map *to,
+                     struct rs_moving *m, struct rs_err *err)
+{
+	int nf = map_n_pieces(from), nt = map_n_pieces(to), i = 0, j = 0;
+	uint64_t start = 0;
+	size_t cap = 0;
+	int done = 0;
+
+	while (!done && i < nf && j < nt) {
+		uint64_t end_f, end_t, end;
+		struct rs_owner of, ot;
+
+		map_piece(from, i, &end_f, &of);
+		map_piece(to, j, &end_t, &ot);
+		end = end_f < end_t ? end_f : end_t;
+		if (end >= start && pairmap_owner_differs(of, ot) &&
+		    pairmap_span(m, &cap, start, end) != 0)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+		i += end_f == end;
+		j += end_t == end;
+		done = end == UINT64_MAX;
+		if (end >= start)
+			start = end + 1;
+	}
+	return 0;
+}
+
+int
+pairmap_moving(const struct rs_map *from, const struct rs_map *to,
+               struct rs_moving *out, struct rs_err *err)
+{
+	uint64_t pf = map_period(from), pt = map_period(to), period;
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if ((pf != 0) != (pt != 0))
+		return RS_EUSAGE;
+	if (pf == 0) {
+		struct rs_owner ignored;
+		uint64_t last_f = 0, last_t = 0;
+		int rc;
+
+		/* As pairmap_merge: the walk models maps that end at the
+		 * top of the point space, as plans' do. */
+		if (map_n_pieces(from) > 0)
+			map_piece(from, map_n_pieces(from) - 1, &last_f,
+			          &ignored);
+		if (map_n_pieces(to) > 0)
+			map_piece(to, map_n_pieces(to) - 1, &last_t, &ignored);
+		if (last_f != UINT64_MAX || last_t != UINT64_MAX)
+			return RS_EUSAGE;
+		rc = pairmap_moving_spans(from, to, out, err);
+
+		if (rc != 0)
+			pairmap_moving_free(out);
+		return rc;
+	}
+	period = pf / pairmap_gcd(pf, pt);
+	if (period > PAIRMAP_MAX_PERIOD / pt)
+		return RS_EUSAGE;
+	period *= pt;
+	out->residues = malloc(sizeof(*out->residues) * period);
+	if (out->residues == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (uint64_t r = 0; r < period; r++)
+		if (pairmap_owner_differs(map_owner(from, r), map_owner(to, r)))
+			out->residues[n++] = r;
+	out->period = period;
+	out->n = n;
+	return 0;
+}
+
+void
+pairmap_moving_free(struct rs_moving *moving)
+{
+	free(moving->spans);
+	free(moving->residues);
+	memset(moving, 0, sizeof(*moving));
 }

@@ -36,4 +36,28 @@ void pairmap_free(struct rs_pairmap *pairs);
 void pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points,
                     size_t n, struct rs_owner *from, struct rs_owner *to);
 
+/*
+ * The points that move: those whose owner (shard and table) under FROM is
+ * not their owner under TO, described so that a database can test a
+ * point against it (a fence that rejects only the writes to rows that
+ * move).  For two interval maps (ring, ranges), N sorted, disjoint,
+ * non-adjacent inclusive spans SPANS[i][0] … SPANS[i][1]; for two
+ * periodic maps (modulo, slots), PERIOD and the N sorted residues modulo
+ * PERIOD that move.  N is 0 when nothing moves.
+ */
+struct rs_moving {
+	uint64_t period;      /* 0: spans; else residues modulo it */
+	uint64_t (*spans)[2]; /* [n] when period is 0 */
+	uint64_t *residues;   /* [n] when period is not 0 */
+	size_t n;
+};
+
+/* Fill OUT (free with pairmap_moving_free) for FROM and TO.  Returns 0;
+ * RS_EUSAGE when these maps have no such description (one of each kind,
+ * or a period longer than 4096: the caller then treats every point as
+ * moving); RS_ENOMEM with ERR filled. */
+int pairmap_moving(const struct rs_map *from, const struct rs_map *to,
+                   struct rs_moving *out, struct rs_err *err);
+void pairmap_moving_free(struct rs_moving *moving);
+
 #endif
