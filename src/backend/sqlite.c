@@ -31,6 +31,14 @@
  * RS_ECONNECT naming its bound.  The connection stays open and usable.
  * Waiting for another connection's lock is bounded on its own by
  * SQLITE_LOCK_TIMEOUT_MS, like the lock timeouts of the other engines.
+ *
+ * A file has one writer at a time, and a run's streams often write to the
+ * same file from several connections (every source sending movers to one
+ * new shard).  Left to SQLite's busy handler they poll for the lock, and
+ * one of them can lose every round for the whole SQLITE_LOCK_TIMEOUT_MS
+ * while the others take turns; so the process's own writers queue for a
+ * file on a mutex (sqlite_writer_lock) and the busy handler only ever
+ * waits for other processes.
  * Only a worker stuck inside one system call (a hung disk) is beyond
  * reach.
  */
@@ -55,6 +63,7 @@
 
 #define SQLITE_LOCK_TIMEOUT_MS 2000 /* the longest wait for a lock */
 #define SQLITE_PROGRESS_OPS    1000 /* VM steps between looks at the clock */
+#define SQLITE_WRITER_LOCKS    64   /* mutexes the files' writers share */
 
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
@@ -88,6 +97,7 @@ struct sqlite_engine {
 	int bound_ms;           /* the bound, for the message */
 	int timed_out;          /* the worker passed the deadline */
 	uint64_t busy_since_ns; /* when the current lock wait began */
+	uv_mutex_t *writer;     /* the file's writers queue here (connect) */
 	union {
 		rs_backend_cb done; /* connect, exec */
 		rs_describe_cb describe;
@@ -235,6 +245,40 @@ sql_params(struct rs_strbuf *q, int n)
 		strbuf_str(q, i ? ", ?" : "?");
 }
 
+/* The process's writers of one file take turns on one of these, chosen
+ * by the file's device and inode (two files may share one: they then
+ * only take turns needlessly). */
+static uv_mutex_t sqlite_writer_locks[SQLITE_WRITER_LOCKS];
+static uv_once_t sqlite_writer_once = UV_ONCE_INIT;
+static int sqlite_writer_ready; /* every mutex initialised */
+
+static void
+sqlite_writer_init(void)
+{
+	int i = 0;
+
+	while (i < SQLITE_WRITER_LOCKS &&
+	       uv_mutex_init(&sqlite_writer_locks[i]) == 0)
+		i++;
+	sqlite_writer_ready = i == SQLITE_WRITER_LOCKS;
+}
+
+/* Worker: the writer mutex of the file at PATH, or NULL (the file cannot
+ * be looked at, or no mutex could be made: its writers then fall back on
+ * SQLite's busy handler alone). */
+static uv_mutex_t *
+sqlite_writer_lock(const char *path)
+{
+	struct stat st;
+	uint64_t id;
+
+	uv_once(&sqlite_writer_once, sqlite_writer_init);
+	if (!sqlite_writer_ready || stat(path, &st) != 0)
+		return NULL;
+	id = (uint64_t)st.st_dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)st.st_ino;
+	return &sqlite_writer_locks[id % SQLITE_WRITER_LOCKS];
+}
+
 static void
 sqlite_work_connect(struct rs_backend *backend)
 {
@@ -251,6 +295,7 @@ sqlite_work_connect(struct rs_backend *backend)
 		e->db = NULL;
 		return;
 	}
+	e->writer = sqlite_writer_lock(path);
 	sqlite3_busy_handler(e->db, sqlite_on_busy, e);
 	sqlite3_progress_handler(e->db, SQLITE_PROGRESS_OPS, sqlite_on_progress,
 	                         e);
@@ -1364,13 +1409,21 @@ sqlite_work(uv_work_t *work)
 		break;
 	case SQLITE_OP_UPSERT:
 	case SQLITE_OP_DELETE:
+		if (e->writer != NULL)
+			uv_mutex_lock(e->writer);
 		sqlite_work_write(backend);
+		if (e->writer != NULL)
+			uv_mutex_unlock(e->writer);
 		break;
 	case SQLITE_OP_COUNT:
 		sqlite_work_count(backend);
 		break;
 	case SQLITE_OP_SCRIPT:
+		if (e->writer != NULL)
+			uv_mutex_lock(e->writer);
 		sqlite_work_script(backend);
+		if (e->writer != NULL)
+			uv_mutex_unlock(e->writer);
 		break;
 	case SQLITE_OP_MARKERS:
 		sqlite_work_markers(backend);
