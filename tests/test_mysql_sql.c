@@ -831,6 +831,51 @@ test_count(void **state)
 	strbuf_clear(&b);
 }
 
+/* The fence of the rows that move: the point of OLD's or NEW's key (the
+ * ones the statement has) computed once into p and tested; a key with no
+ * point is rejected too (IS NOT FALSE). */
+static void
+test_fence_rows(void **state)
+{
+	uint64_t residues[2] = {1, 3};
+	struct rs_moving moving = {4, NULL, residues, 2};
+	const char *keys[1] = {"cu`st"};
+	enum rs_col_kind kinds[1] = {RS_COL_INTEGER};
+	struct rs_fence_rows rows = {RS_HASH_IDENTITY, &moving, keys, kinds};
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(
+		mysql_sql_fence_create(&b, &esc, 1, "t", "m", &rows, 0), 0);
+	assert_string_equal(
+		b.text,
+		"CREATE TRIGGER IF NOT EXISTS `reshard_fence_UPDATE_t` BEFORE "
+		"UPDATE ON `t` FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); "
+		"SET p = (CASE WHEN OLD.`cu``st` >= 0 THEN CAST(OLD.`cu``st` "
+		"AS UNSIGNED) END); IF (MOD(p, 4) IN (1, 3)) IS NOT FALSE "
+		"THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'm'; END IF; "
+		"SET p = (CASE WHEN NEW.`cu``st` >= 0 THEN CAST(NEW.`cu``st` "
+		"AS UNSIGNED) END); IF (MOD(p, 4) IN (1, 3)) IS NOT FALSE "
+		"THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'm'; END IF; "
+		"END");
+	b.len = 0;
+	/* INSERT has only NEW, DELETE only OLD. */
+	assert_int_equal(
+		mysql_sql_fence_create(&b, &esc, 0, "t", "m", &rows, 0), 0);
+	assert_null(strstr(b.text, "OLD."));
+	assert_non_null(strstr(b.text, "NEW."));
+	b.len = 0;
+	assert_int_equal(
+		mysql_sql_fence_create(&b, &esc, 2, "t", "m", &rows, 0), 0);
+	assert_non_null(strstr(b.text, "OLD."));
+	assert_null(strstr(b.text, "NEW."));
+	b.len = 0;
+	rows.hash = RS_HASH_FNV1A_64;
+	assert_int_equal(
+		mysql_sql_fence_create(&b, &esc, 0, "t", "m", &rows, 0), -1);
+	strbuf_clear(&b);
+}
+
 static void
 test_fence(void **state)
 {
@@ -862,7 +907,8 @@ test_fence(void **state)
 	b.len = 0;
 
 	assert_int_equal(mysql_sql_fence_create(&b, &esc, 1, "or`ders",
-	                                        "run 'x\\2x', step fence"),
+	                                        "run 'x\\2x', step fence", NULL,
+	                                        0),
 	                 0);
 	assert_string_equal(b.text,
 	                    "CREATE TRIGGER IF NOT EXISTS "
@@ -875,9 +921,9 @@ test_fence(void **state)
 	{
 		struct mysql_sql_escape doubling = {doubling_escape, NULL};
 
-		assert_int_equal(
-			mysql_sql_fence_create(&b, &doubling, 0, "t", "it's\\"),
-			0);
+		assert_int_equal(mysql_sql_fence_create(&b, &doubling, 0, "t",
+		                                        "it's\\", NULL, 0),
+		                 0);
 		assert_string_equal(b.text,
 		                    "CREATE TRIGGER IF NOT EXISTS "
 		                    "`reshard_fence_INSERT_t` BEFORE INSERT ON "
@@ -892,8 +938,9 @@ test_fence(void **state)
 	{
 		struct mysql_sql_escape refusing = {refusing_escape, NULL};
 
-		assert_int_equal(
-			mysql_sql_fence_create(&b, &refusing, 0, "t", "m"), -1);
+		assert_int_equal(mysql_sql_fence_create(&b, &refusing, 0, "t",
+		                                        "m", NULL, 0),
+		                 -1);
 		assert_false(b.failed);
 		b.len = 0;
 		assert_int_equal(
@@ -1520,6 +1567,7 @@ main(void)
 		cmocka_unit_test(test_name_fits),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_fence),
+		cmocka_unit_test(test_fence_rows),
 		cmocka_unit_test(test_marker),
 		cmocka_unit_test(test_delete_log),
 		cmocka_unit_test(test_capture),

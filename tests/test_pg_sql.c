@@ -518,7 +518,7 @@ test_fence_table(void **state)
 
 	(void)state;
 	assert_int_equal(pg_sql_fence_table("or\"ders", 1, "run x's \\ fence",
-	                                    &literal, &sql, &err),
+	                                    NULL, &literal, &sql, &err),
 	                 0);
 	assert_string_equal(
 		sql,
@@ -533,17 +533,84 @@ test_fence_table(void **state)
 		"FUNCTION reshard_fence( E'run x''s \\\\ fence'); ALTER TABLE "
 		"\"or\"\"ders\" ENABLE ALWAYS TRIGGER reshard_fence_truncate");
 	free(sql);
-	assert_int_equal(pg_sql_fence_table("t", 0, NULL, &literal, &sql, &err),
-	                 0);
+	assert_int_equal(
+		pg_sql_fence_table("t", 0, NULL, NULL, &literal, &sql, &err),
+		0);
 	assert_string_equal(sql, "DROP TRIGGER IF EXISTS reshard_fence ON "
 	                         "\"t\"; DROP TRIGGER IF EXISTS "
 	                         "reshard_fence_truncate ON \"t\"");
 	free(sql);
-	assert_int_equal(
-		pg_sql_fence_table("t", 1, "refuse", &literal, &sql, &err),
-		RS_EQUERY);
+	assert_int_equal(pg_sql_fence_table("t", 1, "refuse", NULL, &literal,
+	                                    &sql, &err),
+	                 RS_EQUERY);
 	assert_null(sql);
 	assert_non_null(strstr(err.message, "invalid byte sequence"));
+}
+
+/* The fence of the rows that move: reshard_fence is a row trigger of
+ * reshard_fence_rows with the message and the key column's name, the
+ * TRUNCATE trigger stays whole; a refused key name fails. */
+static void
+test_fence_table_rows(void **state)
+{
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_fence_table("t", 1, "m", "cust'id", &literal,
+	                                    &sql, &err),
+	                 0);
+	assert_string_equal(
+		sql,
+		"DROP TRIGGER IF EXISTS reshard_fence ON \"t\"; "
+		"CREATE TRIGGER reshard_fence BEFORE INSERT OR UPDATE OR "
+		"DELETE ON \"t\" FOR EACH ROW EXECUTE FUNCTION "
+		"reshard_fence_rows('m', 'cust''id'); ALTER TABLE \"t\" "
+		"ENABLE ALWAYS TRIGGER reshard_fence; "
+		"DROP TRIGGER IF EXISTS reshard_fence_truncate ON \"t\"; "
+		"CREATE TRIGGER reshard_fence_truncate BEFORE TRUNCATE ON "
+		"\"t\" FOR EACH STATEMENT EXECUTE FUNCTION reshard_fence('m'); "
+		"ALTER TABLE \"t\" ENABLE ALWAYS TRIGGER "
+		"reshard_fence_truncate");
+	free(sql);
+	assert_int_equal(
+		pg_sql_fence_table("t", 1, "m", "refuse", &literal, &sql, &err),
+		RS_EQUERY);
+	assert_null(sql);
+	assert_non_null(strstr(err.message, "shard key's name"));
+}
+
+/* The functions of a fence of rows: the point computed once from the
+ * key's text, tested against the spans; NULL keys and refused hashes. */
+static void
+test_fence_rows_functions(void **state)
+{
+	uint64_t spans[2][2] = {{10, 20}, {100, 18446744073709551615ULL}};
+	struct rs_moving moving = {0, spans, NULL, 2};
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	assert_int_equal(
+		pg_sql_fence_rows_functions(&b, RS_HASH_IDENTITY, &moving), 0);
+	assert_non_null(strstr(
+		b.text, "CREATE OR REPLACE FUNCTION reshard_moves(k text) "
+			"RETURNS boolean LANGUAGE sql IMMUTABLE AS $reshard$"
+			"SELECT (s.p BETWEEN 10 AND 20 OR s.p BETWEEN 100 AND "
+			"18446744073709551615) FROM (SELECT (CASE WHEN k ~ "));
+	assert_non_null(strstr(b.text, " AS p) AS s$reshard$; "));
+	assert_non_null(strstr(b.text, "IF reshard_moves(pg_catalog.to_jsonb("
+	                               "OLD) ->> TG_ARGV[1]) IS NOT FALSE "
+	                               "THEN RAISE EXCEPTION"));
+	assert_non_null(strstr(b.text, "IF reshard_moves(pg_catalog.to_jsonb("
+	                               "NEW) ->> TG_ARGV[1]) IS NOT FALSE"));
+	assert_non_null(strstr(b.text, "ERRCODE = 'RS001'"));
+	strbuf_clear(&b);
+	assert_int_equal(pg_sql_fence_rows_functions(&b, RS_HASH_JAVA, &moving),
+	                 RS_EUSAGE);
+	assert_null(b.text);
+	assert_non_null(strstr(pg_sql_fence_function_drop,
+	                       "DROP FUNCTION reshard_fence_rows(); "
+	                       "DROP FUNCTION IF EXISTS reshard_moves(text)"));
 }
 
 /* The function raises the fence's SQLSTATE with its argument as the
@@ -909,6 +976,8 @@ main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_fence_table),
+		cmocka_unit_test(test_fence_table_rows),
+		cmocka_unit_test(test_fence_rows_functions),
 		cmocka_unit_test(test_fence_sql),
 		cmocka_unit_test(test_dollar_quote),
 		cmocka_unit_test(test_delete_log),

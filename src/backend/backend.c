@@ -488,16 +488,36 @@ backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
 int
 backend_fence(struct rs_backend *backend, const char *const *tables,
               int n_tables, const char *message, int on,
-              const struct rs_marker *marker, rs_backend_cb cb, void *arg,
-              struct rs_err *err)
+              const struct rs_marker *marker, const struct rs_fence_rows *rows,
+              rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	int rc = backend_enter(backend, err);
 
 	if (rc == 0 && backend->ops->fence == NULL)
 		rc = backend_unsupported(backend, "the write fence", err);
+	if (rc == 0 && on && rows != NULL &&
+	    !backend_supports(backend, RS_CAP_FENCE_ROWS))
+		rc = backend_unsupported(backend,
+		                         "a fence of the rows that move", err);
+	for (int i = 0; rc == 0 && on && rows != NULL && i < n_tables; i++)
+		if (!backend_fence_rows_hash(rows->hash, rows->kinds[i]))
+			rc = backend_fail(
+				backend, err, RS_EUSAGE,
+				"cannot fence only the rows that move "
+				"of %s: the server cannot compute its "
+				"key's point (a bug in the caller)",
+				tables[i]);
 	return rc != 0 ? rc
 	               : backend->ops->fence(backend, tables, n_tables, message,
-	                                     on, marker, cb, arg, err);
+	                                     on, marker, on ? rows : NULL, cb,
+	                                     arg, err);
+}
+
+int
+backend_fence_rows_hash(enum rs_hash hash, enum rs_col_kind kind)
+{
+	return (hash == RS_HASH_SHA256_64 || hash == RS_HASH_IDENTITY) &&
+	       (kind == RS_COL_TEXT || kind == RS_COL_INTEGER);
 }
 
 int
@@ -846,6 +866,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return backend->url.engine != RS_ENGINE_SQLITE;
 	case RS_CAP_CREATE_TABLE:
 		return ops->table_sql != NULL && ops->table_sql_build != NULL;
+	case RS_CAP_FENCE_ROWS:
+		return ops->fence != NULL && ops->fence_rows;
 	}
 	return 0;
 }

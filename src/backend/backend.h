@@ -52,6 +52,8 @@
 #include "backend/canonical.h"
 #include "backend/url.h"
 #include "common/err.h"
+#include "shardmap/hash.h"
+#include "shardmap/pairmap.h"
 
 struct rs_backend;
 
@@ -284,11 +286,32 @@ int backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
  * crash of reshard and are removed only by an explicit call.  MARKER (may
  * be NULL) is written as the shard's marker in the same transaction, so a
  * fenced shard always says which run fenced it.  All or nothing.
+ *
+ * ROWS (NULL: every row) narrows the fence to the rows that move, where
+ * backend_supports RS_CAP_FENCE_ROWS (else RS_EUSAGE): a write is rejected
+ * only when the shard key of the row, before or after it, hashes to a point
+ * of ROWS->moving (or has no point: a NULL or a key the hash refuses);
+ * writes to every other row go through.  TRUNCATE is rejected whole.  The
+ * server computes the point itself, so ROWS->hash is one it can compute
+ * (backend_fence_rows_hash) and each key column a text or integer one.
+ * ROWS and what it points to are borrowed until the callback.
  */
+struct rs_fence_rows {
+	enum rs_hash hash;
+	const struct rs_moving *moving; /* the points that move */
+	const char *const *keys;        /* per table: its shard key column */
+	const enum rs_col_kind *kinds;  /* per table: that column's kind */
+};
+
 int backend_fence(struct rs_backend *backend, const char *const *tables,
                   int n_tables, const char *message, int on,
-                  const struct rs_marker *marker, rs_backend_cb cb, void *arg,
+                  const struct rs_marker *marker,
+                  const struct rs_fence_rows *rows, rs_backend_cb cb, void *arg,
                   struct rs_err *err);
+
+/* Whether a fence of rows (RS_CAP_FENCE_ROWS) can use HASH on a key of
+ * KIND: sha256_64 and identity, on text and integer keys. */
+int backend_fence_rows_hash(enum rs_hash hash, enum rs_col_kind kind);
 
 /* Every marker the shard carries (none when it never took part in a
  * run): the callback's array is borrowed for the call.  RS_EUSAGE when the
@@ -501,6 +524,7 @@ enum rs_capability {
 	 * second connection would only wait. */
 	RS_CAP_PARALLEL_WRITES,
 	RS_CAP_CREATE_TABLE, /* backend_table_sql */
+	RS_CAP_FENCE_ROWS,   /* backend_fence of the rows that move */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

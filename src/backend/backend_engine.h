@@ -52,8 +52,10 @@ struct rs_backend_ops {
 	             rs_count_cb cb, void *arg, struct rs_err *err);
 	int (*fence)(struct rs_backend *backend, const char *const *tables,
 	             int n_tables, const char *message, int on,
-	             const struct rs_marker *marker, rs_backend_cb cb,
+	             const struct rs_marker *marker,
+	             const struct rs_fence_rows *rows, rs_backend_cb cb,
 	             void *arg, struct rs_err *err);
+	int fence_rows; /* fence takes ROWS (RS_CAP_FENCE_ROWS) */
 	int (*markers)(struct rs_backend *backend, rs_markers_cb cb, void *arg,
 	               struct rs_err *err);
 	int (*mark)(struct rs_backend *backend, const struct rs_marker *marker,

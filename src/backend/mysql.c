@@ -187,6 +187,8 @@ struct my_steps {
 	struct rs_marker marker;
 	unsigned char *made; /* fence: per trigger, 1 made by this call, 2
 	                        there before */
+	const struct rs_fence_rows *fence_rows; /* fence: the rows, or NULL
+	                                           (borrowed, backend_fence) */
 	struct rs_err cause; /* fence: the failure being undone;
 	                        read_keys: the one being rolled back */
 	int undo_failed;     /* fence: a trigger could not be dropped again */
@@ -2608,7 +2610,8 @@ my_fence_next(struct my_engine *e)
 	my_fence_name(e, i, name, sizeof(name));
 	if (e->st.stage == MY_FENCE_CREATE) {
 		if (mysql_sql_fence_create(&b, &esc, i % MYSQL_SQL_FENCE_OPS,
-		                           table, e->st.text) != 0 &&
+		                           table, e->st.text, e->st.fence_rows,
+		                           i / MYSQL_SQL_FENCE_OPS) != 0 &&
 		    !b.failed) {
 			strbuf_clear(&b);
 			my_step_end(e,
@@ -2798,7 +2801,8 @@ my_steps_names(struct my_engine *e, const char *const *names, int n)
 static int
 my_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
          const char *message, int on, const struct rs_marker *marker,
-         rs_backend_cb cb, void *arg, struct rs_err *err)
+         const struct rs_fence_rows *rows, rs_backend_cb cb, void *arg,
+         struct rs_err *err)
 {
 	struct my_engine *e = my_ready(backend, err);
 	struct mysql_sql_escape esc;
@@ -2843,6 +2847,7 @@ my_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
 		                          "refused a table name");
 	}
 	e->st.on = on;
+	e->st.fence_rows = rows;
 	if (marker != NULL) {
 		e->st.marking = 1;
 		e->st.marker = *marker;
@@ -2872,7 +2877,7 @@ my_mark(struct rs_backend *backend, const struct rs_marker *marker,
 	if (marker == NULL)
 		return backend_fail(backend, err, RS_EINTERNAL,
 		                    "no marker to write (a bug in the caller)");
-	return my_fence(backend, NULL, 0, "", 1, marker, cb, arg, err);
+	return my_fence(backend, NULL, 0, "", 1, marker, NULL, cb, arg, err);
 }
 
 static void
@@ -4302,6 +4307,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.purge_keys = my_purge_keys,
 	.count = my_count,
 	.fence = my_fence,
+	.fence_rows = 1,
 	.markers = my_markers,
 	.mark = my_mark,
 	.delete_log = my_delete_log,

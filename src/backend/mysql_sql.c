@@ -806,8 +806,13 @@ mysql_sql_fence_existing(struct rs_strbuf *b,
 
 int
 mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                       int op, const char *table, const char *message)
+                       int op, const char *table, const char *message,
+                       const struct rs_fence_rows *rows, int t)
 {
+	/* The rows a statement OP has: OLD (UPDATE, DELETE), NEW (INSERT,
+	 * UPDATE). */
+	static const char *const sides[2] = {"OLD.", "NEW."};
+	int has[2] = {op != 0, op != 2};
 	char name[MYSQL_SQL_NAME_SIZE];
 
 	mysql_sql_fence_trigger(name, sizeof(name), op, table);
@@ -817,10 +822,39 @@ mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	strbuf_str(b, mysql_sql_fence_ops[op]);
 	strbuf_str(b, " ON ");
 	mysql_sql_ident(b, table);
-	strbuf_str(b, " FOR EACH ROW SIGNAL SQLSTATE '45000' "
-	              "SET MESSAGE_TEXT = ");
-	if (mysql_sql_quoted(b, esc, message, strlen(message)) != 0)
-		return -1;
+	if (rows == NULL) {
+		strbuf_str(b, " FOR EACH ROW SIGNAL SQLSTATE '45000' "
+		              "SET MESSAGE_TEXT = ");
+		if (mysql_sql_quoted(b, esc, message, strlen(message)) != 0)
+			return -1;
+		return b->failed ? -1 : 0;
+	}
+	/* The point is computed once a row, into p, then tested against
+	 * every span or residue. */
+	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); ");
+	for (int s = 0; s < 2; s++) {
+		struct rs_strbuf key = {0};
+
+		if (!has[s])
+			continue;
+		strbuf_str(&key, sides[s]);
+		mysql_sql_ident(&key, rows->keys[t]);
+		strbuf_str(b, "SET p = ");
+		if (key.failed || mysql_sql_point(b, rows->hash, rows->kinds[t],
+		                                  key.text) != 0) {
+			strbuf_clear(&key);
+			return -1;
+		}
+		strbuf_clear(&key);
+		strbuf_str(b, "; IF ");
+		backend_sql_moves(b, rows->moving, "p");
+		strbuf_str(b, " IS NOT FALSE THEN SIGNAL SQLSTATE '45000' "
+		              "SET MESSAGE_TEXT = ");
+		if (mysql_sql_quoted(b, esc, message, strlen(message)) != 0)
+			return -1;
+		strbuf_str(b, "; END IF; ");
+	}
+	strbuf_str(b, "END");
 	return b->failed ? -1 : 0;
 }
 

@@ -231,10 +231,18 @@ int mysql_sql_fence_existing(struct rs_strbuf *b,
  * row with SQLSTATE 45000 (error 1644) and MESSAGE, escaped by ESC:
  *   CREATE TRIGGER IF NOT EXISTS `reshard_fence_INSERT_t` BEFORE INSERT
  *   ON `t` FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '…'
- * Returns 0 or -1. */
+ * With ROWS (NULL: every row), table number T of ROWS (backend_fence): only
+ * the rows whose shard key, OLD's or NEW's, has a point that moves, or no
+ * point at all:
+ *   … FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0);
+ *   SET p = <point of NEW.`key`>; IF (<p moves>) IS NOT FALSE THEN
+ *   SIGNAL …; END IF; END
+ * Returns 0 or -1 (out of memory, escaping refused, or a hash or key kind
+ * mysql_sql_point cannot compute). */
 int mysql_sql_fence_create(struct rs_strbuf *b,
                            const struct mysql_sql_escape *esc, int op,
-                           const char *table, const char *message);
+                           const char *table, const char *message,
+                           const struct rs_fence_rows *rows, int t);
 
 /* Append DROP TRIGGER IF EXISTS `name`. */
 void mysql_sql_drop_trigger(struct rs_strbuf *b, const char *name);

@@ -1915,6 +1915,7 @@ struct pg_fence_args {
 	int on;
 	int has_marker;
 	struct rs_marker marker;
+	const struct rs_fence_rows *rows; /* NULL: every row (borrowed) */
 };
 
 struct pg_task;
@@ -2632,6 +2633,23 @@ pg_fence_build(struct pg_task *t, PGresult *inventory)
 	added |= pg_task_add(t, "BEGIN", 0, 0);
 	if (a->on)
 		added |= pg_task_add(t, pg_sql_fence_function, 0, 0);
+	if (a->on && a->rows != NULL) {
+		struct rs_strbuf functions = {0};
+
+		rc = pg_sql_fence_rows_functions(&functions, a->rows->hash,
+		                                 a->rows->moving);
+		if (rc == 0 && functions.failed)
+			rc = rs_err_set(&t->failure, RS_ENOMEM,
+			                "out of memory");
+		else if (rc != 0)
+			rs_err_set(&t->failure, rc,
+			           "cannot fence only the rows that move with "
+			           "hash %s (a bug in the caller)",
+			           hash_name(a->rows->hash));
+		if (rc == 0)
+			added |= pg_task_add(t, functions.text, 0, 0);
+		strbuf_clear(&functions);
+	}
 	for (int r = 0; rc == 0 && r < PQntuples(inventory); r++) {
 		int k = (int)pg_number(inventory, r, 1, 1) - 1;
 		char *sql = NULL;
@@ -2639,8 +2657,10 @@ pg_fence_build(struct pg_task *t, PGresult *inventory)
 
 		if (PQgetisnull(inventory, r, 1) || !pg_bool(inventory, r, 2))
 			continue; /* no table: no fence to lift */
-		rc = pg_sql_fence_table(a->tables[k], a->on, a->message,
-		                        &literal, &sql, &t->failure);
+		rc = pg_sql_fence_table(
+			a->tables[k], a->on, a->message,
+			a->on && a->rows != NULL ? a->rows->keys[k] : NULL,
+			&literal, &sql, &t->failure);
 		if (rc != 0)
 			break;
 		at = pg_task_add(t, sql, 0, 0);
@@ -2684,7 +2704,8 @@ pg_fence_build(struct pg_task *t, PGresult *inventory)
 static int
 pg_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
          const char *message, int on, const struct rs_marker *marker,
-         rs_backend_cb cb, void *arg, struct rs_err *err)
+         const struct rs_fence_rows *rows, rs_backend_cb cb, void *arg,
+         struct rs_err *err)
 {
 	struct pg_task *t;
 	struct pg_fence_args *a;
@@ -2708,6 +2729,7 @@ pg_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	a->on = on;
+	a->rows = rows;
 	if (marker != NULL) {
 		a->has_marker = 1;
 		a->marker = *marker;
@@ -3558,6 +3580,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.purge_keys = pg_purge_keys,
 	.count = pg_count,
 	.fence = pg_fence,
+	.fence_rows = 1,
 	.markers = pg_markers,
 	.mark = pg_mark,
 	.delete_log = pg_delete_log,

@@ -781,18 +781,63 @@ const char pg_sql_fence_function_drop[] =
 	"IF pg_catalog.to_regprocedure('reshard_fence()') IS NOT NULL "
 	"AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger "
 	"WHERE tgfoid = pg_catalog.to_regprocedure('reshard_fence()')) THEN "
-	"DROP FUNCTION reshard_fence(); END IF; END$reshard$";
+	"DROP FUNCTION reshard_fence(); END IF; "
+	"IF pg_catalog.to_regprocedure('reshard_fence_rows()') IS NOT NULL "
+	"AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger "
+	"WHERE tgfoid = pg_catalog.to_regprocedure('reshard_fence_rows()')) "
+	"THEN DROP FUNCTION reshard_fence_rows(); "
+	"DROP FUNCTION IF EXISTS reshard_moves(text); END IF; END$reshard$";
+
+int
+pg_sql_fence_rows_functions(struct rs_strbuf *b, enum rs_hash hash,
+                            const struct rs_moving *moving)
+{
+	struct rs_strbuf point = {0};
+
+	if (pg_sql_point(&point, hash, RS_COL_TEXT, "k") != 0) {
+		strbuf_clear(&point);
+		return RS_EUSAGE;
+	}
+	/* The point is computed once, then tested against every span or
+	 * residue. */
+	strbuf_str(b, "CREATE OR REPLACE FUNCTION reshard_moves(k text) "
+	              "RETURNS boolean LANGUAGE sql IMMUTABLE AS "
+	              "$reshard$SELECT ");
+	backend_sql_moves(b, moving, "s.p");
+	strbuf_str(b, " FROM (SELECT ");
+	if (point.text != NULL)
+		strbuf_add(b, point.text, point.len);
+	strbuf_str(b, " AS p) AS s$reshard$; ");
+	strbuf_clear(&point);
+	/* Nested IFs: OLD is NULL in an INSERT, NEW in a DELETE, and an
+	 * expression's order of evaluation is not fixed. */
+	strbuf_str(b,
+	           "CREATE OR REPLACE FUNCTION reshard_fence_rows() "
+	           "RETURNS trigger LANGUAGE plpgsql AS $reshard$BEGIN "
+	           "IF TG_OP <> 'INSERT' THEN "
+	           "IF reshard_moves(pg_catalog.to_jsonb(OLD) ->> TG_ARGV[1]) "
+	           "IS NOT FALSE THEN RAISE EXCEPTION USING MESSAGE = "
+	           "TG_ARGV[0], ERRCODE = '" PG_SQL_FENCE_SQLSTATE "'; "
+	           "END IF; END IF; "
+	           "IF TG_OP <> 'DELETE' THEN "
+	           "IF reshard_moves(pg_catalog.to_jsonb(NEW) ->> TG_ARGV[1]) "
+	           "IS NOT FALSE THEN RAISE EXCEPTION USING MESSAGE = "
+	           "TG_ARGV[0], ERRCODE = '" PG_SQL_FENCE_SQLSTATE "'; "
+	           "END IF; RETURN NEW; END IF; "
+	           "RETURN OLD; END$reshard$");
+	return 0;
+}
 
 int
 pg_sql_fence_table(const char *table, int on, const char *message,
-                   const struct pg_sql_literal *literal, char **out,
-                   struct rs_err *err)
+                   const char *key, const struct pg_sql_literal *literal,
+                   char **out, struct rs_err *err)
 {
 	static const char *const names[2] = {"reshard_fence",
 	                                     "reshard_fence_truncate"};
 	static const char *const events[2] = {"INSERT OR UPDATE OR DELETE",
 	                                      "TRUNCATE"};
-	struct rs_strbuf sql = {0}, lit = {0};
+	struct rs_strbuf sql = {0}, lit = {0}, key_lit = {0};
 	char why[256] = "";
 
 	*out = NULL;
@@ -801,6 +846,15 @@ pg_sql_fence_table(const char *table, int on, const char *message,
 		strbuf_clear(&lit);
 		return rs_err_set(err, RS_EQUERY,
 		                  "the fence's message cannot be written as "
+		                  "a literal: %s",
+		                  why);
+	}
+	if (on && key != NULL &&
+	    literal->fn(literal->ctx, &key_lit, key, why, sizeof(why)) != 0) {
+		strbuf_clear(&lit);
+		strbuf_clear(&key_lit);
+		return rs_err_set(err, RS_EQUERY,
+		                  "the shard key's name cannot be written as "
 		                  "a literal: %s",
 		                  why);
 	}
@@ -818,17 +872,35 @@ pg_sql_fence_table(const char *table, int on, const char *message,
 		strbuf_str(&sql, events[i]);
 		strbuf_str(&sql, " ON ");
 		pg_sql_ident(&sql, table);
-		strbuf_str(&sql, " FOR EACH STATEMENT EXECUTE FUNCTION "
-		                 "reshard_fence(");
-		strbuf_add(&sql, lit.text != NULL ? lit.text : "''",
-		           lit.text != NULL ? lit.len : 2);
+		if (i == 0 && key != NULL) {
+			strbuf_str(&sql, " FOR EACH ROW EXECUTE FUNCTION "
+			                 "reshard_fence_rows(");
+			strbuf_add(&sql, lit.text != NULL ? lit.text : "''",
+			           lit.text != NULL ? lit.len : 2);
+			strbuf_str(&sql, ", ");
+			strbuf_add(&sql,
+			           key_lit.text != NULL ? key_lit.text : "''",
+			           key_lit.text != NULL ? key_lit.len : 2);
+		} else {
+			strbuf_str(&sql, " FOR EACH STATEMENT EXECUTE "
+			                 "FUNCTION reshard_fence(");
+			strbuf_add(&sql, lit.text != NULL ? lit.text : "''",
+			           lit.text != NULL ? lit.len : 2);
+		}
 		strbuf_str(&sql, "); ALTER TABLE ");
 		pg_sql_ident(&sql, table);
 		strbuf_str(&sql, " ENABLE ALWAYS TRIGGER ");
 		strbuf_str(&sql, names[i]);
 	}
+	int lost = lit.failed || key_lit.failed;
+
 	strbuf_clear(&lit);
-	if (lit.failed || (*out = strbuf_finish(&sql)) == NULL)
+	strbuf_clear(&key_lit);
+	if (lost) {
+		strbuf_clear(&sql);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	if ((*out = strbuf_finish(&sql)) == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	return 0;
 }

@@ -214,15 +214,35 @@ extern const char pg_sql_fence_inventory[];
 /* CREATE OR REPLACE FUNCTION reshard_fence() … */
 extern const char pg_sql_fence_function[];
 
-/* DROP FUNCTION reshard_fence() when no trigger uses it any more. */
+/* DROP FUNCTION reshard_fence() when no trigger uses it any more, and
+ * so the functions of a fence of rows (reshard_fence_rows(),
+ * reshard_moves(text)). */
 extern const char pg_sql_fence_function_drop[];
 
+/* Append the two functions of a fence of the rows that move (see
+ * backend_fence), as one simple-query text:
+ *   reshard_moves(k text) RETURNS boolean: whether the key whose canonical
+ *     text is K has a point (pg_sql_point of HASH) in MOVING; NULL when
+ *     it has none;
+ *   reshard_fence_rows(): the row trigger, with the message and the key
+ *     column's name as arguments, that raises the fence's error when the
+ *     key of OLD or NEW moves or has no point, and lets the row through
+ *     otherwise.  The key's text comes from to_jsonb(row) ->> column,
+ *     which for a text or integer column is its canonical text.
+ * Returns 0, or RS_EUSAGE for a hash pg_sql_point cannot compute (nothing
+ * appended). */
+int pg_sql_fence_rows_functions(struct rs_strbuf *b, enum rs_hash hash,
+                                const struct rs_moving *moving);
+
 /* The statements that put the fence on TABLE (ON) or take it off, as one
- * simple-query text, MESSAGE a literal made by LITERAL.  Into *SQL; 0,
- * RS_ENOMEM, or RS_EQUERY when LITERAL refuses MESSAGE (ERR filled). */
+ * simple-query text, MESSAGE a literal made by LITERAL.  With KEY (NULL:
+ * every row), the fence of the rows that move: reshard_fence is a row
+ * trigger calling reshard_fence_rows(MESSAGE, KEY), and
+ * pg_sql_fence_rows_functions must come first.  Into *SQL; 0, RS_ENOMEM,
+ * or RS_EQUERY when LITERAL refuses MESSAGE or KEY (ERR filled). */
 int pg_sql_fence_table(const char *table, int on, const char *message,
-                       const struct pg_sql_literal *literal, char **sql,
-                       struct rs_err *err);
+                       const char *key, const struct pg_sql_literal *literal,
+                       char **sql, struct rs_err *err);
 
 /* The number of fence triggers on the table named $1 (2: fenced). */
 extern const char pg_sql_fenced[];

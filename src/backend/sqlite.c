@@ -2062,10 +2062,12 @@ sqlite_script(struct rs_backend *backend, char *sql, const char *what,
 static int
 sqlite_fence(struct rs_backend *backend, const char *const *tables,
              int n_tables, const char *message, int on,
-             const struct rs_marker *marker, rs_backend_cb cb, void *arg,
-             struct rs_err *err)
+             const struct rs_marker *marker, const struct rs_fence_rows *rows,
+             rs_backend_cb cb, void *arg, struct rs_err *err)
 {
 	char *sql = sqlite3_mprintf("%s", "");
+
+	(void)rows; /* no RS_CAP_FENCE_ROWS: backend.c never passes any */
 
 	for (int t = 0; t < n_tables; t++)
 		for (int i = 0; i < 3; i++) {

@@ -365,13 +365,14 @@ await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
 int
 await_fence(uv_loop_t *loop, struct rs_backend *backend,
             const char *const *tables, int n_tables, const char *message,
-            int on, const struct rs_marker *marker, struct rs_err *err)
+            int on, const struct rs_marker *marker,
+            const struct rs_fence_rows *rows, struct rs_err *err)
 {
 	struct await_waiter w = {.loop = loop};
 
 	return waiter_wait(loop, &w,
 	                   backend_fence(backend, tables, n_tables, message, on,
-	                                 marker, on_done, &w, err),
+	                                 marker, rows, on_done, &w, err),
 	                   err);
 }
 

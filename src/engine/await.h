@@ -99,7 +99,8 @@ int await_count(uv_loop_t *loop, struct rs_backend *backend, const char *table,
                 int64_t *count, struct rs_err *err);
 int await_fence(uv_loop_t *loop, struct rs_backend *backend,
                 const char *const *tables, int n_tables, const char *message,
-                int on, const struct rs_marker *marker, struct rs_err *err);
+                int on, const struct rs_marker *marker,
+                const struct rs_fence_rows *rows, struct rs_err *err);
 /* The shard's markers: *MARKERS malloc'd (free it; NULL when none). */
 int await_markers(uv_loop_t *loop, struct rs_backend *backend,
                   struct rs_marker **markers, int *n, struct rs_err *err);

@@ -34,14 +34,17 @@ status_time(int64_t ms, char *buf, size_t size)
 }
 
 /* Ask the source shards (and replicas) whether their tables are fenced:
- * 1 yes (all or some, named in WHICH), 0 no, -1 unknown (a shard did not
- * answer; WHICH says which). */
+ * 1 yes (all or some, named in WHICH with the kind of fence the journal
+ * recorded for them: "db0 (rows that move)"), 0 no, -1 unknown (a shard
+ * did not answer; WHICH says which). */
 static int
 status_fenced(const struct rs_plan *plan,
-              const struct rs_strategy_def *strategy, char *which, size_t size)
+              const struct rs_strategy_def *strategy,
+              struct rs_journal *journal, char *which, size_t size)
 {
 	struct rs_run run = {0};
-	int shards[2 * RS_PLAN_MAX_SHARDS]; /* from's shards, then replicas */
+	int shards[2 * RS_PLAN_MAX_SHARDS];  /* from's shards, then replicas */
+	int primary[2 * RS_PLAN_MAX_SHARDS]; /* whose fence each one has */
 	struct rs_err loop_err = {0};
 	int n, n_from, fenced = 0, unknown = 0;
 	size_t at = 0;
@@ -56,10 +59,14 @@ status_fenced(const struct rs_plan *plan,
 		return -1;
 	}
 	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
-	for (int i = 0, k = n; i < k; i++)
+	for (int i = 0, k = n; i < k; i++) {
+		primary[i] = shards[i];
 		if (strategy != NULL && strategy->promotes_replicas &&
-		    plan->shards[shards[i]].replica >= 0)
+		    plan->shards[shards[i]].replica >= 0) {
+			primary[n] = shards[i];
 			shards[n++] = plan->shards[shards[i]].replica;
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		struct rs_err err = {0};
 		struct rs_backend *b;
@@ -90,10 +97,22 @@ status_fenced(const struct rs_plan *plan,
 					any = 1;
 			}
 		if (any && at < size) {
+			/* A replica carries its primary's fence. */
+			int owner = primary[i];
+			char fact[RS_PLAN_MAX_NAME + 32], kind[8] = "";
+
+			snprintf(fact, sizeof(fact), "fence_rows:%s",
+			         plan->shards[owner].name);
+			if (journal_fact_get(journal, fact, kind,
+			                     sizeof(kind)) != 1)
+				kind[0] = '\0';
 			fenced = 1;
-			at += (size_t)snprintf(which + at, size - at, "%s%s",
-			                       at ? ", " : "",
-			                       plan->shards[shards[i]].name);
+			at += (size_t)snprintf(
+				which + at, size - at, "%s%s%s", at ? ", " : "",
+				plan->shards[shards[i]].name,
+				strcmp(kind, "1") == 0   ? " (rows that move)"
+				: strcmp(kind, "0") == 0 ? " (whole tables)"
+							 : "");
 		}
 	}
 	for (int i = 0; i < plan->n_shards; i++)
@@ -190,7 +209,7 @@ engine_status(const struct rs_plan *plan,
 		since[0] = '\0';
 	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
 		epoch[0] = '\0';
-	fenced = status_fenced(plan, strategy, which, sizeof(which));
+	fenced = status_fenced(plan, strategy, journal, which, sizeof(which));
 
 	if (json) {
 		root = json_object();

@@ -99,10 +99,12 @@ steps_each_shard_of(struct rs_run *run, const struct rs_map *map,
 	return streams_run(run, &spec, err);
 }
 
-/* The physical tables of the plan's tables on a shard under MAP. */
+/* The physical tables of the plan's tables on a shard under MAP, and
+ * the logical table of each. */
 struct table_list {
 	char (*names)[256];
 	const char **ptrs;
+	int *tables;
 	int n;
 };
 
@@ -114,13 +116,70 @@ list_table(struct rs_run *run, int shard, int table, int slot,
 
 	(void)run;
 	(void)shard;
-	(void)table;
 	(void)slot;
 	(void)err;
 	snprintf(list->names[list->n], sizeof(list->names[0]), "%s", physical);
 	list->ptrs[list->n] = list->names[list->n];
+	list->tables[list->n] = table;
 	list->n++;
 	return 0;
+}
+
+/* Record which fence SHARD got (1: the rows that move), for status. */
+static int
+steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
+                     struct rs_err *err)
+{
+	char fact[RS_PLAN_MAX_NAME + 32];
+
+	if (run->journal == NULL)
+		return 0;
+	snprintf(fact, sizeof(fact), "fence_rows:%s",
+	         run->plan->shards[shard].name);
+	return journal_fact_set(run->journal, fact, only_rows ? "1" : "0", err);
+}
+
+/* What a fence of the rows that move needs for the N tables of LIST on
+ * SHARD: *ROWS filled and 1, or 0 when the fence must take whole tables
+ * (the engine cannot tell a row that moves, the plan's hash or a key's
+ * kind is not one its SQL computes, or the maps have no such
+ * description), or an error.  KEYS, KINDS and MOVING (pairmap_moving_free
+ * it) are the caller's, sized for N. */
+static int
+fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
+               const struct table_list *list, const char **keys,
+               enum rs_col_kind *kinds, struct rs_moving *moving,
+               struct rs_fence_rows *rows, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	struct rs_err ignored;
+	int rc;
+
+	if (!backend_supports(backend, RS_CAP_FENCE_ROWS))
+		return 0;
+	for (int i = 0; i < list->n; i++) {
+		const struct rs_table_def *def;
+		int k;
+
+		rc = engine_table(run, shard, list->ptrs[i], &def, err);
+		if (rc == RS_ESCHEMA)
+			return 0; /* the fence says which table is missing */
+		if (rc != 0)
+			return rc;
+		keys[i] = plan->tables[list->tables[i]].key;
+		k = steps_column(def, keys[i]);
+		if (k < 0 ||
+		    !backend_fence_rows_hash(plan->hash, def->columns[k].kind))
+			return 0;
+		kinds[i] = def->columns[k].kind;
+	}
+	rc = pairmap_moving(plan->from, plan->to, moving, &ignored);
+	if (rc == RS_ENOMEM)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc != 0)
+		return 0;
+	*rows = (struct rs_fence_rows){plan->hash, moving, keys, kinds};
+	return 1;
 }
 
 int
@@ -132,22 +191,35 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 	struct table_list list = {
 		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
 		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
+		.tables = malloc(sizeof(*list.tables) * (size_t)(max + 1)),
 	};
+	const char **keys = malloc(sizeof(*keys) * (size_t)(max + 1));
+	enum rs_col_kind *kinds = malloc(sizeof(*kinds) * (size_t)(max + 1));
+	struct rs_moving moving = {0};
+	struct rs_fence_rows rows;
 	struct rs_backend *backend;
-	int rc = engine_shard(run, shard, &backend, err);
+	int rc = engine_shard(run, shard, &backend, err), only_rows = 0;
 
-	if (rc == 0 && (list.names == NULL || list.ptrs == NULL))
+	if (rc == 0 && (list.names == NULL || list.ptrs == NULL ||
+	                list.tables == NULL || keys == NULL || kinds == NULL))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = steps_each_table(run, run->plan->from, shard, list_table,
 		                      &list, err);
+	if (rc == 0 && on) {
+		only_rows = fence_rows_for(run, shard, backend, &list, keys,
+		                           kinds, &moving, &rows, err);
+		rc = only_rows < 0 ? only_rows : 0;
+		only_rows = only_rows > 0;
+	}
 	/* A long transaction holding a table makes the fence's DDL wait
 	 * past the engine's lock timeout (retryable): try again a few
 	 * times, a little later each time, then give up cleanly (nothing
 	 * fenced, the step fails and says which lock it waited for). */
 	for (int attempt = 1; rc == 0; attempt++) {
 		rc = await_fence(&run->loop, backend, list.ptrs, list.n,
-		                 run->fence_message, on, marker, err);
+		                 run->fence_message, on, marker,
+		                 only_rows ? &rows : NULL, err);
 		if (rc == 0 || !err->retryable ||
 		    attempt == STEPS_FENCE_TRIES || run->stop_requested)
 			break;
@@ -161,10 +233,19 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 	}
 	free(list.names);
 	free(list.ptrs);
+	free(list.tables);
+	free(keys);
+	free(kinds);
+	pairmap_moving_free(&moving);
+	if (rc == 0 && on)
+		rc = steps_fence_kind_set(run, shard, only_rows, err);
 	if (rc == 0)
 		fprintf(stderr, "  %s: writes %s\n",
 		        run->plan->shards[shard].name,
-		        on ? "fenced" : "open again");
+		        !on         ? "open again"
+		        : only_rows ? "fenced to the rows that move (the "
+		                      "others go on)"
+		                    : "fenced (whole tables)");
 	return rc;
 }
 
