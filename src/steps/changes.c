@@ -20,9 +20,15 @@
  * changes nothing.  The log is always read from its start, never after a
  * position, since positions may become visible out of order.
  *
- * catch-up stops when a batch comes back shorter than batch_rows (the
- * backlog is under one batch; the application is still writing);
- * final-catch-up runs under the fence and stops when the log is empty.
+ * Both steps stop when a batch comes back shorter than batch_rows: that
+ * read saw every entry visible then.  For catch-up the backlog is then
+ * under one batch while the application still writes.  final-catch-up
+ * runs under the fence, whose DDL waited for every transaction that had
+ * written the table: every change to a row that moves is committed
+ * before it, so the short batch has seen them all.  A fence of the rows
+ * that move lets writes to the other rows go on, and their entries keep
+ * coming; waiting for an empty log would then never end, and is not
+ * needed (replay skips them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,7 +284,6 @@ static int
 replay_table(struct rs_run *run, int shard, int table, int slot,
              const char *physical, void *arg, struct rs_err *err)
 {
-	const int *drain = arg;
 	struct replay r = {
 		.walk = {.run = run,
 	                 .shard = shard,
@@ -289,6 +294,7 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 	int batch = run->plan->options.batch_rows;
 	int rc;
 
+	(void)arg;
 	snprintf(r.walk.physical, sizeof(r.walk.physical), "%s", physical);
 	rc = engine_shard(run, shard, &r.walk.backend, err);
 	if (rc == 0)
@@ -312,7 +318,7 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 			progress_add(&run->progress, (uint64_t)entries.n_rows);
 			r.applied += entries.n_rows;
 		}
-		if (!*drain && entries.n_rows < batch)
+		if (entries.n_rows < batch)
 			break;
 	}
 	rowbuf_free(&entries);
@@ -320,29 +326,19 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 	return rc;
 }
 
+/* catch-up and final-catch-up alike: what tells them apart is the
+ * fence between them. */
 static int
-replay_run_until(struct rs_run *run, int drain, struct rs_err *err)
+replay_run(struct rs_run *run, struct rs_err *err)
 {
 	int rc;
 
 	progress_start(&run->progress, run->step->name, 0);
-	rc = steps_each_table_stream(run, run->plan->from, replay_table, &drain,
+	rc = steps_each_table_stream(run, run->plan->from, replay_table, NULL,
 	                             err);
 	if (rc == 0)
 		progress_finish(&run->progress);
 	return rc;
-}
-
-static int
-replay_run(struct rs_run *run, struct rs_err *err)
-{
-	return replay_run_until(run, 0, err);
-}
-
-static int
-final_replay_run(struct rs_run *run, struct rs_err *err)
-{
-	return replay_run_until(run, 1, err);
 }
 
 const struct rs_step_def step_replay = {
@@ -354,5 +350,5 @@ const struct rs_step_def step_replay = {
 const struct rs_step_def step_final_replay = {
 	.name = "final-catch-up",
 	.summary = "replay the last changes, under the fence",
-	.run = final_replay_run,
+	.run = replay_run,
 };
