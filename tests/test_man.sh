@@ -89,6 +89,9 @@ fi
 render >"$tmp/page.txt"
 check "man -l: the page has a NAME and a SYNOPSIS" \
 	grep -q '^SYNOPSIS' "$tmp/page.txt"
+version=$("$bin" --version | sed -n '1s/^reshard //p')
+check "man: .TH names the binary's version ($version)" \
+	grep -q "^\\.TH RESHARD 1 .* \"reshard $version\"" "$page"
 
 # (b) Every command the binary lists has its synopsis line and its own
 # subsection, and that subsection names every long option of the
