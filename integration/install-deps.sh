@@ -9,6 +9,7 @@ packages=(
 	libpq-dev libmariadb-dev libuv1-dev libconfig-dev libsqlite3-dev
 	libssl-dev libjansson-dev libcmocka-dev
 	sqlite3 python3
+	man-db groff-base
 	clang-format clang-tidy cppcheck
 	postgresql postgresql-client mariadb-server mariadb-client
 )
