@@ -430,7 +430,8 @@ not_fenced() {
 # published routing would.  In $dir:
 #   writer.iter      the iteration under way
 #   writer.log       every acknowledged write: verb region id key amount note
-#   writer.rejected  every write refused: iteration, owner, the error
+#   writer.acked     the iteration and key of every acknowledged write
+#   writer.rejected  every write refused: iteration, owner, key, the error
 #   writer.failed    any other outcome
 # writer_start, then writer_stop; writer_apply folds writer.log into
 # $tmp/rows.tsv, so that same_rows expects the initial rows with the
@@ -478,8 +479,9 @@ writer_loop() {
 		if [ "$out" = 1 ]; then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$verb" "$region" "$id" "$key" \
 				"$amount" "$note" >>"$dir/writer.log"
+			printf '%s\t%s\n' "$i" "$key" >>"$dir/writer.acked"
 		elif [[ $out == *"$fence_message"* ]]; then
-			printf '%s\t%s\t%s\n' "$i" "$owner" "${out//$'\n'/ }" >>"$dir/writer.rejected"
+			printf '%s\t%s\t%s\t%s\n' "$i" "$owner" "$key" "${out//$'\n'/ }" >>"$dir/writer.rejected"
 		else
 			printf '%s\t%s\t%s\n' "$i" "$owner" "${out//$'\n'/ }" >>"$dir/writer.failed"
 		fi
@@ -489,6 +491,7 @@ writer_loop() {
 writer_start() {
 	rm -f "$dir/writer.stop"
 	: >"$dir/writer.log"
+	: >"$dir/writer.acked"
 	: >"$dir/writer.rejected"
 	: >"$dir/writer.failed"
 	echo 0 >"$dir/writer.iter"
@@ -540,7 +543,7 @@ PY
 # the fence went up .. the one under way when unfence ended); none failed
 # otherwise.
 writer_checks() {
-	local n
+	local n n_stay
 	n=$(wc -l <"$dir/writer.rejected")
 	[[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] || not_ok "$1: the fenced iterations are known ('$2'..'$3')"
 	check "$1: the writer's writes were refused with the fence message while fenced ($n)" \
@@ -548,12 +551,22 @@ writer_checks() {
 	check "$1: no write refused outside the fence (iterations $2..$3)" \
 		awk -F'\t' -v a="$2" -v b="$3" '$1 < a || $1 > b { print; bad = 1 }
 			END { exit bad }' "$dir/writer.rejected"
+	# PostgreSQL and MariaDB compute a key's point in the trigger: the
+	# fence holds only the rows that move (the oracle's owners differ).
+	check "$1: every refused write was to a row that moves" \
+		awk -F'\t' 'NR == FNR { moves[$1] = $2 != $3; next }
+			!moves[$3] { print; bad = 1 } END { exit bad }' \
+		"$tmp/routes.tsv" "$dir/writer.rejected"
+	n_stay=$(awk -F'\t' -v a="$2" -v b="$3" 'NR == FNR { stays[$1] = $2 == $3; next }
+		$1 > a && $1 < b && stays[$2]' "$tmp/routes.tsv" "$dir/writer.acked" | wc -l)
+	check "$1: writes to rows that stay went through while fenced ($n_stay)" \
+		test "$n_stay" -gt 0
 	if [ -s "$dir/writer.failed" ]; then
 		not_ok "$1: no write failed other than by the fence" "$dir/writer.failed"
 	else
 		ok "$1: no write failed other than by the fence"
 	fi
-	echo "# $1: $(wc -l <"$dir/writer.log") writes acknowledged, $n refused by the fence"
+	echo "# $1: $(wc -l <"$dir/writer.log") writes acknowledged, $n refused by the fence, $n_stay to staying rows while fenced"
 }
 
 # reshard_tables SHARD...: the tables of reshard's own (markers, delete
