@@ -262,7 +262,7 @@ write_moves(const char *dir, const struct map_pair *pair, int pg)
 	int rc;
 
 	if (from == NULL || to == NULL ||
-	    pairmap_moving(from, to, &moving, &err) != 0) {
+	    pairmap_moving(from, to, -1, &moving, &err) != 0) {
 		fprintf(stderr, "point_sql_gen: %s: no moving set %s\n",
 		        pair->name, err.message);
 		return -1;

@@ -251,6 +251,13 @@ equals "$(python3 -S -c 'import json, sys
 s = json.load(open(sys.argv[1]))
 print(s["fenced"], s["fenced_shards"])' "$dir/status.json" 2>&1)" "True p1, r1" \
 	"fenced: status says p1 and r1 are fenced, not p2"
+(cd "$dir" && "$bin" status plan.cfg) >"$dir/status.txt" 2>&1
+has "$dir/status.txt" "on p1 (rows that move), r1 (rows that move)" \
+	"fenced: status says the fence holds only the rows that move"
+# A key p1 owns and keeps: the fence lets its write through.
+stay=$(awk -F'\t' '$2 == "p1" && $3 == "p1" { print $1; exit }' "$tmp/routes.tsv")
+check "fenced: a write to a row p1 keeps goes through (rolled back)" \
+	q "$p1" "BEGIN; INSERT INTO orders VALUES ('eu', 0, '${stay//\'/\'\'}', NULL, NULL); ROLLBACK"
 fence_msg="writes paused by reshard: run $plan_name, step fence"
 q "$p1" "INSERT INTO orders VALUES ('eu', 0, 'fenced', NULL, NULL)" >"$dir/p1.write" 2>&1
 has "$dir/p1.write" "$fence_msg" "fenced: a write to p1 is refused with the fence message"

@@ -71,9 +71,12 @@ moving_has(const struct rs_moving *m, uint64_t p)
 /* Check the pair map of FROM and TO at POINT (one at a time and in a
  * batch with others around it), and that M says it moves exactly when
  * its owners differ. */
+/* As expect_point, and that NOT_ON0 (when given) holds P exactly when it
+ * moves or is not shard 0's under FROM. */
 static void
-expect_point(const struct rs_pairmap *pairs, const struct rs_map *from,
-             const struct rs_map *to, const struct rs_moving *m, uint64_t p)
+expect_point_on(const struct rs_pairmap *pairs, const struct rs_map *from,
+                const struct rs_map *to, const struct rs_moving *m,
+                const struct rs_moving *not_on0, uint64_t p)
 {
 	uint64_t batch[3] = {p ^ 1, p, p + 12345};
 	struct rs_owner f[3], t[3];
@@ -91,7 +94,21 @@ expect_point(const struct rs_pairmap *pairs, const struct rs_map *from,
 			         "otherwise",
 			         (unsigned long long)batch[k],
 			         moves ? "moves" : "stays");
+		if (not_on0 != NULL &&
+		    moving_has(not_on0, batch[k]) != (moves || a.shard != 0))
+			fail_msg("point %llu %s shard 0, but its set says "
+			         "otherwise",
+			         (unsigned long long)batch[k],
+			         moves || a.shard != 0 ? "does not stay on"
+			                               : "stays on");
 	}
+}
+
+static void
+expect_point(const struct rs_pairmap *pairs, const struct rs_map *from,
+             const struct rs_map *to, const struct rs_moving *m, uint64_t p)
+{
+	expect_point_on(pairs, from, to, m, NULL, p);
 }
 
 /* M's spans are sorted, disjoint and not adjacent; its residues sorted
@@ -121,13 +138,24 @@ expect_pairs_agree(const struct rs_map *from, const struct rs_map *to)
 	struct rs_err err = {0};
 	struct rs_pairmap *pairs = pairmap_new(from, to, &err);
 	const struct rs_map *maps[2] = {from, to};
-	struct rs_moving moving, *mv = &moving;
+	struct rs_moving moving, *mv = &moving, not_on0;
 	uint64_t s = 99;
 
 	assert_non_null(pairs);
 	assert_int_equal(err.code, 0);
-	assert_int_equal(pairmap_moving(from, to, mv, &err), 0);
+	assert_int_equal(pairmap_moving(from, to, -1, mv, &err), 0);
 	expect_moving_shape(mv);
+	assert_int_equal(pairmap_moving(from, to, 0, &not_on0, &err), 0);
+	expect_moving_shape(&not_on0);
+	for (size_t i = 0; not_on0.period == 0 && i < not_on0.n; i++)
+		for (int d = -1; d <= 1; d++) {
+			expect_point_on(pairs, from, to, mv, &not_on0,
+			                not_on0.spans[i][0] +
+			                        (uint64_t)(int64_t)d);
+			expect_point_on(pairs, from, to, mv, &not_on0,
+			                not_on0.spans[i][1] +
+			                        (uint64_t)(int64_t)d);
+		}
 	/* Around every end of a span too. */
 	for (size_t i = 0; mv->period == 0 && i < mv->n; i++)
 		for (int d = -1; d <= 1; d++) {
@@ -154,7 +182,10 @@ expect_pairs_agree(const struct rs_map *from, const struct rs_map *to)
 	expect_point(pairs, from, to, mv, 0);
 	expect_point(pairs, from, to, mv, UINT64_MAX);
 	for (int i = 0; i < 200000; i++)
-		expect_point(pairs, from, to, mv, next_point(&s));
+		expect_point_on(pairs, from, to, mv, &not_on0, next_point(&s));
+	for (uint64_t r = 0; r < 3 * map_period(from) + 3; r++)
+		expect_point_on(pairs, from, to, mv, &not_on0, r);
+	pairmap_moving_free(&not_on0);
 	pairmap_moving_free(mv);
 	pairmap_free(pairs);
 }
@@ -325,11 +356,15 @@ test_no_pair_map(void **state)
 		struct rs_moving mv;
 		struct rs_err err = {0};
 
-		assert_int_equal(pairmap_moving(r, m, &mv, &err), RS_EUSAGE);
-		assert_int_equal(pairmap_moving(m, r, &mv, &err), RS_EUSAGE);
-		assert_int_equal(pairmap_moving(m, m2, &mv, &err), RS_EUSAGE);
-		assert_int_equal(pairmap_moving(m_short, m_short, &mv, &err),
+		assert_int_equal(pairmap_moving(r, m, -1, &mv, &err),
 		                 RS_EUSAGE);
+		assert_int_equal(pairmap_moving(m, r, -1, &mv, &err),
+		                 RS_EUSAGE);
+		assert_int_equal(pairmap_moving(m, m2, -1, &mv, &err),
+		                 RS_EUSAGE);
+		assert_int_equal(
+			pairmap_moving(m_short, m_short, -1, &mv, &err),
+			RS_EUSAGE);
 		assert_int_equal(err.code, 0);
 	}
 	expect_pairs_agree(m, m);

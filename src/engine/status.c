@@ -34,22 +34,23 @@ status_time(int64_t ms, char *buf, size_t size)
 }
 
 /* Ask the source shards (and replicas) whether their tables are fenced:
- * 1 yes (all or some, named in WHICH with the kind of fence the journal
- * recorded for them: "db0 (rows that move)"), 0 no, -1 unknown (a shard
- * did not answer; WHICH says which). */
+ * 1 yes (all or some, named in WHICH, and in KINDS with the kind of fence
+ * the journal recorded for them: "db0 (rows that move)"), 0 no, -1
+ * unknown (a shard did not answer; WHICH says which).  KINDS has SIZE
+ * bytes too. */
 static int
 status_fenced(const struct rs_plan *plan,
               const struct rs_strategy_def *strategy,
-              struct rs_journal *journal, char *which, size_t size)
+              struct rs_journal *journal, char *which, char *kinds, size_t size)
 {
 	struct rs_run run = {0};
 	int shards[2 * RS_PLAN_MAX_SHARDS];  /* from's shards, then replicas */
 	int primary[2 * RS_PLAN_MAX_SHARDS]; /* whose fence each one has */
 	struct rs_err loop_err = {0};
 	int n, n_from, fenced = 0, unknown = 0;
-	size_t at = 0;
+	size_t at = 0, kat = 0;
 
-	which[0] = '\0';
+	which[0] = kinds[0] = '\0';
 	run.plan = plan;
 	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
 	if (run.shards == NULL)
@@ -81,6 +82,8 @@ status_fenced(const struct rs_plan *plan,
 			at += (size_t)snprintf(which + at, size - at, "%s%s?",
 			                       at ? ", " : "",
 			                       plan->shards[shards[i]].name);
+			snprintf(kinds, size, "%s", which);
+			kat = strlen(kinds);
 			continue;
 		}
 		for (int t = 0; t < plan->n_tables && !any; t++)
@@ -107,12 +110,19 @@ status_fenced(const struct rs_plan *plan,
 			                     sizeof(kind)) != 1)
 				kind[0] = '\0';
 			fenced = 1;
-			at += (size_t)snprintf(
-				which + at, size - at, "%s%s%s", at ? ", " : "",
-				plan->shards[shards[i]].name,
-				strcmp(kind, "1") == 0   ? " (rows that move)"
-				: strcmp(kind, "0") == 0 ? " (whole tables)"
-							 : "");
+			at += (size_t)snprintf(which + at, size - at, "%s%s",
+			                       at ? ", " : "",
+			                       plan->shards[shards[i]].name);
+			if (kat < size)
+				kat += (size_t)snprintf(
+					kinds + kat, size - kat, "%s%s%s",
+					kat ? ", " : "",
+					plan->shards[shards[i]].name,
+					strcmp(kind, "1") == 0
+						? " (rows that move)"
+					: strcmp(kind, "0") == 0
+						? " (whole tables)"
+						: "");
 		}
 	}
 	for (int i = 0; i < plan->n_shards; i++)
@@ -186,6 +196,7 @@ engine_status(const struct rs_plan *plan,
 	struct rs_journal *journal = NULL;
 	struct rs_step_record rec;
 	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
+	char kinds[512];
 	char started[32], finished[32], rows[32], aborting[32];
 	struct rs_kept_row *kept = NULL;
 	int running, fenced, rc, n_kept = 0;
@@ -209,7 +220,8 @@ engine_status(const struct rs_plan *plan,
 		since[0] = '\0';
 	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
 		epoch[0] = '\0';
-	fenced = status_fenced(plan, strategy, journal, which, sizeof(which));
+	fenced = status_fenced(plan, strategy, journal, which, kinds,
+	                       sizeof(which));
 
 	if (json) {
 		root = json_object();
@@ -263,7 +275,7 @@ engine_status(const struct rs_plan *plan,
 				         "%Y-%m-%d %H:%M:%S UTC", &tm);
 			}
 			fprintf(out, "writes:  FENCED since %s on %s\n", when,
-			        which);
+			        kinds);
 		} else {
 			fprintf(out, "writes:  %s\n",
 			        fenced == 0

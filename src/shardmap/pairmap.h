@@ -52,12 +52,15 @@ struct rs_moving {
 	size_t n;
 };
 
-/* Fill OUT (free with pairmap_moving_free) for FROM and TO.  Returns 0;
+/* Fill OUT (free with pairmap_moving_free) for FROM and TO.  With SHARD
+ * >= 0, the points that do not stay on that shard instead: those that move
+ * and those it does not own under FROM (a fence on SHARD lets through only
+ * the writes to rows that belong there before and after).  Returns 0;
  * RS_EUSAGE when these maps have no such description (one of each kind,
  * or a period longer than 4096: the caller then treats every point as
  * moving); RS_ENOMEM with ERR filled. */
 int pairmap_moving(const struct rs_map *from, const struct rs_map *to,
-                   struct rs_moving *out, struct rs_err *err);
+                   int shard, struct rs_moving *out, struct rs_err *err);
 void pairmap_moving_free(struct rs_moving *moving);
 
 #endif

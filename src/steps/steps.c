@@ -173,7 +173,10 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 			return 0;
 		kinds[i] = def->columns[k].kind;
 	}
-	rc = pairmap_moving(plan->from, plan->to, moving, &ignored);
+	/* Not only the rows that move: a write to a row this shard does
+	 * not own (a stale or wrong router) is held as the whole-table
+	 * fence would hold it. */
+	rc = pairmap_moving(plan->from, plan->to, shard, moving, &ignored);
 	if (rc == RS_ENOMEM)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc != 0)
