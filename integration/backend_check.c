@@ -2947,8 +2947,8 @@ pgx_fence(struct rs_backend *b, const char *const *tables, int n, int on,
 {
 	*x = (struct pgx_call){0};
 	return await(&x->call,
-	             backend_fence(b, tables, n, PGX_FENCE_MSG, on, marker, NULL,
-	                           on_done, &x->call, &x->call.err),
+	             backend_fence(b, tables, n, PGX_FENCE_MSG, on, marker,
+	                           NULL, on_done, &x->call, &x->call.err),
 	             "fence");
 }
 
@@ -3949,8 +3949,8 @@ myops_fence(struct rs_backend *b, const char *const *tables, int n, int on,
 {
 	struct call c = {0};
 	int rc = await(&c,
-	               backend_fence(b, tables, n, MYOPS_MESSAGE, on, marker, NULL,
-	                             on_done, &c, &c.err),
+	               backend_fence(b, tables, n, MYOPS_MESSAGE, on, marker,
+	                             NULL, on_done, &c, &c.err),
 	               "fence");
 
 	*err = c.err;
