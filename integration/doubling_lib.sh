@@ -391,14 +391,17 @@ refused() {
 	has "$dir/status.json" '"fenced": false' "$1: nothing fenced"
 }
 
-# fence_triggers: how many of reshard's fence triggers the servers carry.
+# fence_triggers: how many of reshard's fence and guard triggers the
+# servers carry.
 fence_triggers() {
 	local s n=0 c sql
 	if [ "$ENGINE" = pg ]; then
-		sql="SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'reshard_fence%'"
+		sql="SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'reshard_fence%'
+			OR tgname LIKE 'reshard_guard%'"
 	else
 		sql="SELECT count(*) FROM information_schema.TRIGGERS
-			WHERE TRIGGER_NAME LIKE 'reshard_fence%'"
+			WHERE TRIGGER_NAME LIKE 'reshard_fence%'
+			OR TRIGGER_NAME LIKE 'reshard_guard%'"
 	fi
 	for s in $(shard_names); do
 		c=$(q "$(shard_url "$s")" "$sql") || return 1
@@ -646,6 +649,25 @@ aborted_after() {
 	done
 }
 
+# guard_checks: after unfence, before purge, a stale router's write to the
+# old owner of a row that moved is refused with the guard's message, which
+# names the new owner and the routing epoch; a write to a row the old
+# owner keeps goes through (rolled back).
+guard_checks() {
+	local e=$ENGINE moved stay from to out sql
+	IFS=$'\t' read -r moved from to _ < <(awk -F'\t' '$2 != $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
+	sql="INSERT INTO ${from#*.} VALUES ('st', 99999991, '${moved//\'/\'\'}', 1.00, 'stale')"
+	out=$(q "$(shard_url "${from%%.*}")" "$sql" 2>&1)
+	case $out in
+	*"row belongs to ${to%%.*} since routing epoch 1 (reshard orders-2x)"*)
+		ok "$e guard: a stale write to ${from%%.*} of a row now on ${to%%.*} is refused, naming both" ;;
+	*) echo "$out" >"$tmp/why" && not_ok "$e guard: a stale write to ${from%%.*} of a row now on ${to%%.*} is refused, naming both" "$tmp/why" ;;
+	esac
+	IFS=$'\t' read -r stay from _ < <(awk -F'\t' '$2 == $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
+	check "$e guard: a write to a row ${from%%.*} keeps goes through" \
+		q "$(shard_url "${from%%.*}")" "BEGIN; INSERT INTO ${from#*.} VALUES ('st', 99999992, '${stay//\'/\'\'}', 1.00, 'kept'); ROLLBACK"
+}
+
 # crash_series: the doubling in a fresh folder, stopped by a crash after
 # every step before verify, in the middle of verify, after every step
 # after it and in the middle of purge, each time resumed by the next run,
@@ -674,7 +696,7 @@ crash_series() {
 		# No write may still be on its way by a routing read before publish.
 		[ "$step" = publish ] && check "$e writer: routes by the published routing" \
 			writer_wait iter $(($(writer_iter) + 2))
-		[ "$step" = unfence ] && unfence_iter=$(writer_iter)
+		[ "$step" = unfence ] && unfence_iter=$(writer_iter) && guard_checks
 	done
 	run_reshard 0 "$e: run again resumes and finishes" run plan.cfg --yes
 	check "$e writer: writes go through after unfence" \

@@ -831,6 +831,43 @@ test_count(void **state)
 	strbuf_clear(&b);
 }
 
+/* The ownership guard's trigger: skipped while purge deletes, the point
+ * placed among the owners, each with its message. */
+static void
+test_guard(void **state)
+{
+	uint64_t a[1][2] = {{0, 99}}, c[1][2] = {{200, 299}};
+	struct rs_moving owned[2] = {{0, a, NULL, 1}, {0, c, NULL, 1}};
+	const char *keys[1] = {"k"}, *messages[2] = {"to a", "to 'b'"};
+	enum rs_col_kind kinds[1] = {RS_COL_INTEGER};
+	struct rs_guard guard = {RS_HASH_IDENTITY, keys, kinds, 2, owned,
+	                         messages};
+	struct rs_strbuf b = {0};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	(void)state;
+	mysql_sql_guard_trigger(name, sizeof(name), 2, "t");
+	assert_string_equal(name, "reshard_guard_DELETE_t");
+	assert_int_equal(mysql_sql_guard_create(&b, &esc, 2, "t", &guard, 0),
+	                 0);
+	assert_string_equal(
+		b.text,
+		"CREATE TRIGGER IF NOT EXISTS `reshard_guard_DELETE_t` BEFORE "
+		"DELETE ON `t` FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); IF "
+		"@reshard_purging IS NULL THEN SET p = (CASE WHEN OLD.`k` >= 0 "
+		"THEN CAST(OLD.`k` AS UNSIGNED) END); IF (p BETWEEN 0 AND 99) "
+		"THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'to a'; "
+		"ELSEIF "
+		"(p BETWEEN 200 AND 299) THEN SIGNAL SQLSTATE '45000' SET "
+		"MESSAGE_TEXT = 'to \\'b\\''; END IF; END IF; END");
+	strbuf_clear(&b);
+	assert_int_equal(mysql_sql_guard_create(&b, &esc, 1, "t", &guard, 0),
+	                 0);
+	assert_non_null(strstr(b.text, "OLD.`k`"));
+	assert_non_null(strstr(b.text, "NEW.`k`"));
+	strbuf_clear(&b);
+}
+
 /* The fence of the rows that move: the point of OLD's or NEW's key (the
  * ones the statement has) computed once into p and tested; a key with no
  * point is rejected too (IS NOT FALSE). */
@@ -1568,6 +1605,7 @@ main(void)
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_fence_rows),
+		cmocka_unit_test(test_guard),
 		cmocka_unit_test(test_marker),
 		cmocka_unit_test(test_delete_log),
 		cmocka_unit_test(test_capture),

@@ -613,6 +613,63 @@ test_fence_rows_functions(void **state)
 	                       "DROP FUNCTION IF EXISTS reshard_moves(text)"));
 }
 
+/* The ownership guard: reshard_owner places the point among the owners'
+ * sets, the trigger raises RS002 with that owner's message unless purge
+ * is deleting, the triggers take the key and the messages as literals;
+ * off drops the triggers, then the functions once unused. */
+static void
+test_guard(void **state)
+{
+	uint64_t a[1][2] = {{0, 99}}, c[1][2] = {{200, 299}};
+	struct rs_moving owned[2] = {{0, a, NULL, 1}, {0, c, NULL, 1}};
+	const char *keys[2] = {"k", "k2"}, *messages[2] = {"to a", "to b"};
+	enum rs_col_kind kinds[2] = {RS_COL_TEXT, RS_COL_INTEGER};
+	struct rs_guard guard = {RS_HASH_IDENTITY, keys, kinds, 2, owned,
+	                         messages};
+	const char *tables[2] = {"t", "u"};
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
+	                 0);
+	assert_non_null(strstr(
+		sql,
+		"CREATE OR REPLACE FUNCTION reshard_owner(k text) RETURNS "
+		"integer LANGUAGE sql IMMUTABLE AS $reshard$SELECT CASE "
+		"WHEN (s.p BETWEEN 0 AND 99) THEN 1 WHEN (s.p BETWEEN 200 "
+		"AND 299) THEN 2 ELSE 0 END FROM (SELECT (CASE WHEN k ~ "));
+	assert_non_null(strstr(sql, "current_setting('reshard.purging', "
+	                            "true) IS NOT DISTINCT FROM 'on'"));
+	assert_non_null(strstr(sql, "RAISE EXCEPTION USING MESSAGE = "
+	                            "TG_ARGV[i], ERRCODE = 'RS002'"));
+	assert_non_null(strstr(
+		sql,
+		"; DROP TRIGGER IF EXISTS reshard_guard ON \"u\"; CREATE "
+		"TRIGGER reshard_guard BEFORE INSERT OR UPDATE OR DELETE ON "
+		"\"u\" FOR EACH ROW EXECUTE FUNCTION reshard_guard_rows("
+		"'k2', 'to a', 'to b'); ALTER TABLE \"u\" ENABLE ALWAYS "
+		"TRIGGER reshard_guard"));
+	free(sql);
+	assert_int_equal(pg_sql_guard(tables, 2, NULL, &literal, &sql, &err),
+	                 0);
+	assert_non_null(strstr(sql, "DROP TRIGGER IF EXISTS reshard_guard ON "
+	                            "\"t\"; DROP TRIGGER IF EXISTS "
+	                            "reshard_guard ON \"u\"; DO $reshard$"));
+	assert_non_null(strstr(sql, "DROP FUNCTION reshard_guard_rows(); "
+	                            "DROP FUNCTION IF EXISTS "
+	                            "reshard_owner(text)"));
+	free(sql);
+	messages[1] = "refuse";
+	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
+	                 RS_EQUERY);
+	assert_null(sql);
+	guard.hash = RS_HASH_JAVA;
+	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
+	                 RS_EUSAGE);
+	assert_null(sql);
+}
+
 /* The function raises the fence's SQLSTATE with its argument as the
  * message; the other statements keep to the catalog and parameters. */
 static void
@@ -979,6 +1036,7 @@ main(void)
 		cmocka_unit_test(test_fence_table_rows),
 		cmocka_unit_test(test_fence_rows_functions),
 		cmocka_unit_test(test_fence_sql),
+		cmocka_unit_test(test_guard),
 		cmocka_unit_test(test_dollar_quote),
 		cmocka_unit_test(test_delete_log),
 		cmocka_unit_test(test_delete_log_long),

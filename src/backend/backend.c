@@ -514,6 +514,69 @@ backend_fence(struct rs_backend *backend, const char *const *tables,
 }
 
 int
+backend_guard_sql(struct rs_backend *backend, const char *const *tables,
+                  int n_tables, const struct rs_guard *guard, char ***stmts,
+                  int *n_stmts, struct rs_err *err)
+{
+	struct rs_sql_list list = {0};
+	int rc = 0;
+
+	*stmts = NULL;
+	*n_stmts = 0;
+	if (!backend_supports(backend, RS_CAP_GUARD))
+		return backend_unsupported(backend, "the ownership guard", err);
+	for (int i = 0; guard != NULL && i < n_tables; i++)
+		if (!backend_fence_rows_hash(guard->hash, guard->kinds[i]))
+			return backend_fail(
+				backend, err, RS_EUSAGE,
+				"cannot guard %s: the server cannot "
+				"compute its key's point (a bug in "
+				"the caller)",
+				tables[i]);
+	rc = backend->ops->guard_sql(backend, tables, n_tables, guard, &list,
+	                             err);
+	if (rc != 0) {
+		backend_guard_sql_free(list.stmts, list.n);
+		return rc;
+	}
+	*stmts = list.stmts;
+	*n_stmts = list.n;
+	return 0;
+}
+
+void
+backend_guard_sql_free(char **stmts, int n_stmts)
+{
+	for (int i = 0; i < n_stmts; i++)
+		free(stmts[i]);
+	free(stmts);
+}
+
+int
+backend_sql_list_add(struct rs_sql_list *list, struct rs_strbuf *b)
+{
+	char *text = b->failed ? NULL : strbuf_finish(b);
+
+	strbuf_clear(b);
+	if (text == NULL)
+		return RS_ENOMEM;
+	if (list->n == list->cap) {
+		int cap = list->cap * 2 + 8;
+		char **more =
+			realloc(list->stmts, sizeof(char *) * (size_t)cap);
+
+		if (more == NULL) {
+			free(text);
+			return RS_ENOMEM;
+		}
+		list->stmts = more;
+		list->cap = cap;
+	}
+	list->stmts[list->n++] = text;
+	return 0;
+}
+
+int
 backend_fence_rows_hash(enum rs_hash hash, enum rs_col_kind kind)
 {
 	return (hash == RS_HASH_SHA256_64 || hash == RS_HASH_IDENTITY) &&
@@ -868,6 +931,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->table_sql != NULL && ops->table_sql_build != NULL;
 	case RS_CAP_FENCE_ROWS:
 		return ops->fence != NULL && ops->fence_rows;
+	case RS_CAP_GUARD:
+		return ops->guard_sql != NULL;
 	}
 	return 0;
 }

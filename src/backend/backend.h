@@ -310,8 +310,41 @@ int backend_fence(struct rs_backend *backend, const char *const *tables,
                   struct rs_err *err);
 
 /* Whether a fence of rows (RS_CAP_FENCE_ROWS) can use HASH on a key of
- * KIND: sha256_64 and identity, on text and integer keys. */
+ * KIND: sha256_64 and identity, on text and integer keys.  The same holds
+ * for the ownership guard. */
 int backend_fence_rows_hash(enum rs_hash hash, enum rs_col_kind kind);
+
+/*
+ * The ownership guard (RS_CAP_GUARD): from unfence until purge is done, a
+ * shard that gave rows away rejects writes to the rows it no longer owns,
+ * so that a router still on the old routing fails loudly instead of
+ * writing where the row is about to be purged.  Like the fence of rows,
+ * a trigger computes the point of the row's shard key (OLD's and NEW's)
+ * with HASH; when it is one of OWNED[i] the write fails with MESSAGES[i]
+ * (which names that owner and the routing epoch).  Rows whose key has no
+ * point, and the shard's own rows, go through.  Purge's own deletes
+ * (backend_purge_keys) pass.
+ */
+struct rs_guard {
+	enum rs_hash hash;
+	const char *const *keys;       /* per table: its shard key column */
+	const enum rs_col_kind *kinds; /* per table: that column's kind */
+	int n_owners;
+	const struct rs_moving *owned; /* [n_owners]: the points of each */
+	const char *const *messages;   /* [n_owners]: what a write is told */
+};
+
+/* The statements that put GUARD on the N_TABLES TABLES, or with GUARD NULL
+ * take it off, each to run in order with backend_exec: *STMTS (N_STMTS of
+ * them) for backend_guard_sql_free.  Each is idempotent, so a list cut
+ * short converges when run again.  Built with the connection's own
+ * escaping: BACKEND must be connected.  RS_EUSAGE where the engine has no
+ * guard, or a hash or key kind the server cannot compute; RS_ENOMEM, or
+ * RS_EVALUE when the driver refuses to escape a message. */
+int backend_guard_sql(struct rs_backend *backend, const char *const *tables,
+                      int n_tables, const struct rs_guard *guard, char ***stmts,
+                      int *n_stmts, struct rs_err *err);
+void backend_guard_sql_free(char **stmts, int n_stmts);
 
 /* Every marker the shard carries (none when it never took part in a
  * run): the callback's array is borrowed for the call.  RS_EUSAGE when the
@@ -525,6 +558,7 @@ enum rs_capability {
 	RS_CAP_PARALLEL_WRITES,
 	RS_CAP_CREATE_TABLE, /* backend_table_sql */
 	RS_CAP_FENCE_ROWS,   /* backend_fence of the rows that move */
+	RS_CAP_GUARD,        /* backend_guard_sql */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

@@ -11,6 +11,8 @@
 #include "common/strbuf.h"
 #include "shardmap/pairmap.h"
 
+struct rs_sql_list;
+
 /* What an engine file implements; see the functions below for contracts. */
 struct rs_backend_ops {
 	const char *engine; /* "postgresql", "mysql", "sqlite" */
@@ -56,6 +58,11 @@ struct rs_backend_ops {
 	             const struct rs_fence_rows *rows, rs_backend_cb cb,
 	             void *arg, struct rs_err *err);
 	int fence_rows; /* fence takes ROWS (RS_CAP_FENCE_ROWS) */
+	/* backend_guard_sql, after backend.c's checks: append each
+	 * statement to LIST (backend_sql_list_add). */
+	int (*guard_sql)(struct rs_backend *backend, const char *const *tables,
+	                 int n_tables, const struct rs_guard *guard,
+	                 struct rs_sql_list *list, struct rs_err *err);
 	int (*markers)(struct rs_backend *backend, rs_markers_cb cb, void *arg,
 	               struct rs_err *err);
 	int (*mark)(struct rs_backend *backend, const struct rs_marker *marker,
@@ -177,6 +184,16 @@ enum rs_table_sql_part {
  * filled). */
 int backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
                           const char *text, size_t len, struct rs_err *err);
+
+/* A growing list of statements (backend_guard_sql). */
+struct rs_sql_list {
+	char **stmts;
+	int n, cap;
+};
+
+/* Append a copy of the text of B (cleared here) to LIST.  0, or RS_ENOMEM
+ * (also when B had failed). */
+int backend_sql_list_add(struct rs_sql_list *list, struct rs_strbuf *b);
 
 /* Append to B a condition, true when the point in POINT (an SQL
  * expression or variable holding a point as an unsigned number: see

@@ -2869,6 +2869,54 @@ my_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
 	return 0;
 }
 
+/* The guard's statements (see backend_guard_sql): a trigger of each
+ * statement kind on each table, made or dropped one at a time (MariaDB
+ * DDL is not transactional; each statement is idempotent). */
+static int
+my_guard_sql(struct rs_backend *backend, const char *const *tables,
+             int n_tables, const struct rs_guard *guard,
+             struct rs_sql_list *list, struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct mysql_sql_escape esc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	esc = my_escaper(e);
+	for (int t = 0; t < n_tables; t++) {
+		char name[MYSQL_SQL_NAME_SIZE];
+
+		mysql_sql_guard_trigger(name, sizeof(name), 0, tables[t]);
+		if (!mysql_sql_name_fits(name))
+			return backend_fail(
+				backend, err, RS_EUSAGE,
+				"table %s: its name is too long for "
+				"the guard's trigger names (%s)",
+				tables[t], name);
+		for (int op = 0; op < MYSQL_SQL_FENCE_OPS; op++) {
+			struct rs_strbuf b = {0};
+
+			mysql_sql_guard_trigger(name, sizeof(name), op,
+			                        tables[t]);
+			if (guard == NULL)
+				mysql_sql_drop_trigger(&b, name);
+			else if (mysql_sql_guard_create(&b, &esc, op, tables[t],
+			                                guard, t) != 0 &&
+			         !b.failed) {
+				strbuf_clear(&b);
+				return backend_fail(backend, err, RS_EVALUE,
+				                    "the MariaDB driver's "
+				                    "escaping refused the "
+				                    "guard's message");
+			}
+			if (backend_sql_list_add(list, &b) != 0)
+				return backend_fail(backend, err, RS_ENOMEM,
+				                    "out of memory");
+		}
+	}
+	return 0;
+}
+
 /* Write MARKER (see backend_mark): the fence of no tables. */
 static int
 my_mark(struct rs_backend *backend, const struct rs_marker *marker,
@@ -4308,6 +4356,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.count = my_count,
 	.fence = my_fence,
 	.fence_rows = 1,
+	.guard_sql = my_guard_sql,
 	.markers = my_markers,
 	.mark = my_mark,
 	.delete_log = my_delete_log,

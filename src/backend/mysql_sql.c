@@ -859,6 +859,62 @@ mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 }
 
 void
+mysql_sql_guard_trigger(char *buf, size_t size, int op, const char *table)
+{
+	snprintf(buf, size, "reshard_guard_%s_%s", mysql_sql_fence_ops[op],
+	         table);
+}
+
+int
+mysql_sql_guard_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                       int op, const char *table, const struct rs_guard *guard,
+                       int t)
+{
+	static const char *const sides[2] = {"OLD.", "NEW."};
+	int has[2] = {op != 0, op != 2};
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	mysql_sql_guard_trigger(name, sizeof(name), op, table);
+	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
+	mysql_sql_ident(b, name);
+	strbuf_str(b, " BEFORE ");
+	strbuf_str(b, mysql_sql_fence_ops[op]);
+	strbuf_str(b, " ON ");
+	mysql_sql_ident(b, table);
+	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); "
+	              "IF @reshard_purging IS NULL THEN ");
+	for (int s = 0; s < 2; s++) {
+		struct rs_strbuf key = {0};
+		int rc;
+
+		if (!has[s])
+			continue;
+		strbuf_str(&key, sides[s]);
+		mysql_sql_ident(&key, guard->keys[t]);
+		strbuf_str(b, "SET p = ");
+		rc = key.failed ? -1
+		                : mysql_sql_point(b, guard->hash,
+		                                  guard->kinds[t], key.text);
+		strbuf_clear(&key);
+		if (rc != 0)
+			return -1;
+		for (int i = 0; i < guard->n_owners; i++) {
+			strbuf_str(b, i == 0 ? "; IF " : " ELSEIF ");
+			backend_sql_moves(b, &guard->owned[i], "p");
+			strbuf_str(b, " THEN SIGNAL SQLSTATE '45000' "
+			              "SET MESSAGE_TEXT = ");
+			if (mysql_sql_quoted(b, esc, guard->messages[i],
+			                     strlen(guard->messages[i])) != 0)
+				return -1;
+			strbuf_str(b, ";");
+		}
+		strbuf_str(b, guard->n_owners > 0 ? " END IF; " : "; ");
+	}
+	strbuf_str(b, "END IF; END");
+	return b->failed ? -1 : 0;
+}
+
+void
 mysql_sql_drop_trigger(struct rs_strbuf *b, const char *name)
 {
 	strbuf_str(b, "DROP TRIGGER IF EXISTS ");

@@ -244,6 +244,28 @@ int mysql_sql_fence_create(struct rs_strbuf *b,
                            const char *table, const char *message,
                            const struct rs_fence_rows *rows, int t);
 
+/* The name of the ownership guard's trigger for statement OP on TABLE:
+ * reshard_guard_INSERT_<table>, as long as the fence's.  Truncated to
+ * SIZE. */
+void mysql_sql_guard_trigger(char *buf, size_t size, int op, const char *table);
+
+/* Append the ownership guard's trigger for statement OP on TABLE, table
+ * number T of GUARD (see backend_guard_sql): unless @reshard_purging is
+ * set, the point of OLD's and NEW's key (those the statement has) is
+ * placed among GUARD->owned and a write to another owner's row fails
+ * with SQLSTATE 45000 and that owner's message:
+ *   CREATE TRIGGER IF NOT EXISTS `reshard_guard_INSERT_t` BEFORE INSERT
+ *   ON `t` FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0);
+ *   IF @reshard_purging IS NULL THEN SET p = <point of NEW.`key`>;
+ *   IF <p in owned[0]> THEN SIGNAL … 'message 0'; ELSEIF … END IF;
+ *   END IF; END
+ * Returns 0 or -1 (out of memory, escaping refused, a hash or key kind
+ * mysql_sql_point cannot compute). */
+int mysql_sql_guard_create(struct rs_strbuf *b,
+                           const struct mysql_sql_escape *esc, int op,
+                           const char *table, const struct rs_guard *guard,
+                           int t);
+
 /* Append DROP TRIGGER IF EXISTS `name`. */
 void mysql_sql_drop_trigger(struct rs_strbuf *b, const char *name);
 

@@ -2754,6 +2754,37 @@ pg_fence(struct rs_backend *backend, const char *const *tables, int n_tables,
 	return pg_task_launch(t, added, err);
 }
 
+/* ---- the ownership guard ---- */
+
+/* The guard's statements (see backend_guard_sql): one text, run as one
+ * implicit transaction by backend_exec (pg_sql_guard). */
+static int
+pg_guard_sql(struct rs_backend *backend, const char *const *tables,
+             int n_tables, const struct rs_guard *guard,
+             struct rs_sql_list *list, struct rs_err *err)
+{
+	struct pg_engine *pg = backend->engine;
+	const struct pg_sql_literal literal = {pg_literal, pg};
+	struct rs_strbuf b = {0};
+	char *sql = NULL;
+	int rc = pg_check_ready(backend, err);
+
+	if (rc != 0)
+		return rc;
+	rc = pg_sql_guard(tables, n_tables, guard, &literal, &sql, err);
+	if (rc != 0) {
+		char why[sizeof(err->message)];
+
+		snprintf(why, sizeof(why), "%s", err->message);
+		return backend_fail(backend, err, rc, "%s", why);
+	}
+	strbuf_str(&b, sql);
+	free(sql);
+	return backend_sql_list_add(list, &b) != 0
+	               ? backend_fail(backend, err, RS_ENOMEM, "out of memory")
+	               : 0;
+}
+
 /* ---- markers ---- */
 
 static int
@@ -3581,6 +3612,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.count = pg_count,
 	.fence = pg_fence,
 	.fence_rows = 1,
+	.guard_sql = pg_guard_sql,
 	.markers = pg_markers,
 	.mark = pg_mark,
 	.delete_log = pg_delete_log,

@@ -905,6 +905,128 @@ pg_sql_fence_table(const char *table, int on, const char *message,
 	return 0;
 }
 
+/* Append TEXT as a literal made by LITERAL.  0 or -1 with WHY. */
+static int
+pg_sql_literal_add(struct rs_strbuf *b, const struct pg_sql_literal *literal,
+                   const char *text, char *why, size_t why_size)
+{
+	struct rs_strbuf lit = {0};
+	int rc = literal->fn(literal->ctx, &lit, text, why, why_size);
+
+	if (rc == 0 && lit.text != NULL)
+		strbuf_add(b, lit.text, lit.len);
+	if (rc == 0 && lit.failed)
+		b->failed = 1;
+	strbuf_clear(&lit);
+	return rc;
+}
+
+int
+pg_sql_guard(const char *const *tables, int n, const struct rs_guard *guard,
+             const struct pg_sql_literal *literal, char **out,
+             struct rs_err *err)
+{
+	struct rs_strbuf sql = {0}, point = {0};
+	char why[256] = "";
+
+	*out = NULL;
+	for (int t = 0; guard == NULL && t < n; t++) {
+		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_guard ON ");
+		pg_sql_ident(&sql, tables[t]);
+		strbuf_str(&sql, "; ");
+	}
+	if (guard == NULL) {
+		strbuf_str(
+			&sql,
+			"DO $reshard$BEGIN "
+			"IF pg_catalog.to_regprocedure('reshard_guard_rows()') "
+			"IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+			"pg_catalog.pg_trigger WHERE tgfoid = "
+			"pg_catalog.to_regprocedure('reshard_guard_rows()')) "
+			"THEN DROP FUNCTION reshard_guard_rows(); "
+			"DROP FUNCTION IF EXISTS reshard_owner(text); END IF; "
+			"END$reshard$");
+		goto done;
+	}
+	if (pg_sql_point(&point, guard->hash, RS_COL_TEXT, "k") != 0) {
+		strbuf_clear(&point);
+		strbuf_clear(&sql);
+		return rs_err_set(err, RS_EUSAGE,
+		                  "the guard cannot compute points of hash %s "
+		                  "in SQL",
+		                  hash_name(guard->hash));
+	}
+	/* The point is computed once, then placed. */
+	strbuf_str(&sql, "CREATE OR REPLACE FUNCTION reshard_owner(k text) "
+	                 "RETURNS integer LANGUAGE sql IMMUTABLE AS "
+	                 "$reshard$SELECT CASE");
+	for (int i = 0; i < guard->n_owners; i++) {
+		strbuf_str(&sql, " WHEN ");
+		backend_sql_moves(&sql, &guard->owned[i], "s.p");
+		strbuf_printf(&sql, " THEN %d", i + 1);
+	}
+	strbuf_str(&sql, " ELSE 0 END FROM (SELECT ");
+	if (point.text != NULL)
+		strbuf_add(&sql, point.text, point.len);
+	strbuf_str(&sql, " AS p) AS s$reshard$; ");
+	strbuf_clear(&point);
+	strbuf_str(&sql,
+	           "CREATE OR REPLACE FUNCTION reshard_guard_rows() "
+	           "RETURNS trigger LANGUAGE plpgsql AS $reshard$"
+	           "DECLARE i integer; BEGIN "
+	           "IF pg_catalog.current_setting('reshard.purging', true) "
+	           "IS NOT DISTINCT FROM 'on' THEN "
+	           "IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; "
+	           "RETURN NEW; END IF; "
+	           "IF TG_OP <> 'INSERT' THEN "
+	           "i := reshard_owner(pg_catalog.to_jsonb(OLD) ->> "
+	           "TG_ARGV[0]); "
+	           "IF i > 0 THEN RAISE EXCEPTION USING MESSAGE = TG_ARGV[i], "
+	           "ERRCODE = '" PG_SQL_GUARD_SQLSTATE "'; END IF; END IF; "
+	           "IF TG_OP <> 'DELETE' THEN "
+	           "i := reshard_owner(pg_catalog.to_jsonb(NEW) ->> "
+	           "TG_ARGV[0]); "
+	           "IF i > 0 THEN RAISE EXCEPTION USING MESSAGE = TG_ARGV[i], "
+	           "ERRCODE = '" PG_SQL_GUARD_SQLSTATE "'; END IF; "
+	           "RETURN NEW; END IF; RETURN OLD; END$reshard$");
+	for (int t = 0; t < n; t++) {
+		strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_guard ON ");
+		pg_sql_ident(&sql, tables[t]);
+		strbuf_str(&sql, "; CREATE TRIGGER reshard_guard BEFORE INSERT "
+		                 "OR UPDATE OR DELETE ON ");
+		pg_sql_ident(&sql, tables[t]);
+		strbuf_str(&sql, " FOR EACH ROW EXECUTE FUNCTION "
+		                 "reshard_guard_rows(");
+		if (pg_sql_literal_add(&sql, literal, guard->keys[t], why,
+		                       sizeof(why)) != 0)
+			goto refused;
+		for (int i = 0; i < guard->n_owners; i++) {
+			strbuf_str(&sql, ", ");
+			if (pg_sql_literal_add(&sql, literal,
+			                       guard->messages[i], why,
+			                       sizeof(why)) != 0)
+				goto refused;
+		}
+		strbuf_str(&sql, "); ALTER TABLE ");
+		pg_sql_ident(&sql, tables[t]);
+		strbuf_str(&sql, " ENABLE ALWAYS TRIGGER reshard_guard");
+	}
+done:
+	if (sql.failed) {
+		strbuf_clear(&sql);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	if ((*out = strbuf_finish(&sql)) == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return 0;
+refused:
+	strbuf_clear(&sql);
+	return rs_err_set(err, RS_EQUERY,
+	                  "the guard's key name or message cannot be written "
+	                  "as a literal: %s",
+	                  why);
+}
+
 const char pg_sql_fenced[] =
 	"SELECT count(*) FROM pg_catalog.pg_trigger "
 	"WHERE tgrelid = pg_catalog.to_regclass(pg_catalog.quote_ident($1)) "

@@ -244,6 +244,28 @@ int pg_sql_fence_table(const char *table, int on, const char *message,
                        const char *key, const struct pg_sql_literal *literal,
                        char **sql, struct rs_err *err);
 
+/* The SQLSTATE of a write the ownership guard rejects. */
+#define PG_SQL_GUARD_SQLSTATE "RS002"
+
+/* The ownership guard (backend_guard_sql) on the N TABLES as one
+ * simple-query text, one implicit transaction, into *SQL:
+ *   reshard_owner(k text) RETURNS integer: i when the key whose canonical
+ *     text is K has a point of GUARD->owned[i - 1], else 0 (also for a
+ *     key with no point);
+ *   reshard_guard_rows(): the row trigger, its arguments the key column
+ *     and the messages, that raises SQLSTATE PG_SQL_GUARD_SQLSTATE with
+ *     message i for a row (OLD's or NEW's key) whose owner is i, unless
+ *     reshard.purging is 'on' (backend_purge_keys);
+ *   per table: DROP TRIGGER IF EXISTS reshard_guard, CREATE TRIGGER
+ *     reshard_guard BEFORE INSERT OR UPDATE OR DELETE … FOR EACH ROW,
+ *     ENABLE ALWAYS.
+ * With GUARD NULL, the triggers dropped and then both functions once no
+ * trigger uses them.  0, RS_ENOMEM, RS_EUSAGE (a hash pg_sql_point cannot
+ * compute), or RS_EQUERY when LITERAL refuses a name or a message. */
+int pg_sql_guard(const char *const *tables, int n, const struct rs_guard *guard,
+                 const struct pg_sql_literal *literal, char **sql,
+                 struct rs_err *err);
+
 /* The number of fence triggers on the table named $1 (2: fenced). */
 extern const char pg_sql_fenced[];
 

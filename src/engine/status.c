@@ -196,7 +196,7 @@ engine_status(const struct rs_plan *plan,
 	struct rs_journal *journal = NULL;
 	struct rs_step_record rec;
 	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
-	char kinds[512];
+	char kinds[512], guarded[32];
 	char started[32], finished[32], rows[32], aborting[32];
 	struct rs_kept_row *kept = NULL;
 	int running, fenced, rc, n_kept = 0;
@@ -220,6 +220,8 @@ engine_status(const struct rs_plan *plan,
 		since[0] = '\0';
 	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
 		epoch[0] = '\0';
+	if (journal_fact_get(journal, "guarded", guarded, sizeof(guarded)) != 1)
+		guarded[0] = '\0';
 	fenced = status_fenced(plan, strategy, journal, which, kinds,
 	                       sizeof(which));
 
@@ -256,6 +258,11 @@ engine_status(const struct rs_plan *plan,
 			json_object_set_new(root, "abort",
 		                            aborting[0] ? json_string(aborting)
 		                                        : json_null()) != 0;
+		failed |= json_object_set_new(
+				  root, "guard_epoch",
+				  guarded[0] ? json_integer(strtoll(guarded,
+		                                                    NULL, 10))
+					     : json_null()) != 0;
 		failed |= json_object_set_new(root, "kept_rows",
 		                              status_kept_json(kept, n_kept)) !=
 		          0;
@@ -285,6 +292,12 @@ engine_status(const struct rs_plan *plan,
 		fprintf(out, "routing: %s%s\n",
 		        epoch[0] ? "epoch " : "not published yet",
 		        epoch[0] ? epoch : "");
+		if (guarded[0])
+			fprintf(out,
+			        "guard:   the old owners refuse writes to rows "
+			        "they gave away (routing epoch %s) until purge "
+			        "is done\n",
+			        guarded);
 		if (strcmp(aborting, "begun") == 0)
 			fprintf(out,
 			        "abort:   begun and not finished: `reshard "

@@ -190,11 +190,13 @@ pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points, size_t n,
 
 /* ---- the points that move ------------------------------------------- */
 
-/* Whether a point owned by A under from and B under to is in the set:
- * it moves, or (SHARD >= 0) it is not SHARD's under from. */
+/* pairmap_moving's set: the point moves, or (SHARD >= 0, ARG) it is not
+ * SHARD's under from. */
 static int
-pairmap_owner_differs(struct rs_owner a, struct rs_owner b, int shard)
+pairmap_not_staying(struct rs_owner a, struct rs_owner b, const void *arg)
 {
+	int shard = *(const int *)arg;
+
 	return a.shard != b.shard || a.table != b.table ||
 	       (shard >= 0 && a.shard != shard);
 }
@@ -227,7 +229,8 @@ pairmap_span(struct rs_moving *m, size_t *cap, uint64_t lo, uint64_t hi)
  * when its two owners differ. */
 static int
 pairmap_moving_spans(const struct rs_map *from, const struct rs_map *to,
-                     int shard, struct rs_moving *m, struct rs_err *err)
+                     int (*in)(struct rs_owner, struct rs_owner, const void *),
+                     const void *arg, struct rs_moving *m, struct rs_err *err)
 {
 	int nf = map_n_pieces(from), nt = map_n_pieces(to), i = 0, j = 0;
 	uint64_t start = 0;
@@ -241,7 +244,7 @@ pairmap_moving_spans(const struct rs_map *from, const struct rs_map *to,
 		map_piece(from, i, &end_f, &of);
 		map_piece(to, j, &end_t, &ot);
 		end = end_f < end_t ? end_f : end_t;
-		if (end >= start && pairmap_owner_differs(of, ot, shard) &&
+		if (end >= start && in(of, ot, arg) &&
 		    pairmap_span(m, &cap, start, end) != 0)
 			return rs_err_set(err, RS_ENOMEM, "out of memory");
 		i += end_f == end;
@@ -256,6 +259,15 @@ pairmap_moving_spans(const struct rs_map *from, const struct rs_map *to,
 int
 pairmap_moving(const struct rs_map *from, const struct rs_map *to, int shard,
                struct rs_moving *out, struct rs_err *err)
+{
+	return pairmap_points(from, to, pairmap_not_staying, &shard, out, err);
+}
+
+int
+pairmap_points(const struct rs_map *from, const struct rs_map *to,
+               int (*in)(struct rs_owner from, struct rs_owner to,
+                         const void *arg),
+               const void *arg, struct rs_moving *out, struct rs_err *err)
 {
 	uint64_t pf = map_period(from), pt = map_period(to), period;
 	size_t n = 0;
@@ -277,7 +289,7 @@ pairmap_moving(const struct rs_map *from, const struct rs_map *to, int shard,
 			map_piece(to, map_n_pieces(to) - 1, &last_t, &ignored);
 		if (last_f != UINT64_MAX || last_t != UINT64_MAX)
 			return RS_EUSAGE;
-		rc = pairmap_moving_spans(from, to, shard, out, err);
+		rc = pairmap_moving_spans(from, to, in, arg, out, err);
 
 		if (rc != 0)
 			pairmap_moving_free(out);
@@ -291,8 +303,7 @@ pairmap_moving(const struct rs_map *from, const struct rs_map *to, int shard,
 	if (out->residues == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (uint64_t r = 0; r < period; r++)
-		if (pairmap_owner_differs(map_owner(from, r), map_owner(to, r),
-		                          shard))
+		if (in(map_owner(from, r), map_owner(to, r), arg))
 			out->residues[n++] = r;
 	out->period = period;
 	out->n = n;

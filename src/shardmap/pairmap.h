@@ -61,6 +61,13 @@ struct rs_moving {
  * moving); RS_ENOMEM with ERR filled. */
 int pairmap_moving(const struct rs_map *from, const struct rs_map *to,
                    int shard, struct rs_moving *out, struct rs_err *err);
+
+/* As pairmap_moving, for any set of points chosen by their two owners:
+ * those for which IN(owner under FROM, owner under TO, ARG) is not 0. */
+int pairmap_points(const struct rs_map *from, const struct rs_map *to,
+                   int (*in)(struct rs_owner from, struct rs_owner to,
+                             const void *arg),
+                   const void *arg, struct rs_moving *out, struct rs_err *err);
 void pairmap_moving_free(struct rs_moving *moving);
 
 #endif

@@ -6,7 +6,11 @@
  * transaction with the shard's marker.  Before the fence comes down,
  * unfence starts the delete log on every table of the new map, so that
  * purge can tell a row the application deleted on its new owner from one
- * that owner never saw.
+ * that owner never saw.  Where the server can compute a row's owner
+ * (PostgreSQL, MariaDB), unfence puts up the ownership guard on each
+ * source before lifting its fence: until purge is done, a write there to
+ * a row the shard no longer owns (a router still on the old routing) is
+ * refused with a message naming the row's owner and the routing epoch.
  */
 #include <stdio.h>
 #include <time.h>
@@ -54,7 +58,11 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int rc;
 
 	(void)arg;
-	rc = steps_fence_shard(run, shard, 0, NULL, err);
+	/* The guard goes up before the fence comes down: the rows SHARD
+	 * gave away are never open to a write there in between. */
+	rc = steps_guard_shard(run, shard, 1, err);
+	if (rc == 0)
+		rc = steps_fence_shard(run, shard, 0, NULL, err);
 	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
 		rc = steps_fence_shard(run, replica, 0, NULL, err);
 	return rc;

@@ -242,6 +242,14 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return rc;
 }
 
+/* Purge is done on SHARD: the guard goes (steps_guard_shard). */
+static int
+purge_unguard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	(void)arg;
+	return steps_guard_shard(run, shard, 0, err);
+}
+
 static int
 purge_uncapture(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
@@ -285,6 +293,11 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		        "row they no longer own is purged\n",
 		        (long long)kept, run->plan->path);
 	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
+	if (rc == 0)
+		rc = steps_each_shard_of(run, run->plan->from, 1, purge_unguard,
+		                         NULL, err);
+	if (rc == 0)
+		rc = journal_fact_delete(run->journal, "guarded", err);
 	if (rc == 0)
 		rc = marker_set_all(run, "purged", strtoll(epoch, NULL, 10),
 		                    err);

@@ -139,6 +139,34 @@ steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
 	return journal_fact_set(run->journal, fact, only_rows ? "1" : "0", err);
 }
 
+/* The shard key column and its kind of each table of LIST on SHARD, into
+ * KEYS and KINDS: 1 when the server can compute every key's point
+ * (backend_fence_rows_hash), 0 when not or a table is missing (the fence
+ * says which), or an error. */
+static int
+key_kinds(struct rs_run *run, int shard, const struct table_list *list,
+          const char **keys, enum rs_col_kind *kinds, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+
+	for (int i = 0; i < list->n; i++) {
+		const struct rs_table_def *def;
+		int k, rc = engine_table(run, shard, list->ptrs[i], &def, err);
+
+		if (rc == RS_ESCHEMA)
+			return 0;
+		if (rc != 0)
+			return rc;
+		keys[i] = plan->tables[list->tables[i]].key;
+		k = steps_column(def, keys[i]);
+		if (k < 0 ||
+		    !backend_fence_rows_hash(plan->hash, def->columns[k].kind))
+			return 0;
+		kinds[i] = def->columns[k].kind;
+	}
+	return 1;
+}
+
 /* What a fence of the rows that move needs for the N tables of LIST on
  * SHARD: *ROWS filled and 1, or 0 when the fence must take whole tables
  * (the engine cannot tell a row that moves, the plan's hash or a key's
@@ -157,22 +185,9 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 
 	if (!backend_supports(backend, RS_CAP_FENCE_ROWS))
 		return 0;
-	for (int i = 0; i < list->n; i++) {
-		const struct rs_table_def *def;
-		int k;
-
-		rc = engine_table(run, shard, list->ptrs[i], &def, err);
-		if (rc == RS_ESCHEMA)
-			return 0; /* the fence says which table is missing */
-		if (rc != 0)
-			return rc;
-		keys[i] = plan->tables[list->tables[i]].key;
-		k = steps_column(def, keys[i]);
-		if (k < 0 ||
-		    !backend_fence_rows_hash(plan->hash, def->columns[k].kind))
-			return 0;
-		kinds[i] = def->columns[k].kind;
-	}
+	rc = key_kinds(run, shard, list, keys, kinds, err);
+	if (rc <= 0)
+		return rc;
 	/* Not only the rows that move: a write to a row this shard does
 	 * not own (a stale or wrong router) is held as the whole-table
 	 * fence would hold it. */
@@ -249,6 +264,125 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 		        : only_rows ? "fenced to the rows that move (the "
 		                      "others go on)"
 		                    : "fenced (whole tables)");
+	return rc;
+}
+
+/* pairmap_points: the points SHARD owns under `to` (ARG). */
+static int
+owned_under_to(struct rs_owner from, struct rs_owner to, const void *arg)
+{
+	(void)from;
+	return to.shard == *(const int *)arg;
+}
+
+/* The guard's owners for SHARD: every other shard of `to` that owns a
+ * point, its points and its message, into GUARD's arrays (sized
+ * plan->n_shards).  0 or an error. */
+static int
+guard_owners(struct rs_run *run, int shard, const char *epoch,
+             struct rs_moving *owned, char (*messages)[512],
+             const char **message_ptrs, int *n, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+
+	*n = 0;
+	for (int t = 0; t < plan->n_shards; t++) {
+		int rc;
+
+		if (t == shard)
+			continue;
+		rc = pairmap_points(plan->from, plan->to, owned_under_to, &t,
+		                    &owned[*n], err);
+		if (rc != 0)
+			return rc;
+		if (owned[*n].n == 0) {
+			pairmap_moving_free(&owned[*n]);
+			continue;
+		}
+		/* Short enough for MariaDB's 128 characters. */
+		snprintf(messages[*n], sizeof(messages[0]),
+		         "row belongs to %.32s since routing epoch %s "
+		         "(reshard %.24s)",
+		         plan->shards[t].name, epoch, plan->name);
+		message_ptrs[*n] = messages[*n];
+		(*n)++;
+	}
+	return 0;
+}
+
+int
+steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int max = plan->n_tables * engine_tables_per_shard(plan->from);
+	int n_shards = plan->n_shards;
+	struct table_list list = {
+		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
+		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
+		.tables = malloc(sizeof(*list.tables) * (size_t)(max + 1)),
+	};
+	const char **keys = malloc(sizeof(*keys) * (size_t)(max + 1));
+	enum rs_col_kind *kinds = malloc(sizeof(*kinds) * (size_t)(max + 1));
+	struct rs_moving *owned = calloc((size_t)n_shards, sizeof(*owned));
+	char(*messages)[512] = malloc(sizeof(*messages) * (size_t)n_shards);
+	const char **message_ptrs = malloc(sizeof(char *) * (size_t)n_shards);
+	char epoch[32] = "?";
+	struct rs_guard guard = {0};
+	struct rs_backend *backend;
+	char **stmts = NULL;
+	int n_stmts = 0, usable = 0;
+	int rc = engine_shard(run, shard, &backend, err);
+
+	if (rc == 0 &&
+	    (list.names == NULL || list.ptrs == NULL || list.tables == NULL ||
+	     keys == NULL || kinds == NULL || owned == NULL ||
+	     messages == NULL || message_ptrs == NULL))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc == 0 && !backend_supports(backend, RS_CAP_GUARD))
+		goto out; /* no guard on this engine: nothing to do */
+	if (rc == 0)
+		rc = steps_each_table(run, plan->from, shard, list_table, &list,
+		                      err);
+	if (rc == 0 && on) {
+		usable = key_kinds(run, shard, &list, keys, kinds, err);
+		rc = usable < 0 ? usable : 0;
+		if (run->journal != NULL)
+			journal_fact_get(run->journal, "epoch", epoch,
+			                 sizeof(epoch));
+		if (rc == 0 && usable)
+			rc = guard_owners(run, shard, epoch, owned, messages,
+			                  message_ptrs, &guard.n_owners, err);
+		if (rc == RS_EUSAGE) /* maps with no such description */
+			rc = usable = 0;
+		guard = (struct rs_guard){plan->hash,     keys,  kinds,
+		                          guard.n_owners, owned, message_ptrs};
+	}
+	if (rc == 0 && (!on || usable))
+		rc = backend_guard_sql(backend, list.ptrs, list.n,
+		                       on ? &guard : NULL, &stmts, &n_stmts,
+		                       err);
+	for (int i = 0; rc == 0 && i < n_stmts; i++)
+		rc = await_exec(&run->loop, backend, stmts[i], err);
+	/* For status: which epoch's routing the guard upholds. */
+	if (rc == 0 && on && usable && run->journal != NULL)
+		rc = journal_fact_set(run->journal, "guarded", epoch, err);
+	if (rc == 0 && on && usable)
+		fprintf(stderr,
+		        "  %s: writes to rows it no longer owns are refused "
+		        "(the guard, until purge is done)\n",
+		        plan->shards[shard].name);
+out:
+	backend_guard_sql_free(stmts, n_stmts);
+	for (int i = 0; owned != NULL && i < n_shards; i++)
+		pairmap_moving_free(&owned[i]);
+	free(owned);
+	free(messages);
+	free(message_ptrs);
+	free(list.names);
+	free(list.ptrs);
+	free(list.tables);
+	free(keys);
+	free(kinds);
 	return rc;
 }
 

@@ -66,6 +66,12 @@ int steps_each_table(struct rs_run *run, const struct rs_map *map, int shard,
  * table) is tried STEPS_FENCE_TRIES times in all, 0.5 s, 1 s … apart,
  * unless a stop is requested; then the step fails with nothing fenced. */
 #define STEPS_FENCE_TRIES 5
+
+/* Put the ownership guard (backend_guard_sql) on every source table of
+ * SHARD (ON), or take it off, where the engine has one and the server can
+ * compute the plan's points; elsewhere nothing is done.  Idempotent. */
+int steps_guard_shard(struct rs_run *run, int shard, int on,
+                      struct rs_err *err);
 int steps_fence_shard(struct rs_run *run, int shard, int on,
                       const struct rs_marker *marker, struct rs_err *err);
 
