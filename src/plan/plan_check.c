@@ -84,8 +84,8 @@ plan_check(struct plan_loader *ld)
 	}
 	for (int i = 0; i < plan->n_shards; i++)
 		replica_of[i] = plan->shards[i].replica;
-	if (map_prove_doubling(plan->from, plan->to, replica_of, names, &err) !=
-	    0)
+	if (map_prove_doubling(plan->from, plan->to, replica_of, names, NULL,
+	                       &err) != 0)
 		plan_diag(ld, ld->to_line,
 		          "strategy \"doubling\" (line %d): %s",
 		          ld->strategy_line, err.message);
