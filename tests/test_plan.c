@@ -78,6 +78,67 @@ expect_one(const char *text, int line, const char *needle)
 	plan_diags_clear(&diags);
 }
 
+/* One mistake a test expects: its line and its whole message. */
+struct want {
+	int line;
+	const char *message;
+};
+
+/* Expect exactly the mistakes WANT (N of them), in the order reported. */
+static void
+expect_all(const char *text, const struct want *want, int n)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+	int same = rc == RS_EPLAN && diags.n == n;
+
+	for (int i = 0; same && i < n; i++)
+		same = diags.items[i].line == want[i].line &&
+		       strcmp(diags.items[i].message, want[i].message) == 0;
+	if (!same) {
+		fprintf(stderr, "expected:\n");
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "plan:%d: %s\n", want[i].line,
+			        want[i].message);
+		fprintf(stderr, "got (rc %d):\n", rc);
+		plan_diags_print(&diags, "plan", stderr);
+		plan_free(plan);
+		plan_diags_clear(&diags);
+		fail_msg("the mistakes differ");
+	}
+	assert_null(plan);
+	plan_diags_clear(&diags);
+}
+
+#define EXPECT_ALL(text, ...)                                                  \
+	expect_all((text), (const struct want[]){__VA_ARGS__},                 \
+	           (int)(sizeof((const struct want[]){__VA_ARGS__}) /          \
+	                 sizeof(struct want)))
+
+/* TEXT must load; returns the plan (free it). */
+static struct rs_plan *
+expect_loads(const char *text)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+
+	if (rc != 0) {
+		plan_diags_print(&diags, "plan", stderr);
+		fail_msg("the plan was refused (%d mistakes)", diags.n);
+	}
+	assert_non_null(plan);
+	return plan;
+}
+
+/* TEXT must load: a plan with a suggestion applied. */
+static void
+expect_valid(const char *text)
+{
+	plan_free(expect_loads(text));
+}
+
 static void
 test_valid_doubling_loads_with_defaults(void **state)
 {
@@ -232,6 +293,8 @@ test_unknown_map_kind(void **state)
 	           10, "did you mean 'ring'");
 }
 
+/* The shard suggested for the typo is one the list does not hold yet:
+ * db0 would be listed twice. */
 static void
 test_node_not_a_shard(void **state)
 {
@@ -240,8 +303,52 @@ test_node_not_a_shard(void **state)
 	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
 	           "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
 	           "strategy = \"split\";\n",
-	           11, "'db4' is not a shard; did you mean 'db"); /* db3 unused
-	                                                             too */
+	           11, "'db4' is not a shard; did you mean 'db3'?");
+}
+
+/* A shard that is not a group has no name: a typo elsewhere is matched
+ * against the others (this crashed), and it is not called unused. */
+static void
+test_shard_not_a_group_with_a_typo(void **state)
+{
+	(void)state;
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
+	           "},\n  5 );\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"modulo\"; nodes = [\"a\", \"bb\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {5, "each shard must be a group, e.g. { name = \"db0\"; url "
+	               "= \"sqlite:///srv/db0.db\"; }"},
+	           {7, "node 'bb' is not a shard; the shards are a"});
+}
+
+/* A suggested value is one the plan takes. */
+static void
+test_suggested_values_are_valid(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD
+	           "from = { map = \"slots\"; databases = \"2\"; "
+	           "tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = \"10\"; nodes = [\"db0\", "
+	           "\"db1\", \"db2\", \"db3\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {10, "'databases' must be an integer without quotes, e.g. "
+	                "databases = 2;"},
+	           {11, "'vnodes' must be an integer without quotes, e.g. "
+	                "vnodes = 100;"});
+	expect_valid(HEAD FROM_SLOTS
+	             "to = { map = \"ring\"; vnodes = 100; nodes = [\"db0\", "
+	             "\"db1\", \"db2\", \"db3\"]; };\n"
+	             "strategy = \"split\";\n");
+	EXPECT_ALL(HEAD "from = { map = \"slots\"; tables_per_db = 4; nodes = "
+	                "[\"db0\", \"db1\"]; };\n" TO_SLOTS
+	                "strategy = \"doubling\";\n",
+	           {10,
+	            "a slots map needs 'databases'; add databases = 2; (one "
+	            "per node)"});
 }
 
 static void
@@ -596,22 +703,6 @@ limits_plan(int shards, int tables, const char *table_line,
 	return t.s;
 }
 
-/* TEXT must load; returns the plan (free it). */
-static struct rs_plan *
-expect_loads(const char *text)
-{
-	struct rs_plan *plan = NULL;
-	struct rs_plan_diags diags;
-	int rc = load_text(text, &plan, &diags);
-
-	if (rc != 0) {
-		plan_diags_print(&diags, "plan", stderr);
-		fail_msg("the plan was refused (%d mistakes)", diags.n);
-	}
-	assert_non_null(plan);
-	return plan;
-}
-
 static void
 test_limit_shards(void **state)
 {
@@ -869,6 +960,8 @@ main(void)
 		cmocka_unit_test(test_unknown_hash_suggests),
 		cmocka_unit_test(test_unknown_map_kind),
 		cmocka_unit_test(test_node_not_a_shard),
+		cmocka_unit_test(test_shard_not_a_group_with_a_typo),
+		cmocka_unit_test(test_suggested_values_are_valid),
 		cmocka_unit_test(test_setting_of_other_map_kind),
 		cmocka_unit_test(test_slots_node_count),
 		cmocka_unit_test(test_ranges_must_increase_and_end_at_max),

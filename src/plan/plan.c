@@ -144,10 +144,11 @@ get_string(struct plan_loader *ld, const config_setting_t *group,
 	return config_setting_get_string(m);
 }
 
-/* An integer setting in [MIN, MAX], DEFAULT when absent. */
+/* An integer setting in [MIN, MAX], FALLBACK when absent or wrong.  A
+ * mistake's message suggests EXAMPLE, a value in [MIN, MAX]. */
 static long long
 get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
-        long long fallback, long long min, long long max)
+        long long fallback, long long min, long long max, long long example)
 {
 	const config_setting_t *m = config_setting_get_member(group, name);
 	long long v;
@@ -159,7 +160,7 @@ get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
 		plan_diag(ld, setting_line(m),
 		          "'%s' must be an integer without quotes, e.g. %s = "
 		          "%lld;",
-		          name, name, fallback);
+		          name, name, example);
 		return fallback;
 	}
 	v = config_setting_get_int64(m);
@@ -285,25 +286,49 @@ shard_list(const struct rs_plan *plan, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (int i = 0; i < plan->n_shards && k < size; i++)
-		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
-		                      plan->shards[i].name);
+		if (plan->shards[i].name != NULL && plan->shards[i].name[0])
+			k += (size_t)snprintf(buf + k, size - k, "%s%s",
+			                      k > 0 ? ", " : "",
+			                      plan->shards[i].name);
 	return buf;
 }
 
-/* The index of the shard named NAME, or -1 with a mistake at LINE. */
+/* Whether NAME is one of TAKEN (N of them, NULLs skipped). */
+static int
+name_taken(const char *name, const char *const *taken, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (taken[i] != NULL && strcmp(taken[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The index of the shard named NAME, or -1 with a mistake at LINE.  The
+ * shard it suggests instead is none of TAKEN (N_TAKEN names): those the
+ * same setting names already, which would be a mistake of their own. */
 static int
 resolve_shard(struct plan_loader *ld, const char *name, int line,
-              const char *what)
+              const char *what, const char *const *taken, int n_taken)
 {
 	const struct rs_plan *plan = ld->plan;
 	int i = plan_shard_index(plan, name);
+	const char **free_names;
 	const char *close;
+	size_t n_free = 0;
 	char list[512];
 
 	if (i >= 0)
 		return i;
-	close = text_closest(name, (const char *const *)plan->shard_names,
-	                     (size_t)plan->n_shards);
+	free_names = malloc(sizeof(char *) * ((size_t)plan->n_shards + 1));
+	if (free_names == NULL) {
+		ld->nomem = 1;
+		return -1;
+	}
+	for (int k = 0; k < plan->n_shards; k++)
+		if (plan->shard_names[k] != NULL && /* not a group */
+		    !name_taken(plan->shard_names[k], taken, n_taken))
+			free_names[n_free++] = plan->shard_names[k];
+	close = text_closest(name, free_names, n_free);
 	if (close != NULL)
 		plan_diag(ld, line,
 		          "%s '%s' is not a shard; did you mean '%s'?", what,
@@ -311,6 +336,7 @@ resolve_shard(struct plan_loader *ld, const char *name, int line,
 	else
 		plan_diag(ld, line, "%s '%s' is not a shard; the shards are %s",
 		          what, name, shard_list(plan, list, sizeof(list)));
+	free(free_names);
 	return -1;
 }
 
@@ -478,11 +504,16 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 	/* Replicas name other shards, so they resolve once all are read. */
 	for (int i = 0; i < plan->n_shards && !ld->nomem; i++) {
 		struct rs_plan_shard *shard = &plan->shards[i];
+		const char *replica = replica_names[i];
 
-		if (replica_names[i] == NULL)
+		if (replica == NULL)
 			continue;
-		shard->replica = resolve_shard(ld, replica_names[i],
-		                               shard->line, "replica");
+		/* Not itself, nor another shard's replica. */
+		replica_names[i] = shard->name;
+		shard->replica =
+			resolve_shard(ld, replica, shard->line, "replica",
+		                      replica_names, plan->n_shards);
+		replica_names[i] = replica;
 		if (shard->replica == i) {
 			plan_diag(ld, shard->line,
 			          "shard '%s' names itself as its replica; "
@@ -582,8 +613,8 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 		node = get_string(ld, r, "a range", "node", 1,
 		                  "node = \"db0\";");
 		if (node != NULL)
-			def->ranges[i].shard =
-				resolve_shard(ld, node, line, "range node");
+			def->ranges[i].shard = resolve_shard(
+				ld, node, line, "range node", NULL, 0);
 		if (end == NULL) {
 			plan_diag(ld, line,
 			          "a range has no 'end'; add end = "
@@ -762,6 +793,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 			      "[\"db0\", \"db1\"]; }";
 	const config_setting_t *group = get_group(ld, root, which, 1, example);
 	const config_setting_t *nodes;
+	const char **listed;
 	const char *kind;
 	char where[32];
 
@@ -807,15 +839,21 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	                 "nodes = [\"db0\", \"db1\"];");
 	if (def->kind == RS_MAP_SLOTS) {
 		const config_setting_t *f;
+		/* The databases a suggestion names: one per node listed. */
+		int per_node = nodes != NULL ? config_setting_length(nodes) : 2;
 
+		if (per_node > RS_PLAN_MAX_SHARDS)
+			per_node = RS_PLAN_MAX_SHARDS;
 		def->databases = (int)get_int(ld, group, "databases", 0, 1,
-		                              RS_PLAN_MAX_SHARDS);
-		def->tables_per_db = (int)get_int(ld, group, "tables_per_db", 1,
-		                                  1, RS_PLAN_MAX_SLOT_TABLES);
+		                              RS_PLAN_MAX_SHARDS, per_node);
+		def->tables_per_db =
+			(int)get_int(ld, group, "tables_per_db", 1, 1,
+		                     RS_PLAN_MAX_SLOT_TABLES, 1);
 		if (config_setting_get_member(group, "databases") == NULL)
 			plan_diag(ld, setting_line(group),
 			          "a slots map needs 'databases'; add "
-			          "databases = N; (the number of nodes)");
+			          "databases = %d; (one per node)",
+			          per_node);
 		f = config_setting_get_member(group, "table_format");
 		if (f != NULL) {
 			const char *format =
@@ -834,7 +872,8 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		}
 	}
 	if (def->kind == RS_MAP_RING) {
-		def->vnodes = (int)get_int(ld, group, "vnodes", 0, 1, 100000);
+		def->vnodes =
+			(int)get_int(ld, group, "vnodes", 0, 1, 100000, 100);
 		if (config_setting_get_member(group, "vnodes") == NULL)
 			plan_diag(ld, setting_line(group),
 			          "a ring map needs 'vnodes'; add vnodes = "
@@ -844,24 +883,29 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		return;
 	def->n_nodes = config_setting_length(nodes);
 	def->nodes = calloc((size_t)def->n_nodes, sizeof(int));
-	if (def->nodes == NULL) {
+	/* A node that is not a shard is told of one not listed yet. */
+	listed = calloc((size_t)def->n_nodes, sizeof(char *));
+	if (def->nodes == NULL || listed == NULL) {
+		free(listed);
 		ld->nomem = 1;
 		return;
 	}
 	for (int i = 0; i < def->n_nodes; i++) {
-		const config_setting_t *n =
-			config_setting_get_elem(nodes, (unsigned)i);
-		const char *name = config_setting_get_string(n);
-
 		def->nodes[i] = -1;
+		listed[i] = config_setting_get_string(
+			config_setting_get_elem(nodes, (unsigned)i));
+	}
+	for (int i = 0; i < def->n_nodes; i++) {
+		const char *name = listed[i];
+
 		if (name == NULL) {
 			plan_diag(ld, setting_line(nodes),
 			          "nodes must be shard names in quotes, e.g. "
 			          "nodes = [\"db0\", \"db1\"];");
 			break;
 		}
-		def->nodes[i] =
-			resolve_shard(ld, name, setting_line(nodes), "node");
+		def->nodes[i] = resolve_shard(ld, name, setting_line(nodes),
+		                              "node", listed, def->n_nodes);
 		for (int j = 0; j < i && def->nodes[i] >= 0; j++)
 			if (def->nodes[j] == def->nodes[i])
 				plan_diag(ld, setting_line(nodes),
@@ -875,6 +919,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		          "a slots map with databases = %d needs %d nodes, "
 		          "one per database, but lists %d",
 		          def->databases, def->databases, def->n_nodes);
+	free(listed);
 	check_map_limits(ld, group, which, def);
 }
 
@@ -904,18 +949,19 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	if (g == NULL)
 		return;
 	check_known(ld, g, "options", known);
-	o->batch_rows = (int)get_int(ld, g, "batch_rows", 5000, 1, 1000000);
-	o->parallel = (int)get_int(ld, g, "parallel", 4, 1, 256);
-	o->max_rows_per_second =
-		(long)get_int(ld, g, "max_rows_per_second", 0, 0, 1000000000);
+	o->batch_rows =
+		(int)get_int(ld, g, "batch_rows", 5000, 1, 1000000, 5000);
+	o->parallel = (int)get_int(ld, g, "parallel", 4, 1, 256, 4);
+	o->max_rows_per_second = (long)get_int(ld, g, "max_rows_per_second", 0,
+	                                       0, 1000000000, 0);
 	o->max_replica_lag_seconds =
-		(int)get_int(ld, g, "max_replica_lag_seconds", 5, 0, 86400);
+		(int)get_int(ld, g, "max_replica_lag_seconds", 5, 0, 86400, 5);
 	o->fence_timeout_seconds =
-		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400);
+		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400, 30);
 	o->lock_timeout_ms =
-		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000);
-	o->operation_timeout_seconds =
-		(int)get_int(ld, g, "operation_timeout_seconds", 60, 1, 86400);
+		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000, 2000);
+	o->operation_timeout_seconds = (int)get_int(
+		ld, g, "operation_timeout_seconds", 60, 1, 86400, 60);
 	o->create_tables = get_bool(ld, g, "create_tables", 0);
 }
 
@@ -981,7 +1027,7 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	if (m == NULL)
 		plan_diag(ld, 1, "the plan has no 'version'; add version = 1;");
 	else
-		plan->version = (int)get_int(ld, root, "version", 1, 1, 1);
+		plan->version = (int)get_int(ld, root, "version", 1, 1, 1, 1);
 
 	s = get_string(ld, root, "the plan", "name", 1,
 	               "name = \"orders-2x\";");
