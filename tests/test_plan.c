@@ -293,17 +293,21 @@ test_unknown_map_kind(void **state)
 	           10, "did you mean 'ring'");
 }
 
-/* The shard suggested for the typo is one the list does not hold yet:
- * db0 would be listed twice. */
+/* The unused shard is reported with the map's mistakes, and the shard
+ * suggested for the typo is one the list does not hold yet (db0 would be
+ * listed twice). */
 static void
 test_node_not_a_shard(void **state)
 {
 	(void)state;
-	expect_one(HEAD FROM_SLOTS
+	EXPECT_ALL(HEAD FROM_SLOTS
 	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
 	           "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
 	           "strategy = \"split\";\n",
-	           11, "'db4' is not a shard; did you mean 'db3'?");
+	           {8, "shard 'db3' is in neither the from nor the to map; "
+	               "add it to a map or remove it"},
+	           {11, "node 'db4' is not a shard; did you mean 'db3'?"});
+	expect_valid(HEAD FROM_SLOTS TO_SLOTS "strategy = \"split\";\n");
 }
 
 /* A shard that is not a group has no name: a typo elsewhere is matched
@@ -322,6 +326,92 @@ test_shard_not_a_group_with_a_typo(void **state)
 	           {5, "each shard must be a group, e.g. { name = \"db0\"; url "
 	               "= \"sqlite:///srv/db0.db\"; }"},
 	           {7, "node 'bb' is not a shard; the shards are a"});
+}
+
+/* A map's mistakes and the unused-shard check in one run. */
+static void
+test_unused_shard_with_map_mistakes(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD FROM_SLOTS
+	           "to = { map = \"modulo\"; vnodes = 10; nodes = [\"db0\", "
+	           "\"db1\", \"db2\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {8, "shard 'db3' is in neither the from nor the to map; "
+	               "add it to a map or remove it"},
+	           {11, "'vnodes' is not a setting of a modulo map; remove "
+	                "it"});
+	/* A map that cannot compile, a misspelt option and an unused shard:
+	 * each once, in one run. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = 5; nodes = [\"a\", "
+	           "\"b\"]; };\n"
+	           "strategy = \"split\";\n"
+	           "options = { batch_row = 100; };\n",
+	           {8, "shard 'c' is in neither the from nor the to map; add "
+	               "it to a map or remove it"},
+	           {11, "the ring cannot place node a: hash identity cannot "
+	                "take its point name \"a#0\""},
+	           {13, "unknown setting 'batch_row' in options; did you mean "
+	                "'batch_rows'?"});
+}
+
+/* A plan without `from`, `to` or both says so, suggesting a map of the
+ * other's kind with the plan's own shards; each suggestion loads. */
+static void
+test_missing_from_or_to(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD TO_SLOTS "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"slots\"; databases = 2; "
+	               "tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };"});
+	expect_valid(
+		HEAD
+		"from = { map = \"slots\"; databases = 2; "
+		"tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };\n" TO_SLOTS
+		"strategy = \"doubling\";\n");
+	EXPECT_ALL(HEAD FROM_SLOTS "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'to', the map that places rows once "
+	               "resharded; add to = { map = \"slots\"; databases = 4; "
+	               "tables_per_db = 4; nodes = [\"db0\", \"db1\", "
+	               "\"db2\", \"db3\"]; };"});
+	expect_valid(
+		HEAD FROM_SLOTS
+		"to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		"nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+		"strategy = \"doubling\";\n");
+	EXPECT_ALL(HEAD "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"modulo\"; nodes = [\"db0\", "
+	               "\"db1\"]; };"},
+	           {1, "the plan has no 'to', the map that places rows once "
+	               "resharded; add to = { map = \"modulo\"; nodes = "
+	               "[\"db0\", \"db1\", \"db2\", \"db3\"]; };"});
+	expect_valid(
+		HEAD
+		"from = { map = \"modulo\"; nodes = [\"db0\", \"db1\"]; };\n"
+		"to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
+		"\"db2\", \"db3\"]; };\n"
+		"strategy = \"doubling\";\n");
+	/* Without shards too. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {1, "the plan has no 'shards'; add shards = ( { name = "
+	               "\"db0\"; url = \"postgresql://app@host:5432/app\"; } "
+	               ");"},
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"modulo\"; nodes = [\"db0\", "
+	               "\"db1\"]; };"});
 }
 
 /* A suggested value is one the plan takes. */
@@ -961,6 +1051,8 @@ main(void)
 		cmocka_unit_test(test_unknown_map_kind),
 		cmocka_unit_test(test_node_not_a_shard),
 		cmocka_unit_test(test_shard_not_a_group_with_a_typo),
+		cmocka_unit_test(test_unused_shard_with_map_mistakes),
+		cmocka_unit_test(test_missing_from_or_to),
 		cmocka_unit_test(test_suggested_values_are_valid),
 		cmocka_unit_test(test_setting_of_other_map_kind),
 		cmocka_unit_test(test_slots_node_count),
