@@ -5,10 +5,13 @@
  * map_prove_doubling, never sampled.
  *
  * Each rule runs when the settings it looks at were read well enough, even
- * if other settings have mistakes, so that one run reports them all.
+ * if other settings have mistakes, so that one run reports them all.  A
+ * doubling that breaks its rule is reported once for each shard whose
+ * points go astray, with advice that fits the kind of the `to` map.
  */
 #include "plan/plan_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 static int
@@ -60,27 +63,186 @@ check_doubling_shapes(struct plan_loader *ld)
 	}
 }
 
-/* Prove the doubling rule over every point. */
+/*
+ * Whether `replica = "T";` on shard F is a suggestion the plan would take
+ * and that fixes F: F's points all move to T, F has no replica yet, T is
+ * not a node of `from`, no shard names T as its replica, and no other
+ * shard would be told to take T too.
+ */
+static int
+replica_fits(const struct rs_plan *plan, const struct rs_doubling_found *found,
+             int f)
+{
+	int t = found[f].bad_to;
+
+	if (found[f].spread || plan->shards[f].replica >= 0 ||
+	    map_uses(&plan->from_def, t))
+		return 0;
+	for (int g = 0; g < plan->n_shards; g++) {
+		if (plan->shards[g].replica == t)
+			return 0;
+		if (g != f && found[g].bad_to == t && !found[g].spread &&
+		    plan->shards[g].replica < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether shard S is a node of the nodes list of DEF. */
+static int
+nodes_hold(const struct rs_map_def *def, int s)
+{
+	for (int i = 0; i < def->n_nodes; i++)
+		if (def->nodes[i] == s)
+			return 1;
+	return 0;
+}
+
+/* What would make shard F's points follow the doubling rule, into BUF,
+ * fitting the kind of the `to` map. */
+static void
+doubling_advice(const struct rs_plan *plan,
+                const struct rs_doubling_found *found, int f, char *buf,
+                size_t size)
+{
+	const char *name = plan->shards[f].name;
+	const char *t = plan->shards[found[f].bad_to].name;
+	int replica = plan->shards[f].replica;
+	const char *r = replica >= 0 ? plan->shards[replica].name : NULL;
+	const struct rs_map_def *from = &plan->from_def, *to = &plan->to_def;
+	int periodic_from =
+		from->kind == RS_MAP_MODULO || from->kind == RS_MAP_SLOTS;
+	char list[400], databases[48];
+
+	snprintf(databases, sizeof(databases), " with databases = %d",
+	         2 * from->n_nodes);
+
+	if (replica_fits(plan, found, f)) {
+		snprintf(buf, size, "add replica = \"%s\"; to shard '%s'", t,
+		         name);
+		return;
+	}
+	switch (to->kind) {
+	case RS_MAP_RING:
+		snprintf(buf, size,
+		         "use strategy = \"split\" (a new ring node takes "
+		         "points from several nodes, which one replica cannot "
+		         "follow)");
+		return;
+	case RS_MAP_RANGES:
+		if (r != NULL && !found[f].spread)
+			snprintf(buf, size,
+			         "give that range to %s in to, or use strategy "
+			         "= \"split\"",
+			         r);
+		else if (r != NULL)
+			snprintf(buf, size,
+			         "give every range that %s loses to %s in to, "
+			         "or use strategy = \"split\"",
+			         name, r);
+		else
+			snprintf(buf, size,
+			         "give every range that %s loses to one shard "
+			         "that is not in from and name that shard as "
+			         "its replica, or use strategy = \"split\"",
+			         name);
+		return;
+	case RS_MAP_MODULO:
+	case RS_MAP_SLOTS:
+		/* A periodic map doubles by listing from's nodes and then
+		 * their replicas: the whole answer, when every node has one. */
+		if (periodic_from &&
+		    plan_doubled_nodes(plan, list, sizeof(list)) > 0)
+			snprintf(buf, size,
+			         "list to's nodes as [%s]%s, from's nodes and "
+			         "then their replicas in the same order",
+			         list,
+			         to->kind == RS_MAP_SLOTS ? databases : "");
+		else if (r != NULL && !found[f].spread &&
+		         nodes_hold(to, replica))
+			snprintf(buf, size, "swap %s and %s in to's nodes", r,
+			         t);
+		else if (r != NULL && !found[f].spread)
+			snprintf(buf, size,
+			         "put %s in %s's place in to's nodes", r, t);
+		else if (periodic_from)
+			snprintf(buf, size,
+			         "give every node of from a replica, then list "
+			         "from's nodes in to and their replicas after "
+			         "them in the same order; or use strategy = "
+			         "\"split\"");
+		else
+			snprintf(buf, size, "use strategy = \"split\"");
+		return;
+	}
+}
+
+/* Prove the doubling rule and report every shard that breaks it. */
 static void
 check_doubling_moves(struct plan_loader *ld)
 {
 	struct rs_plan *plan = ld->plan;
 	const char *const *names = (const char *const *)plan->shard_names;
+	struct rs_doubling_found *found;
 	struct rs_err err = {0};
-	int *replica_of = malloc(sizeof(int) * (size_t)plan->n_shards);
+	int *replica_of;
 
-	if (replica_of == NULL) {
+	replica_of = malloc(sizeof(int) * (size_t)plan->n_shards);
+	found = malloc(sizeof(*found) * (size_t)plan->n_shards);
+	if (replica_of == NULL || found == NULL) {
+		free(replica_of);
+		free(found);
 		ld->nomem = 1;
 		return;
 	}
-	for (int i = 0; i < plan->n_shards; i++)
+	for (int i = 0; i < plan->n_shards; i++) {
 		replica_of[i] = plan->shards[i].replica;
-	if (map_prove_doubling(plan->from, plan->to, replica_of, names, NULL,
-	                       &err) != 0)
+		found[i].moves_to = found[i].bad_to = -1;
+		found[i].spread = 0;
+		found[i].bad_point = 0;
+	}
+	if (map_prove_doubling(plan->from, plan->to, replica_of, names, found,
+	                       &err) == 0)
+		goto done;
+	/* A table index that changes or a proof too long stops the proof:
+	 * then ERR says it all, and what FOUND holds is not the whole. */
+	if (err.code != 0) {
 		plan_diag(ld, ld->to_line,
 		          "strategy \"doubling\" (line %d): %s",
 		          ld->strategy_line, err.message);
+		goto done;
+	}
+	for (int f = 0; f < plan->n_shards; f++) {
+		const char *t;
+		char advice[768];
+
+		if (found[f].bad_to < 0)
+			continue;
+		t = plan->shards[found[f].bad_to].name;
+		doubling_advice(plan, found, f, advice, sizeof(advice));
+		if (plan->shards[f].replica < 0)
+			plan_diag(ld, plan->shards[f].line,
+			          "strategy \"doubling\" (line %d): point "
+			          "%" PRIu64 " moves from %s to %s, but %s "
+			          "declares no replica; a doubling moves a "
+			          "shard's rows only to its replica: %s",
+			          ld->strategy_line, found[f].bad_point,
+			          plan->shards[f].name, t, plan->shards[f].name,
+			          advice);
+		else
+			plan_diag(ld, plan->shards[f].line,
+			          "strategy \"doubling\" (line %d): point "
+			          "%" PRIu64 " moves from %s to %s, but %s's "
+			          "replica is %s; a doubling moves a shard's "
+			          "rows only to its replica: %s",
+			          ld->strategy_line, found[f].bad_point,
+			          plan->shards[f].name, t, plan->shards[f].name,
+			          plan->shards[plan->shards[f].replica].name,
+			          advice);
+	}
+done:
 	free(replica_of);
+	free(found);
 }
 
 void
