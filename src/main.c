@@ -107,6 +107,21 @@ main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (argv[1][0] == '-') {
+		static const struct option options[] = {
+			{"help", no_argument, NULL, 'h'},
+			{"version", no_argument, NULL, 'V'},
+			{NULL, 0, NULL, 0},
+		};
+
+		close = cli_closest_option(argv[1], options);
+		fprintf(stderr,
+		        "reshard: unknown option '%s'%s%s%s; see `reshard "
+		        "--help`\n",
+		        argv[1], close ? " (did you mean '--" : "",
+		        close ? close : "", close ? "'?)" : "");
+		return 2;
+	}
 	close = text_closest(argv[1], names, N_COMMANDS);
 	fprintf(stderr,
 	        "reshard: unknown command '%s'%s%s%s; see `reshard --help`\n",

@@ -48,6 +48,40 @@ expect_exit 2 "unknown command" "$bin" dryrun
 check "suggests dry-run" grep -q "did you mean 'dry-run'" "$tmp/err"
 expect_exit 2 "unknown option" "$bin" dry-run "$data/slots-2x.cfg" --kyes x
 check "names the option" grep -q -- "--kyes" "$tmp/err"
+
+# An unknown option gets the closest of that command's own options, or
+# the list of them; each command through the same helper.
+expect_exit 2 "dry-run --kyes" "$bin" dry-run "$data/slots-2x.cfg" --kyes x
+check "dry-run suggests --keys" grep -qxF "reshard: dry-run: unknown option '--kyes' (did you mean '--keys'?); see \`reshard dry-run --help\`" "$tmp/err"
+expect_exit 2 "route --tabel" "$bin" route "$data/slots-2x.cfg" --tabel orders 1
+check "route suggests --table" grep -qF "route: unknown option '--tabel' (did you mean '--table'?)" "$tmp/err"
+expect_exit 2 "run --yse" "$bin" run "$data/slots-2x.cfg" --yse
+check "run suggests --yes" grep -qF "run: unknown option '--yse' (did you mean '--yes'?)" "$tmp/err"
+expect_exit 2 "status --fromat" "$bin" status "$data/slots-2x.cfg" --fromat json
+check "status suggests --format" grep -qF "status: unknown option '--fromat' (did you mean '--format'?)" "$tmp/err"
+expect_exit 2 "abort --hlep" "$bin" abort --hlep
+check "abort suggests --help" grep -qF "abort: unknown option '--hlep' (did you mean '--help'?)" "$tmp/err"
+expect_exit 2 "demo --rosw" "$bin" demo "$tmp/no-demo" --rosw 5
+check "demo suggests --rows" grep -qF "demo: unknown option '--rosw' (did you mean '--rows'?)" "$tmp/err"
+check "demo made nothing" test ! -e "$tmp/no-demo"
+expect_exit 2 "--verison" "$bin" --verison
+check "suggests --version" grep -qxF "reshard: unknown option '--verison' (did you mean '--version'?); see \`reshard --help\`" "$tmp/err"
+expect_exit 2 "dry-run -x" "$bin" dry-run "$data/slots-2x.cfg" -x
+check "lists dry-run's options" grep -qxF "reshard: dry-run: unknown option '-x'; the options are --keys, --table, --summary, --format, --top, --help" "$tmp/err"
+expect_exit 2 "dry-run --t" "$bin" dry-run "$data/slots-2x.cfg" --t 3
+check "--t is the start of two" grep -qxF "reshard: dry-run: option '--t' is the start of --table, --top; write more of it" "$tmp/err"
+expect_exit 2 "route --table without a value" "$bin" route "$data/slots-2x.cfg" 1 --table
+check "--table needs a value" grep -qF "route: option '--table' needs a value" "$tmp/err"
+expect_exit 2 "dry-run --summary=yes" "$bin" dry-run "$data/slots-2x.cfg" --summary=yes
+check "--summary takes no value" grep -qF "dry-run: option '--summary' takes no value" "$tmp/err"
+
+# A key that looks like an option: route says so and how to pass it.
+expect_exit 2 "route PLAN -7" "$bin" route "$data/ranges-ids.cfg" -7
+check "-7 looks like an option" grep -qxF "reshard: route: key '-7' looks like an option; put -- before the keys: reshard route PLAN -- -7" "$tmp/err"
+check "route -7 prints nothing" test ! -s "$tmp/out"
+expect_exit 2 "route PLAN 5 -abc" "$bin" route "$data/ranges-ids.cfg" 5 -abc
+check "-abc named, with the hint" grep -qxF "reshard: route: unknown option '-abc'; the options are --table, --help; if it is a key, put -- before the keys: reshard route PLAN -- -abc" "$tmp/err"
+expect_exit 0 "route PLAN -- 7" "$bin" route "$data/ranges-ids.cfg" -- 7
 expect_exit 2 "bad --format" "$bin" dry-run "$data/slots-2x.cfg" --keys x --format xml
 
 # An invalid plan: every mistake, each as FILE:LINE, exit 2.
@@ -67,6 +101,23 @@ check "hash mistake at line 3" grep -q "bad.cfg:3: unknown hash 'sha265_64'" "$t
 check "node mistake at line 7" grep -q "bad.cfg:7: node 'b' is not a shard" "$tmp/err"
 check "option mistake at line 9" grep -q "bad.cfg:9: unknown setting 'paralel' in options; did you mean 'parallel'" "$tmp/err"
 check "nothing on stdout" test ! -s "$tmp/out"
+
+# A plan without `to`, with a misspelt option and a shard no map has:
+# every mistake in one run.
+cat >"$tmp/no-to.cfg" <<'PLAN'
+version = 1;
+name = "no-to";
+tables = ( { name = "orders"; key = "id"; } );
+shards = ( { name = "a"; url = "sqlite:///tmp/a.db"; },
+           { name = "b"; url = "sqlite:///tmp/b.db"; } );
+from = { map = "modulo"; nodes = ["a"]; };
+strategy = "split";
+options = { batch_row = 10; };
+PLAN
+expect_exit 2 "plan without to" "$bin" route "$tmp/no-to.cfg" 1
+check "says there is no to" grep -qxF "$tmp/no-to.cfg:1: the plan has no 'to', the map that places rows once resharded; add to = { map = \"modulo\"; nodes = [\"a\", \"b\"]; };" "$tmp/err"
+check "and the misspelt option" grep -qF "no-to.cfg:8: unknown setting 'batch_row'" "$tmp/err"
+check "and says how many" grep -qxF "reshard: plan $tmp/no-to.cfg has 2 mistakes" "$tmp/err"
 
 # Dry-run from standard input gives exactly the independently computed movers.
 expect_exit 0 "dry-run stdin" "$bin" dry-run "$data/ring-4to5.cfg" --keys - <"$data/keys.txt"

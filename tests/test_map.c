@@ -349,15 +349,62 @@ test_prove_doubling(void **state)
 	to_def.n_nodes = to_def.databases = 4;
 	struct rs_map *from = compile(&from_def, RS_HASH_SHA256_64, names);
 	struct rs_map *to = compile(&to_def, RS_HASH_SHA256_64, names);
-	assert_int_equal(map_prove_doubling(from, to, replica_of, names, &err),
-	                 0);
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, NULL, &err), 0);
 	map_free(to);
 
 	to_def.nodes = swapped;
 	to = compile(&to_def, RS_HASH_SHA256_64, names);
-	assert_int_equal(map_prove_doubling(from, to, replica_of, names, &err),
-	                 RS_EPLAN);
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, NULL, &err),
+		RS_EPLAN);
 	assert_non_null(strstr(err.message, "db0's replica is db2"));
+	map_free(to);
+	map_free(from);
+}
+
+/* Asked to, the proof goes on past the first break and notes, for each
+ * shard, its first wrong point and whether its points go to several. */
+static void
+test_prove_doubling_every_shard(void **state)
+{
+	int from_nodes[] = {0, 1}, to_nodes[] = {0, 1, 3, 2, 2, 3};
+	int replica_of[] = {2, 3, -1, -1};
+	struct rs_map_def from_def = {
+		.kind = RS_MAP_MODULO, .nodes = from_nodes, .n_nodes = 2};
+	struct rs_map_def to_def = {
+		.kind = RS_MAP_MODULO, .nodes = to_nodes, .n_nodes = 4};
+	struct rs_doubling_found found[4];
+	struct rs_err err = {0};
+	struct rs_map *from, *to;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		found[i] = (struct rs_doubling_found){-1, 0, -1, 0};
+	from = compile(&from_def, RS_HASH_SHA256_64, names);
+	to = compile(&to_def, RS_HASH_SHA256_64, names);
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, found, &err),
+		RS_EPLAN);
+	assert_int_equal(err.code, 0); /* breaks are in FOUND */
+	assert_int_equal(found[0].bad_to, 3);
+	assert_true(found[0].bad_point == 2);
+	assert_int_equal(found[0].spread, 0);
+	assert_int_equal(found[1].bad_to, 2);
+	assert_true(found[1].bad_point == 3);
+	assert_int_equal(found[2].moves_to, -1);
+	map_free(to);
+
+	/* modulo 2 -> 6: each shard's points go to two others. */
+	to_def.n_nodes = 6;
+	to = compile(&to_def, RS_HASH_SHA256_64, names);
+	for (int i = 0; i < 4; i++)
+		found[i] = (struct rs_doubling_found){-1, 0, -1, 0};
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, found, &err),
+		RS_EPLAN);
+	assert_int_equal(found[0].spread, 1);
+	assert_int_equal(found[1].spread, 1);
 	map_free(to);
 	map_free(from);
 }
@@ -382,8 +429,9 @@ test_prove_doubling_ranges_thin_slice(void **state)
 	struct rs_map *to = compile(&to_def, RS_HASH_IDENTITY, names);
 
 	(void)state;
-	assert_int_equal(map_prove_doubling(from, to, replica_of, names, &err),
-	                 RS_EPLAN);
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, NULL, &err),
+		RS_EPLAN);
 	assert_non_null(strstr(err.message, "point 9223372036854775808 moves "
 	                                    "from db0 to db2"));
 	map_free(to);
@@ -408,8 +456,9 @@ test_prove_doubling_mixed_kinds(void **state)
 	struct rs_map *to = compile(&to_def, RS_HASH_IDENTITY, names);
 
 	(void)state;
-	assert_int_equal(map_prove_doubling(from, to, replica_of, names, &err),
-	                 RS_EPLAN);
+	assert_int_equal(
+		map_prove_doubling(from, to, replica_of, names, NULL, &err),
+		RS_EPLAN);
 	assert_non_null(strstr(err.message, "point 1 moves from db1 to db2"));
 	map_free(to);
 	map_free(from);
@@ -429,6 +478,7 @@ main(void)
 		cmocka_unit_test(test_ring_equal_positions_ordered_by_name),
 		cmocka_unit_test(test_ring_needs_text_hash),
 		cmocka_unit_test(test_prove_doubling),
+		cmocka_unit_test(test_prove_doubling_every_shard),
 		cmocka_unit_test(test_prove_doubling_ranges_thin_slice),
 		cmocka_unit_test(test_prove_doubling_mixed_kinds),
 	};

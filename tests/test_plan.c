@@ -78,6 +78,67 @@ expect_one(const char *text, int line, const char *needle)
 	plan_diags_clear(&diags);
 }
 
+/* One mistake a test expects: its line and its whole message. */
+struct want {
+	int line;
+	const char *message;
+};
+
+/* Expect exactly the mistakes WANT (N of them), in the order reported. */
+static void
+expect_all(const char *text, const struct want *want, int n)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+	int same = rc == RS_EPLAN && diags.n == n;
+
+	for (int i = 0; same && i < n; i++)
+		same = diags.items[i].line == want[i].line &&
+		       strcmp(diags.items[i].message, want[i].message) == 0;
+	if (!same) {
+		fprintf(stderr, "expected:\n");
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "plan:%d: %s\n", want[i].line,
+			        want[i].message);
+		fprintf(stderr, "got (rc %d):\n", rc);
+		plan_diags_print(&diags, "plan", stderr);
+		plan_free(plan);
+		plan_diags_clear(&diags);
+		fail_msg("the mistakes differ");
+	}
+	assert_null(plan);
+	plan_diags_clear(&diags);
+}
+
+#define EXPECT_ALL(text, ...)                                                  \
+	expect_all((text), (const struct want[]){__VA_ARGS__},                 \
+	           (int)(sizeof((const struct want[]){__VA_ARGS__}) /          \
+	                 sizeof(struct want)))
+
+/* TEXT must load; returns the plan (free it). */
+static struct rs_plan *
+expect_loads(const char *text)
+{
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int rc = load_text(text, &plan, &diags);
+
+	if (rc != 0) {
+		plan_diags_print(&diags, "plan", stderr);
+		fail_msg("the plan was refused (%d mistakes)", diags.n);
+	}
+	assert_non_null(plan);
+	return plan;
+}
+
+/* TEXT must load: a plan with a suggestion applied. */
+static void
+expect_valid(const char *text)
+{
+	plan_free(expect_loads(text));
+}
+
 static void
 test_valid_doubling_loads_with_defaults(void **state)
 {
@@ -232,16 +293,152 @@ test_unknown_map_kind(void **state)
 	           10, "did you mean 'ring'");
 }
 
+/* The unused shard is reported with the map's mistakes, and the shard
+ * suggested for the typo is one the list does not hold yet (db0 would be
+ * listed twice). */
 static void
 test_node_not_a_shard(void **state)
 {
 	(void)state;
-	expect_one(HEAD FROM_SLOTS
+	EXPECT_ALL(HEAD FROM_SLOTS
 	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
 	           "nodes = [\"db0\", \"db1\", \"db2\", \"db4\"]; };\n"
 	           "strategy = \"split\";\n",
-	           11, "'db4' is not a shard; did you mean 'db"); /* db3 unused
-	                                                             too */
+	           {8, "shard 'db3' is in neither the from nor the to map; "
+	               "add it to a map or remove it"},
+	           {11, "node 'db4' is not a shard; did you mean 'db3'?"});
+	expect_valid(HEAD FROM_SLOTS TO_SLOTS "strategy = \"split\";\n");
+}
+
+/* A shard that is not a group has no name: a typo elsewhere is matched
+ * against the others (this crashed), and it is not called unused. */
+static void
+test_shard_not_a_group_with_a_typo(void **state)
+{
+	(void)state;
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
+	           "},\n  5 );\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"modulo\"; nodes = [\"a\", \"bb\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {5, "each shard must be a group, e.g. { name = \"db0\"; url "
+	               "= \"sqlite:///srv/db0.db\"; }"},
+	           {7, "node 'bb' is not a shard; the shards are a"});
+}
+
+/* A map's mistakes and the unused-shard check in one run. */
+static void
+test_unused_shard_with_map_mistakes(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD FROM_SLOTS
+	           "to = { map = \"modulo\"; vnodes = 10; nodes = [\"db0\", "
+	           "\"db1\", \"db2\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {8, "shard 'db3' is in neither the from nor the to map; "
+	               "add it to a map or remove it"},
+	           {11, "'vnodes' is not a setting of a modulo map; remove "
+	                "it"});
+	/* A map that cannot compile, a misspelt option and an unused shard:
+	 * each once, in one run. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"modulo\"; nodes = [\"a\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = 5; nodes = [\"a\", "
+	           "\"b\"]; };\n"
+	           "strategy = \"split\";\n"
+	           "options = { batch_row = 100; };\n",
+	           {8, "shard 'c' is in neither the from nor the to map; add "
+	               "it to a map or remove it"},
+	           {11, "the ring cannot place node a: hash identity cannot "
+	                "take its point name \"a#0\""},
+	           {13, "unknown setting 'batch_row' in options; did you mean "
+	                "'batch_rows'?"});
+}
+
+/* A plan without `from`, `to` or both says so, suggesting a map of the
+ * other's kind with the plan's own shards; each suggestion loads. */
+static void
+test_missing_from_or_to(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD TO_SLOTS "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"slots\"; databases = 2; "
+	               "tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };"});
+	expect_valid(
+		HEAD
+		"from = { map = \"slots\"; databases = 2; "
+		"tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };\n" TO_SLOTS
+		"strategy = \"doubling\";\n");
+	EXPECT_ALL(HEAD FROM_SLOTS "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'to', the map that places rows once "
+	               "resharded; add to = { map = \"slots\"; databases = 4; "
+	               "tables_per_db = 4; nodes = [\"db0\", \"db1\", "
+	               "\"db2\", \"db3\"]; };"});
+	expect_valid(
+		HEAD FROM_SLOTS
+		"to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		"nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; };\n"
+		"strategy = \"doubling\";\n");
+	EXPECT_ALL(HEAD "strategy = \"doubling\";\n",
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"modulo\"; nodes = [\"db0\", "
+	               "\"db1\"]; };"},
+	           {1, "the plan has no 'to', the map that places rows once "
+	               "resharded; add to = { map = \"modulo\"; nodes = "
+	               "[\"db0\", \"db1\", \"db2\", \"db3\"]; };"});
+	expect_valid(
+		HEAD
+		"from = { map = \"modulo\"; nodes = [\"db0\", \"db1\"]; };\n"
+		"to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
+		"\"db2\", \"db3\"]; };\n"
+		"strategy = \"doubling\";\n");
+	/* Without shards too. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {1, "the plan has no 'shards'; add shards = ( { name = "
+	               "\"db0\"; url = \"postgresql://app@host:5432/app\"; } "
+	               ");"},
+	           {1, "the plan has no 'from', the map that places rows now; "
+	               "add from = { map = \"modulo\"; nodes = [\"db0\", "
+	               "\"db1\"]; };"});
+}
+
+/* A suggested value is one the plan takes. */
+static void
+test_suggested_values_are_valid(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD
+	           "from = { map = \"slots\"; databases = \"2\"; "
+	           "tables_per_db = 4; nodes = [\"db0\", \"db1\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = \"10\"; nodes = [\"db0\", "
+	           "\"db1\", \"db2\", \"db3\"]; };\n"
+	           "strategy = \"split\";\n",
+	           {10, "'databases' must be an integer without quotes, e.g. "
+	                "databases = 2;"},
+	           {11, "'vnodes' must be an integer without quotes, e.g. "
+	                "vnodes = 100;"});
+	expect_valid(HEAD FROM_SLOTS
+	             "to = { map = \"ring\"; vnodes = 100; nodes = [\"db0\", "
+	             "\"db1\", \"db2\", \"db3\"]; };\n"
+	             "strategy = \"split\";\n");
+	EXPECT_ALL(HEAD "from = { map = \"slots\"; tables_per_db = 4; nodes = "
+	                "[\"db0\", \"db1\"]; };\n" TO_SLOTS
+	                "strategy = \"doubling\";\n",
+	           {10,
+	            "a slots map needs 'databases'; add databases = 2; (one "
+	            "per node)"});
 }
 
 static void
@@ -376,12 +573,78 @@ static void
 test_doubling_to_a_non_replica(void **state)
 {
 	(void)state;
-	/* db0's keys that move go to db3, but db0's replica is db2. */
-	expect_one(HEAD FROM_SLOTS
-	           "to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
-	           "nodes = [\"db0\", \"db1\", \"db3\", \"db2\"]; };\n"
-	           "strategy = \"doubling\";\n",
-	           11, "but db0's replica is db2");
+	/* db0's keys that move go to db3, but db0's replica is db2, and
+	 * db1's go to db2: both named, each at its shard, with the nodes
+	 * that would be right. */
+	EXPECT_ALL(
+		HEAD FROM_SLOTS
+		"to = { map = \"slots\"; databases = 4; tables_per_db = 4; "
+		"nodes = [\"db0\", \"db1\", \"db3\", \"db2\"]; };\n"
+		"strategy = \"doubling\";\n",
+		{5, "strategy \"doubling\" (line 12): point 8 moves from db0 "
+	            "to db3, but db0's replica is db2; a doubling moves a "
+	            "shard's rows only to its replica: list to's nodes as "
+	            "[\"db0\", \"db1\", \"db2\", \"db3\"] with databases = "
+	            "4, from's nodes and then their replicas in the same "
+	            "order"},
+		{6, "strategy \"doubling\" (line 12): point 12 moves from "
+	            "db1 to db2, but db1's replica is db3; a doubling moves a "
+	            "shard's rows only to its replica: list to's nodes as "
+	            "[\"db0\", \"db1\", \"db2\", \"db3\"] with databases = "
+	            "4, from's nodes and then their replicas in the same "
+	            "order"});
+	expect_valid(HEAD FROM_SLOTS TO_SLOTS "strategy = \"doubling\";\n");
+}
+
+/* Three shards without a replica: all three named, each with the replica
+ * that would be right, and that plan loads. */
+#define NO_REPLICAS(replica0, replica1, replica2)                              \
+	"version = 1;\nname = \"t\";\n"                                        \
+	"tables = ( { name = \"orders\"; key = \"id\"; } );\n"                 \
+	"shards = (\n"                                                         \
+	"  { name = \"db0\"; url = \"sqlite:///tmp/db0.db\";" replica0 " },\n" \
+	"  { name = \"db1\"; url = \"sqlite:///tmp/db1.db\";" replica1 " },\n" \
+	"  { name = \"db2\"; url = \"sqlite:///tmp/db2.db\";" replica2 " },\n" \
+	"  { name = \"db3\"; url = \"sqlite:///tmp/db3.db\"; },\n"             \
+	"  { name = \"db4\"; url = \"sqlite:///tmp/db4.db\"; },\n"             \
+	"  { name = \"db5\"; url = \"sqlite:///tmp/db5.db\"; }\n"              \
+	");\n"                                                                 \
+	"from = { map = \"modulo\"; nodes = [\"db0\", \"db1\", \"db2\"]; };\n" \
+	"to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", \"db2\", "        \
+	"\"db3\", \"db4\", \"db5\"]; };\n"                                     \
+	"strategy = \"doubling\";\n"
+
+static void
+test_doubling_names_every_shard_without_replica(void **state)
+{
+	(void)state;
+	EXPECT_ALL(
+		NO_REPLICAS("", "", ""),
+		{5, "strategy \"doubling\" (line 14): point 3 moves from db0 "
+	            "to db3, but db0 declares no replica; a doubling moves a "
+	            "shard's rows only to its replica: add replica = "
+	            "\"db3\"; to shard 'db0'"},
+		{6, "strategy \"doubling\" (line 14): point 4 moves from db1 "
+	            "to db4, but db1 declares no replica; a doubling moves a "
+	            "shard's rows only to its replica: add replica = "
+	            "\"db4\"; to shard 'db1'"},
+		{7, "strategy \"doubling\" (line 14): point 5 moves from db2 "
+	            "to db5, but db2 declares no replica; a doubling moves a "
+	            "shard's rows only to its replica: add replica = "
+	            "\"db5\"; to shard 'db2'"});
+	/* With one replica declared, the other two are still both named. */
+	EXPECT_ALL(
+		NO_REPLICAS(" replica = \"db3\";", "", ""),
+		{6, "strategy \"doubling\" (line 14): point 4 moves from db1 "
+	            "to db4, but db1 declares no replica; a doubling moves a "
+	            "shard's rows only to its replica: add replica = "
+	            "\"db4\"; to shard 'db1'"},
+		{7, "strategy \"doubling\" (line 14): point 5 moves from db2 "
+	            "to db5, but db2 declares no replica; a doubling moves a "
+	            "shard's rows only to its replica: add replica = "
+	            "\"db5\"; to shard 'db2'"});
+	expect_valid(NO_REPLICAS(" replica = \"db3\";", " replica = \"db4\";",
+	                         " replica = \"db5\";"));
 }
 
 static void
@@ -401,7 +664,9 @@ test_doubling_ring_growth_refused(void **state)
 	(void)state;
 	/* A new ring node takes keys from every old node; only one of them
 	 * can have it as replica. */
-	expect_one("version = 1;\nname = \"t\";\n"
+	/* replica = "c" for b would be refused (c follows a): the advice is
+	 * a split, with no word of ranges. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
 	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
 	           "shards = (\n"
 	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
@@ -414,7 +679,76 @@ test_doubling_ring_growth_refused(void **state)
 	           "to = { map = \"ring\"; vnodes = 50; nodes = [\"a\", \"b\", "
 	           "\"c\"]; };\n"
 	           "strategy = \"doubling\";\n",
-	           10, "moves from b to c, but b declares no replica");
+	           {6,
+	            "strategy \"doubling\" (line 11): point "
+	            "576922718972366743 moves from b to c, but b declares no "
+	            "replica; a doubling moves a shard's rows only to its "
+	            "replica: use strategy = \"split\" (a new ring node takes "
+	            "points from several nodes, which one replica cannot "
+	            "follow)"});
+}
+
+/* Ring, ranges: each shard named, with advice that fits the map. */
+static void
+test_doubling_advice_fits_the_map(void **state)
+{
+	(void)state;
+	EXPECT_ALL(
+		HEAD "from = { map = \"ring\"; vnodes = 10; nodes = [\"db0\", "
+		     "\"db1\"]; };\n"
+		     "to = { map = \"ring\"; vnodes = 10; nodes = [\"db0\", "
+		     "\"db1\", \"db2\", \"db3\"]; };\n"
+		     "strategy = \"doubling\";\n",
+		{5, "strategy \"doubling\" (line 12): point "
+	            "2318885038692426757 moves from db0 to db3, but db0's "
+	            "replica is db2; a doubling moves a shard's rows only to "
+	            "its replica: use strategy = \"split\" (a new ring node "
+	            "takes points from several nodes, which one replica "
+	            "cannot follow)"},
+		{6, "strategy \"doubling\" (line 12): point 0 moves from db1 "
+	            "to db2, but db1's replica is db3; a doubling moves a "
+	            "shard's rows only to its replica: use strategy = "
+	            "\"split\" (a new ring node takes points from several "
+	            "nodes, which one replica cannot follow)"});
+	/* A ring of one node doubles onto its replica. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"ring\"; vnodes = 50; nodes = [\"a\"]; };\n"
+	           "to = { map = \"ring\"; vnodes = 50; nodes = [\"a\", "
+	           "\"c\"]; };\n"
+	           "strategy = \"doubling\";\n",
+	           {5,
+	            "strategy \"doubling\" (line 10): point 0 moves from a to "
+	            "c, but a declares no replica; a doubling moves a shard's "
+	            "rows only to its replica: add replica = \"c\"; to shard "
+	            "'a'"});
+	/* Ranges: a range given to another shard than the replica. */
+	EXPECT_ALL("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; replica = "
+	           "\"c\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; replica = "
+	           "\"d\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; },\n"
+	           "  { name = \"d\"; url = \"sqlite:///tmp/d.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"ranges\"; ranges = ( { end = 999; node = "
+	           "\"a\"; }, { end = \"max\"; node = \"b\"; } ); };\n"
+	           "to = { map = \"ranges\"; ranges = ( { end = 499; node = "
+	           "\"a\"; }, { end = 999; node = \"c\"; }, { end = 5000; "
+	           "node = \"b\"; }, { end = 6000; node = \"c\"; }, { end = "
+	           "\"max\"; node = \"d\"; } ); };\n"
+	           "strategy = \"doubling\";\n",
+	           {7,
+	            "strategy \"doubling\" (line 13): point 5001 moves from b "
+	            "to c, but b's replica is d; a doubling moves a shard's "
+	            "rows only to its replica: give every range that b loses "
+	            "to d in to, or use strategy = \"split\""});
 }
 
 static void
@@ -456,13 +790,32 @@ test_doubling_modulo_vs_slots_refused(void **state)
 	/* modulo 2 → slots 4×1: key 1 is db1 under both, key 2 moves db0 →
 	 * db2 (fine), key 5 goes db1 → db1, key 6: db0 → db2; but modulo
 	 * nodes in the other order break it. */
-	expect_one(HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
-	                "\"db0\"]; };\n"
-	                "to = { map = \"slots\"; databases = 4; tables_per_db "
-	                "= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
-	                "};\n"
-	                "strategy = \"doubling\";\n",
-	           11, "moves from db1 to db0");
+	EXPECT_ALL(
+		HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
+		     "\"db0\"]; };\n"
+		     "to = { map = \"slots\"; databases = 4; tables_per_db "
+		     "= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
+		     "};\n"
+		     "strategy = \"doubling\";\n",
+		{5, "strategy \"doubling\" (line 12): point 1 moves from db0 "
+	            "to db1, but db0's replica is db2; a doubling moves a "
+	            "shard's rows only to its replica: list to's nodes as "
+	            "[\"db1\", \"db0\", \"db3\", \"db2\"] with databases = "
+	            "4, from's nodes and then their replicas in the same "
+	            "order"},
+		{6, "strategy \"doubling\" (line 12): point 0 moves from db1 "
+	            "to db0, but db1's replica is db3; a doubling moves a "
+	            "shard's rows only to its replica: list to's nodes as "
+	            "[\"db1\", \"db0\", \"db3\", \"db2\"] with databases = "
+	            "4, from's nodes and then their replicas in the same "
+	            "order"});
+	expect_valid(HEAD
+	             "from = { map = \"modulo\"; nodes = [\"db1\", "
+	             "\"db0\"]; };\n"
+	             "to = { map = \"slots\"; databases = 4; tables_per_db "
+	             "= 1; nodes = [\"db1\", \"db0\", \"db3\", \"db2\"]; "
+	             "};\n"
+	             "strategy = \"doubling\";\n");
 }
 
 static void
@@ -594,22 +947,6 @@ limits_plan(int shards, int tables, const char *table_line,
 	add_nodes(&t, n_to);
 	add(&t, "; };\nstrategy = \"split\";\n");
 	return t.s;
-}
-
-/* TEXT must load; returns the plan (free it). */
-static struct rs_plan *
-expect_loads(const char *text)
-{
-	struct rs_plan *plan = NULL;
-	struct rs_plan_diags diags;
-	int rc = load_text(text, &plan, &diags);
-
-	if (rc != 0) {
-		plan_diags_print(&diags, "plan", stderr);
-		fail_msg("the plan was refused (%d mistakes)", diags.n);
-	}
-	assert_non_null(plan);
-	return plan;
 }
 
 static void
@@ -869,6 +1206,10 @@ main(void)
 		cmocka_unit_test(test_unknown_hash_suggests),
 		cmocka_unit_test(test_unknown_map_kind),
 		cmocka_unit_test(test_node_not_a_shard),
+		cmocka_unit_test(test_shard_not_a_group_with_a_typo),
+		cmocka_unit_test(test_unused_shard_with_map_mistakes),
+		cmocka_unit_test(test_missing_from_or_to),
+		cmocka_unit_test(test_suggested_values_are_valid),
 		cmocka_unit_test(test_setting_of_other_map_kind),
 		cmocka_unit_test(test_slots_node_count),
 		cmocka_unit_test(test_ranges_must_increase_and_end_at_max),
@@ -878,8 +1219,11 @@ main(void)
 		cmocka_unit_test(test_bad_url_scheme),
 		cmocka_unit_test(test_unused_shard),
 		cmocka_unit_test(test_doubling_to_a_non_replica),
+		cmocka_unit_test(
+			test_doubling_names_every_shard_without_replica),
 		cmocka_unit_test(test_doubling_changing_table_index),
 		cmocka_unit_test(test_doubling_ring_growth_refused),
+		cmocka_unit_test(test_doubling_advice_fits_the_map),
 		cmocka_unit_test(test_doubling_range_split_proven),
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_ring_with_identity_hash),

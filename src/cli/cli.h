@@ -10,6 +10,8 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include <getopt.h>
+
 #include "common/err.h"
 #include "plan/plan.h"
 
@@ -18,6 +20,10 @@ struct rs_command {
 	const char *usage;   /* one line: arguments and options */
 	const char *summary; /* one line: what it does */
 	const char *help;    /* the options, for `reshard COMMAND --help` */
+	/* What the arguments after the plan are, when they may start with -
+	 * (route: "key"), so that an unknown option is told to go after --;
+	 * NULL when none may. */
+	const char *operand;
 	int (*run)(int argc, char **argv, struct rs_err *err);
 };
 
@@ -46,9 +52,20 @@ int cli_load_plan(const char *path, struct rs_plan **plan, struct rs_err *err);
 /* Print `usage: reshard USAGE` and the help text of COMMAND to OUT. */
 void cli_print_help(const struct rs_command *command, FILE *out);
 
-/* For getopt_long loops: the error for an unknown option or a missing
- * argument, pointing at --help. */
-int cli_bad_option(const struct rs_command *command, int argc, char **argv,
+/*
+ * For getopt_long loops (opterr = 0): the error for the argument
+ * getopt_long refused, named as written.  An unknown long option gets the
+ * closest of the command's LONGOPTS ("did you mean '--keys'?") or the list
+ * of them; the start of several names says which; an option without its
+ * value or with one it does not take says so.  For a command with an
+ * operand (route's keys), an unknown option is told to go after --.
+ */
+int cli_bad_option(const struct rs_command *command,
+                   const struct option *longopts, int argc, char **argv,
                    struct rs_err *err);
+
+/* The option of LONGOPTS closest to ARG ("--kyes" or "--kyes=x" for
+ * keys), or NULL when none is close. */
+const char *cli_closest_option(const char *arg, const struct option *longopts);
 
 #endif

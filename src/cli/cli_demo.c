@@ -37,8 +37,8 @@ cli_demo(int argc, char **argv, struct rs_err *err)
 			cli_print_help(&cli_demo_command, stdout);
 			return 0;
 		default:
-			return cli_bad_option(&cli_demo_command, argc, argv,
-			                      err);
+			return cli_bad_option(&cli_demo_command, longopts, argc,
+			                      argv, err);
 		}
 	}
 	if (argc - optind > 1)

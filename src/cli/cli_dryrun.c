@@ -67,8 +67,8 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 			cli_print_help(&cli_dryrun_command, stdout);
 			return 0;
 		default:
-			return cli_bad_option(&cli_dryrun_command, argc, argv,
-			                      err);
+			return cli_bad_option(&cli_dryrun_command, longopts,
+			                      argc, argv, err);
 		}
 	}
 	if (optind != argc - 1)

@@ -68,8 +68,8 @@ cli_route(int argc, char **argv, struct rs_err *err)
 			cli_print_help(&cli_route_command, stdout);
 			return 0;
 		default:
-			return cli_bad_option(&cli_route_command, argc, argv,
-			                      err);
+			return cli_bad_option(&cli_route_command, longopts,
+			                      argc, argv, err);
 		}
 	}
 	if (argc - optind < 2)
@@ -136,5 +136,6 @@ const struct rs_command cli_route_command = {
 		"starts with -\n"
 		"                   (reshard route PLAN -- -42)\n"
 		"\n" CLI_ESCAPING_HELP,
+	.operand = "key",
 	.run = cli_route,
 };

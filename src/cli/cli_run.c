@@ -53,8 +53,8 @@ cli_run(int argc, char **argv, struct rs_err *err)
 			cli_print_help(&cli_run_command, stdout);
 			return 0;
 		default:
-			return cli_bad_option(&cli_run_command, argc, argv,
-			                      err);
+			return cli_bad_option(&cli_run_command, longopts, argc,
+			                      argv, err);
 		}
 	}
 	if (optind != argc - 1)

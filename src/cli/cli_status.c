@@ -36,8 +36,8 @@ cli_status(int argc, char **argv, struct rs_err *err)
 			cli_print_help(&cli_status_command, stdout);
 			return 0;
 		default:
-			return cli_bad_option(&cli_status_command, argc, argv,
-			                      err);
+			return cli_bad_option(&cli_status_command, longopts,
+			                      argc, argv, err);
 		}
 	}
 	if (optind != argc - 1)
@@ -54,18 +54,26 @@ cli_status(int argc, char **argv, struct rs_err *err)
 static int
 cli_abort(int argc, char **argv, struct rs_err *err)
 {
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	struct rs_plan *plan = NULL;
-	int rc;
+	int c, rc;
 
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return cli_bad_option(&cli_abort_command, longopts,
+			                      argc, argv, err);
 		cli_print_help(&cli_abort_command, stdout);
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-')
+	if (optind != argc - 1)
 		return rs_err_set(err, RS_EUSAGE,
 		                  "abort needs exactly one plan file; see "
 		                  "`reshard abort --help`");
-	rc = cli_load_plan(argv[1], &plan, err);
+	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc == 0 && strategy_for(plan) == NULL)
 		rc = rs_err_set(err, RS_EUSAGE,
 		                "%s: strategy \"%s\" cannot be run by this "

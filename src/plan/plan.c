@@ -144,10 +144,11 @@ get_string(struct plan_loader *ld, const config_setting_t *group,
 	return config_setting_get_string(m);
 }
 
-/* An integer setting in [MIN, MAX], DEFAULT when absent. */
+/* An integer setting in [MIN, MAX], FALLBACK when absent or wrong.  A
+ * mistake's message suggests EXAMPLE, a value in [MIN, MAX]. */
 static long long
 get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
-        long long fallback, long long min, long long max)
+        long long fallback, long long min, long long max, long long example)
 {
 	const config_setting_t *m = config_setting_get_member(group, name);
 	long long v;
@@ -159,7 +160,7 @@ get_int(struct plan_loader *ld, const config_setting_t *group, const char *name,
 		plan_diag(ld, setting_line(m),
 		          "'%s' must be an integer without quotes, e.g. %s = "
 		          "%lld;",
-		          name, name, fallback);
+		          name, name, example);
 		return fallback;
 	}
 	v = config_setting_get_int64(m);
@@ -285,25 +286,51 @@ shard_list(const struct rs_plan *plan, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (int i = 0; i < plan->n_shards && k < size; i++)
-		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
-		                      plan->shards[i].name);
+		if (plan->shards[i].name != NULL && plan->shards[i].name[0])
+			k += (size_t)snprintf(buf + k, size - k, "%s%s",
+			                      k > 0 ? ", " : "",
+			                      plan->shards[i].name);
 	return buf;
 }
 
-/* The index of the shard named NAME, or -1 with a mistake at LINE. */
+/* Whether NAME is one of TAKEN (N of them, NULLs skipped). */
+static int
+name_taken(const char *name, const char *const *taken, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (taken[i] != NULL && strcmp(taken[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The index of the shard named NAME, or -1 with a mistake at LINE.  The
+ * shard it suggests instead is none of TAKEN (N_TAKEN names): those the
+ * same setting names already, which would be a mistake of their own. */
 static int
 resolve_shard(struct plan_loader *ld, const char *name, int line,
-              const char *what)
+              const char *what, const char *const *taken, int n_taken)
 {
 	const struct rs_plan *plan = ld->plan;
 	int i = plan_shard_index(plan, name);
+	const char **free_names;
 	const char *close;
+	size_t n_free = 0;
 	char list[512];
 
 	if (i >= 0)
 		return i;
-	close = text_closest(name, (const char *const *)plan->shard_names,
-	                     (size_t)plan->n_shards);
+	if (plan->shards == NULL)
+		return -1; /* no shards were read: that is reported */
+	free_names = malloc(sizeof(char *) * ((size_t)plan->n_shards + 1));
+	if (free_names == NULL) {
+		ld->nomem = 1;
+		return -1;
+	}
+	for (int k = 0; k < plan->n_shards; k++)
+		if (plan->shard_names[k] != NULL && /* not a group */
+		    !name_taken(plan->shard_names[k], taken, n_taken))
+			free_names[n_free++] = plan->shard_names[k];
+	close = text_closest(name, free_names, n_free);
 	if (close != NULL)
 		plan_diag(ld, line,
 		          "%s '%s' is not a shard; did you mean '%s'?", what,
@@ -311,6 +338,7 @@ resolve_shard(struct plan_loader *ld, const char *name, int line,
 	else
 		plan_diag(ld, line, "%s '%s' is not a shard; the shards are %s",
 		          what, name, shard_list(plan, list, sizeof(list)));
+	free(free_names);
 	return -1;
 }
 
@@ -394,6 +422,7 @@ static void
 read_shards(struct plan_loader *ld, const config_setting_t *root)
 {
 	struct rs_plan *plan = ld->plan;
+	int n_before = ld->diags->n;
 	static const char *const known[] = {"name", "url", "replica",
 	                                    "password_env", NULL};
 	const char *example = "shards = ( { name = \"db0\"; url = "
@@ -478,11 +507,16 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 	/* Replicas name other shards, so they resolve once all are read. */
 	for (int i = 0; i < plan->n_shards && !ld->nomem; i++) {
 		struct rs_plan_shard *shard = &plan->shards[i];
+		const char *replica = replica_names[i];
 
-		if (replica_names[i] == NULL)
+		if (replica == NULL)
 			continue;
-		shard->replica = resolve_shard(ld, replica_names[i],
-		                               shard->line, "replica");
+		/* Not itself, nor another shard's replica. */
+		replica_names[i] = shard->name;
+		shard->replica =
+			resolve_shard(ld, replica, shard->line, "replica",
+		                      replica_names, plan->n_shards);
+		replica_names[i] = replica;
 		if (shard->replica == i) {
 			plan_diag(ld, shard->line,
 			          "shard '%s' names itself as its replica; "
@@ -500,6 +534,7 @@ read_shards(struct plan_loader *ld, const config_setting_t *root)
 				          replica_names[i]);
 	}
 	free(replica_names);
+	ld->shards_ok = ld->diags->n == n_before;
 }
 
 /* Parse a range end: "max", "0x…" or decimal text, or a non-negative
@@ -533,7 +568,9 @@ parse_range_end(const config_setting_t *m, uint64_t *end)
 	return errno != 0 || *rest != '\0' ? -1 : 0;
 }
 
-static void
+/* Read the ranges of a ranges map.  Returns 1 when every range names its
+ * node (a shard or not), 0 when some node is unknown. */
+static int
 read_ranges(struct plan_loader *ld, const config_setting_t *group,
             struct rs_map_def *def)
 {
@@ -543,9 +580,10 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 		"= \"db0\"; }, { end = \"max\"; node = \"db1\"; } );";
 	const config_setting_t *list = get_list(ld, group, "a map", "ranges",
 	                                        CONFIG_TYPE_LIST, 1, example);
+	int all_named = 1;
 
 	if (list == NULL)
-		return;
+		return 0;
 	def->n_ranges = config_setting_length(list);
 	if (def->n_ranges > RS_PLAN_MAX_RANGES) {
 		char n[32], most[32];
@@ -560,7 +598,7 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 	def->ranges = calloc((size_t)def->n_ranges, sizeof(*def->ranges));
 	if (def->ranges == NULL) {
 		ld->nomem = 1;
-		return;
+		return 0;
 	}
 	for (int i = 0; i < def->n_ranges; i++) {
 		const config_setting_t *r =
@@ -575,6 +613,7 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 			          "each range must be a group, "
 			          "e.g. { end = \"max\"; node = "
 			          "\"db1\"; }");
+			all_named = 0;
 			continue;
 		}
 		check_known(ld, r, "a range", known);
@@ -582,8 +621,10 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 		node = get_string(ld, r, "a range", "node", 1,
 		                  "node = \"db0\";");
 		if (node != NULL)
-			def->ranges[i].shard =
-				resolve_shard(ld, node, line, "range node");
+			def->ranges[i].shard = resolve_shard(
+				ld, node, line, "range node", NULL, 0);
+		else
+			all_named = 0;
 		if (end == NULL) {
 			plan_diag(ld, line,
 			          "a range has no 'end'; add end = "
@@ -607,6 +648,7 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 			          "the last range must end at \"max\" so that "
 			          "every point has an owner");
 	}
+	return all_named;
 }
 
 /* The distinct shards that DEF names (those that resolved). */
@@ -743,7 +785,127 @@ check_map_limits(struct plan_loader *ld, const config_setting_t *group,
 	}
 }
 
+int
+plan_doubled_nodes(const struct rs_plan *plan, char *buf, size_t size)
+{
+	const struct rs_map_def *from = &plan->from_def;
+	size_t k = 0;
+
+	buf[0] = '\0';
+	if (from->n_nodes == 0)
+		return -1;
+	for (int i = 0; i < 2 * from->n_nodes; i++) {
+		int s = from->nodes[i % from->n_nodes];
+		int n;
+
+		if (s >= 0 && i >= from->n_nodes)
+			s = plan->shards[s].replica;
+		if (s < 0)
+			return -1;
+		/* A replica that is a node of from is a mistake of its own. */
+		for (int j = 0; i >= from->n_nodes && j < from->n_nodes; j++)
+			if (from->nodes[j] == s)
+				return -1;
+		n = snprintf(buf + k, size - k, "%s\"%s\"", i ? ", " : "",
+		             plan->shards[s].name);
+		if (n < 0 || (size_t)n >= size - k)
+			return -1;
+		k += (size_t)n;
+	}
+	return 2 * from->n_nodes;
+}
+
+/* The nodes of a suggested `from` or `to` (WHICH) into BUF, so that the
+ * suggestion names shards of this plan: for `from` those that are no
+ * shard's replica, for `to` from's nodes and then their replicas when
+ * every one has one, else every shard; "db0", "db1" when no shard was
+ * read.  Returns how many. */
+static int
+map_example_nodes(struct plan_loader *ld, const char *which, char *buf,
+                  size_t size)
+{
+	const struct rs_plan *plan = ld->plan;
+	int to = strcmp(which, "to") == 0;
+	unsigned char *is_replica;
+	size_t k = 0;
+	int n = 0;
+
+	if (to && ld->from_state != PLAN_MAP_UNREAD &&
+	    plan->from_def.kind != RS_MAP_RANGES &&
+	    (n = plan_doubled_nodes(plan, buf, size)) > 0)
+		return n;
+	buf[0] = '\0';
+	n = 0;
+	is_replica = calloc((size_t)plan->n_shards + 1, 1);
+	if (is_replica == NULL) {
+		ld->nomem = 1;
+		return 0;
+	}
+	for (int i = 0; i < plan->n_shards && plan->shards != NULL; i++)
+		if (plan->shards[i].replica >= 0)
+			is_replica[plan->shards[i].replica] = 1;
+	for (int i = 0; i < plan->n_shards && plan->shards != NULL; i++) {
+		const char *name = plan->shards[i].name;
+
+		if (name == NULL || !is_plain_name(name) ||
+		    plan_shard_index(plan, name) != i || (!to && is_replica[i]))
+			continue;
+		if (k + strlen(name) + 16 > size) {
+			snprintf(buf + k, size - k, ", ...");
+			break;
+		}
+		k += (size_t)snprintf(buf + k, size - k, "%s\"%s\"",
+		                      n > 0 ? ", " : "", name);
+		n++;
+	}
+	free(is_replica);
+	if (n == 0) {
+		snprintf(buf, size, "\"db0\", \"db1\"");
+		n = 2;
+	}
+	return n;
+}
+
+/* Report that the plan has no map WHICH, suggesting one of the kind of
+ * OTHER (the map it does have, read as far as OTHER_STATE says), so that
+ * the two fit together. */
 static void
+report_missing_map(struct plan_loader *ld, const char *which,
+                   const struct rs_map_def *other,
+                   enum plan_map_state other_state)
+{
+	enum rs_map_kind kind = RS_MAP_MODULO;
+	char list[512], settings[96] = "";
+	int n = map_example_nodes(ld, which, list, sizeof(list));
+
+	if (other_state != PLAN_MAP_UNREAD && other->kind != RS_MAP_RANGES)
+		kind = other->kind;
+	if (kind == RS_MAP_SLOTS)
+		snprintf(settings, sizeof(settings),
+		         "databases = %d; tables_per_db = %d; ",
+		         n <= RS_PLAN_MAX_SHARDS ? n : RS_PLAN_MAX_SHARDS,
+		         other->tables_per_db > 0 ? other->tables_per_db : 1);
+	else if (kind == RS_MAP_RING)
+		snprintf(settings, sizeof(settings), "vnodes = %d; ",
+		         other->vnodes > 0 ? other->vnodes : 100);
+	plan_diag(ld, 1,
+	          "the plan has no '%s', the map that places rows %s; add "
+	          "%s = { map = \"%s\"; %snodes = [%s]; };",
+	          which, strcmp(which, "from") == 0 ? "now" : "once resharded",
+	          which, map_kind_name(kind), settings, list);
+}
+
+/* How far a map was read: NAMED says whether every node was a name, and
+ * N_BEFORE is how many mistakes were known before it was read. */
+static enum plan_map_state
+map_state(const struct plan_loader *ld, int named, int n_before)
+{
+	if (!named || ld->plan->shards == NULL)
+		return PLAN_MAP_UNREAD;
+	return ld->diags->n == n_before ? PLAN_MAP_OK : PLAN_MAP_READ;
+}
+
+static enum plan_map_state
 read_map(struct plan_loader *ld, const config_setting_t *root,
          const char *which, struct rs_map_def *def)
 {
@@ -760,20 +922,26 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	};
 	const char *example = "{ map = \"ring\"; vnodes = 100; nodes = "
 			      "[\"db0\", \"db1\"]; }";
-	const config_setting_t *group = get_group(ld, root, which, 1, example);
+	const config_setting_t *group;
 	const config_setting_t *nodes;
+	const char **listed;
 	const char *kind;
 	char where[32];
+	int n_before = ld->diags->n;
+	int named = 1;
 
 	def->kind = RS_MAP_MODULO;
+	if (config_setting_get_member(root, which) == NULL)
+		return PLAN_MAP_UNREAD; /* report_missing_map says so */
+	group = get_group(ld, root, which, 1, example);
 	if (group == NULL)
-		return;
+		return PLAN_MAP_UNREAD;
 	snprintf(where, sizeof(where), "map '%s'", which);
 	check_known(ld, group, where, known);
 	kind = get_string(ld, group, where, "map", 1,
 	                  "map = \"slots\"; (or modulo, ring, ranges)");
 	if (kind == NULL)
-		return;
+		return PLAN_MAP_UNREAD;
 	if (map_kind_from_name(kind, &def->kind) != 0) {
 		static const char *const kinds[] = {"modulo", "slots", "ring",
 		                                    "ranges"};
@@ -785,7 +953,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		          "ring and ranges",
 		          kind, close ? " (did you mean '" : "",
 		          close ? close : "", close ? "'?)" : "");
-		return;
+		return PLAN_MAP_UNREAD;
 	}
 	for (int k = 1; known[k] != NULL; k++) {
 		const config_setting_t *m =
@@ -798,24 +966,30 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 			          known[k], kind);
 	}
 	if (def->kind == RS_MAP_RANGES) {
-		read_ranges(ld, group, def);
+		named = read_ranges(ld, group, def);
 		if (def->ranges != NULL)
 			check_map_limits(ld, group, which, def);
-		return;
+		return map_state(ld, named, n_before);
 	}
 	nodes = get_list(ld, group, where, "nodes", CONFIG_TYPE_ARRAY, 1,
 	                 "nodes = [\"db0\", \"db1\"];");
 	if (def->kind == RS_MAP_SLOTS) {
 		const config_setting_t *f;
+		/* The databases a suggestion names: one per node listed. */
+		int per_node = nodes != NULL ? config_setting_length(nodes) : 2;
 
+		if (per_node > RS_PLAN_MAX_SHARDS)
+			per_node = RS_PLAN_MAX_SHARDS;
 		def->databases = (int)get_int(ld, group, "databases", 0, 1,
-		                              RS_PLAN_MAX_SHARDS);
-		def->tables_per_db = (int)get_int(ld, group, "tables_per_db", 1,
-		                                  1, RS_PLAN_MAX_SLOT_TABLES);
+		                              RS_PLAN_MAX_SHARDS, per_node);
+		def->tables_per_db =
+			(int)get_int(ld, group, "tables_per_db", 1, 1,
+		                     RS_PLAN_MAX_SLOT_TABLES, 1);
 		if (config_setting_get_member(group, "databases") == NULL)
 			plan_diag(ld, setting_line(group),
 			          "a slots map needs 'databases'; add "
-			          "databases = N; (the number of nodes)");
+			          "databases = %d; (one per node)",
+			          per_node);
 		f = config_setting_get_member(group, "table_format");
 		if (f != NULL) {
 			const char *format =
@@ -834,34 +1008,41 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		}
 	}
 	if (def->kind == RS_MAP_RING) {
-		def->vnodes = (int)get_int(ld, group, "vnodes", 0, 1, 100000);
+		def->vnodes =
+			(int)get_int(ld, group, "vnodes", 0, 1, 100000, 100);
 		if (config_setting_get_member(group, "vnodes") == NULL)
 			plan_diag(ld, setting_line(group),
 			          "a ring map needs 'vnodes'; add vnodes = "
 			          "100; (points per node on the ring)");
 	}
 	if (nodes == NULL)
-		return;
+		return PLAN_MAP_UNREAD;
 	def->n_nodes = config_setting_length(nodes);
 	def->nodes = calloc((size_t)def->n_nodes, sizeof(int));
-	if (def->nodes == NULL) {
+	/* A node that is not a shard is told of one not listed yet. */
+	listed = calloc((size_t)def->n_nodes, sizeof(char *));
+	if (def->nodes == NULL || listed == NULL) {
+		free(listed);
 		ld->nomem = 1;
-		return;
+		return PLAN_MAP_UNREAD;
 	}
 	for (int i = 0; i < def->n_nodes; i++) {
-		const config_setting_t *n =
-			config_setting_get_elem(nodes, (unsigned)i);
-		const char *name = config_setting_get_string(n);
-
 		def->nodes[i] = -1;
+		listed[i] = config_setting_get_string(
+			config_setting_get_elem(nodes, (unsigned)i));
+	}
+	for (int i = 0; i < def->n_nodes; i++) {
+		const char *name = listed[i];
+
 		if (name == NULL) {
 			plan_diag(ld, setting_line(nodes),
 			          "nodes must be shard names in quotes, e.g. "
 			          "nodes = [\"db0\", \"db1\"];");
+			named = 0;
 			break;
 		}
-		def->nodes[i] =
-			resolve_shard(ld, name, setting_line(nodes), "node");
+		def->nodes[i] = resolve_shard(ld, name, setting_line(nodes),
+		                              "node", listed, def->n_nodes);
 		for (int j = 0; j < i && def->nodes[i] >= 0; j++)
 			if (def->nodes[j] == def->nodes[i])
 				plan_diag(ld, setting_line(nodes),
@@ -875,7 +1056,9 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 		          "a slots map with databases = %d needs %d nodes, "
 		          "one per database, but lists %d",
 		          def->databases, def->databases, def->n_nodes);
+	free(listed);
 	check_map_limits(ld, group, which, def);
+	return map_state(ld, named, n_before);
 }
 
 static void
@@ -904,18 +1087,19 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	if (g == NULL)
 		return;
 	check_known(ld, g, "options", known);
-	o->batch_rows = (int)get_int(ld, g, "batch_rows", 5000, 1, 1000000);
-	o->parallel = (int)get_int(ld, g, "parallel", 4, 1, 256);
-	o->max_rows_per_second =
-		(long)get_int(ld, g, "max_rows_per_second", 0, 0, 1000000000);
+	o->batch_rows =
+		(int)get_int(ld, g, "batch_rows", 5000, 1, 1000000, 5000);
+	o->parallel = (int)get_int(ld, g, "parallel", 4, 1, 256, 4);
+	o->max_rows_per_second = (long)get_int(ld, g, "max_rows_per_second", 0,
+	                                       0, 1000000000, 0);
 	o->max_replica_lag_seconds =
-		(int)get_int(ld, g, "max_replica_lag_seconds", 5, 0, 86400);
+		(int)get_int(ld, g, "max_replica_lag_seconds", 5, 0, 86400, 5);
 	o->fence_timeout_seconds =
-		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400);
+		(int)get_int(ld, g, "fence_timeout_seconds", 30, 1, 86400, 30);
 	o->lock_timeout_ms =
-		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000);
-	o->operation_timeout_seconds =
-		(int)get_int(ld, g, "operation_timeout_seconds", 60, 1, 86400);
+		(int)get_int(ld, g, "lock_timeout_ms", 2000, 1, 3600000, 2000);
+	o->operation_timeout_seconds = (int)get_int(
+		ld, g, "operation_timeout_seconds", 60, 1, 86400, 60);
 	o->create_tables = get_bool(ld, g, "create_tables", 0);
 }
 
@@ -981,7 +1165,7 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	if (m == NULL)
 		plan_diag(ld, 1, "the plan has no 'version'; add version = 1;");
 	else
-		plan->version = (int)get_int(ld, root, "version", 1, 1, 1);
+		plan->version = (int)get_int(ld, root, "version", 1, 1, 1, 1);
 
 	s = get_string(ld, root, "the plan", "name", 1,
 	               "name = \"orders-2x\";");
@@ -1000,7 +1184,9 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	ld->hash_line = setting_line(m);
 	s = get_string(ld, root, "the plan", "hash", 0,
 	               "hash = \"sha256_64\";");
-	if (s != NULL && hash_from_name(s, &plan->hash) != 0) {
+	ld->hash_ok =
+		m == NULL || (s != NULL && hash_from_name(s, &plan->hash) == 0);
+	if (s != NULL && !ld->hash_ok) {
 		static const char *const names[] = {"sha256_64", "java",
 		                                    "fnv1a_64", "identity"};
 		const char *close = text_closest(s, names, 4);
@@ -1024,19 +1210,29 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 
 	read_tables(ld, root);
 	read_shards(ld, root);
-	if (plan->shards != NULL && !ld->nomem) {
+	/* Read without shards too, so that every other mistake in the maps
+	 * (and a missing map) is reported in the same run. */
+	if (!ld->nomem) {
 		ld->from_line =
 			setting_line(config_setting_get_member(root, "from"));
 		ld->to_line =
 			setting_line(config_setting_get_member(root, "to"));
-		read_map(ld, root, "from", &plan->from_def);
-		read_map(ld, root, "to", &plan->to_def);
+		ld->from_state = read_map(ld, root, "from", &plan->from_def);
+		ld->to_state = read_map(ld, root, "to", &plan->to_def);
+		if (config_setting_get_member(root, "from") == NULL)
+			report_missing_map(ld, "from", &plan->to_def,
+			                   ld->to_state);
+		if (config_setting_get_member(root, "to") == NULL)
+			report_missing_map(ld, "to", &plan->from_def,
+			                   ld->from_state);
 	}
 
 	m = config_setting_get_member(root, "strategy");
 	ld->strategy_line = setting_line(m);
 	s = get_string(ld, root, "the plan", "strategy", 1,
 	               "strategy = \"doubling\"; (or \"split\")");
+	ld->strategy_ok = s != NULL && (strcmp(s, "doubling") == 0 ||
+	                                strcmp(s, "split") == 0);
 	if (s != NULL && strcmp(s, "doubling") == 0)
 		plan->strategy = RS_STRATEGY_DOUBLING;
 	else if (s != NULL && strcmp(s, "split") == 0)
@@ -1051,12 +1247,41 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 	read_publish(ld, root);
 }
 
+/* A mistake and the order it was found in, for a stable sort. */
+struct diag_found {
+	struct rs_plan_diag diag;
+	int order;
+};
+
 static int
 diag_cmp(const void *a, const void *b)
 {
-	const struct rs_plan_diag *x = a, *y = b;
+	const struct diag_found *x = a, *y = b;
 
-	return (x->line > y->line) - (x->line < y->line);
+	if (x->diag.line != y->diag.line)
+		return (x->diag.line > y->diag.line) -
+		       (x->diag.line < y->diag.line);
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Sort DIAGS by line, mistakes of one line in the order they were found.
+ * Returns 0 or RS_ENOMEM (DIAGS then unchanged). */
+static int
+diags_sort(struct rs_plan_diags *diags)
+{
+	struct diag_found *found = malloc(sizeof(*found) * (size_t)diags->n);
+
+	if (found == NULL)
+		return RS_ENOMEM;
+	for (int i = 0; i < diags->n; i++) {
+		found[i].diag = diags->items[i];
+		found[i].order = i;
+	}
+	qsort(found, (size_t)diags->n, sizeof(*found), diag_cmp);
+	for (int i = 0; i < diags->n; i++)
+		diags->items[i] = found[i].diag;
+	free(found);
+	return 0;
 }
 
 int
@@ -1114,9 +1339,11 @@ plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
 	ld.plan = plan;
 	ld.diags = diags;
 	read_root(&ld, config_root_setting(&cfg));
-	if (diags->n == 0 && !ld.nomem)
+	if (!ld.nomem)
 		plan_check(&ld);
 	config_destroy(&cfg);
+	if (!ld.nomem && diags->n > 0 && diags_sort(diags) != 0)
+		ld.nomem = 1;
 
 	if (ld.nomem) {
 		plan_free(plan);
@@ -1125,8 +1352,6 @@ plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
 		                  path);
 	}
 	if (diags->n > 0) {
-		qsort(diags->items, (size_t)diags->n, sizeof(*diags->items),
-		      diag_cmp);
 		plan_free(plan);
 		return rs_err_set(err, RS_EPLAN, "plan %s has %d mistake%s",
 		                  path, diags->n, diags->n == 1 ? "" : "s");

@@ -3,9 +3,15 @@
  * under the plan's hash, and a doubling moves rows only from a shard to its
  * declared replica — proven over the whole point space by
  * map_prove_doubling, never sampled.
+ *
+ * Each rule runs when the settings it looks at were read well enough, even
+ * if other settings have mistakes, so that one run reports them all.  A
+ * doubling that breaks its rule is reported once for each shard whose
+ * points go astray, with advice that fits the kind of the `to` map.
  */
 #include "plan/plan_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 static int
@@ -25,8 +31,13 @@ check_shards_used(struct plan_loader *ld)
 {
 	const struct rs_plan *plan = ld->plan;
 
+	/* A shard that is not a group, has no name or one taken already
+	 * cannot be in a map: that mistake is reported already. */
 	for (int i = 0; i < plan->n_shards; i++)
-		if (!map_uses(&plan->from_def, i) &&
+		if (plan->shards[i].name != NULL &&
+		    plan->shards[i].name[0] != '\0' &&
+		    plan_shard_index(plan, plan->shards[i].name) == i &&
+		    !map_uses(&plan->from_def, i) &&
 		    !map_uses(&plan->to_def, i))
 			plan_diag(ld, plan->shards[i].line,
 			          "shard '%s' is in neither the from nor the "
@@ -52,42 +63,223 @@ check_doubling_shapes(struct plan_loader *ld)
 	}
 }
 
+/*
+ * Whether `replica = "T";` on shard F is a suggestion the plan would take
+ * and that fixes F: F's points all move to T, F has no replica yet, T is
+ * not a node of `from`, no shard names T as its replica, and no other
+ * shard would be told to take T too.
+ */
+static int
+replica_fits(const struct rs_plan *plan, const struct rs_doubling_found *found,
+             int f)
+{
+	int t = found[f].bad_to;
+
+	if (found[f].spread || plan->shards[f].replica >= 0 ||
+	    map_uses(&plan->from_def, t))
+		return 0;
+	for (int g = 0; g < plan->n_shards; g++) {
+		if (plan->shards[g].replica == t)
+			return 0;
+		if (g != f && found[g].bad_to == t && !found[g].spread &&
+		    plan->shards[g].replica < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether shard S is a node of the nodes list of DEF. */
+static int
+nodes_hold(const struct rs_map_def *def, int s)
+{
+	for (int i = 0; i < def->n_nodes; i++)
+		if (def->nodes[i] == s)
+			return 1;
+	return 0;
+}
+
+/* What would make shard F's points follow the doubling rule, into BUF,
+ * fitting the kind of the `to` map. */
+static void
+doubling_advice(const struct rs_plan *plan,
+                const struct rs_doubling_found *found, int f, char *buf,
+                size_t size)
+{
+	const char *name = plan->shards[f].name;
+	const char *t = plan->shards[found[f].bad_to].name;
+	int replica = plan->shards[f].replica;
+	const char *r = replica >= 0 ? plan->shards[replica].name : NULL;
+	const struct rs_map_def *from = &plan->from_def, *to = &plan->to_def;
+	int periodic_from =
+		from->kind == RS_MAP_MODULO || from->kind == RS_MAP_SLOTS;
+	char list[400], databases[48];
+
+	snprintf(databases, sizeof(databases), " with databases = %d",
+	         2 * from->n_nodes);
+
+	if (replica_fits(plan, found, f)) {
+		snprintf(buf, size, "add replica = \"%s\"; to shard '%s'", t,
+		         name);
+		return;
+	}
+	switch (to->kind) {
+	case RS_MAP_RING:
+		snprintf(buf, size,
+		         "use strategy = \"split\" (a new ring node takes "
+		         "points from several nodes, which one replica cannot "
+		         "follow)");
+		return;
+	case RS_MAP_RANGES:
+		if (r != NULL && !found[f].spread)
+			snprintf(buf, size,
+			         "give that range to %s in to, or use strategy "
+			         "= \"split\"",
+			         r);
+		else if (r != NULL)
+			snprintf(buf, size,
+			         "give every range that %s loses to %s in to, "
+			         "or use strategy = \"split\"",
+			         name, r);
+		else
+			snprintf(buf, size,
+			         "give every range that %s loses to one shard "
+			         "that is not in from and name that shard as "
+			         "its replica, or use strategy = \"split\"",
+			         name);
+		return;
+	case RS_MAP_MODULO:
+	case RS_MAP_SLOTS:
+		/* A periodic map doubles by listing from's nodes and then
+		 * their replicas: the whole answer, when every node has one. */
+		if (periodic_from &&
+		    plan_doubled_nodes(plan, list, sizeof(list)) > 0)
+			snprintf(buf, size,
+			         "list to's nodes as [%s]%s, from's nodes and "
+			         "then their replicas in the same order",
+			         list,
+			         to->kind == RS_MAP_SLOTS ? databases : "");
+		else if (r != NULL && !found[f].spread &&
+		         nodes_hold(to, replica))
+			snprintf(buf, size, "swap %s and %s in to's nodes", r,
+			         t);
+		else if (r != NULL && !found[f].spread)
+			snprintf(buf, size,
+			         "put %s in %s's place in to's nodes", r, t);
+		else if (periodic_from)
+			snprintf(buf, size,
+			         "give every node of from a replica, then list "
+			         "from's nodes in to and their replicas after "
+			         "them in the same order; or use strategy = "
+			         "\"split\"");
+		else
+			snprintf(buf, size, "use strategy = \"split\"");
+		return;
+	}
+}
+
+/* Prove the doubling rule and report every shard that breaks it. */
+static void
+check_doubling_moves(struct plan_loader *ld)
+{
+	struct rs_plan *plan = ld->plan;
+	const char *const *names = (const char *const *)plan->shard_names;
+	struct rs_doubling_found *found;
+	struct rs_err err = {0};
+	int *replica_of;
+
+	replica_of = malloc(sizeof(int) * (size_t)plan->n_shards);
+	found = malloc(sizeof(*found) * (size_t)plan->n_shards);
+	if (replica_of == NULL || found == NULL) {
+		free(replica_of);
+		free(found);
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < plan->n_shards; i++) {
+		replica_of[i] = plan->shards[i].replica;
+		found[i].moves_to = found[i].bad_to = -1;
+		found[i].spread = 0;
+		found[i].bad_point = 0;
+	}
+	if (map_prove_doubling(plan->from, plan->to, replica_of, names, found,
+	                       &err) == 0)
+		goto done;
+	/* A table index that changes or a proof too long stops the proof:
+	 * then ERR says it all, and what FOUND holds is not the whole. */
+	if (err.code != 0) {
+		plan_diag(ld, ld->to_line,
+		          "strategy \"doubling\" (line %d): %s",
+		          ld->strategy_line, err.message);
+		goto done;
+	}
+	for (int f = 0; f < plan->n_shards; f++) {
+		const char *t;
+		char advice[768];
+
+		if (found[f].bad_to < 0)
+			continue;
+		t = plan->shards[found[f].bad_to].name;
+		doubling_advice(plan, found, f, advice, sizeof(advice));
+		if (plan->shards[f].replica < 0)
+			plan_diag(ld, plan->shards[f].line,
+			          "strategy \"doubling\" (line %d): point "
+			          "%" PRIu64 " moves from %s to %s, but %s "
+			          "declares no replica; a doubling moves a "
+			          "shard's rows only to its replica: %s",
+			          ld->strategy_line, found[f].bad_point,
+			          plan->shards[f].name, t, plan->shards[f].name,
+			          advice);
+		else
+			plan_diag(ld, plan->shards[f].line,
+			          "strategy \"doubling\" (line %d): point "
+			          "%" PRIu64 " moves from %s to %s, but %s's "
+			          "replica is %s; a doubling moves a shard's "
+			          "rows only to its replica: %s",
+			          ld->strategy_line, found[f].bad_point,
+			          plan->shards[f].name, t, plan->shards[f].name,
+			          plan->shards[plan->shards[f].replica].name,
+			          advice);
+	}
+done:
+	free(replica_of);
+	free(found);
+}
+
 void
 plan_check(struct plan_loader *ld)
 {
 	struct rs_plan *plan = ld->plan;
 	const char *const *names = (const char *const *)plan->shard_names;
+	int doubling =
+		ld->strategy_ok && plan->strategy == RS_STRATEGY_DOUBLING;
 	struct rs_err err = {0};
-	int *replica_of;
 	int n_before;
 
-	check_shards_used(ld);
-	if (plan->strategy == RS_STRATEGY_DOUBLING)
+	/* A map whose nodes are not all known could use any shard. */
+	if (ld->from_state != PLAN_MAP_UNREAD &&
+	    ld->to_state != PLAN_MAP_UNREAD)
+		check_shards_used(ld);
+	n_before = ld->diags->n;
+	if (doubling && ld->from_state != PLAN_MAP_UNREAD)
 		check_doubling_shapes(ld);
 
-	plan->from = map_new(&plan->from_def, plan->hash, names, &err);
-	if (plan->from == NULL)
-		plan_diag(ld, ld->from_line, "%s", err.message);
-	plan->to = map_new(&plan->to_def, plan->hash, names, &err);
-	if (plan->to == NULL)
-		plan_diag(ld, ld->to_line, "%s", err.message);
-	if (plan->from == NULL || plan->to == NULL)
-		return;
-
-	n_before = ld->diags->n;
-	if (plan->strategy != RS_STRATEGY_DOUBLING || n_before > 0)
-		return;
-	replica_of = malloc(sizeof(int) * (size_t)plan->n_shards);
-	if (replica_of == NULL) {
-		ld->nomem = 1;
-		return;
+	/* A map compiles when it was read without a mistake under a known
+	 * hash, whatever else the plan gets wrong. */
+	if (ld->hash_ok && ld->from_state == PLAN_MAP_OK) {
+		plan->from = map_new(&plan->from_def, plan->hash, names, &err);
+		if (plan->from == NULL && err.code == RS_ENOMEM)
+			ld->nomem = 1;
+		else if (plan->from == NULL)
+			plan_diag(ld, ld->from_line, "%s", err.message);
 	}
-	for (int i = 0; i < plan->n_shards; i++)
-		replica_of[i] = plan->shards[i].replica;
-	if (map_prove_doubling(plan->from, plan->to, replica_of, names, &err) !=
-	    0)
-		plan_diag(ld, ld->to_line,
-		          "strategy \"doubling\" (line %d): %s",
-		          ld->strategy_line, err.message);
-	free(replica_of);
+	if (ld->hash_ok && ld->to_state == PLAN_MAP_OK) {
+		plan->to = map_new(&plan->to_def, plan->hash, names, &err);
+		if (plan->to == NULL && err.code == RS_ENOMEM)
+			ld->nomem = 1;
+		else if (plan->to == NULL)
+			plan_diag(ld, ld->to_line, "%s", err.message);
+	}
+	if (doubling && plan->from != NULL && plan->to != NULL &&
+	    ld->shards_ok && ld->diags->n == n_before)
+		check_doubling_moves(ld);
 }

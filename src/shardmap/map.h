@@ -120,12 +120,29 @@ void map_piece(const struct rs_map *map, int i, uint64_t *end,
  * with the same table index.  It does so exactly, not by sampling: interval
  * maps (ring, ranges) are compared piece by piece over their breakpoints,
  * periodic maps (modulo, slots) over every residue of their period.
- * Returns 0 when the rule holds; otherwise RS_EPLAN with ERR naming one
- * counterexample point and its owners; RS_EPLAN too if the proof would need
- * more than a bounded amount of work (the message says so).
+ * Returns 0 when the rule holds; otherwise RS_EPLAN with ERR naming the
+ * first counterexample point and its owners; RS_EPLAN too if the proof
+ * would need more than a bounded amount of work, or if a point changes its
+ * table index (ERR says so and what would keep it).
+ *
+ * With FOUND NULL the proof stops at the first counterexample.  Otherwise
+ * FOUND has one entry per shard (as REPLICA_OF, set by the caller to
+ * {-1, 0, -1, 0}), each filled with what the proof saw of that shard's
+ * points under FROM, and the proof goes on past a point that moves to the
+ * wrong shard, so that every shard that breaks the rule is known, not only
+ * the first: it then returns RS_EPLAN with ERR untouched.  ERR is filled
+ * only when the proof stops (a table index, the bound on its work).
  */
+struct rs_doubling_found {
+	int moves_to;       /* the first shard its points move to, -1: none */
+	int spread;         /* 1 when its points move to more than one shard */
+	int bad_to;         /* the first shard a point moves to that is not its
+	                       replica, -1 when none does */
+	uint64_t bad_point; /* the least such point */
+};
+
 int map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
                        const int *replica_of, const char *const *shard_names,
-                       struct rs_err *err);
+                       struct rs_doubling_found *found, struct rs_err *err);
 
 #endif

@@ -9,57 +9,95 @@
  * period, which is exhaustive because every residue of a period ≤ 2^64
  * occurs somewhere in [0, 2^64).  The work is bounded: a plan whose proof
  * would take more than PROOF_BUDGET owner pairs is refused with a message.
+ * Asked to, the proof walks on past a point that breaks the rule and notes
+ * for each shard where its points go, so that plan validation can name
+ * every shard that breaks it, with advice that fits.
  */
 #include "shardmap/map.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 #define PROOF_BUDGET (1ULL << 26)
 
 struct proof {
+	const struct rs_map *from, *to;
 	const int *replica_of;
 	const char *const *names;
+	struct rs_doubling_found *found; /* NULL: stop at the first break */
+	int broken;                      /* a point broke the rule */
 	struct rs_err *err;
 };
 
-/* Check one point's owners; returns 0 or RS_EPLAN with the counterexample. */
+/* A point that changes its table index: what would keep every index,
+ * fitting the kinds of the two maps. */
 static int
-proof_check(const struct proof *pf, uint64_t point, struct rs_owner from,
+proof_table_moves(struct proof *pf, uint64_t point, struct rs_owner from,
+                  struct rs_owner to)
+{
+	const struct rs_map_def *f = map_def(pf->from), *t = map_def(pf->to);
+	char fix[160];
+
+	if (f->kind == RS_MAP_SLOTS && t->kind == RS_MAP_SLOTS)
+		snprintf(fix, sizeof(fix),
+		         "use the same tables_per_db in from and to");
+	else if (f->kind == RS_MAP_SLOTS)
+		snprintf(fix, sizeof(fix),
+		         "make to a slots map with tables_per_db = %d, as "
+		         "from's",
+		         f->tables_per_db);
+	else
+		snprintf(fix, sizeof(fix),
+		         "use tables_per_db = 1 in to: from has one table a "
+		         "shard");
+	return rs_err_set(pf->err, RS_EPLAN,
+	                  "point %" PRIu64 " moves from %s table %d to %s "
+	                  "table %d; a doubling keeps every table index, so %s",
+	                  point, pf->names[from.shard], from.table,
+	                  pf->names[to.shard], to.table, fix);
+}
+
+/* Check one point's owners: returns 0, or RS_EPLAN when the proof stops
+ * (ERR says why). */
+static int
+proof_check(struct proof *pf, uint64_t point, struct rs_owner from,
             struct rs_owner to)
 {
 	const char *f = pf->names[from.shard], *t = pf->names[to.shard];
 	int replica = pf->replica_of[from.shard];
+	struct rs_doubling_found *seen =
+		pf->found != NULL ? &pf->found[from.shard] : NULL;
 
 	if (from.shard == to.shard && from.table == to.table)
 		return 0;
 	if (from.table != to.table)
-		return rs_err_set(pf->err, RS_EPLAN,
-		                  "point %" PRIu64 " moves from %s table %d to "
-		                  "%s table %d; a doubling keeps every table "
-		                  "index, so use the same tables_per_db in "
-		                  "from and to",
-		                  point, f, from.table, t, to.table);
+		return proof_table_moves(pf, point, from, to);
+	if (seen != NULL && seen->moves_to < 0)
+		seen->moves_to = to.shard;
+	else if (seen != NULL && seen->moves_to != to.shard)
+		seen->spread = 1;
 	if (to.shard == replica)
 		return 0;
-	if (replica < 0)
+	pf->broken = 1;
+	if (seen == NULL && replica < 0)
 		return rs_err_set(pf->err, RS_EPLAN,
 		                  "point %" PRIu64 " moves from %s to %s, but "
-		                  "%s declares no replica; a doubling moves "
-		                  "rows only to a shard's replica (add replica "
-		                  "= \"%s\"; to %s, or use strategy = "
-		                  "\"split\")",
-		                  point, f, t, f, t, f);
-	return rs_err_set(pf->err, RS_EPLAN,
-	                  "point %" PRIu64 " moves from %s to %s, but %s's "
-	                  "replica is %s; a doubling moves rows only to a "
-	                  "shard's replica (give that range to %s, or use "
-	                  "strategy = \"split\")",
-	                  point, f, t, f, pf->names[replica],
-	                  pf->names[replica]);
+		                  "%s declares no replica",
+		                  point, f, t, f);
+	if (seen == NULL)
+		return rs_err_set(pf->err, RS_EPLAN,
+		                  "point %" PRIu64 " moves from %s to %s, but "
+		                  "%s's replica is %s",
+		                  point, f, t, f, pf->names[replica]);
+	if (seen->bad_to < 0) {
+		seen->bad_to = to.shard;
+		seen->bad_point = point;
+	}
+	return 0;
 }
 
 static int
-prove_intervals(const struct proof *pf, const struct rs_map *from,
+prove_intervals(struct proof *pf, const struct rs_map *from,
                 const struct rs_map *to)
 {
 	int i = 0, j = 0, ni = map_n_pieces(from), nj = map_n_pieces(to);
@@ -102,8 +140,17 @@ gcd_u64(uint64_t a, uint64_t b)
 	return a;
 }
 
+/* What a periodic map's period counts, for messages. */
+static const char *
+period_of(const struct rs_map *map)
+{
+	return map_def(map)->kind == RS_MAP_SLOTS
+	               ? "its databases x tables_per_db"
+	               : "its nodes";
+}
+
 static int
-prove_periodic(const struct proof *pf, const struct rs_map *from,
+prove_periodic(struct proof *pf, const struct rs_map *from,
                const struct rs_map *to)
 {
 	uint64_t mf = map_period(from), mt = map_period(to);
@@ -111,11 +158,13 @@ prove_periodic(const struct proof *pf, const struct rs_map *from,
 
 	if (l > PROOF_BUDGET / mt)
 		return rs_err_set(pf->err, RS_EPLAN,
-		                  "cannot prove this doubling: the periods "
-		                  "%" PRIu64 " and %" PRIu64 " have a common "
-		                  "multiple above %llu; double the number of "
-		                  "nodes or databases instead",
-		                  mf, mt, PROOF_BUDGET);
+		                  "cannot prove this doubling: from repeats "
+		                  "every %" PRIu64 " points (%s) and to every "
+		                  "%" PRIu64 " (%s), whose common multiple is "
+		                  "above %llu; a doubling's to repeats every "
+		                  "%" PRIu64 " points, twice from's",
+		                  mf, period_of(from), mt, period_of(to),
+		                  PROOF_BUDGET, 2 * mf);
 	l *= mt;
 	for (uint64_t r = 0; r < l; r++) {
 		int rc = proof_check(pf, r, map_owner(from, r),
@@ -130,7 +179,7 @@ prove_periodic(const struct proof *pf, const struct rs_map *from,
  * at least M points every residue occurs; a shorter piece is walked point
  * by point. */
 static int
-prove_mixed(const struct proof *pf, const struct rs_map *from,
+prove_mixed(struct proof *pf, const struct rs_map *from,
             const struct rs_map *to)
 {
 	const struct rs_map *pieces = map_period(from) == 0 ? from : to;
@@ -174,15 +223,18 @@ prove_mixed(const struct proof *pf, const struct rs_map *from,
 int
 map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
                    const int *replica_of, const char *const *shard_names,
-                   struct rs_err *err)
+                   struct rs_doubling_found *found, struct rs_err *err)
 {
-	struct proof pf = {replica_of, shard_names, err};
+	struct proof pf = {from, to, replica_of, shard_names, found, 0, err};
 	int from_periodic = map_period(from) != 0;
 	int to_periodic = map_period(to) != 0;
+	int rc;
 
 	if (!from_periodic && !to_periodic)
-		return prove_intervals(&pf, from, to);
-	if (from_periodic && to_periodic)
-		return prove_periodic(&pf, from, to);
-	return prove_mixed(&pf, from, to);
+		rc = prove_intervals(&pf, from, to);
+	else if (from_periodic && to_periodic)
+		rc = prove_periodic(&pf, from, to);
+	else
+		rc = prove_mixed(&pf, from, to);
+	return rc != 0 ? rc : pf.broken ? RS_EPLAN : 0;
 }
