@@ -75,6 +75,28 @@ run_reshard 0 "pg paused: abort" abort plan.cfg
 q "$p1" "DROP TABLE pause_probe"
 check "pg paused: the replicas replicate" wait_replicas
 
+# The cutover given back: r1 replays 6 s behind, so catch-up cannot end
+# within fence_timeout_seconds (3 s).  The fence comes off and writes
+# resume; once the delay is gone the next attempt puts the fence up again
+# and catch-up completes.
+fresh giveback "fence_timeout_seconds = 3; max_replica_lag_seconds = 10;"
+q "$r1" "ALTER SYSTEM SET recovery_min_apply_delay = '6s'" &&
+	q "$r1" "SELECT pg_reload_conf()" >/dev/null
+(cd "$dir" && exec "$bin" run plan.cfg --until catch-up --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+run_pid=$!
+check "pg give back: catch-up past fence_timeout_seconds gives the fence back" \
+	wait_text "$dir/err" "the fence was given back (attempt 1 of 3)"
+IFS=$'\t' read -r moved from _ < <(awk -F'\t' '$2 != $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
+check "pg give back: meanwhile a write to a row that moves goes through on p1" \
+	q "$p1" "BEGIN; INSERT INTO ${from#*.} VALUES ('gb', 99999993, '${moved//\'/\'\'}', 1.00, 'given back'); ROLLBACK"
+q "$r1" "ALTER SYSTEM RESET recovery_min_apply_delay" &&
+	q "$r1" "SELECT pg_reload_conf()" >/dev/null
+wait "$run_pid"
+equals "$?" 0 "pg give back: the next attempt fences again and catch-up completes"
+equals "$(grep -c 'step fence          starting' "$dir/err")" 2 "pg give back: the fence went up twice"
+run_reshard 0 "pg give back: abort" abort plan.cfg
+check "pg give back: the replicas replicate" wait_replicas
+
 # The doubling, stopped by a crash after every step and in the middle of
 # verify and purge, each time resumed, while a writer routing by the
 # routing file writes throughout.

@@ -30,6 +30,9 @@ enum rs_code {
 	                       prompt) at a checkpoint: `run` resumes */
 	RS_EDATA = -14,     /* the data does not fit the plan: rows on a shard
 	                       that does not own them under `from` */
+	RS_EGIVEBACK = -15, /* the cutover would outlast fence_timeout_seconds
+	                       before its first irreversible step: the fence
+	                       is given back and the cutover tried again */
 };
 
 struct rs_err {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/fiber.h"
@@ -248,6 +249,14 @@ engine_checkpoint(struct rs_run *run, struct rs_err *err)
 			"`reshard run %s` resumes from here",
 			run->step != NULL ? run->step->name : "-",
 			run->plan->path);
+	if (run->give_back_at != 0 && (int64_t)time(NULL) >= run->give_back_at)
+		return rs_err_set(
+			err, RS_EGIVEBACK,
+			"step %s: the fence has been up for "
+			"options.fence_timeout_seconds (%d s) and the "
+			"cutover is not done",
+			run->step != NULL ? run->step->name : "-",
+			run->plan->options.fence_timeout_seconds);
 	return 0;
 }
 
@@ -367,6 +376,105 @@ engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
 	                  run->plan->name, run->plan->path);
 }
 
+/* Set run->give_back_at for STEP: while the fence is up (the fact
+ * fenced_since) and neither STEP nor a step before it cannot be undone
+ * (irreversible, no_return) or has begun, the fence's start plus
+ * fence_timeout_seconds; else 0. */
+static int
+engine_arm_give_back(struct rs_run *run, const struct rs_step_def *step,
+                     struct rs_err *err)
+{
+	char since[32];
+
+	run->give_back_at = 0;
+	if (journal_fact_get(run->journal, "fenced_since", since,
+	                     sizeof(since)) != 1)
+		return 0;
+	for (int i = 0; i < run->strategy->n_steps; i++) {
+		const struct rs_step_def *s = run->strategy->steps[i];
+		struct rs_step_record rec;
+		int rc;
+
+		if (!s->irreversible && !s->no_return) {
+			if (s == step)
+				break;
+			continue;
+		}
+		if (s == step)
+			return 0;
+		rc = journal_step_get(run->journal, s->name, &rec, err);
+		if (rc != 0)
+			return rc;
+		if (rec.state != RS_STEP_PENDING)
+			return 0;
+	}
+	run->give_back_at = strtoll(since, NULL, 10) +
+	                    run->plan->options.fence_timeout_seconds;
+	return 0;
+}
+
+/* The most attempts at a cutover (fence … first irreversible step) that
+ * give the fence back before the run fails with writes open. */
+#define ENGINE_CUTOVER_TRIES 3
+
+/* STEPS[FAILED] gave the cutover back (RS_EGIVEBACK): make the steps from
+ * the one that begins the cutover (give_back) up to it pending again — in
+ * the journal first, so that a crash from here on resumes with the fence
+ * put up again — then give the fence back, and wait a little more each
+ * time.  *FROM is where the run goes on.  Returns 0 to try again, or the
+ * error (RS_EGIVEBACK with the last attempt's cause after
+ * ENGINE_CUTOVER_TRIES attempts; writes are open then). */
+static int
+engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
+{
+	const struct rs_step_def *const *steps = run->strategy->steps;
+	char tries[16] = "0", cause[sizeof(err->message)];
+	int first = failed, n, rc;
+
+	while (first >= 0 && steps[first]->give_back == NULL)
+		first--;
+	if (first < 0)
+		return rs_err_set(err, RS_EINTERNAL,
+		                  "step %s gave the cutover back, but no step "
+		                  "before it can (a bug)",
+		                  steps[failed]->name);
+	snprintf(cause, sizeof(cause), "%s", err->message);
+	journal_fact_get(run->journal, "cutover_tries", tries, sizeof(tries));
+	n = (int)strtol(tries, NULL, 10) + 1;
+	snprintf(tries, sizeof(tries), "%d", n);
+	rc = journal_fact_set(run->journal, "cutover_tries", tries, err);
+	for (int i = failed; rc == 0 && i >= first; i--)
+		rc = journal_step_reset(run->journal, steps[i]->name, err);
+	if (rc == 0)
+		rc = steps[first]->give_back(run, err);
+	if (rc != 0)
+		return rc;
+	journal_event(run->journal, "warn",
+	              "cutover attempt %d of %d given back: %s", n,
+	              ENGINE_CUTOVER_TRIES, cause);
+	if (n >= ENGINE_CUTOVER_TRIES)
+		return rs_err_set(
+			err, RS_EGIVEBACK,
+			"%s; the fence was given back %d times (writes "
+			"are open): raise options.fence_timeout_seconds "
+			"or make the cutover's work smaller, then "
+			"`reshard run %s` tries again",
+			cause, n, run->plan->path);
+	fprintf(stderr,
+	        "  %s\n  the fence was given back (attempt %d of %d): writes "
+	        "resume, the cutover is tried again in %d s\n",
+	        cause, n, ENGINE_CUTOVER_TRIES, 2 * n);
+	await_sleep(&run->loop, (uint64_t)2000 * (uint64_t)n);
+	if (run->stop_requested)
+		return rs_err_set(
+			err, RS_ECANCELED,
+			"stopped on request after the fence was given "
+			"back; `reshard run %s` tries the cutover again",
+			run->plan->path);
+	*from = first;
+	return 0;
+}
+
 /* Run one step with its journal records around it. */
 static int
 engine_step(struct rs_run *run, const struct rs_step_def *step,
@@ -407,7 +515,10 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	run->step = step;
 	run->progress.done = 0;
 	run->step_chunks = 0;
-	rc = step->run(run, err);
+	rc = engine_arm_give_back(run, step, err);
+	if (rc == 0)
+		rc = step->run(run, err);
+	run->give_back_at = 0;
 	if (rc != 0) {
 		const char *message = err != NULL ? err->message : "failed";
 		struct rs_err ignored;
@@ -511,7 +622,14 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		discard = rc != 0 && created;
 	}
 	for (int i = 0; i < strategy->n_steps && rc == 0; i++) {
+		int from = i;
+
 		rc = engine_step(&run, strategy->steps[i], err);
+		if (rc == RS_EGIVEBACK &&
+		    (rc = engine_give_back(&run, i, &from, err)) == 0) {
+			i = from - 1; /* the loop's i++ makes it FROM */
+			continue;
+		}
 		if (rc == 0 && i == until) {
 			fprintf(stderr,
 			        "stopped after step %s as asked (--until); "

@@ -48,6 +48,10 @@ struct rs_step_def {
 	 * the shards themselves show the run's work, so that it also serves
 	 * an abort without a journal (run->journal NULL). */
 	int (*undo)(struct rs_run *run, struct rs_err *err);
+	/* The step that begins the cutover (fence): lift what it put up so
+	 * that writes resume, keeping the run's markers, when a later step
+	 * gives the cutover back (RS_EGIVEBACK).  Idempotent. */
+	int (*give_back)(struct rs_run *run, struct rs_err *err);
 };
 
 /* A strategy (src/strategy/): its steps, and what they need to know of
@@ -114,6 +118,10 @@ struct rs_run {
 	int journal_synced;  /* … and made (streams_sync_journal) */
 	int journal_sync_rc; /* the last group sync's outcome */
 	struct rs_err journal_sync_err;
+	/* time() past which engine_checkpoint gives the cutover back
+	 * (RS_EGIVEBACK): the fence's start plus fence_timeout_seconds
+	 * while no irreversible step has begun; 0: never. */
+	int64_t give_back_at;
 };
 
 /* Whether RUN changes SHARD (rs_strategy_def.touches). */
@@ -202,8 +210,10 @@ int engine_table(struct rs_run *run, int shard, const char *physical,
 void engine_shard_close(struct rs_run *run, int shard);
 
 /* 0, or RS_ECANCELED with ERR filled when a signal asked the run to stop
- * or, inside a stream, when another stream of the step failed: steps call
- * it between chunks. */
+ * or, inside a stream, when another stream of the step failed, or
+ * RS_EGIVEBACK when the fence has been up for fence_timeout_seconds and
+ * no irreversible step has begun (engine_run then gives the fence back
+ * and tries the cutover again): steps call it between chunks and slices. */
 int engine_checkpoint(struct rs_run *run, struct rs_err *err);
 
 /*

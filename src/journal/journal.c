@@ -760,6 +760,35 @@ journal_step_stopped(struct rs_journal *journal, const char *name,
 	                        message != NULL ? message : "", err);
 }
 
+int
+journal_step_reset(struct rs_journal *journal, const char *name,
+                   struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_check_step_name(name, err);
+
+	if (rc == 0)
+		rc = journal_prepare_write(journal,
+		                           "DELETE FROM chunks WHERE step = ?1",
+		                           &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	rc = journal_finish(journal, stmt, rc, "forget the chunks of step",
+	                    name, err);
+	if (rc == 0)
+		rc = journal_prepare_write(journal,
+		                           "UPDATE steps SET state = "
+		                           "'pending', finished_at = NULL "
+		                           "WHERE name = ?1",
+		                           &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
+	return journal_finish(journal, stmt, rc, "make pending again step",
+	                      name, err);
+}
+
 /* On error *RECS is NULL and *N is 0; no step at all gives the same with
  * 0 returned. */
 int

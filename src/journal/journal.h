@@ -125,6 +125,12 @@ int journal_step_failed(struct rs_journal *journal, const char *name,
                         const char *message, struct rs_err *err);
 int journal_step_stopped(struct rs_journal *journal, const char *name,
                          const char *message, struct rs_err *err);
+/* Make step NAME pending again and forget its chunk checkpoints, for a
+ * cutover given back (engine.c): the step's next run starts over.  The
+ * chunks go first, so a crash in between leaves a step that is not done
+ * and has nothing to skip. */
+int journal_step_reset(struct rs_journal *journal, const char *name,
+                       struct rs_err *err);
 /* Every step ever recorded, in the order they were first begun.  *RECS is
  * malloc'd (free it); *N is its length. */
 int journal_steps(struct rs_journal *journal, struct rs_step_record **recs,

@@ -113,11 +113,33 @@ fence_undo(struct rs_run *run, struct rs_err *err)
 	return journal_fact_delete(run->journal, "fenced_since", err);
 }
 
+/* The cutover is given back (engine.c): the fence comes off every source
+ * (a replica not yet promoted loses it by replication), the markers stay
+ * as they are, and the next fence starts a new clock. */
+static int
+fence_give_back_shard(struct rs_run *run, int shard, void *arg,
+                      struct rs_err *err)
+{
+	(void)arg;
+	return steps_fence_shard(run, shard, 0, NULL, err);
+}
+
+static int
+fence_give_back(struct rs_run *run, struct rs_err *err)
+{
+	int rc = steps_each_shard_of(run, run->plan->from, 1,
+	                             fence_give_back_shard, NULL, err);
+
+	return rc != 0 ? rc
+	               : journal_fact_delete(run->journal, "fenced_since", err);
+}
+
 const struct rs_step_def step_fence = {
 	.name = "fence",
 	.summary = "block writes on the source tables",
 	.run = fence_run,
 	.undo = fence_undo,
+	.give_back = fence_give_back,
 };
 
 const struct rs_step_def step_unfence = {

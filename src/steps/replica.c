@@ -31,22 +31,31 @@
 #define REPLICA_PROMOTE_TIMEOUT_MS (10 * 60 * 1000)
 
 /* The position SHARD's replica must reach: read from the primary under
- * the fence the first time, journaled, and the journal's on a resume. */
+ * the fence the first time, journaled, and the journal's on a resume —
+ * of the same fence: the journal keeps it as "<fenced_since> <position>",
+ * and a fence given back and put up again (engine.c) is another. */
 static int
 catch_up_position(struct rs_run *run, int shard, struct rs_backend *primary,
                   char *position, size_t size, struct rs_err *err)
 {
-	char fact[200];
+	char fact[200], since[32] = "", kept[RS_POSITION_SIZE + 40];
+	size_t n;
 	int rc;
 
+	journal_fact_get(run->journal, "fenced_since", since, sizeof(since));
+	n = strlen(since);
 	snprintf(fact, sizeof(fact), "position:%s",
 	         run->plan->shards[shard].name);
-	rc = journal_fact_get(run->journal, fact, position, size);
-	if (rc == 1)
+	if (journal_fact_get(run->journal, fact, kept, sizeof(kept)) == 1 &&
+	    strncmp(kept, since, n) == 0 && kept[n] == ' ') {
+		snprintf(position, size, "%s", kept + n + 1);
 		return 0;
+	}
 	rc = await_position(&run->loop, primary, position, size, err);
-	return rc != 0 ? rc
-	               : journal_fact_set(run->journal, fact, position, err);
+	if (rc != 0)
+		return rc;
+	snprintf(kept, sizeof(kept), "%s %s", since, position);
+	return journal_fact_set(run->journal, fact, kept, err);
 }
 
 /* Bring the replica of SHARD (if it has one) to the primary's position,
