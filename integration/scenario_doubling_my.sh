@@ -65,6 +65,26 @@ run_reshard 0 "my stalled: abort" abort plan.cfg
 q "$p1" "DROP TABLE stall_probe"
 check "my stalled: the replicas replicate" wait_replicas
 
+# The cutover given back: r1 applies 6 s behind (MASTER_DELAY), so
+# catch-up cannot end within fence_timeout_seconds (3 s).  The fence comes
+# off and writes resume; with the delay gone, the next attempt puts the
+# fence up again and catch-up completes.
+fresh giveback "fence_timeout_seconds = 3; max_replica_lag_seconds = 10;"
+q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 6; START SLAVE"
+(cd "$dir" && exec "$bin" run plan.cfg --until catch-up --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+run_pid=$!
+check "my give back: catch-up past fence_timeout_seconds gives the fence back" \
+	wait_text "$dir/err" "the fence was given back (attempt 1 of 3)"
+q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 0; START SLAVE"
+IFS=$'\t' read -r moved from _ < <(awk -F'\t' '$2 != $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
+check "my give back: meanwhile a write to a row that moves goes through on p1" \
+	q "$p1" "BEGIN; INSERT INTO ${from#*.} VALUES ('gb', 99999993, '${moved//\'/\'\'}', 1.00, 'given back'); ROLLBACK"
+wait "$run_pid"
+equals "$?" 0 "my give back: the next attempt fences again and catch-up completes"
+equals "$(grep -c 'step fence          starting' "$dir/err")" 2 "my give back: the fence went up twice"
+run_reshard 0 "my give back: abort" abort plan.cfg
+check "my give back: the replicas replicate" wait_replicas
+
 # The doubling, stopped by a crash after every step and in the middle of
 # verify and purge, each time resumed, while a writer routing by the
 # routing file writes throughout.
