@@ -433,8 +433,12 @@ not_fenced() {
 # published routing would.  In $dir:
 #   writer.iter      the iteration under way
 #   writer.log       every acknowledged write: verb region id key amount note
-#   writer.acked     the iteration and key of every acknowledged write
-#   writer.rejected  every write refused: iteration, owner, key, the error
+#   writer.acked     every acknowledged write: iteration, key, time
+#   writer.rejected  every write refused: iteration, owner, key, time, the
+#                    error (times as $EPOCHREALTIME: seconds.micro)
+#   writer.guarded   every write refused by the ownership guard (sent to
+#                    the old owner just as the routing changed), as
+#                    writer.rejected
 #   writer.failed    any other outcome
 # writer_start, then writer_stop; writer_apply folds writer.log into
 # $tmp/rows.tsv, so that same_rows expects the initial rows with the
@@ -482,9 +486,13 @@ writer_loop() {
 		if [ "$out" = 1 ]; then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$verb" "$region" "$id" "$key" \
 				"$amount" "$note" >>"$dir/writer.log"
-			printf '%s\t%s\n' "$i" "$key" >>"$dir/writer.acked"
+			printf '%s\t%s\t%s\n' "$i" "$key" "$EPOCHREALTIME" >>"$dir/writer.acked"
+		elif [[ $out == *"row belongs to "*" since routing epoch "* ]]; then
+			printf '%s\t%s\t%s\t%s\t%s\n' "$i" "$owner" "$key" "$EPOCHREALTIME" \
+				"${out//$'\n'/ }" >>"$dir/writer.guarded"
 		elif [[ $out == *"$fence_message"* ]]; then
-			printf '%s\t%s\t%s\t%s\n' "$i" "$owner" "$key" "${out//$'\n'/ }" >>"$dir/writer.rejected"
+			printf '%s\t%s\t%s\t%s\t%s\n' "$i" "$owner" "$key" "$EPOCHREALTIME" \
+				"${out//$'\n'/ }" >>"$dir/writer.rejected"
 		else
 			printf '%s\t%s\t%s\n' "$i" "$owner" "${out//$'\n'/ }" >>"$dir/writer.failed"
 		fi
@@ -496,6 +504,7 @@ writer_start() {
 	: >"$dir/writer.log"
 	: >"$dir/writer.acked"
 	: >"$dir/writer.rejected"
+	: >"$dir/writer.guarded"
 	: >"$dir/writer.failed"
 	echo 0 >"$dir/writer.iter"
 	writer_loop &
@@ -564,7 +573,8 @@ writer_checks() {
 		$1 > a && $1 < b && stays[$2]' "$tmp/routes.tsv" "$dir/writer.acked" | wc -l)
 	check "$1: writes to rows that stay went through while fenced ($n_stay)" \
 		test "$n_stay" -gt 0
-	if [ -s "$dir/writer.failed" ]; then
+	if [ -s "$dir/writer.failed" ] || [ -s "$dir/writer.guarded" ]; then
+		cat "$dir/writer.guarded" >>"$dir/writer.failed"
 		not_ok "$1: no write failed other than by the fence" "$dir/writer.failed"
 	else
 		ok "$1: no write failed other than by the fence"

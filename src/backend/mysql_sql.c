@@ -804,24 +804,53 @@ mysql_sql_fence_existing(struct rs_strbuf *b,
 	return b->failed ? -1 : 0;
 }
 
-int
-mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                       int op, const char *table, const char *message,
-                       const struct rs_fence_rows *rows, int t)
+/* Append "CREATE TRIGGER IF NOT EXISTS `NAME` BEFORE OP ON `TABLE`". */
+static void
+mysql_sql_trigger_head(struct rs_strbuf *b, const char *name, int op,
+                       const char *table)
 {
-	/* The rows a statement OP has: OLD (UPDATE, DELETE), NEW (INSERT,
-	 * UPDATE). */
-	static const char *const sides[2] = {"OLD.", "NEW."};
-	int has[2] = {op != 0, op != 2};
-	char name[MYSQL_SQL_NAME_SIZE];
-
-	mysql_sql_fence_trigger(name, sizeof(name), op, table);
 	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
 	mysql_sql_ident(b, name);
 	strbuf_str(b, " BEFORE ");
 	strbuf_str(b, mysql_sql_fence_ops[op]);
 	strbuf_str(b, " ON ");
 	mysql_sql_ident(b, table);
+}
+
+/* Whether a trigger for statement OP sees OLD (SIDE 0: UPDATE, DELETE) or
+ * NEW (SIDE 1: INSERT, UPDATE). */
+static int
+mysql_sql_op_has(int op, int side)
+{
+	return side == 0 ? op != 0 : op != 2;
+}
+
+/* Append "SET p = <point of OLD.`key` or NEW.`key`>" for SIDE (0: OLD).
+ * 0, or -1 when the point cannot be computed (or out of memory). */
+static int
+mysql_sql_set_point(struct rs_strbuf *b, int side, const char *column,
+                    enum rs_hash hash, enum rs_col_kind kind)
+{
+	struct rs_strbuf key = {0};
+	int rc;
+
+	strbuf_str(&key, side == 0 ? "OLD." : "NEW.");
+	mysql_sql_ident(&key, column);
+	strbuf_str(b, "SET p = ");
+	rc = key.failed ? -1 : mysql_sql_point(b, hash, kind, key.text);
+	strbuf_clear(&key);
+	return rc != 0 ? -1 : 0;
+}
+
+int
+mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                       int op, const char *table, const char *message,
+                       const struct rs_fence_rows *rows, int t)
+{
+	char name[MYSQL_SQL_NAME_SIZE];
+
+	mysql_sql_fence_trigger(name, sizeof(name), op, table);
+	mysql_sql_trigger_head(b, name, op, table);
 	if (rows == NULL) {
 		strbuf_str(b, " FOR EACH ROW SIGNAL SQLSTATE '45000' "
 		              "SET MESSAGE_TEXT = ");
@@ -832,20 +861,12 @@ mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	/* The point is computed once a row, into p, then tested against
 	 * every span or residue. */
 	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); ");
-	for (int s = 0; s < 2; s++) {
-		struct rs_strbuf key = {0};
-
-		if (!has[s])
+	for (int side = 0; side < 2; side++) {
+		if (!mysql_sql_op_has(op, side))
 			continue;
-		strbuf_str(&key, sides[s]);
-		mysql_sql_ident(&key, rows->keys[t]);
-		strbuf_str(b, "SET p = ");
-		if (key.failed || mysql_sql_point(b, rows->hash, rows->kinds[t],
-		                                  key.text) != 0) {
-			strbuf_clear(&key);
+		if (mysql_sql_set_point(b, side, rows->keys[t], rows->hash,
+		                        rows->kinds[t]) != 0)
 			return -1;
-		}
-		strbuf_clear(&key);
 		strbuf_str(b, "; IF ");
 		backend_sql_moves(b, rows->moving, "p");
 		strbuf_str(b, " IS NOT FALSE THEN SIGNAL SQLSTATE '45000' "
@@ -870,33 +891,17 @@ mysql_sql_guard_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
                        int op, const char *table, const struct rs_guard *guard,
                        int t)
 {
-	static const char *const sides[2] = {"OLD.", "NEW."};
-	int has[2] = {op != 0, op != 2};
 	char name[MYSQL_SQL_NAME_SIZE];
 
 	mysql_sql_guard_trigger(name, sizeof(name), op, table);
-	strbuf_str(b, "CREATE TRIGGER IF NOT EXISTS ");
-	mysql_sql_ident(b, name);
-	strbuf_str(b, " BEFORE ");
-	strbuf_str(b, mysql_sql_fence_ops[op]);
-	strbuf_str(b, " ON ");
-	mysql_sql_ident(b, table);
+	mysql_sql_trigger_head(b, name, op, table);
 	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); "
 	              "IF @reshard_purging IS NULL THEN ");
-	for (int s = 0; s < 2; s++) {
-		struct rs_strbuf key = {0};
-		int rc;
-
-		if (!has[s])
+	for (int side = 0; side < 2; side++) {
+		if (!mysql_sql_op_has(op, side))
 			continue;
-		strbuf_str(&key, sides[s]);
-		mysql_sql_ident(&key, guard->keys[t]);
-		strbuf_str(b, "SET p = ");
-		rc = key.failed ? -1
-		                : mysql_sql_point(b, guard->hash,
-		                                  guard->kinds[t], key.text);
-		strbuf_clear(&key);
-		if (rc != 0)
+		if (mysql_sql_set_point(b, side, guard->keys[t], guard->hash,
+		                        guard->kinds[t]) != 0)
 			return -1;
 		for (int i = 0; i < guard->n_owners; i++) {
 			strbuf_str(b, i == 0 ? "; IF " : " ELSEIF ");

@@ -99,12 +99,15 @@ steps_each_shard_of(struct rs_run *run, const struct rs_map *map,
 	return streams_run(run, &spec, err);
 }
 
-/* The physical tables of the plan's tables on a shard under MAP, and
- * the logical table of each. */
+/* The physical tables of the plan's tables on a shard under `from`, the
+ * logical table of each and (key_kinds) its shard key and that column's
+ * kind: what the fence and the guard are put on. */
 struct table_list {
 	char (*names)[256];
 	const char **ptrs;
 	int *tables;
+	const char **keys;
+	enum rs_col_kind *kinds;
 	int n;
 };
 
@@ -125,6 +128,40 @@ list_table(struct rs_run *run, int shard, int table, int slot,
 	return 0;
 }
 
+static void
+table_list_free(struct table_list *list)
+{
+	free(list->names);
+	free(list->ptrs);
+	free(list->tables);
+	free(list->keys);
+	free(list->kinds);
+}
+
+/* Fill LIST (table_list_free it, also after an error) with SHARD's
+ * tables.  0 or an error. */
+static int
+table_list_load(struct rs_run *run, int shard, struct table_list *list,
+                struct rs_err *err)
+{
+	size_t max = (size_t)(run->plan->n_tables *
+	                      engine_tables_per_shard(run->plan->from)) +
+	             1;
+
+	*list = (struct table_list){
+		.names = malloc(sizeof(*list->names) * max),
+		.ptrs = malloc(sizeof(*list->ptrs) * max),
+		.tables = malloc(sizeof(*list->tables) * max),
+		.keys = malloc(sizeof(*list->keys) * max),
+		.kinds = malloc(sizeof(*list->kinds) * max),
+	};
+	if (list->names == NULL || list->ptrs == NULL || list->tables == NULL ||
+	    list->keys == NULL || list->kinds == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	return steps_each_table(run, run->plan->from, shard, list_table, list,
+	                        err);
+}
+
 /* Record which fence SHARD got (1: the rows that move), for status. */
 static int
 steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
@@ -140,13 +177,15 @@ steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
 }
 
 /* The shard key column and its kind of each table of LIST on SHARD, into
- * KEYS and KINDS: 1 when the server can compute every key's point
+ * LIST's keys and kinds: 1 when the server can compute every key's point
  * (backend_fence_rows_hash), 0 when not or a table is missing (the fence
  * says which), or an error. */
 static int
-key_kinds(struct rs_run *run, int shard, const struct table_list *list,
-          const char **keys, enum rs_col_kind *kinds, struct rs_err *err)
+key_kinds(struct rs_run *run, int shard, struct table_list *list,
+          struct rs_err *err)
 {
+	const char **keys = list->keys;
+	enum rs_col_kind *kinds = list->kinds;
 	const struct rs_plan *plan = run->plan;
 
 	for (int i = 0; i < list->n; i++) {
@@ -175,8 +214,7 @@ key_kinds(struct rs_run *run, int shard, const struct table_list *list,
  * it) are the caller's, sized for N. */
 static int
 fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
-               const struct table_list *list, const char **keys,
-               enum rs_col_kind *kinds, struct rs_moving *moving,
+               struct table_list *list, struct rs_moving *moving,
                struct rs_fence_rows *rows, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
@@ -185,7 +223,7 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 
 	if (!backend_supports(backend, RS_CAP_FENCE_ROWS))
 		return 0;
-	rc = key_kinds(run, shard, list, keys, kinds, err);
+	rc = key_kinds(run, shard, list, err);
 	if (rc <= 0)
 		return rc;
 	/* Not only the rows that move: a write to a row this shard does
@@ -196,7 +234,8 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc != 0)
 		return 0;
-	*rows = (struct rs_fence_rows){plan->hash, moving, keys, kinds};
+	*rows = (struct rs_fence_rows){plan->hash, moving, list->keys,
+	                               list->kinds};
 	return 1;
 }
 
@@ -204,29 +243,17 @@ int
 steps_fence_shard(struct rs_run *run, int shard, int on,
                   const struct rs_marker *marker, struct rs_err *err)
 {
-	int max =
-		run->plan->n_tables * engine_tables_per_shard(run->plan->from);
-	struct table_list list = {
-		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
-		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
-		.tables = malloc(sizeof(*list.tables) * (size_t)(max + 1)),
-	};
-	const char **keys = malloc(sizeof(*keys) * (size_t)(max + 1));
-	enum rs_col_kind *kinds = malloc(sizeof(*kinds) * (size_t)(max + 1));
+	struct table_list list = {0};
 	struct rs_moving moving = {0};
 	struct rs_fence_rows rows;
 	struct rs_backend *backend;
 	int rc = engine_shard(run, shard, &backend, err), only_rows = 0;
 
-	if (rc == 0 && (list.names == NULL || list.ptrs == NULL ||
-	                list.tables == NULL || keys == NULL || kinds == NULL))
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = steps_each_table(run, run->plan->from, shard, list_table,
-		                      &list, err);
+		rc = table_list_load(run, shard, &list, err);
 	if (rc == 0 && on) {
-		only_rows = fence_rows_for(run, shard, backend, &list, keys,
-		                           kinds, &moving, &rows, err);
+		only_rows = fence_rows_for(run, shard, backend, &list, &moving,
+		                           &rows, err);
 		rc = only_rows < 0 ? only_rows : 0;
 		only_rows = only_rows > 0;
 	}
@@ -249,11 +276,7 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 		await_sleep(&run->loop, (uint64_t)attempt * 500);
 		rc = 0;
 	}
-	free(list.names);
-	free(list.ptrs);
-	free(list.tables);
-	free(keys);
-	free(kinds);
+	table_list_free(&list);
 	pairmap_moving_free(&moving);
 	if (rc == 0 && on)
 		rc = steps_fence_kind_set(run, shard, only_rows, err);
@@ -314,15 +337,8 @@ int
 steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int max = plan->n_tables * engine_tables_per_shard(plan->from);
 	int n_shards = plan->n_shards;
-	struct table_list list = {
-		.names = malloc(sizeof(*list.names) * (size_t)(max + 1)),
-		.ptrs = malloc(sizeof(*list.ptrs) * (size_t)(max + 1)),
-		.tables = malloc(sizeof(*list.tables) * (size_t)(max + 1)),
-	};
-	const char **keys = malloc(sizeof(*keys) * (size_t)(max + 1));
-	enum rs_col_kind *kinds = malloc(sizeof(*kinds) * (size_t)(max + 1));
+	struct table_list list = {0};
 	struct rs_moving *owned = calloc((size_t)n_shards, sizeof(*owned));
 	char(*messages)[512] = malloc(sizeof(*messages) * (size_t)n_shards);
 	const char **message_ptrs = malloc(sizeof(char *) * (size_t)n_shards);
@@ -334,17 +350,14 @@ steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 	int rc = engine_shard(run, shard, &backend, err);
 
 	if (rc == 0 &&
-	    (list.names == NULL || list.ptrs == NULL || list.tables == NULL ||
-	     keys == NULL || kinds == NULL || owned == NULL ||
-	     messages == NULL || message_ptrs == NULL))
+	    (owned == NULL || messages == NULL || message_ptrs == NULL))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc == 0 && !backend_supports(backend, RS_CAP_GUARD))
 		goto out; /* no guard on this engine: nothing to do */
 	if (rc == 0)
-		rc = steps_each_table(run, plan->from, shard, list_table, &list,
-		                      err);
+		rc = table_list_load(run, shard, &list, err);
 	if (rc == 0 && on) {
-		usable = key_kinds(run, shard, &list, keys, kinds, err);
+		usable = key_kinds(run, shard, &list, err);
 		rc = usable < 0 ? usable : 0;
 		if (run->journal != NULL)
 			journal_fact_get(run->journal, "epoch", epoch,
@@ -354,8 +367,9 @@ steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 			                  message_ptrs, &guard.n_owners, err);
 		if (rc == RS_EUSAGE) /* maps with no such description */
 			rc = usable = 0;
-		guard = (struct rs_guard){plan->hash,     keys,  kinds,
-		                          guard.n_owners, owned, message_ptrs};
+		guard = (struct rs_guard){plan->hash, list.keys,
+		                          list.kinds, guard.n_owners,
+		                          owned,      message_ptrs};
 	}
 	if (rc == 0 && (!on || usable))
 		rc = backend_guard_sql(backend, list.ptrs, list.n,
@@ -378,11 +392,7 @@ out:
 	free(owned);
 	free(messages);
 	free(message_ptrs);
-	free(list.names);
-	free(list.ptrs);
-	free(list.tables);
-	free(keys);
-	free(kinds);
+	table_list_free(&list);
 	return rc;
 }
 
