@@ -87,6 +87,21 @@ backend_free(struct rs_backend *backend)
 	free(backend);
 }
 
+/* The operations of ENGINE. */
+static const struct rs_backend_ops *
+backend_ops_of(enum rs_engine engine)
+{
+	switch (engine) {
+	case RS_ENGINE_POSTGRES:
+		return &backend_pg_ops;
+	case RS_ENGINE_MYSQL:
+		return &backend_mysql_ops;
+	case RS_ENGINE_SQLITE:
+		break;
+	}
+	return &backend_sqlite_ops;
+}
+
 int
 backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
             struct rs_backend **out, struct rs_err *err)
@@ -131,19 +146,18 @@ backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
 		backend_free(backend);
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
-	switch (backend->url.engine) {
-	case RS_ENGINE_POSTGRES:
-		backend->ops = &backend_pg_ops;
-		break;
-	case RS_ENGINE_MYSQL:
-		backend->ops = &backend_mysql_ops;
-		break;
-	case RS_ENGINE_SQLITE:
-		backend->ops = &backend_sqlite_ops;
-		break;
-	}
+	backend->ops = backend_ops_of(backend->url.engine);
 	*out = backend;
 	return 0;
+}
+
+int
+backend_engine_fences_rows(enum rs_engine engine, enum rs_hash hash)
+{
+	const struct rs_backend_ops *ops = backend_ops_of(engine);
+
+	return ops->fence != NULL && ops->fence_rows &&
+	       backend_fence_rows_hash(hash, RS_COL_TEXT);
 }
 
 /* Refuse a second concurrent operation: engines drive one at a time. */

@@ -309,6 +309,11 @@ int backend_fence(struct rs_backend *backend, const char *const *tables,
                   const struct rs_fence_rows *rows, rs_backend_cb cb, void *arg,
                   struct rs_err *err);
 
+/* Whether a shard of ENGINE is fenced to the rows that move under HASH
+ * (when its shard keys are text or integer columns), without a backend:
+ * for the dry-run, which says what the fence will hold. */
+int backend_engine_fences_rows(enum rs_engine engine, enum rs_hash hash);
+
 /* Whether a fence of rows (RS_CAP_FENCE_ROWS) can use HASH on a key of
  * KIND: sha256_64 and identity, on text and integer keys.  The same holds
  * for the ownership guard. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "backend/url.h"
 #include "common/text.h"
 #include "dryrun/dryrun.h"
 
@@ -161,6 +163,42 @@ print_bar(FILE *out, uint64_t count, uint64_t max)
 	fprintf(out, "%*s", BAR_WIDTH - width, "");
 }
 
+/* What the run's fence will hold on each shard that gives rows away: only
+ * the rows that move where the server computes a key's owner (PostgreSQL,
+ * MariaDB, with the plan's hash), else whole tables. */
+static void
+report_fence(FILE *out, const struct rs_plan *plan, const struct rs_stats *st)
+{
+	int any = 0;
+
+	for (int i = 0; i < st->n_shards && i < plan->n_shards; i++) {
+		struct rs_url url;
+		struct rs_err ignored;
+		uint64_t out_rows = 0;
+
+		for (int j = 0; j < st->n_shards; j++)
+			if (j != i)
+				out_rows +=
+					st->flows[(size_t)i *
+				                          (size_t)st->n_shards +
+				                  (size_t)j];
+		if (out_rows == 0 ||
+		    url_parse(plan->shards[i].url, NULL, &url, &ignored) != 0)
+			continue;
+		if (!any)
+			fputs("\nthe run's fence:\n", out);
+		any = 1;
+		fprintf(out, "  %s (%s): %s\n", plan->shards[i].name,
+		        url_engine_name(url.engine),
+		        backend_engine_fences_rows(url.engine, plan->hash)
+		                ? "only writes to the rows that move (text "
+		                  "or integer shard keys; others: whole "
+		                  "tables)"
+		                : "whole tables");
+		url_clear(&url);
+	}
+}
+
 static void
 print_skew(FILE *out, const char *when, double skew)
 {
@@ -233,6 +271,8 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 				        plan->shards[j].name,
 				        text_thousands(n, a, sizeof(a)));
 		}
+
+	report_fence(out, plan, st);
 
 	skew_before = stats_skew(st->before, set.before, set.n_before);
 	skew_after = stats_skew(st->after, set.after, set.n_after);
