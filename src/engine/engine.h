@@ -193,8 +193,12 @@ void engine_journal_remove(const char *path);
 /* Forget the tables engine_table described (at the end of a run). */
 void engine_tables_release(struct rs_run *run);
 
-/* Print the state of PLAN's run (steps, fence right now, epoch) as text
- * or one JSON object.  RS_EIO when the plan has no journal yet. */
+/* Print the state of PLAN's run (its state word — never run, running,
+ * stopped, interrupted, failed, done, aborted, aborting —, steps, fence
+ * right now, epoch, the last abort) as text or one JSON object (described
+ * by tests/status.schema.json).  A plan without a journal is "never run",
+ * or "aborted" when abort set its journal aside.  RS_EIO when the journal
+ * cannot be read, RS_ENOMEM. */
 int engine_status(const struct rs_plan *plan,
                   const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);
