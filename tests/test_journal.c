@@ -804,6 +804,77 @@ test_stopped_and_kept(void **state)
 	journal_close(journal, "done");
 }
 
+/* What status reads: a new attempt drops a stop's message and keeps a
+ * failure's; the rows of done chunks, forgotten for a walk that starts
+ * over; the last run, with or without the aborts. */
+static void
+test_status_reads(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	struct rs_err err = {0};
+	struct rs_step_record rec;
+	struct rs_run_record run;
+	struct rs_chunk_record c;
+	int64_t rows;
+
+	(void)state;
+	assert_int_equal(journal_step_begin(journal, "purge", &err), 0);
+	assert_int_equal(journal_step_stopped(journal, "purge",
+	                                      "stopped on request", &err),
+	                 0);
+	assert_int_equal(journal_step_begin(journal, "purge", &err), 0);
+	assert_int_equal(journal_step_get(journal, "purge", &rec, &err), 0);
+	assert_string_equal(rec.error, "");
+	assert_int_equal(
+		journal_step_failed(journal, "purge", "db1 is gone", &err), 0);
+	assert_int_equal(journal_step_begin(journal, "purge", &err), 0);
+	assert_int_equal(journal_step_get(journal, "purge", &rec, &err), 0);
+	assert_int_equal(rec.state, RS_STEP_RUNNING);
+	assert_string_equal(rec.error, "db1 is gone");
+
+	for (int i = 0; i < 3; i++) {
+		c = chunk("purge", i, NULL, "[1]");
+		c.rows = 10 * (i + 1);
+		assert_int_equal(journal_chunk_begin(journal, &c, &err), 0);
+		if (i < 2) /* the third is only begun */
+			assert_int_equal(journal_chunk_done(journal, &c, &err),
+			                 0);
+	}
+	assert_int_equal(journal_step_rows_done(journal, "purge", &rows, &err),
+	                 0);
+	assert_int_equal(rows, 30);
+	assert_int_equal(journal_step_rows_done(journal, "copy", &rows, &err),
+	                 0);
+	assert_int_equal(rows, 0);
+	assert_int_equal(journal_chunks_forget(journal, "purge", &err), 0);
+	assert_int_equal(journal_step_rows_done(journal, "purge", &rows, &err),
+	                 0);
+	assert_int_equal(rows, 0);
+	assert_int_equal(journal_step_get(journal, "purge", &rec, &err), 0);
+	assert_int_equal(rec.chunks_done, 0);
+
+	/* This process is the last run, not ended yet. */
+	assert_int_equal(journal_last_run(journal, 1, &run, &err), 1);
+	assert_int_equal(run.pid, getpid());
+	assert_int_equal(run.ended_at, 0);
+	assert_string_equal(run.outcome, "");
+	journal_close(journal, "stopped");
+	/* An abort after it is the last process, not the last run. */
+	journal = open_ok();
+	journal_close(journal, "abort failed");
+	journal = open_ok();
+	assert_int_equal(journal_last_run(journal, 0, &run, &err), 1);
+	assert_int_equal(run.ended_at, 0); /* this one */
+	journal_close(journal, "aborted");
+	assert_int_equal(journal_open_readonly(path, &journal, &err), 0);
+	assert_int_equal(journal_last_run(journal, 0, &run, &err), 1);
+	assert_string_equal(run.outcome, "aborted");
+	assert_int_equal(journal_last_run(journal, 1, &run, &err), 1);
+	assert_string_equal(run.outcome, "stopped");
+	assert_true(run.ended_at >= run.started_at);
+	journal_close(journal, NULL);
+}
+
 /* A journal of schema version 1 (steps could not be stopped, no kept
  * rows) is upgraded when opened for a run, keeping its steps and chunks. */
 static void
@@ -891,6 +962,8 @@ main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_lock_is_the_journal_itself,
 	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_reads, setup,
+	                                        teardown),
 		cmocka_unit_test_setup_teardown(test_stopped_and_kept, setup,
 	                                        teardown),
 		cmocka_unit_test_setup_teardown(test_version_1_is_upgraded,

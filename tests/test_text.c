@@ -2,8 +2,8 @@
  * Unit tests of the key escaping in src/common/text.c: the quick test of
  * whether a key needs escaping against a byte-by-byte reference at every
  * length and position (its word-at-a-time loads have edges at 3, 4, 8 and
- * every multiple of 8), the escaped form of every byte, and keys cut for
- * messages.
+ * every multiple of 8), the escaped form of every byte, keys cut for
+ * messages, and times in ISO-8601.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,6 +243,25 @@ test_hex_encode_every_byte(void **state)
 		                 i);
 }
 
+/* Times as status prints them in JSON. */
+static void
+test_iso_time(void **state)
+{
+	char buf[TEXT_ISO_TIME_SIZE];
+
+	(void)state;
+	assert_string_equal(text_iso_time(0, buf, sizeof(buf)),
+	                    "1970-01-01T00:00:00.000Z");
+	assert_string_equal(text_iso_time(1796396725102LL, buf, sizeof(buf)),
+	                    "2026-12-04T15:05:25.102Z");
+	assert_string_equal(text_iso_time(999, buf, sizeof(buf)),
+	                    "1970-01-01T00:00:00.999Z");
+	assert_string_equal(text_iso_time(-1, buf, sizeof(buf)),
+	                    "1969-12-31T23:59:59.999Z");
+	/* Too small a buffer gives no time rather than a cut one. */
+	assert_string_equal(text_iso_time(0, buf, 20), "");
+}
+
 int
 main(void)
 {
@@ -257,6 +276,7 @@ main(void)
 		cmocka_unit_test(test_hex_encode_every_byte),
 		cmocka_unit_test(
 			test_key_shown_fits_or_is_cut_after_a_whole_escape),
+		cmocka_unit_test(test_iso_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,9 +88,10 @@ cli_abort(int argc, char **argv, struct rs_err *err)
 const struct rs_command cli_status_command = {
 	.name = "status",
 	.usage = "PLAN [--format text|json]",
-	.summary = "Show every step of the plan's run with its state, timings "
-		   "and rows, whether\na process runs it now, whether writes "
-		   "are fenced right now, the epoch.",
+	.summary = "Show the state of the plan's run (never run, running, "
+		   "stopped, interrupted,\nfailed, done, aborted), every step "
+		   "with its state, timings and rows, whether\nwrites are "
+		   "fenced right now, the epoch.",
 	.help = "  --format FORMAT  text (default) or json\n",
 	.run = cli_status,
 };

@@ -29,6 +29,13 @@ progress_start(struct rs_progress *p, const char *label, uint64_t total)
 }
 
 void
+progress_resume(struct rs_progress *p, uint64_t rows)
+{
+	p->before = rows;
+	p->done = rows;
+}
+
+void
 progress_expect(struct rs_progress *p, uint64_t n)
 {
 	p->total += n;
@@ -39,7 +46,7 @@ progress_rate(const struct rs_progress *p, uint64_t now)
 {
 	double seconds = (double)(now - p->started_ns) / 1e9;
 
-	return seconds > 0 ? (double)p->done / seconds : 0;
+	return seconds > 0 ? (double)(p->done - p->before) / seconds : 0;
 }
 
 static void
@@ -93,14 +100,18 @@ void
 progress_finish(struct rs_progress *p)
 {
 	uint64_t now = uv_hrtime();
-	char done[32], speed[32];
+	char done[32], before[32], speed[32];
 
 	if (p->quiet)
 		return;
 	if (p->tty)
 		fputs("\r\033[K", stderr);
-	fprintf(stderr, "%s: %s rows in %.1f s (%s rows/s)\n", p->label,
-	        text_thousands(p->done, done, sizeof(done)),
+	fprintf(stderr, "%s: %s rows", p->label,
+	        text_thousands(p->done, done, sizeof(done)));
+	if (p->before > 0)
+		fprintf(stderr, " (%s of them before it was resumed)",
+		        text_thousands(p->before, before, sizeof(before)));
+	fprintf(stderr, " in %.1f s (%s rows/s)\n",
 	        (double)(now - p->started_ns) / 1e9,
 	        text_thousands((uint64_t)progress_rate(p, now), speed,
 	                       sizeof(speed)));

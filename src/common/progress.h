@@ -11,7 +11,9 @@
 
 struct rs_progress {
 	char label[48];      /* "verify", "dry-run" … */
-	uint64_t done;       /* rows so far */
+	uint64_t done;       /* rows so far, BEFORE included */
+	uint64_t before;     /* rows done before this start (a resumed
+	                        step): counted, not in the rate */
 	uint64_t total;      /* expected rows, 0 when unknown */
 	uint64_t started_ns; /* uv_hrtime() at progress_start */
 	uint64_t printed_ns; /* when the last bar or line was drawn */
@@ -22,13 +24,19 @@ struct rs_progress {
 /* Start counting rows of LABEL, TOTAL expected (0: unknown). */
 void progress_start(struct rs_progress *p, const char *label, uint64_t total);
 
+/* Count ROWS as done before this start (by an earlier attempt of a
+ * resumed step): they are in the count and the share of the total, not
+ * in the rate.  Call it right after progress_start. */
+void progress_resume(struct rs_progress *p, uint64_t rows);
+
 /* Raise the expected total by N (when it is learnt piece by piece). */
 void progress_expect(struct rs_progress *p, uint64_t n);
 
 /* Count N more rows; redraw if it is time. */
 void progress_add(struct rs_progress *p, uint64_t n);
 
-/* Clear the bar and print "LABEL: N rows in S s (R rows/s)". */
+/* Clear the bar and print "LABEL: N rows in S s (R rows/s)", with how
+ * many of the N were done before a resume. */
 void progress_finish(struct rs_progress *p);
 
 #endif

@@ -1,12 +1,13 @@
 /*
- * Text helpers for messages: misspelling suggestions, number formatting,
- * and escaping keys (the format is described in text.h).
+ * Text helpers for messages: misspelling suggestions, number and time
+ * formatting, and escaping keys (the format is described in text.h).
  */
 #include "common/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 size_t
 text_edit_distance(const char *a, const char *b)
@@ -75,6 +76,27 @@ text_thousands(uint64_t v, char *buf, size_t size)
 	}
 	if (size > 0)
 		buf[k < size ? k : size - 1] = '\0';
+	return buf;
+}
+
+char *
+text_iso_time(int64_t ms, char *buf, size_t size)
+{
+	/* Floor division, so that a time before 1970 keeps its order. */
+	int64_t secs = ms / 1000 - (ms % 1000 < 0);
+	int frac = (int)(ms - secs * 1000);
+	time_t t = (time_t)secs;
+	struct tm tm;
+	char day[24];
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		return buf;
+	if ((size_t)snprintf(buf, size, "%s.%03dZ", day, frac) >= size)
+		buf[0] = '\0';
 	return buf;
 }
 

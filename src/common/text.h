@@ -1,7 +1,7 @@
 /*
  * Small text helpers shared by messages: the closest known word to a
- * misspelt one, numbers with thousands separators, and keys escaped for a
- * line of output or a message.
+ * misspelt one, numbers with thousands separators, times in ISO-8601, and
+ * keys escaped for a line of output or a message.
  */
 #ifndef RS_TEXT_H
 #define RS_TEXT_H
@@ -30,6 +30,13 @@ char *text_hex_encode(const void *bytes, size_t n, char *out);
 
 /* Format V with thousands separators ("12,345") into BUF; returns BUF. */
 char *text_thousands(uint64_t v, char *buf, size_t size);
+
+/* MS (Unix milliseconds) as an ISO-8601 UTC time with milliseconds,
+ * "2026-12-04T15:15:00.123Z", into BUF (at least TEXT_ISO_TIME_SIZE
+ * bytes); returns BUF.  A time gmtime cannot represent, or a BUF too
+ * small, gives "" (never a cut time). */
+#define TEXT_ISO_TIME_SIZE 32
+char *text_iso_time(int64_t ms, char *buf, size_t size);
 
 /*
  * Keys in output and messages are escaped as in PostgreSQL's COPY text

@@ -15,6 +15,7 @@
  * undone by the same functions (they act only where the markers say the
  * run was), and the unreadable journal is set aside.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,14 +160,25 @@ abort_undo(struct rs_run *run, int all, struct rs_err *err)
 	return 0;
 }
 
-/* Move PATH (and its -wal, -shm) aside as PATH.SUFFIX-TIME; say so. */
+/* Move PATH (and its -wal, -shm) aside as PATH.SUFFIX-TIME, TIME the UTC
+ * time as 20261204T151500Z (with -2, -3 … when that name is taken: two
+ * aborts in one second); say so.  A journal that cannot be moved stays
+ * where it is, and nothing is said. */
 static void
 abort_set_aside(const char *path, const char *suffix, const char *why)
 {
-	char aside[4200], side[4200];
-	long long now = (long long)time(NULL);
+	char aside[4200], side[4200], stamp[32] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	struct stat st;
 
-	snprintf(aside, sizeof(aside), "%s.%s-%lld", path, suffix, now);
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
+		snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
+	snprintf(aside, sizeof(aside), "%s.%s-%s", path, suffix, stamp);
+	for (int n = 2; stat(aside, &st) == 0 && n < 1000; n++)
+		snprintf(aside, sizeof(aside), "%s.%s-%s-%d", path, suffix,
+		         stamp, n);
 	if (rename(path, aside) == 0)
 		fprintf(stderr, "%s; the journal is kept as %s\n", why, aside);
 	for (int i = 0; i < 2; i++) {
@@ -178,6 +190,93 @@ abort_set_aside(const char *path, const char *suffix, const char *why)
 		if (rename(side, moved) != 0 && errno != ENOENT)
 			unlink(side);
 	}
+}
+
+/* When the journal set aside under the name suffix TAIL (what follows
+ * "aborted-" or "damaged-") was set aside, in Unix ms: TAIL is
+ * 20261204T151500Z, maybe followed by -N, or (older releases) the epoch in
+ * seconds.  Returns -1 for any other name (a -wal or -shm side file). */
+static int64_t
+abort_aside_time(const char *tail)
+{
+	struct tm tm = {0};
+	int used = 0;
+	const char *rest;
+
+	if (sscanf(tail, "%4d%2d%2dT%2d%2d%2dZ%n", &tm.tm_year, &tm.tm_mon,
+	           &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+	           &used) == 6 &&
+	    used == 16) {
+		rest = tail + used;
+		if (rest[0] == '-' && rest[1] != '\0' &&
+		    strspn(rest + 1, "0123456789") == strlen(rest + 1))
+			rest = "";
+		if (rest[0] != '\0')
+			return -1;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		return (int64_t)timegm(&tm) * 1000;
+	}
+	if (tail[0] != '\0' && strlen(tail) < 19 &&
+	    strspn(tail, "0123456789") == strlen(tail))
+		return (int64_t)strtoll(tail, NULL, 10) * 1000;
+	return -1;
+}
+
+/* Reading the folder is best effort: status must not fail for it. */
+int
+engine_aside_latest(const char *path, char *aside, size_t size, int64_t *at_ms)
+{
+	char folder[4096], best[256] = "";
+	const char *base = strrchr(path, '/');
+	size_t base_len;
+	struct dirent *entry;
+	DIR *dir;
+	int found = 0;
+
+	*at_ms = 0;
+	if (size > 0)
+		aside[0] = '\0';
+	if (base == NULL) {
+		snprintf(folder, sizeof(folder), ".");
+		base = path;
+	} else {
+		snprintf(folder, sizeof(folder), "%.*s",
+		         (int)(base == path ? 1 : base - path), path);
+		base++;
+	}
+	base_len = strlen(base);
+	dir = opendir(folder);
+	if (dir == NULL)
+		return 0;
+	while ((entry = readdir(dir)) != NULL) {
+		const char *name = entry->d_name, *tail;
+		int64_t at;
+
+		if (strncmp(name, base, base_len) != 0)
+			continue;
+		tail = name + base_len;
+		if (strncmp(tail, ".aborted-", 9) == 0 ||
+		    strncmp(tail, ".damaged-", 9) == 0)
+			tail += 9;
+		else
+			continue;
+		at = abort_aside_time(tail);
+		/* The newest; in one second, the last name (…Z-2 after …Z). */
+		if (at < 0 || (found && at < *at_ms) ||
+		    (found && at == *at_ms && strcmp(name, best) < 0))
+			continue;
+		*at_ms = at;
+		snprintf(best, sizeof(best), "%s", name);
+		if (base == path)
+			snprintf(aside, size, "%s", name);
+		else
+			snprintf(aside, size, "%s/%s",
+			         strcmp(folder, "/") == 0 ? "" : folder, name);
+		found = 1;
+	}
+	closedir(dir);
+	return found;
 }
 
 /* Whether no step ever began under JOURNAL. */
@@ -290,7 +389,7 @@ engine_abort(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (abort_journal_is_empty(run.journal)) {
 		/* No step ever began under this journal: the run to abort,
 		 * if any, is the one the shard markers speak of. */
-		journal_close(run.journal, "failed");
+		journal_close(run.journal, "abort failed");
 		return abort_by_markers(plan, strategy, 0, NULL, err);
 	}
 	rc = abort_start(&run, plan, strategy, err);
@@ -312,7 +411,7 @@ engine_abort(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		abort_finish(&run);
 	if (rc == 0)
 		journal_event(run.journal, "info", "run aborted");
-	journal_close(run.journal, rc == 0 ? "aborted" : "failed");
+	journal_close(run.journal, rc == 0 ? "aborted" : "abort failed");
 	if (rc == 0) {
 		char why[256];
 

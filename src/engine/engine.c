@@ -496,22 +496,36 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 		char note[512];
 
 		engine_fence_note(run, note, sizeof(note));
-		return rs_err_set(err, RS_ECANCELED,
-		                  "stopped before step %s on request; "
-		                  "`reshard run %s` goes on from there%s",
-		                  step->name, run->plan->path, note);
-	}
-	if (step->irreversible && (rc = engine_confirm(run, step, err)) != 0)
+		rc = rs_err_set(err, RS_ECANCELED,
+		                "stopped before step %s on request; "
+		                "`reshard run %s` goes on from there%s",
+		                step->name, run->plan->path, note);
+		journal_event(run->journal, "warn", "before step %s: %s",
+		              step->name,
+		              err != NULL ? err->message : "stopped");
 		return rc;
+	}
+	/* Status tells a stop or a refusal here from a crash by this event
+	 * and the run's outcome: no step records it. */
+	if (step->irreversible && (rc = engine_confirm(run, step, err)) != 0) {
+		journal_event(run->journal,
+		              rc == RS_ECANCELED ? "warn" : "error",
+		              "before step %s: %s", step->name,
+		              err != NULL ? err->message : "not begun");
+		return rc;
+	}
 	char point[64];
 	snprintf(point, sizeof(point), "before-step:%s", step->name);
 	engine_fault(point);
 	rc = journal_step_begin(run->journal, step->name, err);
 	if (rc != 0)
 		return rc;
-	fprintf(stderr, "step %-14s %s%s\n", step->name,
-	        rec.state == RS_STEP_PENDING ? "starting" : "resuming",
-	        rec.state == RS_STEP_PENDING ? "" : " (it was interrupted)");
+	fprintf(stderr, "step %-14s %s\n", step->name,
+	        rec.state == RS_STEP_PENDING  ? "starting"
+	        : rec.state == RS_STEP_FAILED ? "resuming (it failed)"
+	        : rec.state == RS_STEP_STOPPED
+	                ? "resuming (it was stopped)"
+	                : "resuming (it was interrupted)");
 	run->step = step;
 	run->progress.done = 0;
 	run->step_chunks = 0;
@@ -621,6 +635,9 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		 * of its own to the next command: it goes. */
 		discard = rc != 0 && created;
 	}
+	if (rc != 0 && !discard)
+		journal_event(run.journal, "error", "run refused: %s",
+		              err != NULL ? err->message : "before any step");
 	for (int i = 0; i < strategy->n_steps && rc == 0; i++) {
 		int from = i;
 

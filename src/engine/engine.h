@@ -181,6 +181,15 @@ int engine_connect(struct rs_run *run, int shard, struct rs_backend **out,
 int engine_abort(const struct rs_plan *plan,
                  const struct rs_strategy_def *strategy, struct rs_err *err);
 
+/* The newest journal that abort set aside for the journal at PATH
+ * (PATH.aborted-20261204T151500Z, or PATH.damaged-… for one abort could
+ * not read; the epoch-seconds names of older releases are read too):
+ * fills ASIDE (SIZE bytes) with its path and *AT_MS with when it was set
+ * aside (Unix ms, from its name) and returns 1, or returns 0 when there is
+ * none or the folder cannot be read. */
+int engine_aside_latest(const char *path, char *aside, size_t size,
+                        int64_t *at_ms);
+
 /* Whether the journal records a no_return step (publish) as begun, into
  * *PAST. */
 int engine_past_no_return(struct rs_run *run, int *past, struct rs_err *err);
@@ -192,8 +201,12 @@ void engine_journal_remove(const char *path);
 /* Forget the tables engine_table described (at the end of a run). */
 void engine_tables_release(struct rs_run *run);
 
-/* Print the state of PLAN's run (steps, fence right now, epoch) as text
- * or one JSON object.  RS_EIO when the plan has no journal yet. */
+/* Print the state of PLAN's run (its state word — never run, running,
+ * stopped, interrupted, failed, done, aborted, aborting —, steps, fence
+ * right now, epoch, the last abort) as text or one JSON object (described
+ * by tests/status.schema.json).  A plan without a journal is "never run",
+ * or "aborted" when abort set its journal aside.  RS_EIO when the journal
+ * cannot be read, RS_ENOMEM. */
 int engine_status(const struct rs_plan *plan,
                   const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);

@@ -1,14 +1,19 @@
 /*
- * `reshard status`: the state of a plan's run from its journal — every
- * step with its state, timings and rows, whether a process is running it
- * now, the published epoch — and whether writes are fenced right now,
- * asked of the shards themselves (the journal can only say what was
- * intended).
+ * `reshard status`: the state of a plan's run in one word — never run,
+ * running, stopped, interrupted (no process), failed, done, aborted,
+ * aborting — told from the journal, its run lock and the journals abort
+ * set aside; every step with its state, timings and rows; the published
+ * epoch; and whether writes are fenced right now, asked of the shards
+ * themselves (the journal can only say what was intended).  As text for
+ * people or as one JSON object (tests/status.schema.json describes it:
+ * shard lists are arrays, every time an ISO-8601 UTC string).
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/text.h"
@@ -16,48 +21,125 @@
 #include "engine/engine.h"
 #include "shardmap/stats.h"
 
-static const char *const state_names[] = {"pending", "running", "done",
-                                          "failed", "stopped"};
+/* The state of the run as a whole. */
+enum status_state {
+	STATUS_NEVER_RUN,   /* no step ever began, nothing set aside */
+	STATUS_RUNNING,     /* a process holds the run lock */
+	STATUS_STOPPED,     /* stopped on request, or by --until */
+	STATUS_INTERRUPTED, /* its process ended without a word: killed */
+	STATUS_FAILED,      /* a step (or the run before one) failed */
+	STATUS_DONE,        /* every step done */
+	STATUS_ABORTED,     /* abort undid it and set its journal aside */
+	STATUS_ABORTING,    /* an abort began and did not finish */
+};
 
+/* The state words, as text and as JSON (status.schema.json's enum). */
+static const char *const status_words[] = {
+	[STATUS_NEVER_RUN] = "never run",
+	[STATUS_RUNNING] = "running",
+	[STATUS_STOPPED] = "stopped",
+	[STATUS_INTERRUPTED] = "interrupted (no process)",
+	[STATUS_FAILED] = "failed",
+	[STATUS_DONE] = "done",
+	[STATUS_ABORTED] = "aborted",
+	[STATUS_ABORTING] = "aborting",
+};
+static const char *const status_json_words[] = {
+	[STATUS_NEVER_RUN] = "never_run", [STATUS_RUNNING] = "running",
+	[STATUS_STOPPED] = "stopped",     [STATUS_INTERRUPTED] = "interrupted",
+	[STATUS_FAILED] = "failed",       [STATUS_DONE] = "done",
+	[STATUS_ABORTED] = "aborted",     [STATUS_ABORTING] = "aborting",
+};
+
+static const char *const step_words[] = {"pending", "running", "done", "failed",
+                                         "stopped"};
+
+/* What a source shard (or its replica) answered about its fence. */
+struct status_fence {
+	int shard;    /* index in the plan */
+	int fenced;   /* 1 fenced, -1 no answer */
+	char kind[8]; /* the fence_rows fact of its primary: "1" rows that
+	                 move, "0" whole tables, "" not recorded */
+};
+
+/* Everything status found, before it is printed. */
+struct status {
+	const struct rs_plan *plan;
+	struct rs_journal *journal;      /* NULL: there is none */
+	int held;                        /* a process holds the run lock */
+	char holder[256];                /* who, as journal_lock_holder says */
+	struct rs_run_record holder_run; /* its runs row, when it has one */
+	int holder_known;
+	struct rs_run_record last; /* the last run (not an abort) */
+	int has_last;
+	struct rs_step_record *steps; /* in the strategy's order */
+	int n_steps;
+	int n_begun; /* steps that have a record */
+	enum status_state state;
+	int at;           /* the step the state speaks of, -1 for none */
+	char aside[4200]; /* the newest journal abort set aside, "" none */
+	int64_t aside_at; /* when, Unix ms */
+	char abort[32], since[32], epoch[32], guarded[32]; /* facts, "" */
+	struct rs_kept_row *kept;
+	int n_kept;
+	struct status_fence *fences; /* shards fenced or not answering */
+	int n_fences;
+	int fenced; /* 1 some fenced, 0 none, -1 a shard did not answer */
+};
+
+/* MS as "2026-12-04 15:05:18" (UTC) into BUF, "-" for none. */
 static void
 status_time(int64_t ms, char *buf, size_t size)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
 
-	if (ms <= 0) {
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		snprintf(buf, size, "-");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* MS as an ISO-8601 UTC JSON string, null for none (0).  NULL when out
+ * of memory. */
+static json_t *
+status_json_time(int64_t ms)
+{
+	char iso[TEXT_ISO_TIME_SIZE];
+
+	if (ms <= 0 || text_iso_time(ms, iso, sizeof(iso))[0] == '\0')
+		return json_null();
+	return json_string(iso);
 }
 
 /* Ask the source shards (and replicas) whether their tables are fenced:
- * 1 yes (all or some, named in WHICH, and in KINDS with the kind of fence
- * the journal recorded for them: "db0 (rows that move)"), 0 no, -1
- * unknown (a shard did not answer; WHICH says which).  KINDS has SIZE
- * bytes too. */
+ * ST->fences gets every shard fenced (with the kind of fence the journal
+ * recorded for its primary) or not answering, ST->fenced 1 when some are
+ * fenced, else -1 when one did not answer, else 0.  Returns 0 or
+ * RS_ENOMEM. */
 static int
-status_fenced(const struct rs_plan *plan,
-              const struct rs_strategy_def *strategy,
-              struct rs_journal *journal, char *which, char *kinds, size_t size)
+status_fenced(struct status *st, const struct rs_strategy_def *strategy,
+              struct rs_err *err)
 {
+	const struct rs_plan *plan = st->plan;
 	struct rs_run run = {0};
 	int shards[2 * RS_PLAN_MAX_SHARDS];  /* from's shards, then replicas */
 	int primary[2 * RS_PLAN_MAX_SHARDS]; /* whose fence each one has */
 	struct rs_err loop_err = {0};
-	int n, n_from, fenced = 0, unknown = 0;
-	size_t at = 0, kat = 0;
+	int n, n_from, unknown = 0;
 
-	which[0] = kinds[0] = '\0';
+	st->fenced = 0;
+	st->fences =
+		calloc((size_t)2 * RS_PLAN_MAX_SHARDS, sizeof(*st->fences));
 	run.plan = plan;
 	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
-	if (run.shards == NULL)
-		return -1;
+	if (st->fences == NULL || run.shards == NULL) {
+		free(run.shards);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
 	if (await_loop_init(&run.loop, NULL) != 0) {
 		free(run.shards);
-		return -1;
+		st->fenced = -1;
+		return 0;
 	}
 	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
 	for (int i = 0, k = n; i < k; i++) {
@@ -69,21 +151,21 @@ status_fenced(const struct rs_plan *plan,
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct rs_err err = {0};
+		struct status_fence *f = &st->fences[st->n_fences];
+		struct rs_err shard_err = {0};
 		struct rs_backend *b;
 		int any = 0;
 		char physical[RS_PLAN_MAX_NAME + 1];
+		char fact[RS_PLAN_MAX_NAME + 32];
 
-		if (engine_shard(&run, shards[i], &b, &err) != 0) {
+		if (engine_shard(&run, shards[i], &b, &shard_err) != 0) {
 			/* A replica reshard has not made yet is not fenced. */
 			if (i >= n_from)
 				continue;
 			unknown = 1;
-			at += (size_t)snprintf(which + at, size - at, "%s%s?",
-			                       at ? ", " : "",
-			                       plan->shards[shards[i]].name);
-			snprintf(kinds, size, "%s", which);
-			kat = strlen(kinds);
+			f->shard = shards[i];
+			f->fenced = -1;
+			st->n_fences++;
 			continue;
 		}
 		for (int t = 0; t < plan->n_tables && !any; t++)
@@ -95,42 +177,218 @@ status_fenced(const struct rs_plan *plan,
 				                plan->tables[t].name, s,
 				                physical, sizeof(physical));
 				if (await_fenced(&run.loop, b, physical, &on,
-				                 &err) == 0 &&
+				                 &shard_err) == 0 &&
 				    on)
 					any = 1;
 			}
-		if (any && at < size) {
-			/* A replica carries its primary's fence. */
-			int owner = primary[i];
-			char fact[RS_PLAN_MAX_NAME + 32], kind[8] = "";
-
-			snprintf(fact, sizeof(fact), "fence_rows:%s",
-			         plan->shards[owner].name);
-			if (journal_fact_get(journal, fact, kind,
-			                     sizeof(kind)) != 1)
-				kind[0] = '\0';
-			fenced = 1;
-			at += (size_t)snprintf(which + at, size - at, "%s%s",
-			                       at ? ", " : "",
-			                       plan->shards[shards[i]].name);
-			if (kat < size)
-				kat += (size_t)snprintf(
-					kinds + kat, size - kat, "%s%s%s",
-					kat ? ", " : "",
-					plan->shards[shards[i]].name,
-					strcmp(kind, "1") == 0
-						? " (rows that move)"
-					: strcmp(kind, "0") == 0
-						? " (whole tables)"
-						: "");
-		}
+		if (!any)
+			continue;
+		/* A replica carries its primary's fence. */
+		snprintf(fact, sizeof(fact), "fence_rows:%s",
+		         plan->shards[primary[i]].name);
+		if (st->journal == NULL ||
+		    journal_fact_get(st->journal, fact, f->kind,
+		                     sizeof(f->kind)) != 1)
+			f->kind[0] = '\0';
+		f->shard = shards[i];
+		f->fenced = 1;
+		st->n_fences++;
+		st->fenced = 1;
 	}
 	for (int i = 0; i < plan->n_shards; i++)
 		await_close(&run.loop, run.shards[i]);
 	if (await_loop_close(&run.loop, &loop_err) != 0)
 		fprintf(stderr, "reshard: %s\n", loop_err.message);
 	free(run.shards);
-	return fenced ? 1 : unknown ? -1 : 0;
+	if (st->fenced == 0 && unknown)
+		st->fenced = -1;
+	return 0;
+}
+
+/* Read the steps: the strategy's in its order (every step recorded when
+ * this version cannot run the strategy).  Returns 0 or the journal's
+ * error. */
+static int
+status_read_steps(struct status *st, const struct rs_strategy_def *strategy,
+                  struct rs_err *err)
+{
+	int n = strategy != NULL ? strategy->n_steps : 0;
+
+	if (strategy == NULL && st->journal != NULL)
+		return journal_steps(st->journal, &st->steps, &st->n_steps,
+		                     err);
+	st->steps = calloc((size_t)n + 1, sizeof(*st->steps));
+	if (st->steps == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		struct rs_step_record *rec = &st->steps[i];
+		int rc;
+
+		snprintf(rec->name, sizeof(rec->name), "%s",
+		         strategy->steps[i]->name);
+		rec->state = RS_STEP_PENDING;
+		if (st->journal == NULL)
+			continue;
+		rc = journal_step_get(st->journal, strategy->steps[i]->name,
+		                      rec, err);
+		if (rc != 0)
+			return rc;
+	}
+	st->n_steps = n;
+	return 0;
+}
+
+/* Decide ST->state and ST->at from what was read. */
+static void
+status_decide(struct status *st)
+{
+	int i;
+
+	st->at = -1;
+	for (i = 0; i < st->n_steps; i++)
+		st->n_begun += st->steps[i].state != RS_STEP_PENDING;
+	/* The first step not done: where the run is, or stopped. */
+	for (i = 0; i < st->n_steps && st->steps[i].state == RS_STEP_DONE; i++)
+		;
+	if (st->held) {
+		st->state = STATUS_RUNNING;
+		st->at = st->n_begun > 0 && i < st->n_steps ? i : -1;
+		return;
+	}
+	if (st->n_begun == 0) {
+		st->state = st->aside[0] ? STATUS_ABORTED : STATUS_NEVER_RUN;
+		return;
+	}
+	if (strcmp(st->abort, "begun") == 0) {
+		st->state = STATUS_ABORTING;
+		return;
+	}
+	if (st->abort[0]) { /* done, but the journal was not set aside */
+		st->state = STATUS_ABORTED;
+		return;
+	}
+	if (i == st->n_steps) {
+		st->state = STATUS_DONE;
+		return;
+	}
+	st->at = i;
+	switch (st->steps[i].state) {
+	case RS_STEP_RUNNING:
+		st->state = STATUS_INTERRUPTED;
+		return;
+	case RS_STEP_FAILED:
+		st->state = STATUS_FAILED;
+		return;
+	case RS_STEP_STOPPED:
+		st->state = STATUS_STOPPED;
+		return;
+	default:
+		break;
+	}
+	/* Between two steps: the last run's outcome says why it ended
+	 * there ("done" with steps left: --until). */
+	if (st->has_last && (strcmp(st->last.outcome, "stopped") == 0 ||
+	                     strcmp(st->last.outcome, "done") == 0))
+		st->state = STATUS_STOPPED;
+	else if (st->has_last && strcmp(st->last.outcome, "failed") == 0)
+		st->state = STATUS_FAILED;
+	else
+		st->state = STATUS_INTERRUPTED;
+}
+
+/* The state line of the text. */
+static void
+status_state_text(FILE *out, const struct status *st)
+{
+	const char *path = st->plan->path;
+	const char *step = st->at >= 0 ? st->steps[st->at].name : NULL;
+	const char *before = st->at > 0 ? st->steps[st->at - 1].name : NULL;
+	int in_step =
+		step != NULL && st->steps[st->at].state != RS_STEP_PENDING;
+	char when[32];
+
+	fprintf(out, "state:   %s", status_words[st->state]);
+	switch (st->state) {
+	case STATUS_NEVER_RUN:
+		fprintf(out, ": no step has begun; `reshard run %s` starts it",
+		        path);
+		break;
+	case STATUS_RUNNING:
+		if (step != NULL)
+			fprintf(out, ", step %s", step);
+		break;
+	case STATUS_STOPPED:
+		if (in_step)
+			fprintf(out,
+			        " on request in step %s; `reshard run %s` "
+			        "resumes it",
+			        step, path);
+		else if (strcmp(st->last.outcome, "done") == 0 && before)
+			fprintf(out,
+			        " after step %s as asked (--until); `reshard "
+			        "run %s` goes on with step %s",
+			        before, path, step);
+		else
+			fprintf(out,
+			        " on request before step %s; `reshard run %s` "
+			        "goes on from there",
+			        step, path);
+		break;
+	case STATUS_INTERRUPTED:
+		if (in_step)
+			fprintf(out,
+			        ": step %s was running when its process ended "
+			        "(killed or crashed); `reshard run %s` resumes "
+			        "it",
+			        step, path);
+		else
+			fprintf(out,
+			        ": its process ended%s%s, before step %s "
+			        "began; "
+			        "`reshard run %s` goes on from there",
+			        before ? " after step " : "",
+			        before ? before : "", step, path);
+		break;
+	case STATUS_FAILED:
+		if (in_step)
+			fprintf(out,
+			        " in step %s (its error is below); `reshard "
+			        "run "
+			        "%s` tries it again",
+			        step, path);
+		else
+			fprintf(out,
+			        " before step %s began (see the recent "
+			        "events); "
+			        "`reshard run %s` tries again",
+			        step, path);
+		break;
+	case STATUS_DONE:
+		fprintf(out, ": every step is done");
+		break;
+	case STATUS_ABORTED:
+		if (st->aside[0]) {
+			status_time(st->aside_at, when, sizeof(when));
+			fprintf(out,
+			        " at %s UTC; the journal of that run is kept "
+			        "as "
+			        "%s; `reshard run %s` starts a new run",
+			        when, st->aside, path);
+		} else {
+			fprintf(out,
+			        ", but its journal %s was not set aside; move "
+			        "it away before `reshard run %s`",
+			        st->plan->journal, path);
+		}
+		break;
+	case STATUS_ABORTING:
+		fprintf(out,
+		        ": an abort began and did not finish; `reshard abort "
+		        "%s` finishes it (`reshard run` refuses until then)",
+		        path);
+		break;
+	}
+	fputc('\n', out);
 }
 
 /* The rows purge kept, as a JSON array. */
@@ -188,205 +446,341 @@ status_kept_text(FILE *out, const struct rs_plan *plan,
 		        n - 20);
 }
 
+/* The word of step REC: "interrupted" for one recorded running that no
+ * process runs. */
+static const char *
+status_step_word(const struct status *st, const struct rs_step_record *rec,
+                 int json)
+{
+	if (rec->state == RS_STEP_RUNNING && !st->held)
+		return json ? "interrupted" : "interrupted (no process)";
+	return step_words[rec->state];
+}
+
+/* REC's error column is a failure of this attempt (1), a stop's message
+ * (2), or an earlier attempt's error (3); 0 when empty. */
+static int
+status_error_kind(const struct rs_step_record *rec)
+{
+	if (rec->error[0] == '\0')
+		return 0;
+	if (rec->state == RS_STEP_FAILED)
+		return 1;
+	if (rec->state == RS_STEP_STOPPED)
+		return 2;
+	return 3;
+}
+
+/* One step as a JSON object; NULL when out of memory. */
+static json_t *
+status_step_json(const struct status *st, const struct rs_step_record *rec)
+{
+	int kind = status_error_kind(rec);
+
+	return json_pack(
+		"{s:s, s:s, s:i, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "name",
+		rec->name, "state", status_step_word(st, rec, 1), "attempts",
+		rec->attempts, "started_at", status_json_time(rec->started_at),
+		"finished_at", status_json_time(rec->finished_at), "rows",
+		(json_int_t)rec->rows, "chunks", (json_int_t)rec->chunks_done,
+		"error", kind == 1 ? json_string(rec->error) : json_null(),
+		"stop_message",
+		kind == 2 ? json_string(rec->error) : json_null(),
+		"earlier_error",
+		kind == 3 ? json_string(rec->error) : json_null());
+}
+
+/* One step as text lines. */
+static void
+status_step_text(FILE *out, const struct status *st,
+                 const struct rs_step_record *rec)
+{
+	char started[32], finished[32], rows[32];
+	int kind = status_error_kind(rec);
+
+	fprintf(out, "  %-14s %-8s", rec->name, status_step_word(st, rec, 0));
+	if (rec->state != RS_STEP_PENDING) {
+		status_time(rec->started_at, started, sizeof(started));
+		status_time(rec->finished_at, finished, sizeof(finished));
+		fprintf(out, " %s -> %s, %d attempt%s, %s rows, %lld chunks",
+		        started, finished, rec->attempts,
+		        rec->attempts == 1 ? "" : "s",
+		        text_thousands((uint64_t)rec->rows, rows, sizeof(rows)),
+		        (long long)rec->chunks_done);
+	}
+	fputc('\n', out);
+	if (rec->state != RS_STEP_PENDING && rec->state != RS_STEP_DONE) {
+		struct rs_chunk_record chunk;
+
+		if (journal_chunk_latest(st->journal, rec->name, &chunk,
+		                         NULL) == 1) {
+			fprintf(out,
+			        "               last chunk: %s.%s #%lld, keys "
+			        "up to %s, %s\n",
+			        chunk.shard, chunk.table,
+			        (long long)chunk.number,
+			        chunk.upto_key ? chunk.upto_key : "-",
+			        chunk.state == RS_CHUNK_DONE
+			                ? "done"
+			                : "started, not finished");
+			journal_chunk_free(&chunk);
+		}
+	}
+	if (kind == 1)
+		fprintf(out, "               error: %s\n", rec->error);
+	else if (kind == 2)
+		fprintf(out, "               %s\n", rec->error);
+	else if (kind == 3)
+		/* A journal of an older release kept a stop's message. */
+		fprintf(out, "               earlier attempt %s: %s\n",
+		        strncmp(rec->error, "stopped", 7) == 0 ? "stopped"
+		                                               : "failed",
+		        rec->error);
+}
+
+/* A JSON array of the names of the shards of ST->fences whose answer is
+ * FENCED; NULL when out of memory. */
+static json_t *
+status_fences_json(const struct status *st, int fenced)
+{
+	json_t *array = json_array();
+	int failed = array == NULL;
+
+	for (int i = 0; !failed && i < st->n_fences; i++) {
+		const struct status_fence *f = &st->fences[i];
+
+		if (f->fenced == fenced)
+			failed |= json_array_append_new(
+					  array,
+					  json_string(st->plan->shards[f->shard]
+			                                      .name)) != 0;
+	}
+	if (failed) {
+		json_decref(array);
+		return NULL;
+	}
+	return array;
+}
+
+/* A fact holding an integer as JSON: the integer, or null when unset. */
+static json_t *
+status_json_int(const char *value)
+{
+	return value[0] ? json_integer(strtoll(value, NULL, 10)) : json_null();
+}
+
+/* The run lock's holder as JSON: {pid, host, since}, each null when the
+ * holder has not recorded itself yet; null when no process holds it. */
+static json_t *
+status_running_json(const struct status *st)
+{
+	const struct rs_run_record *r = &st->holder_run;
+
+	if (!st->held)
+		return json_null();
+	if (!st->holder_known)
+		return json_pack("{s:n, s:n, s:n}", "pid", "host", "since");
+	return json_pack("{s:I, s:s, s:o}", "pid", (json_int_t)r->pid, "host",
+	                 r->host, "since", status_json_time(r->started_at));
+}
+
+/* Print ST as one JSON object.  Returns 0, RS_ENOMEM or RS_EIO. */
+static int
+status_print_json(FILE *out, const struct status *st, struct rs_err *err)
+{
+	const struct rs_plan *plan = st->plan;
+	json_t *root = json_object(), *steps = json_array();
+	int failed = root == NULL || steps == NULL, rc = 0;
+
+#define STATUS_SET(key, value)                                                 \
+	(failed |= json_object_set_new(root, key, value) != 0)
+	STATUS_SET("plan", json_string(plan->name));
+	STATUS_SET("strategy", json_string(plan_strategy_name(plan->strategy)));
+	STATUS_SET("journal", json_string(plan->journal));
+	STATUS_SET("state", json_string(status_json_words[st->state]));
+	STATUS_SET("step", st->at >= 0 ? json_string(st->steps[st->at].name)
+	                               : json_null());
+	STATUS_SET("running", status_running_json(st));
+	STATUS_SET("fenced",
+	           st->fenced < 0 ? json_null() : json_boolean(st->fenced));
+	STATUS_SET("fenced_shards", status_fences_json(st, 1));
+	STATUS_SET("unanswered_shards", status_fences_json(st, -1));
+	STATUS_SET("fenced_since",
+	           status_json_time(
+			   st->since[0] ? strtoll(st->since, NULL, 10) * 1000
+					: 0));
+	STATUS_SET("epoch", status_json_int(st->epoch));
+	STATUS_SET("guard_epoch", status_json_int(st->guarded));
+	STATUS_SET("abort",
+	           st->abort[0] ? json_string(st->abort) : json_null());
+	STATUS_SET("last_abort",
+	           st->aside[0] ? json_pack("{s:o, s:s}", "at",
+	                                    status_json_time(st->aside_at),
+	                                    "journal", st->aside)
+	                        : json_null());
+	STATUS_SET("kept_rows", status_kept_json(st->kept, st->n_kept));
+	for (int i = 0; !failed && i < st->n_steps; i++)
+		failed |= json_array_append_new(
+				  steps, status_step_json(st, &st->steps[i])) !=
+		          0;
+	STATUS_SET("steps", steps);
+#undef STATUS_SET
+	if (failed || json_dumpf(root, out, JSON_PRESERVE_ORDER) != 0)
+		rc = rs_err_set(err, failed ? RS_ENOMEM : RS_EIO,
+		                failed ? "out of memory building the status"
+		                       : "cannot write the status");
+	else
+		fputc('\n', out);
+	json_decref(root);
+	return rc;
+}
+
+/* The writes: line. */
+static void
+status_writes_text(FILE *out, const struct status *st)
+{
+	const char *sep = "";
+
+	if (st->fenced == 0) {
+		fprintf(out, "writes:  open (no fence on any source table)\n");
+		return;
+	}
+	if (st->fenced < 0 && st->n_fences == 0) {
+		fprintf(out,
+		        "writes:  unknown: the shards could not be asked\n");
+		return;
+	}
+	if (st->fenced < 0) {
+		fprintf(out, "writes:  unknown: no answer from");
+	} else {
+		time_t t = (time_t)strtoll(st->since, NULL, 10);
+		struct tm tm;
+		char when[32] = "?";
+
+		if (st->since[0] && gmtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
+			         &tm);
+		fprintf(out, "writes:  FENCED since %s on", when);
+	}
+	for (int i = 0; i < st->n_fences; i++) {
+		const struct status_fence *f = &st->fences[i];
+
+		fprintf(out, "%s %s%s", sep, st->plan->shards[f->shard].name,
+		        f->fenced < 0               ? "?"
+		        : strcmp(f->kind, "1") == 0 ? " (rows that move)"
+		        : strcmp(f->kind, "0") == 0 ? " (whole tables)"
+		                                    : "");
+		sep = ",";
+	}
+	fputc('\n', out);
+}
+
+/* Print ST as text. */
+static void
+status_print_text(FILE *out, const struct status *st)
+{
+	const struct rs_plan *plan = st->plan;
+
+	fprintf(out, "plan %s (%s), journal %s\n", plan->name,
+	        plan_strategy_name(plan->strategy), plan->journal);
+	status_state_text(out, st);
+	fprintf(out, "run:     %s\n",
+	        st->held ? st->holder : "no process is running it now");
+	status_writes_text(out, st);
+	fprintf(out, "routing: %s%s\n",
+	        st->epoch[0] ? "epoch " : "not published yet",
+	        st->epoch[0] ? st->epoch : "");
+	if (st->guarded[0])
+		fprintf(out,
+		        "guard:   the old owners refuse writes to rows they "
+		        "gave away (routing epoch %s) until purge is done\n",
+		        st->guarded);
+	status_kept_text(out, plan, st->kept, st->n_kept);
+	fprintf(out, "steps:\n");
+	for (int i = 0; i < st->n_steps; i++)
+		status_step_text(out, st, &st->steps[i]);
+	if (st->journal != NULL) {
+		char *events = journal_events_tail(st->journal, 5);
+
+		if (events != NULL && events[0] != '\0')
+			fprintf(out, "recent events:\n%s", events);
+		free(events);
+	}
+}
+
+/* Read the journal's part of ST: facts, kept rows, the last runs.
+ * Returns 0 or the journal's error. */
+static int
+status_read_journal(struct status *st, struct rs_err *err)
+{
+	struct rs_journal *j = st->journal;
+	int rc;
+
+	if (journal_fact_get(j, "abort", st->abort, sizeof(st->abort)) != 1)
+		st->abort[0] = '\0';
+	if (journal_fact_get(j, "fenced_since", st->since, sizeof(st->since)) !=
+	    1)
+		st->since[0] = '\0';
+	if (journal_fact_get(j, "epoch", st->epoch, sizeof(st->epoch)) != 1)
+		st->epoch[0] = '\0';
+	if (journal_fact_get(j, "guarded", st->guarded, sizeof(st->guarded)) !=
+	    1)
+		st->guarded[0] = '\0';
+	rc = journal_kept_list(j, &st->kept, &st->n_kept, err);
+	if (rc == 0)
+		rc = journal_last_run(j, 1, &st->last, err);
+	if (rc >= 0)
+		st->has_last = rc == 1;
+	if (rc >= 0 && st->held) {
+		/* The holder's row is the last one, once it has written it
+		 * (it has not ended). */
+		rc = journal_last_run(j, 0, &st->holder_run, err);
+		st->holder_known = rc == 1 && st->holder_run.ended_at == 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 int
 engine_status(const struct rs_plan *plan,
               const struct rs_strategy_def *strategy, int json, FILE *out,
               struct rs_err *err)
 {
-	struct rs_journal *journal = NULL;
-	struct rs_step_record rec;
-	char holder[256] = "", since[32] = "", epoch[32] = "", which[512];
-	char kinds[512], guarded[32];
-	char started[32], finished[32], rows[32], aborting[32];
-	struct rs_kept_row *kept = NULL;
-	int running, fenced, rc, n_kept = 0;
-	json_t *root = NULL, *steps = NULL;
-	int failed = 0;
+	struct status st = {.plan = plan};
+	struct stat sb;
+	int rc;
 
 	/* Before the journal is open here (see journal_lock_holder). */
-	running = journal_lock_holder(plan->journal, holder, sizeof(holder));
-	rc = journal_open_readonly(plan->journal, &journal, err);
+	st.held = journal_lock_holder(plan->journal, st.holder,
+	                              sizeof(st.holder));
+	engine_aside_latest(plan->journal, st.aside, sizeof(st.aside),
+	                    &st.aside_at);
+	rc = journal_open_readonly(plan->journal, &st.journal, err);
+	/* No journal: never run (or aborted); the journal a starting
+	 * process has just made is empty until it writes it. */
+	if (rc != 0 &&
+	    (st.held || (stat(plan->journal, &sb) != 0 && errno == ENOENT))) {
+		rc = 0;
+		if (err != NULL)
+			memset(err, 0, sizeof(*err));
+	}
 	if (rc != 0)
 		return rc;
-	if (journal_fact_get(journal, "abort", aborting, sizeof(aborting)) != 1)
-		aborting[0] = '\0';
-	rc = journal_kept_list(journal, &kept, &n_kept, err);
-	if (rc != 0) {
-		journal_close(journal, NULL);
-		return rc;
-	}
-	if (journal_fact_get(journal, "fenced_since", since, sizeof(since)) !=
-	    1)
-		since[0] = '\0';
-	if (journal_fact_get(journal, "epoch", epoch, sizeof(epoch)) != 1)
-		epoch[0] = '\0';
-	if (journal_fact_get(journal, "guarded", guarded, sizeof(guarded)) != 1)
-		guarded[0] = '\0';
-	fenced = status_fenced(plan, strategy, journal, which, kinds,
-	                       sizeof(which));
-
-	if (json) {
-		root = json_object();
-		steps = json_array();
-		failed |= json_object_set_new(root, "plan",
-		                              json_string(plan->name)) != 0;
-		failed |= json_object_set_new(root, "strategy",
-		                              json_string(plan_strategy_name(
-						      plan->strategy))) != 0;
-		failed |= json_object_set_new(root, "journal",
-		                              json_string(plan->journal)) != 0;
-		failed |= json_object_set_new(root, "running",
-		                              running ? json_string(holder)
-		                                      : json_null()) != 0;
-		failed |= json_object_set_new(
-				  root, "fenced",
-				  fenced < 0 ? json_null()
-					     : json_boolean(fenced)) != 0;
-		failed |= json_object_set_new(root, "fenced_shards",
-		                              json_string(which)) != 0;
-		failed |=
-			json_object_set_new(root, "fenced_since",
-		                            since[0] ? json_integer(strtoll(
-							       since, NULL, 10))
-		                                     : json_null()) != 0;
-		failed |=
-			json_object_set_new(root, "epoch",
-		                            epoch[0] ? json_integer(strtoll(
-							       epoch, NULL, 10))
-		                                     : json_null()) != 0;
-		failed |=
-			json_object_set_new(root, "abort",
-		                            aborting[0] ? json_string(aborting)
-		                                        : json_null()) != 0;
-		failed |= json_object_set_new(
-				  root, "guard_epoch",
-				  guarded[0] ? json_integer(strtoll(guarded,
-		                                                    NULL, 10))
-					     : json_null()) != 0;
-		failed |= json_object_set_new(root, "kept_rows",
-		                              status_kept_json(kept, n_kept)) !=
-		          0;
-	} else {
-		fprintf(out, "plan %s (%s), journal %s\n", plan->name,
-		        plan_strategy_name(plan->strategy), plan->journal);
-		fprintf(out, "run:     %s\n",
-		        running ? holder : "no process is running it now");
-		if (fenced > 0) {
-			time_t t = (time_t)strtoll(since, NULL, 10);
-			struct tm tm;
-			char when[32] = "?";
-
-			if (since[0]) {
-				gmtime_r(&t, &tm);
-				strftime(when, sizeof(when),
-				         "%Y-%m-%d %H:%M:%S UTC", &tm);
-			}
-			fprintf(out, "writes:  FENCED since %s on %s\n", when,
-			        kinds);
-		} else {
-			fprintf(out, "writes:  %s\n",
-			        fenced == 0
-			                ? "open (no fence on any source table)"
-			                : "unknown: no answer from a shard");
-		}
-		fprintf(out, "routing: %s%s\n",
-		        epoch[0] ? "epoch " : "not published yet",
-		        epoch[0] ? epoch : "");
-		if (guarded[0])
-			fprintf(out,
-			        "guard:   the old owners refuse writes to rows "
-			        "they gave away (routing epoch %s) until purge "
-			        "is done\n",
-			        guarded);
-		if (strcmp(aborting, "begun") == 0)
-			fprintf(out,
-			        "abort:   begun and not finished: `reshard "
-			        "abort "
-			        "%s` finishes it; `reshard run` refuses\n",
-			        plan->path);
-		else if (aborting[0])
-			fprintf(out, "abort:   %s\n", aborting);
-		status_kept_text(out, plan, kept, n_kept);
-		fprintf(out, "steps:\n");
-	}
-	for (int i = 0; strategy != NULL && i < strategy->n_steps; i++) {
-		const char *name = strategy->steps[i]->name;
-
-		if (journal_step_get(journal, name, &rec, err) != 0)
-			break;
-		if (json) {
-			failed |=
-				json_array_append_new(
-					steps,
-					json_pack("{s:s, s:s, s:i, s:I, s:I, "
-			                          "s:I, s:I, "
-			                          "s:s}",
-			                          "name", name, "state",
-			                          state_names[rec.state],
-			                          "attempts", rec.attempts,
-			                          "started_at",
-			                          (json_int_t)rec.started_at,
-			                          "finished_at",
-			                          (json_int_t)rec.finished_at,
-			                          "rows", (json_int_t)rec.rows,
-			                          "chunks",
-			                          (json_int_t)rec.chunks_done,
-			                          "error", rec.error)) != 0;
-			continue;
-		}
-		status_time(rec.started_at, started, sizeof(started));
-		status_time(rec.finished_at, finished, sizeof(finished));
-		fprintf(out, "  %-14s %-8s", name, state_names[rec.state]);
-		if (rec.state != RS_STEP_PENDING)
-			fprintf(out,
-			        " %s -> %s, %d attempt%s, %s rows, %lld chunks",
-			        started, finished, rec.attempts,
-			        rec.attempts == 1 ? "" : "s",
-			        text_thousands((uint64_t)rec.rows, rows,
-			                       sizeof(rows)),
-			        (long long)rec.chunks_done);
-		fputc('\n', out);
-		if (rec.state == RS_STEP_RUNNING ||
-		    rec.state == RS_STEP_FAILED) {
-			struct rs_chunk_record chunk;
-
-			if (journal_chunk_latest(journal, name, &chunk, NULL) ==
-			    1) {
-				fprintf(out,
-				        "               last chunk: %s.%s "
-				        "#%lld, "
-				        "keys up to %s, %s\n",
-				        chunk.shard, chunk.table,
-				        (long long)chunk.number,
-				        chunk.upto_key ? chunk.upto_key : "-",
-				        chunk.state == RS_CHUNK_DONE
-				                ? "done"
-				                : "started, not finished");
-				journal_chunk_free(&chunk);
-			}
-		}
-		if (rec.error[0])
-			fprintf(out, "               error: %s\n", rec.error);
-	}
-	if (json) {
-		failed |= json_object_set_new(root, "steps", steps) != 0;
-		if (failed || json_dumpf(root, out, JSON_PRESERVE_ORDER) != 0)
-			rc = rs_err_set(err, failed ? RS_ENOMEM : RS_EIO,
-			                failed ? "out of memory building the "
-			                         "status"
-			                       : "cannot write the status");
+	if (st.journal != NULL)
+		rc = status_read_journal(&st, err);
+	if (rc == 0)
+		rc = status_read_steps(&st, strategy, err);
+	if (rc == 0)
+		rc = status_fenced(&st, strategy, err);
+	if (rc == 0) {
+		status_decide(&st);
+		if (json)
+			rc = status_print_json(out, &st, err);
 		else
-			fputc('\n', out);
-		json_decref(root);
-	} else {
-		char *events = journal_events_tail(journal, 5);
-
-		if (events != NULL) {
-			fprintf(out, "recent events:\n%s", events);
-			free(events);
-		}
+			status_print_text(out, &st);
 	}
-	journal_kept_free(kept, n_kept);
-	journal_close(journal, NULL);
+	free(st.steps);
+	free(st.fences);
+	journal_kept_free(st.kept, st.n_kept);
+	journal_close(st.journal, NULL);
 	return rc;
 }

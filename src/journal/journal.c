@@ -678,7 +678,8 @@ journal_step_begin(struct rs_journal *journal, const char *name,
 	int rc = journal_check_step_name(name, err);
 
 	/* A new attempt keeps the last attempt's error (status shows why the
-	 * step is being tried again) and rows; it has not finished. */
+	 * step is being tried again) and rows; it has not finished.  A stop's
+	 * message is no error: it goes. */
 	if (rc == 0)
 		rc = journal_prepare_write(
 			journal,
@@ -689,7 +690,8 @@ journal_step_begin(struct rs_journal *journal, const char *name,
 			"ON CONFLICT (name) DO UPDATE SET state = 'running', "
 			"attempts = attempts + 1, started_at = "
 			"excluded.started_at, "
-			"finished_at = NULL",
+			"finished_at = NULL, error = CASE WHEN state = "
+			"'stopped' THEN '' ELSE error END",
 			&stmt, err);
 	if (rc != 0)
 		return rc;
@@ -1389,22 +1391,92 @@ journal_kept_free(struct rs_kept_row *rows, int n)
 	free(rows);
 }
 
-int
-journal_step_affected(struct rs_journal *journal, const char *step,
-                      int64_t *affected, struct rs_err *err)
+/* Sum COLUMN (rows or affected: the program's own text, never a value)
+ * over the done chunks of STEP into *SUM; on error *SUM is 0 and the code
+ * of journal_fail is returned. */
+static int
+journal_chunk_sum(struct rs_journal *journal, const char *step,
+                  const char *column, int64_t *sum, struct rs_err *err)
 {
+	char sql[128];
 	sqlite3_stmt *stmt;
-	int rc =
-		journal_prepare(journal,
-	                        "SELECT coalesce(sum(affected), 0) FROM chunks "
-	                        "WHERE step = ?1 AND state = 'done'",
-	                        &stmt, err);
+	int rc;
 
-	*affected = 0;
+	*sum = 0;
+	snprintf(sql, sizeof(sql),
+	         "SELECT coalesce(sum(%s), 0) FROM chunks "
+	         "WHERE step = ?1 AND state = 'done'",
+	         column);
+	rc = journal_prepare(journal, sql, &stmt, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		*affected = sqlite3_column_int64(stmt, 0);
+		*sum = sqlite3_column_int64(stmt, 0);
 	return journal_done(journal, stmt, rc, "read chunks of", step, err);
+}
+
+int
+journal_step_affected(struct rs_journal *journal, const char *step,
+                      int64_t *affected, struct rs_err *err)
+{
+	return journal_chunk_sum(journal, step, "affected", affected, err);
+}
+
+int
+journal_step_rows_done(struct rs_journal *journal, const char *step,
+                       int64_t *rows, struct rs_err *err)
+{
+	return journal_chunk_sum(journal, step, "rows", rows, err);
+}
+
+int
+journal_chunks_forget(struct rs_journal *journal, const char *step,
+                      struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(
+		journal, "DELETE FROM chunks WHERE step = ?1", &stmt, err);
+
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	return journal_finish(journal, stmt, rc, "forget the chunks of", step,
+	                      err);
+}
+
+int
+journal_last_run(struct rs_journal *journal, int work_only,
+                 struct rs_run_record *rec, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc, found = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	rc = journal_prepare(journal,
+	                     "SELECT pid, host, started_at, ended_at, outcome "
+	                     "FROM runs WHERE ?1 = 0 OR outcome IS NULL OR "
+	                     "outcome NOT IN ('aborted', 'abort failed') "
+	                     "ORDER BY id DESC LIMIT 1",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_bind_int64(stmt, 1, work_only != 0, SQLITE_OK);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		rec->pid = sqlite3_column_int64(stmt, 0);
+		journal_column_copy(stmt, 1, rec->host, sizeof(rec->host));
+		rec->started_at = sqlite3_column_int64(stmt, 2);
+		rec->ended_at = sqlite3_column_int64(stmt, 3);
+		journal_column_copy(stmt, 4, rec->outcome,
+		                    sizeof(rec->outcome));
+		found = 1;
+	}
+	rc = journal_done(journal, stmt, rc, "read", "the runs", err);
+	if (rc != 0) {
+		memset(rec, 0, sizeof(*rec));
+		return rc;
+	}
+	return found;
 }

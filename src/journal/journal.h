@@ -96,8 +96,9 @@ int journal_open(const char *path, const char *fingerprint,
 int journal_open_readonly(const char *path, struct rs_journal **journal,
                           struct rs_err *err);
 
-/* Record the end of this run (OUTCOME: "done", "failed", "interrupted",
- * "aborted"), release the lock, close.  NULL does nothing. */
+/* Record the end of this run (OUTCOME: "done", "failed", "stopped" for a
+ * run, "aborted" or "abort failed" for an abort), release the lock,
+ * close.  NULL does nothing. */
 void journal_close(struct rs_journal *journal, const char *outcome);
 
 /* Who holds the run lock right now, for status: fills HOLDER ("pid 123 on
@@ -107,6 +108,22 @@ void journal_close(struct rs_journal *journal, const char *outcome);
  * has no connection to the journal open. */
 int journal_lock_holder(const char *path, char *holder, size_t size);
 
+/* One process that opened the journal to work on it (a row of runs). */
+struct rs_run_record {
+	int64_t pid;
+	char host[256];
+	int64_t started_at; /* Unix ms */
+	int64_t ended_at;   /* Unix ms, 0 while it runs or after it died */
+	char outcome[32];   /* journal_close's OUTCOME, "" when not ended */
+};
+
+/* The process recorded last (with WORK_ONLY, the last whose outcome is
+ * not an abort's, "aborted" or "abort failed"), for status: fills REC and
+ * returns 1, or returns 0 when there is none; RS_EIO or RS_ENOMEM (ERR
+ * filled) when the journal cannot be read, REC then zeroed. */
+int journal_last_run(struct rs_journal *journal, int work_only,
+                     struct rs_run_record *rec, struct rs_err *err);
+
 /* Take the run lock on PATH without opening it as a journal (creating an
  * empty file if there is none), for abort when the journal cannot be read:
  * *FD is the locked descriptor; close(*FD) releases it.  RS_EBUSY naming
@@ -114,7 +131,9 @@ int journal_lock_holder(const char *path, char *holder, size_t size);
 int journal_lock_file(const char *path, int *fd, struct rs_err *err);
 
 /* Steps.  journal_step_get fills REC for NAME (state PENDING with zeros if
- * the step never started). */
+ * the step never started).  journal_step_begin starts a new attempt: the
+ * error of a failed attempt stays (status shows it as the earlier
+ * attempt's), the message of a stopped one goes (a stop is no error). */
 int journal_step_get(struct rs_journal *journal, const char *name,
                      struct rs_step_record *rec, struct rs_err *err);
 int journal_step_begin(struct rs_journal *journal, const char *name,
@@ -172,6 +191,15 @@ void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
 /* The rows STEP's done chunks changed (their affected counts), summed. */
 int journal_step_affected(struct rs_journal *journal, const char *step,
                           int64_t *affected, struct rs_err *err);
+/* The rows in STEP's done chunks (their row counts), summed: what a
+ * resumed step did before.  *ROWS is 0 on error. */
+int journal_step_rows_done(struct rs_journal *journal, const char *step,
+                           int64_t *rows, struct rs_err *err);
+/* Forget every chunk of STEP, for a step that starts its walk over when
+ * resumed (its counts would otherwise mix two attempts).  On error the
+ * chunks stay. */
+int journal_chunks_forget(struct rs_journal *journal, const char *step,
+                          struct rs_err *err);
 
 /* Run facts: small named values that outlive a process (the row count
  * before the run, the published epoch, when the fence went up …).

@@ -513,6 +513,7 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 	};
 	char before[32];
 	uint64_t expected = 0;
+	int64_t rows_before = 0;
 	int rc = 0;
 
 	if (all.tasks == NULL)
@@ -532,7 +533,19 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 						       spec->map),
 					slot % engine_tables_per_shard(
 						       spec->map)};
+	/* A resumed walk goes on after its done chunks, whose rows count as
+	 * done; one that starts over forgets them, so that its counts are of
+	 * this attempt alone. */
+	rc = spec->restart
+	             ? journal_chunks_forget(run->journal, spec->step, err)
+	             : journal_step_rows_done(run->journal, spec->step,
+	                                      &rows_before, err);
+	if (rc != 0) {
+		free(all.tasks);
+		return rc;
+	}
 	progress_start(&run->progress, spec->step, expected);
+	progress_resume(&run->progress, (uint64_t)rows_before);
 	streams.n = all.n;
 	rc = streams_run(run, &streams, err);
 	free(all.tasks);

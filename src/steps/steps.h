@@ -99,7 +99,7 @@ struct steps_walk_spec {
 	const struct rs_map *map; /* whose shards and tables are walked */
 	rs_chunk_fn chunk;        /* the step's work on one chunk */
 	int all_columns;          /* read every column (else pk + key) */
-	int restart;              /* ignore earlier chunks */
+	int restart;              /* forget earlier chunks, start over */
 	int no_effect;            /* CHUNK only reads and compares */
 	int fill_affected;        /* size chunks by rows affected (walk.h) */
 	int touched_only;         /* skip shards the run leaves alone
@@ -110,7 +110,9 @@ struct steps_walk_spec {
 };
 
 /* Walk every table of every shard of SPEC->map with SPEC->chunk, drawing
- * progress.  Returns 0 or the first error. */
+ * progress: a resumed walk counts the rows of the chunks done before it,
+ * a SPEC->restart one forgets those chunks first.  Returns 0 or the first
+ * error. */
 int steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
                    struct rs_err *err);
 

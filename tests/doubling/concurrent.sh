@@ -16,8 +16,8 @@ purge_running() { # quiet: the journal may not exist yet
 }
 check "concurrent: first run reaches purge (slow, throttled)" \
 	wait_for "purge" 20 purge_running
-jget '$.running' >running.txt
-has running.txt "pid $first" "concurrent: status names the running pid"
+equals "$(jget '$.running.pid')/$(jget '$.state')" "$first/running" \
+	"concurrent: status says running and names the running pid"
 started=$(date +%s%N)
 run_reshard 1 "concurrent: a second run is refused (exit 1)" run plan.cfg --yes
 elapsed=$((($(date +%s%N) - started) / 1000000))

@@ -29,8 +29,8 @@ own_master
 RESHARD_FAULT=after-chunk:verify:3 run_reshard 99 "mid-verify: crash after chunk 3" \
 	run plan.cfg --yes
 status_json
-equals "$(step_field verify state)/$(step_field verify chunks)" running/3 \
-	"mid-verify: journal has verify running with 3 chunks done"
+equals "$(step_field verify state)/$(step_field verify chunks)" interrupted/3 \
+	"mid-verify: status has verify interrupted with 3 chunks done"
 # Change the copy of a moving row of chunk 1 on its new owner: verify
 # would notice if it did that chunk again.  The change is expected to
 # survive (verify passed that chunk before the change).
@@ -71,8 +71,8 @@ fresh_sequential mid-purge
 RESHARD_FAULT=after-chunk:purge:5 run_reshard 99 "mid-purge: crash after chunk 5" \
 	run plan.cfg --yes
 status_json
-equals "$(step_field purge state)/$(step_field purge chunks)" running/5 \
-	"mid-purge: journal has purge running with 5 chunks done"
+equals "$(step_field purge state)/$(step_field purge chunks)" interrupted/5 \
+	"mid-purge: status has purge interrupted with 5 chunks done"
 # The resumed process must finish only the chunks left: the fault point
 # one beyond them must not be reached (it counts the step's chunks in this
 # process; fault-count below checks that it does).

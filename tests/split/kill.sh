@@ -55,8 +55,8 @@ one_stream
 RESHARD_FAULT=after-chunk:copy:3 run_reshard 99 "mid-copy: the run exits after chunk 3" \
 	run plan.cfg --yes
 status_json
-equals "$(step_field copy state)/$(step_field copy chunks)" running/3 \
-	"mid-copy: status: copy running, 3 chunks done"
+equals "$(step_field copy state)/$(step_field copy chunks)" interrupted/3 \
+	"mid-copy: status: copy interrupted, 3 chunks done"
 run_reshard 0 "mid-copy: run again finishes" run plan.cfg --yes
 has err "step copy           resuming" "mid-copy: copy resumed, not restarted"
 resumed mid-copy
@@ -132,7 +132,7 @@ pid=$!
 background+=("$pid")
 kill_in copy "$pid"
 status_json
-equals "$(step_field copy state)" running "kill-copy: status: copy not done"
+equals "$(step_field copy state)" interrupted "kill-copy: status: copy interrupted"
 check "kill-copy: the application writes on the sources" app_writes
 write_plan plan.cfg # unthrottled: options may change between resumes
 run_reshard 0 "kill-copy: run again finishes" run plan.cfg --yes
@@ -148,7 +148,7 @@ pid=$!
 background+=("$pid")
 kill_in purge "$pid"
 status_json
-equals "$(step_field purge state)" running "kill-purge: status: purge not done"
+equals "$(step_field purge state)" interrupted "kill-purge: status: purge interrupted"
 # The application, routing by the published map, deletes and changes rows
 # on n4 (the delete log keeps the deletes for purge).
 id=$(sql master.db "SELECT id FROM orders JOIN routes ON key = customer
