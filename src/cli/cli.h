@@ -38,6 +38,7 @@ struct rs_command {
 	"below 0x20 and 0x7f as \\xHH; all other bytes as they are.\n"
 
 extern const struct rs_command cli_dryrun_command;
+extern const struct rs_command cli_log_command;
 extern const struct rs_command cli_route_command;
 extern const struct rs_command cli_run_command;
 extern const struct rs_command cli_status_command;

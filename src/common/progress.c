@@ -18,14 +18,43 @@ void
 progress_start(struct rs_progress *p, const char *label, uint64_t total)
 {
 	int quiet = p->quiet;
+	void (*note)(void *, const char *) = p->note;
+	void *note_arg = p->note_arg;
 
 	memset(p, 0, sizeof(*p));
 	p->quiet = quiet;
+	p->note = note;
+	p->note_arg = note_arg;
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->total = total;
 	p->tty = isatty(STDERR_FILENO);
 	p->started_ns = uv_hrtime();
 	p->printed_ns = p->started_ns;
+	p->noted_ns = p->started_ns;
+}
+
+static double progress_rate(const struct rs_progress *p, uint64_t now);
+
+/* The line of a progress note: "LABEL: N of ~T rows (P%), R rows/s". */
+static void
+progress_note(struct rs_progress *p, uint64_t now, int last)
+{
+	char line[256], done[32], total[32], speed[32];
+
+	if (p->note == NULL)
+		return;
+	text_thousands(p->done, done, sizeof(done));
+	text_thousands(p->total, total, sizeof(total));
+	text_thousands((uint64_t)progress_rate(p, now), speed, sizeof(speed));
+	if (last)
+		snprintf(line, sizeof(line),
+		         "%s: %s rows in %.1f s (%s rows/s)", p->label, done,
+		         (double)(now - p->started_ns) / 1e9, speed);
+	else
+		snprintf(line, sizeof(line), "%s: %s of ~%s rows, %s rows/s",
+		         p->label, done, total, speed);
+	p->note(p->note_arg, line);
+	p->noted_ns = now;
 }
 
 void
@@ -88,9 +117,11 @@ progress_add(struct rs_progress *p, uint64_t n)
 	uint64_t now;
 
 	p->done += n;
+	now = uv_hrtime();
+	if (p->note != NULL && now - p->noted_ns >= LINE_INTERVAL_NS)
+		progress_note(p, now, 0);
 	if (p->quiet)
 		return;
-	now = uv_hrtime();
 	if (now - p->printed_ns >=
 	    (p->tty ? TTY_INTERVAL_NS : LINE_INTERVAL_NS))
 		progress_draw(p, now);
@@ -102,6 +133,7 @@ progress_finish(struct rs_progress *p)
 	uint64_t now = uv_hrtime();
 	char done[32], before[32], speed[32];
 
+	progress_note(p, now, 1);
 	if (p->quiet)
 		return;
 	if (p->tty)

@@ -19,6 +19,12 @@ struct rs_progress {
 	uint64_t printed_ns; /* when the last bar or line was drawn */
 	int tty;             /* standard error is a terminal */
 	int quiet;           /* draw nothing (tests, --summary pipes) */
+	/* Called with the progress line every few seconds and at the end,
+	 * terminal or not, quiet or not (the run's log): NULL for none.
+	 * Kept by progress_start. */
+	void (*note)(void *arg, const char *line);
+	void *note_arg;
+	uint64_t noted_ns; /* when NOTE was last called */
 };
 
 /* Start counting rows of LABEL, TOTAL expected (0: unknown). */

@@ -301,6 +301,15 @@ engine_fence_note(struct rs_run *run, char *buf, size_t size)
 		         plan->path, plan->path);
 }
 
+/* The run's log: a progress line every few seconds of a step. */
+static void
+engine_progress_note(void *arg, const char *line)
+{
+	struct rs_run *run = arg;
+
+	journal_event(run->journal, "info", "progress %s", line);
+}
+
 /* Ask before STEP (options->confirm).  Returns 0 to go on, RS_EUSAGE
  * with nobody to ask, RS_ECANCELED for a "no". */
 static int
@@ -311,9 +320,18 @@ engine_confirm(struct rs_run *run, const struct rs_step_def *step,
 	char note[512];
 	int answer;
 
-	if (o->yes)
+	if (o->yes) {
+		journal_event(run->journal, "info",
+		              "step %s cannot be undone: confirmed by --yes",
+		              step->name);
 		return 0;
+	}
 	answer = o->confirm != NULL ? o->confirm(step, o->confirm_arg) : -1;
+	journal_event(run->journal, answer > 0 ? "info" : "warn",
+	              "step %s cannot be undone: %s", step->name,
+	              answer > 0    ? "confirmed at the prompt"
+	              : answer == 0 ? "declined at the prompt"
+	                            : "no terminal to ask and no --yes");
 	if (answer < 0)
 		return rs_err_set(
 			err, RS_EUSAGE,
@@ -520,12 +538,18 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	rc = journal_step_begin(run->journal, step->name, err);
 	if (rc != 0)
 		return rc;
-	fprintf(stderr, "step %-14s %s\n", step->name,
-	        rec.state == RS_STEP_PENDING  ? "starting"
-	        : rec.state == RS_STEP_FAILED ? "resuming (it failed)"
-	        : rec.state == RS_STEP_STOPPED
-	                ? "resuming (it was stopped)"
-	                : "resuming (it was interrupted)");
+	{
+		const char *how = rec.state == RS_STEP_PENDING ? "starting"
+		                  : rec.state == RS_STEP_FAILED
+		                          ? "resuming (it failed)"
+		                  : rec.state == RS_STEP_STOPPED
+		                          ? "resuming (it was stopped)"
+		                          : "resuming (it was interrupted)";
+
+		fprintf(stderr, "step %-14s %s\n", step->name, how);
+		journal_event(run->journal, "info", "step %s %s", step->name,
+		              how);
+	}
 	run->step = step;
 	run->progress.done = 0;
 	run->step_chunks = 0;
@@ -598,6 +622,8 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 		free(run.shards);
 		return rc;
 	}
+	run.progress.note = engine_progress_note;
+	run.progress.note_arg = &run;
 	rc = await_loop_init(&run.loop, err);
 	if (rc != 0) {
 		journal_close(run.journal, "failed");

@@ -201,6 +201,13 @@ void engine_journal_remove(const char *path);
 /* Forget the tables engine_table described (at the end of a run). */
 void engine_tables_release(struct rs_run *run);
 
+/* Print the events of every run of PLAN kept in its journal, oldest
+ * first (engine/log.c): a line each, or (JSON) one JSON object a line.
+ * A plan never run prints nothing and says so on stderr.  0, or RS_EIO
+ * (journal unreadable, output failed), RS_ENOMEM. */
+int engine_log(const struct rs_plan *plan, int json, FILE *out,
+               struct rs_err *err);
+
 /* Print the state of PLAN's run (its state word — never run, running,
  * stopped, interrupted, failed, done, aborted, aborting —, steps, fence
  * right now, epoch, the last abort) as text or one JSON object (described

@@ -1285,6 +1285,40 @@ journal_events_tail(struct rs_journal *journal, int n)
 	return strbuf_finish(&out);
 }
 
+int
+journal_events_each(struct rs_journal *journal,
+                    int (*fn)(int64_t at_ms, const char *level,
+                              const char *message, void *arg),
+                    void *arg, struct rs_err *err)
+{
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare(
+		journal, "SELECT at, level, message FROM events ORDER BY id",
+		&stmt, err);
+
+	if (rc != 0)
+		return rc;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *level = sqlite3_column_text(stmt, 1);
+		const unsigned char *message = sqlite3_column_text(stmt, 2);
+		int stop =
+			fn(sqlite3_column_int64(stmt, 0),
+		           level != NULL ? (const char *)level : "",
+		           message != NULL ? (const char *)message : "", arg);
+
+		if (stop != 0) {
+			sqlite3_finalize(stmt);
+			return stop;
+		}
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return rs_err_set(err, RS_EIO,
+		                  "cannot read the journal's "
+		                  "events");
+	return 0;
+}
+
 /* On error nothing is recorded and the code of journal_fail is returned. */
 int
 journal_kept_add(struct rs_journal *journal, const struct rs_kept_row *row,

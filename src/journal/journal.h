@@ -222,6 +222,15 @@ int journal_fact_delete(struct rs_journal *journal, const char *name,
 void journal_event(struct rs_journal *journal, const char *level,
                    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Call FN with every event, oldest first: its time (Unix ms), level and
+ * message, borrowed for the call.  A non-zero return of FN stops the
+ * walk and is returned; else 0, or RS_EIO when the journal cannot be
+ * read (ERR filled). */
+int journal_events_each(struct rs_journal *journal,
+                        int (*fn)(int64_t at_ms, const char *level,
+                                  const char *message, void *arg),
+                        void *arg, struct rs_err *err);
+
 /* The last N events, newest last, as "TIME LEVEL message" lines in a
  * malloc'd string (free it), or NULL. */
 char *journal_events_tail(struct rs_journal *journal, int n);

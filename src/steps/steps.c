@@ -273,6 +273,11 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 		        run->plan->shards[shard].name,
 		        on ? "the fence" : "unfence", attempt,
 		        STEPS_FENCE_TRIES, err->message);
+		journal_event(run->journal, "warn",
+		              "%s: %s waits for a lock (attempt %d of %d): %s",
+		              run->plan->shards[shard].name,
+		              on ? "the fence" : "unfence", attempt,
+		              STEPS_FENCE_TRIES, err->message);
 		await_sleep(&run->loop, (uint64_t)attempt * 500);
 		rc = 0;
 	}
@@ -280,6 +285,12 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 	pairmap_moving_free(&moving);
 	if (rc == 0 && on)
 		rc = steps_fence_kind_set(run, shard, only_rows, err);
+	if (rc == 0)
+		journal_event(run->journal, "info", "%s: writes %s",
+		              run->plan->shards[shard].name,
+		              !on         ? "open again"
+		              : only_rows ? "fenced to the rows that move"
+		                          : "fenced (whole tables)");
 	if (rc == 0)
 		fprintf(stderr, "  %s: writes %s\n",
 		        run->plan->shards[shard].name,

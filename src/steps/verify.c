@@ -161,6 +161,11 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		        plan->shards[walk->shard].name, shown,
 		        vo.seen[r] == 0 ? "missing" : "differs",
 		        plan->shards[owner.shard].name, physical);
+		journal_event(run->journal, "error",
+		              "verify: %s on %s: %s %s on %s.%s",
+		              walk->physical, plan->shards[walk->shard].name,
+		              shown, vo.seen[r] == 0 ? "missing" : "differs",
+		              plan->shards[owner.shard].name, physical);
 	}
 	steps_keyset_free(&vo.set);
 	free(vo.hashes);

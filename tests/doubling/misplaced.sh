@@ -42,5 +42,8 @@ has err "nothing was purged" "verify-differs: it says nothing was purged"
 status_json
 equals "$(step_field verify state)/$(step_field purge state)" failed/pending \
 	"verify-differs: verify failed, purge not begun"
+"$bin" log plan.cfg >log.txt 2>&1
+has log.txt "error verify: orders_1 on db1: customer_id '$key' (id = '$id') differs on db3.orders_1" \
+	"verify-differs: the run's log keeps the difference"
 
 finish
