@@ -770,14 +770,7 @@ journal_step_reset(struct rs_journal *journal, const char *name,
 	int rc = journal_check_step_name(name, err);
 
 	if (rc == 0)
-		rc = journal_prepare_write(journal,
-		                           "DELETE FROM chunks WHERE step = ?1",
-		                           &stmt, err);
-	if (rc != 0)
-		return rc;
-	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
-	rc = journal_finish(journal, stmt, rc, "forget the chunks of step",
-	                    name, err);
+		rc = journal_chunks_forget(journal, name, err);
 	if (rc == 0)
 		rc = journal_prepare_write(journal,
 		                           "UPDATE steps SET state = "
@@ -1430,21 +1423,24 @@ journal_kept_free(struct rs_kept_row *rows, int n)
  * of journal_fail is returned. */
 static int
 journal_chunk_sum(struct rs_journal *journal, const char *step,
-                  const char *column, int64_t *sum, struct rs_err *err)
+                  const char *shard, const char *column, int64_t *sum,
+                  struct rs_err *err)
 {
-	char sql[128];
+	char sql[160];
 	sqlite3_stmt *stmt;
 	int rc;
 
 	*sum = 0;
 	snprintf(sql, sizeof(sql),
 	         "SELECT coalesce(sum(%s), 0) FROM chunks "
-	         "WHERE step = ?1 AND state = 'done'",
-	         column);
+	         "WHERE step = ?1 AND state = 'done'%s",
+	         column, shard != NULL ? " AND shard = ?2" : "");
 	rc = journal_prepare(journal, sql, &stmt, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_bind_text(stmt, 1, step, SQLITE_OK);
+	if (shard != NULL)
+		rc = journal_bind_text(stmt, 2, shard, rc);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		*sum = sqlite3_column_int64(stmt, 0);
 	return journal_done(journal, stmt, rc, "read chunks of", step, err);
@@ -1454,14 +1450,23 @@ int
 journal_step_affected(struct rs_journal *journal, const char *step,
                       int64_t *affected, struct rs_err *err)
 {
-	return journal_chunk_sum(journal, step, "affected", affected, err);
+	return journal_chunk_sum(journal, step, NULL, "affected", affected,
+	                         err);
+}
+
+int
+journal_shard_affected(struct rs_journal *journal, const char *step,
+                       const char *shard, int64_t *affected, struct rs_err *err)
+{
+	return journal_chunk_sum(journal, step, shard, "affected", affected,
+	                         err);
 }
 
 int
 journal_step_rows_done(struct rs_journal *journal, const char *step,
                        int64_t *rows, struct rs_err *err)
 {
-	return journal_chunk_sum(journal, step, "rows", rows, err);
+	return journal_chunk_sum(journal, step, NULL, "rows", rows, err);
 }
 
 int

@@ -191,6 +191,10 @@ void journal_chunk_free(struct rs_chunk_record *rec); /* the key strings */
 /* The rows STEP's done chunks changed (their affected counts), summed. */
 int journal_step_affected(struct rs_journal *journal, const char *step,
                           int64_t *affected, struct rs_err *err);
+/* The same for SHARD's chunks only. */
+int journal_shard_affected(struct rs_journal *journal, const char *step,
+                           const char *shard, int64_t *affected,
+                           struct rs_err *err);
 /* The rows in STEP's done chunks (their row counts), summed: what a
  * resumed step did before.  *ROWS is 0 on error. */
 int journal_step_rows_done(struct rs_journal *journal, const char *step,

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "engine/walk.h"
 #include "engine/marker.h"
 #include "engine/streams.h"
@@ -242,6 +243,39 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return rc;
 }
 
+/* The rows purge kept (journal_kept_list), for purge_report_shard. */
+struct purge_kept {
+	struct rs_kept_row *rows;
+	int n;
+};
+
+/* Say what purge did on SHARD, from the journal (so a resumed purge
+ * counts every attempt): the rows it deleted and the rows it kept. */
+static int
+purge_report_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	const struct purge_kept *list = arg;
+	int here = 0;
+	const char *name = run->plan->shards[shard].name;
+	char deleted_text[32], kept_text[32];
+	int64_t deleted = 0;
+	int rc = journal_shard_affected(run->journal, "purge", name, &deleted,
+	                                err);
+
+	for (int i = 0; i < list->n; i++)
+		here += strcmp(list->rows[i].shard, name) == 0;
+	if (rc != 0)
+		return rc;
+	text_thousands((uint64_t)deleted, deleted_text, sizeof(deleted_text));
+	text_thousands((uint64_t)here, kept_text, sizeof(kept_text));
+	fprintf(stderr, "  %s: %s rows deleted, %s kept\n", name, deleted_text,
+	        kept_text);
+	journal_event(run->journal, "info",
+	              "purge: %s: %s rows deleted, %s kept", name, deleted_text,
+	              kept_text);
+	return 0;
+}
+
 /* Purge is done on SHARD: the guard goes (steps_guard_shard). */
 static int
 purge_unguard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
@@ -286,6 +320,18 @@ purge_run(struct rs_run *run, struct rs_err *err)
 	if (rc == 0)
 		rc = steps_walk_all(run, &spec, err);
 
+	if (rc == 0) {
+		struct purge_kept list = {NULL, 0};
+
+		rc = journal_kept_list(run->journal, &list.rows, &list.n, err);
+		/* Every shard purge walked: the sources, and a doubling's
+		 * replicas with their copies. */
+		if (rc == 0)
+			rc = steps_each_shard_of(run, run->plan->to, 1,
+			                         purge_report_shard, &list,
+			                         err);
+		journal_kept_free(list.rows, list.n);
+	}
 	if (rc == 0 && kept > 0)
 		fprintf(stderr,
 		        "  %lld rows kept on shards that no longer own them "

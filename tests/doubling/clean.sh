@@ -29,6 +29,12 @@ if [ "${clean_chunks[verify]:-0}" -gt 10 ] && [ "${clean_chunks[purge]:-0}" -gt 
 else
 	not_ok "clean: many chunks (verify ${clean_chunks[verify]:-?}, purge ${clean_chunks[purge]:-?})"
 fi
+# Each row is deleted once, from the one of its pair that does not own
+# it; nothing is kept.
+deleted=$(sed -nE 's/^  db[0-3]: ([0-9,]+) rows deleted, 0 kept$/\1/p' err | tr -d , | paste -sd+ | bc)
+equals "$(grep -cE '^  db[0-3]: [0-9,]+ rows deleted, 0 kept$' err)/${deleted:-?}" \
+	"4/$(sql "$template/master.db" "SELECT count(*) FROM orders")" \
+	"clean: purge says per shard what it deleted, every row once in all, none kept"
 run_reshard 0 "clean: run again after the end does nothing" run plan.cfg --yes
 has err "done earlier" "clean: run again says the steps were done earlier"
 final_rows "clean: row set unchanged by a second run"
