@@ -87,8 +87,8 @@ utf8_char(char *out)
 	return 4;
 }
 
-/* Key number I of the pseudo-random sequence into KEY; returns its
- * length. */
+/* Key number I of the pseudo-random sequence into KEY (at least 100
+ * bytes: 20 characters of at most 4 bytes); returns its length. */
 static size_t
 random_key(int i, char *key)
 {
@@ -96,7 +96,7 @@ random_key(int i, char *key)
 
 	switch (i % 3) {
 	case 0:
-		return (size_t)sprintf(key, "cliente:%d", i);
+		return (size_t)snprintf(key, 100, "cliente:%d", i);
 	case 1:
 		for (int c = 1 + (int)(next() % 20); c > 0; c--)
 			n += (size_t)utf8_char(key + n);
