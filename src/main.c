@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/progress.h"
 #include "common/text.h"
 #include "shardmap/hash.h"
 
@@ -98,6 +99,8 @@ main(int argc, char **argv)
 			continue;
 		rc = commands[i]->run(argc - 1, argv + 1, &err);
 		if (rc != 0) {
+			/* A step that failed left its bar drawn. */
+			progress_clear();
 			if (err.message[0] != '\0')
 				fprintf(stderr, "reshard: %s\n", err.message);
 			return rs_err_exit_code(rc);

@@ -164,6 +164,14 @@ check "a shard that gives nothing away is not fenced" bash -c "! grep -q '^  s4 
 sed -i 's/hash = "sha256_64";/hash = "fnv1a_64";/' "$tmp/fence.cfg"
 expect_exit 0 "summary with the fence, fnv1a_64" "$bin" dry-run "$tmp/fence.cfg" --keys "$data/keys.txt" --summary
 check "fnv1a_64: MariaDB fences whole tables" grep -qx '  s1 (mysql): whole tables' "$tmp/out"
+# --format json alone prints the JSON summary on standard output, as with
+# --summary, and no mover (before: movers on stdout, JSON on stderr).
+expect_exit 0 "--format json alone" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --format json
+cp "$tmp/out" "$tmp/json-alone"
+check "--format json alone: nothing on stderr" test ! -s "$tmp/err"
+expect_exit 0 "--format json --summary" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --summary --format json
+check "--format json alone: the summary's JSON" cmp -s "$tmp/out" "$tmp/json-alone"
+check "--format json alone: one JSON line" grep -qx '{"keys": .*}' "$tmp/json-alone"
 expect_exit 0 "--table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table orders
 expect_exit 2 "unknown --table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table nope
 
@@ -322,6 +330,59 @@ PLAN
 	check "live movers are route's" cmp -s "$tmp/live-got.tsv" "$tmp/live-want.tsv"
 	check "live: newline keys escaped" grep -qx $'nl\\\\n7\ta\tb' "$tmp/live-got.tsv"
 	check "live: one line a mover" test "$(wc -l <"$tmp/live-got.tsv")" -gt 300
+
+	# A live dry-run of a plan of two tables: each mover line names its
+	# table in a 4th column (short keys, keys past the 32-byte fast path,
+	# escaped keys), the summary counts each table, and --table keeps the
+	# three columns and the summary of one table.
+	cat >"$tmp/two.cfg" <<PLAN
+version = 1;
+name = "two";
+tables = ( { name = "orders"; key = "k"; }, { name = "items"; key = "k"; } );
+shards = ( { name = "a"; url = "sqlite://$tmp/two-a.db"; },
+           { name = "b"; url = "sqlite://$tmp/two-b.db"; } );
+from = { map = "modulo"; nodes = ["a"]; };
+to   = { map = "modulo"; nodes = ["a", "b"]; };
+strategy = "split";
+PLAN
+	sqlite3 "$tmp/two-a.db" "CREATE TABLE orders (k TEXT PRIMARY KEY);
+		CREATE TABLE items (k TEXT PRIMARY KEY);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+		INSERT INTO orders SELECT 'o' || i FROM n
+		UNION ALL SELECT 'a-key-longer-than-the-thirty-two-bytes-' || i FROM n WHERE i <= 50
+		UNION ALL SELECT 'tab' || char(9) || i FROM n WHERE i <= 20;
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+		INSERT INTO items SELECT 'i' || i FROM n;"
+	okeys=() ikeys=()
+	for i in $(seq 1 300); do okeys+=("o$i"); done
+	for i in $(seq 1 50); do okeys+=("a-key-longer-than-the-thirty-two-bytes-$i"); done
+	for i in $(seq 1 20); do okeys+=($'tab\t'"$i"); done
+	for i in $(seq 1 100); do ikeys+=("i$i"); done
+	"$bin" route "$tmp/two.cfg" --table orders -- "${okeys[@]}" 2>/dev/null |
+		awk -F'\t' '$4 == "moves" { print $1 "\t" $2 "\t" $3 "\torders" }' >"$tmp/two-want.tsv"
+	"$bin" route "$tmp/two.cfg" --table items -- "${ikeys[@]}" 2>/dev/null |
+		awk -F'\t' '$4 == "moves" { print $1 "\t" $2 "\t" $3 "\titems" }' >>"$tmp/two-want.tsv"
+	sort -o "$tmp/two-want.tsv" "$tmp/two-want.tsv"
+	omoved=$(grep -c $'\torders$' "$tmp/two-want.tsv")
+	imoved=$(grep -c $'\titems$' "$tmp/two-want.tsv")
+	expect_exit 0 "live dry-run of two tables" "$bin" dry-run "$tmp/two.cfg"
+	sort "$tmp/out" >"$tmp/two-got.tsv"
+	check "two tables: movers name their table" cmp -s "$tmp/two-got.tsv" "$tmp/two-want.tsv"
+	check "two tables: some of each table move" test "$omoved" -gt 100 -a "$imoved" -gt 10
+	check "two tables: a long key's line" grep -qx $'a-key-longer-than-the-thirty-two-bytes-[0-9]*\ta\tb\torders' "$tmp/two-got.tsv"
+	check "two tables: an escaped key's line" grep -qx $'tab\\\\t[0-9]*\ta\tb\torders' "$tmp/two-got.tsv"
+	check "two tables: summary counts orders" grep -Eqx "orders +370 +$omoved \([0-9.]+%\)" "$tmp/err"
+	check "two tables: summary counts items" grep -Eqx "items +100 +$imoved \([0-9.]+%\)" "$tmp/err"
+	expect_exit 0 "two tables: --format json" "$bin" dry-run "$tmp/two.cfg" --format json
+	check "two tables: JSON on stdout, counted per table" grep -qF \
+		"\"tables\": {\"orders\": {\"keys\": 370, \"moved\": $omoved}, \"items\": {\"keys\": 100, \"moved\": $imoved}}" "$tmp/out"
+	check "two tables: --format json prints one line" test "$(wc -l <"$tmp/out")" -eq 1
+	expect_exit 0 "two tables: --table items" "$bin" dry-run "$tmp/two.cfg" --table items
+	check "--table: three columns" cmp -s <(sort "$tmp/out") <(grep $'\titems$' "$tmp/two-want.tsv" | cut -f1-3)
+	check "--table: no table block" bash -c "! grep -q '^table ' '$tmp/err'"
+	check "--table: the summary names it" grep -q ', table items$' "$tmp/err"
+	expect_exit 0 "two tables: --table items, JSON" "$bin" dry-run "$tmp/two.cfg" --table items --format json
+	check "--table: no tables in JSON" bash -c "! grep -q '\"tables\"' '$tmp/out'"
 else
 	echo "skipped: the live dry-run of odd keys (no sqlite3)" >&2
 fi

@@ -75,6 +75,10 @@ cli_dryrun(int argc, char **argv, struct rs_err *err)
 		return rs_err_set(err, RS_EUSAGE,
 		                  "dry-run needs exactly one plan file; see "
 		                  "`reshard dry-run --help`");
+	/* JSON is a summary: mover lines are not JSON, and a script piping
+	 * the JSON wants it on standard output. */
+	if (options.json)
+		options.summary_only = 1;
 	rc = cli_load_plan(argv[optind], &plan, err);
 	if (rc != 0)
 		return rc;
@@ -100,7 +104,10 @@ const struct rs_command cli_dryrun_command = {
 	.help = "  (no --keys)      read the shard key of every table from "
 		"the source shards,\n"
 		"                   read-only, with progress on standard "
-		"error\n"
+		"error; with several\n"
+		"                   tables, a 4th column names each mover's "
+		"table and the\n"
+		"                   summary counts each table\n"
 		"  --keys FILE|-    read keys from FILE (one per line, - for "
 		"standard input);\n"
 		"                   no shard is contacted\n"
@@ -111,8 +118,9 @@ const struct rs_command cli_dryrun_command = {
 		"output\n"
 		"  --format FORMAT  tsv (movers as key<TAB>from<TAB>to, text "
 		"summary) or\n"
-		"                   json (the summary as one JSON object, "
-		"keys escaped as JSON)\n"
+		"                   json (only the summary, as one JSON "
+		"object on standard\n"
+		"                   output, keys escaped as JSON; no movers)\n"
 		"  --top N          also list the N keys with the most rows\n"
 		"\n" CLI_ESCAPING_HELP,
 	.run = cli_dryrun,

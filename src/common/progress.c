@@ -14,6 +14,10 @@
 #define LINE_INTERVAL_NS 5000000000ULL /* 5 s */
 #define BAR_WIDTH        30
 
+/* The progress whose bar is on the terminal now (drawn without a newline),
+ * for progress_clear; NULL when none is. */
+static struct rs_progress *progress_shown;
+
 void
 progress_start(struct rs_progress *p, const char *label, uint64_t total)
 {
@@ -21,6 +25,8 @@ progress_start(struct rs_progress *p, const char *label, uint64_t total)
 	void (*note)(void *, const char *) = p->note;
 	void *note_arg = p->note_arg;
 
+	if (progress_shown == p)
+		progress_clear();
 	memset(p, 0, sizeof(*p));
 	p->quiet = quiet;
 	p->note = note;
@@ -102,6 +108,7 @@ progress_draw(struct rs_progress *p, uint64_t now)
 			fputs(i < filled ? "\u2588" : " ", stderr);
 		fprintf(stderr, "] %s / ~%s rows  %s rows/s  %s left", done,
 		        total, speed, left);
+		progress_shown = p;
 	} else {
 		fprintf(stderr,
 		        "%s: %s of ~%s rows (%.0f%%), %s rows/s, %s left\n",
@@ -138,6 +145,8 @@ progress_finish(struct rs_progress *p)
 		return;
 	if (p->tty)
 		fputs("\r\033[K", stderr);
+	if (progress_shown == p)
+		progress_shown = NULL;
 	fprintf(stderr, "%s: %s rows", p->label,
 	        text_thousands(p->done, done, sizeof(done)));
 	if (p->before > 0)
@@ -148,4 +157,15 @@ progress_finish(struct rs_progress *p)
 	        text_thousands((uint64_t)progress_rate(p, now), speed,
 	                       sizeof(speed)));
 	fflush(stderr);
+}
+
+void
+progress_clear(void)
+{
+	if (progress_shown == NULL)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	progress_shown->printed_ns = 0; /* drawn again at the next add */
+	progress_shown = NULL;
 }

@@ -2,7 +2,8 @@
  * Progress of a long operation on standard error: on a terminal a bar
  * redrawn a few times a second (rows, rate, time left), elsewhere one line
  * every few seconds, and a closing line either way.  Callers report work
- * with progress_add; nothing runs in the background.
+ * with progress_add; nothing runs in the background.  A message printed
+ * while a bar is drawn calls progress_clear first.
  */
 #ifndef RS_PROGRESS_H
 #define RS_PROGRESS_H
@@ -44,5 +45,11 @@ void progress_add(struct rs_progress *p, uint64_t n);
 /* Clear the bar and print "LABEL: N rows in S s (R rows/s)", with how
  * many of the N were done before a resume. */
 void progress_finish(struct rs_progress *p);
+
+/* Erase the bar on the terminal, if one is drawn, so that a message
+ * written to standard error next starts on a clean line; the bar is drawn
+ * again, below the message, at the next progress_add.  Call it before
+ * every message that may be printed while a bar is drawn. */
+void progress_clear(void);
 
 #endif

@@ -53,6 +53,10 @@ struct rs_dryrun {
 	FILE *out;                /* where the summary goes with summary_only */
 	char *line_buf; /* movers waiting to be written to movers_out */
 	size_t line_len;
+	/* Several tables read: "\torders" ends each mover line of table i
+	 * (before its newline), escaped like keys; NULL with one table. */
+	char **suffixes; /* [plan->n_tables] */
+	size_t *suffix_lens;
 };
 
 #define LINE_BUF_SIZE (1 << 16)
@@ -150,6 +154,39 @@ label_index(const struct labels *l, struct rs_owner o)
 	return l->rows[o.shard] * l->tables + o.table;
 }
 
+/* Several tables are read: per-table counts, and the table column of the
+ * mover lines.  Returns 0 or RS_ENOMEM. */
+static int
+dryrun_tables_init(struct rs_dryrun *dr)
+{
+	const struct rs_plan *plan = dr->result.plan;
+	size_t n = (size_t)plan->n_tables;
+
+	dr->result.table_keys = calloc(n, sizeof(uint64_t));
+	dr->result.table_moved = calloc(n, sizeof(uint64_t));
+	if (dr->result.table_keys == NULL || dr->result.table_moved == NULL)
+		return RS_ENOMEM;
+	if (dr->movers_out == NULL)
+		return 0;
+	dr->suffixes = calloc(n, sizeof(char *));
+	dr->suffix_lens = calloc(n, sizeof(size_t));
+	if (dr->suffixes == NULL || dr->suffix_lens == NULL)
+		return RS_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = plan->tables[i].name;
+		size_t len = strlen(name);
+
+		dr->suffixes[i] = malloc(TEXT_ESCAPE_GROWTH * len + 2);
+		if (dr->suffixes[i] == NULL)
+			return RS_ENOMEM;
+		dr->suffixes[i][0] = '\t';
+		len = text_escape_key(name, len, dr->suffixes[i] + 1);
+		dr->suffixes[i][len + 1] = '\0';
+		dr->suffix_lens[i] = len + 1;
+	}
+	return 0;
+}
+
 void
 dryrun_free(struct rs_dryrun *dr)
 {
@@ -163,6 +200,13 @@ dryrun_free(struct rs_dryrun *dr)
 	}
 	free(dr->from_labels);
 	free(dr->to_labels);
+	if (dr->suffixes != NULL)
+		for (int i = 0; i < dr->result.plan->n_tables; i++)
+			free(dr->suffixes[i]);
+	free(dr->suffixes);
+	free(dr->suffix_lens);
+	free(dr->result.table_keys);
+	free(dr->result.table_moved);
 	pairmap_free(dr->pairs);
 	free(dr->line_buf);
 	stats_clear(&dr->result.stats);
@@ -213,6 +257,8 @@ dryrun_begin(const struct rs_plan *plan,
 	dr->pairs = pairmap_new(plan->from, plan->to, &pairs_err);
 	if (dr->pairs == NULL && pairs_err.code != 0)
 		goto nomem;
+	if (dr->result.table < 0 && dryrun_tables_init(dr) != 0)
+		goto nomem;
 	/* Labels only for mover lines, and only for the tables whose keys
 	 * are read: a key file's one, or the live shards' (all, or
 	 * --table). */
@@ -226,7 +272,8 @@ dryrun_begin(const struct rs_plan *plan,
 		                 plan->tables[i].name, 0);
 		if (rc == 0)
 			rc = labels_init(&dr->to_labels[i], plan, plan->to,
-			                 plan->tables[i].name, 1);
+			                 plan->tables[i].name,
+			                 dr->suffixes == NULL);
 		if (rc == RS_EINTERNAL) {
 			dryrun_free(dr);
 			return rs_err_set(err, rc,
@@ -287,7 +334,8 @@ copy_short(char *dst, const char *key, size_t len)
  * key, or one that escaping makes huge).  Returns 0 or RS_EIO / RS_ENOMEM. */
 static int
 dryrun_huge_mover(struct rs_dryrun *dr, const char *key, size_t len, int escape,
-                  const char *from, const char *to, struct rs_err *err)
+                  const char *from, const char *to, const char *suffix,
+                  struct rs_err *err)
 {
 	char *escaped = NULL;
 
@@ -301,7 +349,7 @@ dryrun_huge_mover(struct rs_dryrun *dr, const char *key, size_t len, int escape,
 		key = escaped;
 	}
 	if (fwrite(key, 1, len, dr->movers_out) != len ||
-	    fprintf(dr->movers_out, "\t%s\t%s\n", from, to) < 0) {
+	    fprintf(dr->movers_out, "\t%s\t%s%s\n", from, to, suffix) < 0) {
 		free(escaped);
 		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
 		                  strerror(errno));
@@ -321,7 +369,9 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	int f = label_index(fl, from), t = label_index(tl, to);
 	int escape = text_key_needs_escape(key, len);
 	size_t key_room = escape ? TEXT_ESCAPE_GROWTH * len : len;
-	size_t need = key_room + fl->lens[f] + tl->lens[t] + 3;
+	const char *suffix = dr->suffixes != NULL ? dr->suffixes[table] : "";
+	size_t suffix_len = dr->suffixes != NULL ? dr->suffix_lens[table] : 0;
+	size_t need = key_room + fl->lens[f] + tl->lens[t] + 3 + suffix_len;
 	char *p;
 
 	/* PIECE bytes of room past the line: the fixed-size copies write
@@ -334,7 +384,7 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 		if (need + PIECE > LINE_BUF_SIZE)
 			return dryrun_huge_mover(dr, key, len, escape,
 			                         fl->names[f], tl->names[t],
-			                         err);
+			                         suffix, err);
 	}
 	p = dr->line_buf + dr->line_len;
 	if (len <= PIECE && !escape && fl->piece_lens[f] != 0 &&
@@ -345,11 +395,17 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 		memcpy(p, fl->pieces[f], PIECE);
 		p += fl->piece_lens[f];
 		memcpy(p, tl->pieces[t], PIECE);
+		if (suffix_len > 0) {
+			/* The `to` pieces end without the newline. */
+			p += tl->piece_lens[t];
+			memcpy(p, suffix, suffix_len);
+			p[suffix_len] = '\n';
+		}
 		return 0;
 	}
 	if (escape) {
 		len = text_escape_key(key, len, p);
-		need = len + fl->lens[f] + tl->lens[t] + 3;
+		need = len + fl->lens[f] + tl->lens[t] + 3 + suffix_len;
 	} else {
 		memcpy(p, key, len);
 	}
@@ -361,6 +417,8 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	*p++ = '\t';
 	memcpy(p, tl->names[t], tl->lens[t]);
 	p += tl->lens[t];
+	memcpy(p, suffix, suffix_len);
+	p += suffix_len;
 	*p = '\n';
 	return 0;
 }
@@ -386,6 +444,15 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 	}
 	for (i = 0; i < count; i++)
 		stats_add(&dr->result.stats, from[i], to[i]);
+	if (dr->result.table_keys != NULL) {
+		uint64_t moved = 0;
+
+		for (i = 0; i < count; i++)
+			moved += (uint64_t)((from[i].shard != to[i].shard) |
+			                    (from[i].table != to[i].table));
+		dr->result.table_keys[table] += count;
+		dr->result.table_moved[table] += moved;
+	}
 	if (found_on != NULL)
 		for (i = 0; i < count; i++)
 			dr->result.misplaced +=

@@ -5,7 +5,9 @@
  * A dry-run is a sink for shard keys: dryrun_begin, then dryrun_add_keys for
  * each batch of keys read (one key per row), then dryrun_finish prints the
  * summary.  Movers are written as `key<TAB>from<TAB>to` as they are found,
- * a key (or owner name) with a TAB, a newline, a backslash or another
+ * with a fourth column, the logical table, when several tables are read
+ * (a live dry-run of a plan of several tables without --table); a key
+ * (or owner or table name) with a TAB, a newline, a backslash or another
  * control byte escaped as common/text.h describes.
  * Keys come from a key file (keyfile.c: dryrun_run_keyfile) or from the
  * live source shards (live.c: dryrun_run_live).
@@ -26,7 +28,8 @@ struct rs_dryrun_options {
 	                          belong to (NULL: the plan's first); live:
 	                          only this table (NULL: all) */
 	int summary_only;      /* print only the summary, on MOVERS_OUT */
-	int json;              /* the summary as one JSON object */
+	int json;              /* the summary as one JSON object (the CLI
+	                          sets summary_only with it) */
 	int top;               /* report the N keys with most rows; 0: no */
 	int progress;          /* live: draw progress on stderr */
 };
@@ -40,6 +43,9 @@ struct rs_dryrun_result {
 	int n_top;             /* options.top */
 	uint64_t misplaced;    /* live: rows found on a shard that does not
 	                          own them under `from` */
+	uint64_t *table_keys;  /* [plan->n_tables] rows read of each table,
+	                          and of them movers: only when table is -1 */
+	uint64_t *table_moved;
 };
 
 struct rs_dryrun;

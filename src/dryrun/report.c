@@ -55,6 +55,28 @@ json_counts(const struct rs_plan *plan, const uint64_t *counts,
 	return o;
 }
 
+/* {"orders": {"keys": K, "moved": M}, …}: several tables were read. */
+static json_t *
+json_tables(const struct rs_dryrun_result *r)
+{
+	const struct rs_plan *plan = r->plan;
+	json_t *o = json_object();
+	int failed = o == NULL;
+
+	for (int i = 0; i < plan->n_tables && !failed; i++)
+		failed |=
+			json_object_set_new(
+				o, plan->tables[i].name,
+				json_pack("{s:I, s:I}", "keys",
+		                          (json_int_t)r->table_keys[i], "moved",
+		                          (json_int_t)r->table_moved[i])) != 0;
+	if (failed) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *
 json_skew(double skew)
 {
@@ -76,6 +98,9 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	                              json_integer((json_int_t)st->keys)) != 0;
 	failed |= json_object_set_new(root, "moved",
 	                              json_integer((json_int_t)st->moved)) != 0;
+	if (r->table_keys != NULL)
+		failed |= json_object_set_new(root, "tables", json_tables(r)) !=
+		          0;
 	failed |= json_object_set_new(root, "before",
 	                              json_counts(plan, st->before, set.before,
 	                                          set.n_before)) != 0;
@@ -199,6 +224,37 @@ report_fence(FILE *out, const struct rs_plan *plan, const struct rs_stats *st)
 	}
 }
 
+static double
+share_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Several tables were read: keys read, movers and their share for each. */
+static void
+report_tables(FILE *out, const struct rs_dryrun_result *r)
+{
+	const struct rs_plan *plan = r->plan;
+	char a[32], b[32];
+	int width = 5;
+
+	for (int i = 0; i < plan->n_tables; i++) {
+		int len = (int)strlen(plan->tables[i].name);
+
+		if (len > width)
+			width = len;
+	}
+	fprintf(out, "%-*s  %13s  %13s\n", width, "table", "keys read",
+	        "movers");
+	for (int i = 0; i < plan->n_tables; i++)
+		fprintf(out, "%-*s  %13s  %13s (%.2f%%)\n", width,
+		        plan->tables[i].name,
+		        text_thousands(r->table_keys[i], a, sizeof(a)),
+		        text_thousands(r->table_moved[i], b, sizeof(b)),
+		        share_of(r->table_moved[i], r->table_keys[i]));
+	fputc('\n', out);
+}
+
 static void
 print_skew(FILE *out, const char *when, double skew)
 {
@@ -243,6 +299,8 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 	fprintf(out, "movers:    %s (%.2f%%)\n\n",
 	        text_thousands(st->moved, a, sizeof(a)),
 	        st->keys ? 100.0 * (double)st->moved / (double)st->keys : 0.0);
+	if (r->table_keys != NULL)
+		report_tables(out, r);
 
 	fprintf(out, "%-*s  %13s %-*s  %13s\n", name_width, "shard", "before",
 	        BAR_WIDTH, "", "after");

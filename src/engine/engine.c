@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/fiber.h"
+#include "common/progress.h"
 #include "engine/await.h"
 #include "engine/marker.h"
 #include "engine/streams.h"
@@ -268,6 +269,7 @@ on_signal(uv_signal_t *handle, int signum)
 	if (run->stop_requested) /* a second ^C: leave now */
 		_exit(130);
 	run->stop_requested = 1;
+	progress_clear();
 	fprintf(stderr,
 	        "\nreshard: %s received; stopping at the next checkpoint "
 	        "(again to quit at once)\n",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "common/fiber.h"
+#include "common/progress.h"
 #include "engine/await.h"
 
 struct stream;
@@ -54,8 +55,10 @@ group_note(struct streams_group *g, int rc, const struct rs_err *err)
 		return;
 	}
 	/* A stream told to stop because another failed says nothing new. */
-	if (rc != RS_ECANCELED)
+	if (rc != RS_ECANCELED) {
+		progress_clear();
 		fprintf(stderr, "  also: %s\n", err->message);
+	}
 }
 
 static void

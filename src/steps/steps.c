@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/progress.h"
 #include "engine/await.h"
 #include "engine/streams.h"
 #include "engine/walk.h"
@@ -650,13 +651,15 @@ steps_wait_downstream(struct rs_run *run, struct rs_backend *backend, int shard,
 	while ((rc = await_downstream_lag(&run->loop, backend, &lag, err)) ==
 	               0 &&
 	       lag > bound && !run->stop_requested) {
-		if (!said)
+		if (!said) {
+			progress_clear();
 			fprintf(stderr,
 			        "  %s: %s waits: its replicas replay %.1f s "
 			        "behind (max_replica_lag_seconds = %d)\n",
 			        run->plan->shards[shard].name, what,
 			        (double)lag / 1000.0,
 			        run->plan->options.max_replica_lag_seconds);
+		}
 		said = 1;
 		await_sleep(&run->loop, 250);
 	}

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backend/canonical.h"
+#include "common/progress.h"
 #include "engine/walk.h"
 #include "steps/steps.h"
 
@@ -157,6 +158,7 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			continue;
 		walk_describe_row(walk, rowbuf_row(rows, r), shown,
 		                  sizeof(shown));
+		progress_clear();
 		fprintf(stderr, "  %s on %s: %s %s on %s.%s\n", walk->physical,
 		        plan->shards[walk->shard].name, shown,
 		        vo.seen[r] == 0 ? "missing" : "differs",
