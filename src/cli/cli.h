@@ -50,6 +50,13 @@ extern const struct rs_command cli_demo_command;
  * many; other failures return their code with ERR filled. */
 int cli_load_plan(const char *path, struct rs_plan **plan, struct rs_err *err);
 
+/* The command line of a command that takes one PLAN and `--format
+ * text|json` (status, log): *JSON set from --format, *PLAN loaded
+ * (plan_free it; NULL when --help was printed, which returns 0).  Bad
+ * usage is RS_EUSAGE naming COMMAND; a bad plan as cli_load_plan. */
+int cli_plan_format(const struct rs_command *command, int argc, char **argv,
+                    struct rs_plan **plan, int *json, struct rs_err *err);
+
 /* Print `usage: reshard USAGE` and the help text of COMMAND to OUT. */
 void cli_print_help(const struct rs_command *command, FILE *out);
 

@@ -183,3 +183,44 @@ cli_bad_option(const struct rs_command *command, const struct option *longopts,
 	                  "%s: unknown option '%s'; the options are %s", name,
 	                  shown, list);
 }
+
+int
+cli_plan_format(const struct rs_command *command, int argc, char **argv,
+                struct rs_plan **plan, int *json, struct rs_err *err)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	*plan = NULL;
+	*json = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				*json = 1;
+			else if (strcmp(optarg, "text") != 0)
+				return rs_err_set(err, RS_EUSAGE,
+				                  "%s: --format %s is not "
+				                  "known; use text or json",
+				                  command->name, optarg);
+			break;
+		case 'h':
+			cli_print_help(command, stdout);
+			return 0;
+		default:
+			return cli_bad_option(command, longopts, argc, argv,
+			                      err);
+		}
+	}
+	if (optind != argc - 1)
+		return rs_err_set(err, RS_EUSAGE,
+		                  "%s needs exactly one plan file; see "
+		                  "`reshard %s --help`",
+		                  command->name, command->name);
+	return cli_load_plan(argv[optind], plan, err);
+}

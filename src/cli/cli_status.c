@@ -12,40 +12,11 @@
 static int
 cli_status(int argc, char **argv, struct rs_err *err)
 {
-	static const struct option longopts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct rs_plan *plan = NULL;
-	int c, rc, json = 0;
+	int json, rc = cli_plan_format(&cli_status_command, argc, argv, &plan,
+	                               &json, err);
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = 1;
-			else if (strcmp(optarg, "text") != 0)
-				return rs_err_set(err, RS_EUSAGE,
-				                  "status: --format %s is not "
-				                  "known; use text or json",
-				                  optarg);
-			break;
-		case 'h':
-			cli_print_help(&cli_status_command, stdout);
-			return 0;
-		default:
-			return cli_bad_option(&cli_status_command, longopts,
-			                      argc, argv, err);
-		}
-	}
-	if (optind != argc - 1)
-		return rs_err_set(err, RS_EUSAGE,
-		                  "status needs exactly one plan file; see "
-		                  "`reshard status --help`");
-	rc = cli_load_plan(argv[optind], &plan, err);
-	if (rc == 0)
+	if (rc == 0 && plan != NULL)
 		rc = engine_status(plan, strategy_for(plan), json, stdout, err);
 	plan_free(plan);
 	return rc;
