@@ -664,7 +664,7 @@ aborted_after() {
 # names the new owner and the routing epoch; a write to a row the old
 # owner keeps goes through (rolled back).
 guard_checks() {
-	local e=$ENGINE moved stay from to out sql
+	local e=$ENGINE moved stay from to out sql _
 	IFS=$'\t' read -r moved from to _ < <(awk -F'\t' '$2 != $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
 	sql="INSERT INTO ${from#*.} VALUES ('st', 99999991, '${moved//\'/\'\'}', 1.00, 'stale')"
 	out=$(q "$(shard_url "${from%%.*}")" "$sql" 2>&1)
@@ -676,6 +676,17 @@ guard_checks() {
 	IFS=$'\t' read -r stay from _ < <(awk -F'\t' '$2 == $3 && $2 ~ /^p1/' "$tmp/routes.tsv" | head -1)
 	check "$e guard: a write to a row ${from%%.*} keeps goes through" \
 		q "$(shard_url "${from%%.*}")" "BEGIN; INSERT INTO ${from#*.} VALUES ('st', 99999992, '${stay//\'/\'\'}', 1.00, 'kept'); ROLLBACK"
+	# r1 still holds a copy of that row until purge: a write of it there
+	# would be purged unseen, so r1 refuses it, naming p1.
+	out=$(q "$(shard_url r1)" "INSERT INTO ${from#*.} VALUES ('st', 99999994, '${stay//\'/\'\'}', 1.00, 'stale')" 2>&1)
+	case $out in
+	*"row belongs to ${from%%.*} since routing epoch 1 (reshard orders-2x)"*)
+		ok "$e guard: a stale write to r1 of a row p1 keeps is refused, naming p1" ;;
+	*) echo "$out" >"$tmp/why" && not_ok "$e guard: a stale write to r1 of a row p1 keeps is refused, naming p1" "$tmp/why" ;;
+	esac
+	IFS=$'\t' read -r moved _ to _ < <(awk -F'\t' '$2 != $3 && $3 ~ /^r1/' "$tmp/routes.tsv" | head -1)
+	check "$e guard: a write to a row r1 now owns goes through on r1" \
+		q "$(shard_url r1)" "BEGIN; INSERT INTO ${to#*.} VALUES ('st', 99999995, '${moved//\'/\'\'}', 1.00, 'owned'); ROLLBACK"
 }
 
 # crash_series: the doubling in a fresh folder, stopped by a crash after

@@ -58,12 +58,19 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	int rc;
 
 	(void)arg;
+	if (!run->strategy->promotes_replicas)
+		replica = -1;
 	/* The guard goes up before the fence comes down: the rows SHARD
-	 * gave away are never open to a write there in between. */
+	 * gave away are never open to a write there in between.  A
+	 * promoted replica holds copies of its primary's rows until purge:
+	 * a write of one of those there would be purged unseen, so it is
+	 * guarded too. */
 	rc = steps_guard_shard(run, shard, 1, err);
+	if (rc == 0 && replica >= 0)
+		rc = steps_guard_shard(run, replica, 1, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, shard, 0, NULL, err);
-	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
+	if (rc == 0 && replica >= 0)
 		rc = steps_fence_shard(run, replica, 0, NULL, err);
 	return rc;
 }

@@ -280,8 +280,13 @@ purge_report_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 static int
 purge_unguard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
+	int replica = run->plan->shards[shard].replica;
+	int rc = steps_guard_shard(run, shard, 0, err);
+
 	(void)arg;
-	return steps_guard_shard(run, shard, 0, err);
+	if (rc == 0 && run->strategy->promotes_replicas && replica >= 0)
+		rc = steps_guard_shard(run, replica, 0, err);
+	return rc;
 }
 
 static int
