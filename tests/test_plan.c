@@ -25,7 +25,8 @@ load_text(const char *text, struct rs_plan **plan, struct rs_plan_diags *diags)
 	FILE *f;
 	int fd;
 
-	strcpy(plan_path, "/tmp/reshard-test-plan-XXXXXX");
+	snprintf(plan_path, sizeof(plan_path), "%s",
+	         "/tmp/reshard-test-plan-XXXXXX");
 	fd = mkstemp(plan_path);
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");

@@ -156,25 +156,25 @@ test_escape_every_byte(void **state)
 		out[n] = '\0';
 		switch (c) {
 		case '\t':
-			strcpy(want, "\\t");
+			snprintf(want, sizeof(want), "%s", "\\t");
 			break;
 		case '\n':
-			strcpy(want, "\\n");
+			snprintf(want, sizeof(want), "%s", "\\n");
 			break;
 		case '\r':
-			strcpy(want, "\\r");
+			snprintf(want, sizeof(want), "%s", "\\r");
 			break;
 		case '\b':
-			strcpy(want, "\\b");
+			snprintf(want, sizeof(want), "%s", "\\b");
 			break;
 		case '\f':
-			strcpy(want, "\\f");
+			snprintf(want, sizeof(want), "%s", "\\f");
 			break;
 		case '\v':
-			strcpy(want, "\\v");
+			snprintf(want, sizeof(want), "%s", "\\v");
 			break;
 		case '\\':
-			strcpy(want, "\\\\");
+			snprintf(want, sizeof(want), "%s", "\\\\");
 			break;
 		default:
 			if (c < 0x20 || c == 0x7f)

@@ -499,6 +499,24 @@ backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
 	return rc != 0 ? rc : backend->ops->count(backend, table, cb, arg, err);
 }
 
+/* 0 when the server computes the point of HASH for the key of each of
+ * the N TABLES (KINDS: their kinds), else RS_EUSAGE: the caller (a fence
+ * of rows, the guard) should not have asked, and cannot WHAT them. */
+static int
+backend_points_computable(struct rs_backend *backend, const char *what,
+                          const char *const *tables, int n, enum rs_hash hash,
+                          const enum rs_col_kind *kinds, struct rs_err *err)
+{
+	for (int i = 0; i < n; i++)
+		if (!backend_fence_rows_hash(hash, kinds[i]))
+			return backend_fail(backend, err, RS_EUSAGE,
+			                    "cannot %s %s: the server cannot "
+			                    "compute its key's point (a bug in "
+			                    "the caller)",
+			                    what, tables[i]);
+	return 0;
+}
+
 int
 backend_fence(struct rs_backend *backend, const char *const *tables,
               int n_tables, const char *message, int on,
@@ -513,14 +531,12 @@ backend_fence(struct rs_backend *backend, const char *const *tables,
 	    !backend_supports(backend, RS_CAP_FENCE_ROWS))
 		rc = backend_unsupported(backend,
 		                         "a fence of the rows that move", err);
-	for (int i = 0; rc == 0 && on && rows != NULL && i < n_tables; i++)
-		if (!backend_fence_rows_hash(rows->hash, rows->kinds[i]))
-			rc = backend_fail(
-				backend, err, RS_EUSAGE,
-				"cannot fence only the rows that move "
-				"of %s: the server cannot compute its "
-				"key's point (a bug in the caller)",
-				tables[i]);
+	if (rc == 0 && on && rows != NULL)
+		rc = backend_points_computable(backend,
+		                               "fence only the rows "
+		                               "that move of",
+		                               tables, n_tables, rows->hash,
+		                               rows->kinds, err);
 	return rc != 0 ? rc
 	               : backend->ops->fence(backend, tables, n_tables, message,
 	                                     on, marker, on ? rows : NULL, cb,
@@ -539,14 +555,10 @@ backend_guard_sql(struct rs_backend *backend, const char *const *tables,
 	*n_stmts = 0;
 	if (!backend_supports(backend, RS_CAP_GUARD))
 		return backend_unsupported(backend, "the ownership guard", err);
-	for (int i = 0; guard != NULL && i < n_tables; i++)
-		if (!backend_fence_rows_hash(guard->hash, guard->kinds[i]))
-			return backend_fail(
-				backend, err, RS_EUSAGE,
-				"cannot guard %s: the server cannot "
-				"compute its key's point (a bug in "
-				"the caller)",
-				tables[i]);
+	if (guard != NULL && (rc = backend_points_computable(
+				      backend, "guard", tables, n_tables,
+				      guard->hash, guard->kinds, err)) != 0)
+		return rc;
 	rc = backend->ops->guard_sql(backend, tables, n_tables, guard, &list,
 	                             err);
 	if (rc != 0) {

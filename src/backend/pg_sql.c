@@ -788,27 +788,37 @@ const char pg_sql_fence_function_drop[] =
 	"THEN DROP FUNCTION reshard_fence_rows(); "
 	"DROP FUNCTION IF EXISTS reshard_moves(text); END IF; END$reshard$";
 
+/* Into the empty FROM, the end of an SQL function of k (a key's canonical
+ * text) that tests s.p, the key's point under HASH, computed once:
+ * " FROM (SELECT <point of k> AS p) AS s$reshard$; ".  0, or RS_EUSAGE
+ * (FROM left empty) for a hash pg_sql_point cannot compute. */
+static int
+pg_sql_point_of_k(struct rs_strbuf *from, enum rs_hash hash)
+{
+	strbuf_str(from, " FROM (SELECT ");
+	if (pg_sql_point(from, hash, RS_COL_TEXT, "k") != 0) {
+		strbuf_clear(from);
+		return RS_EUSAGE;
+	}
+	strbuf_str(from, " AS p) AS s$reshard$; ");
+	return 0;
+}
+
 int
 pg_sql_fence_rows_functions(struct rs_strbuf *b, enum rs_hash hash,
                             const struct rs_moving *moving)
 {
-	struct rs_strbuf point = {0};
+	struct rs_strbuf from = {0};
 
-	if (pg_sql_point(&point, hash, RS_COL_TEXT, "k") != 0) {
-		strbuf_clear(&point);
+	if (pg_sql_point_of_k(&from, hash) != 0)
 		return RS_EUSAGE;
-	}
-	/* The point is computed once, then tested against every span or
-	 * residue. */
 	strbuf_str(b, "CREATE OR REPLACE FUNCTION reshard_moves(k text) "
 	              "RETURNS boolean LANGUAGE sql IMMUTABLE AS "
 	              "$reshard$SELECT ");
 	backend_sql_moves(b, moving, "s.p");
-	strbuf_str(b, " FROM (SELECT ");
-	if (point.text != NULL)
-		strbuf_add(b, point.text, point.len);
-	strbuf_str(b, " AS p) AS s$reshard$; ");
-	strbuf_clear(&point);
+	strbuf_add(b, from.text, from.len);
+	b->failed |= from.failed;
+	strbuf_clear(&from);
 	/* Nested IFs: OLD is NULL in an INSERT, NEW in a DELETE, and an
 	 * expression's order of evaluation is not fixed. */
 	strbuf_str(b,
@@ -926,7 +936,7 @@ pg_sql_guard(const char *const *tables, int n, const struct rs_guard *guard,
              const struct pg_sql_literal *literal, char **out,
              struct rs_err *err)
 {
-	struct rs_strbuf sql = {0}, point = {0};
+	struct rs_strbuf sql = {0}, from = {0};
 	char why[256] = "";
 
 	*out = NULL;
@@ -948,15 +958,13 @@ pg_sql_guard(const char *const *tables, int n, const struct rs_guard *guard,
 			"END$reshard$");
 		goto done;
 	}
-	if (pg_sql_point(&point, guard->hash, RS_COL_TEXT, "k") != 0) {
-		strbuf_clear(&point);
+	if (pg_sql_point_of_k(&from, guard->hash) != 0) {
 		strbuf_clear(&sql);
 		return rs_err_set(err, RS_EUSAGE,
 		                  "the guard cannot compute points of hash %s "
 		                  "in SQL",
 		                  hash_name(guard->hash));
 	}
-	/* The point is computed once, then placed. */
 	strbuf_str(&sql, "CREATE OR REPLACE FUNCTION reshard_owner(k text) "
 	                 "RETURNS integer LANGUAGE sql IMMUTABLE AS "
 	                 "$reshard$SELECT CASE");
@@ -965,11 +973,10 @@ pg_sql_guard(const char *const *tables, int n, const struct rs_guard *guard,
 		backend_sql_moves(&sql, &guard->owned[i], "s.p");
 		strbuf_printf(&sql, " THEN %d", i + 1);
 	}
-	strbuf_str(&sql, " ELSE 0 END FROM (SELECT ");
-	if (point.text != NULL)
-		strbuf_add(&sql, point.text, point.len);
-	strbuf_str(&sql, " AS p) AS s$reshard$; ");
-	strbuf_clear(&point);
+	strbuf_str(&sql, " ELSE 0 END");
+	strbuf_add(&sql, from.text, from.len);
+	sql.failed |= from.failed;
+	strbuf_clear(&from);
 	strbuf_str(&sql,
 	           "CREATE OR REPLACE FUNCTION reshard_guard_rows() "
 	           "RETURNS trigger LANGUAGE plpgsql AS $reshard$"

@@ -214,31 +214,25 @@ check_doubling_moves(struct plan_loader *ld)
 	}
 	for (int f = 0; f < plan->n_shards; f++) {
 		const char *t;
-		char advice[768];
+		char advice[768], whose[512];
 
 		if (found[f].bad_to < 0)
 			continue;
 		t = plan->shards[found[f].bad_to].name;
 		doubling_advice(plan, found, f, advice, sizeof(advice));
 		if (plan->shards[f].replica < 0)
-			plan_diag(ld, plan->shards[f].line,
-			          "strategy \"doubling\" (line %d): point "
-			          "%" PRIu64 " moves from %s to %s, but %s "
-			          "declares no replica; a doubling moves a "
-			          "shard's rows only to its replica: %s",
-			          ld->strategy_line, found[f].bad_point,
-			          plan->shards[f].name, t, plan->shards[f].name,
-			          advice);
+			snprintf(whose, sizeof(whose), "%s declares no replica",
+			         plan->shards[f].name);
 		else
-			plan_diag(ld, plan->shards[f].line,
-			          "strategy \"doubling\" (line %d): point "
-			          "%" PRIu64 " moves from %s to %s, but %s's "
-			          "replica is %s; a doubling moves a shard's "
-			          "rows only to its replica: %s",
-			          ld->strategy_line, found[f].bad_point,
-			          plan->shards[f].name, t, plan->shards[f].name,
-			          plan->shards[plan->shards[f].replica].name,
-			          advice);
+			snprintf(whose, sizeof(whose), "%s's replica is %s",
+			         plan->shards[f].name,
+			         plan->shards[plan->shards[f].replica].name);
+		plan_diag(ld, plan->shards[f].line,
+		          "strategy \"doubling\" (line %d): point %" PRIu64
+		          " moves from %s to %s, but %s; a doubling moves a "
+		          "shard's rows only to its replica: %s",
+		          ld->strategy_line, found[f].bad_point,
+		          plan->shards[f].name, t, whose, advice);
 	}
 done:
 	free(replica_of);
