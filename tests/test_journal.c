@@ -671,16 +671,16 @@ test_other_schema_version_is_refused(void **state)
 	journal_close(journal, "done");
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
-		sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL),
+		sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL),
 		SQLITE_OK);
 	sqlite3_close(db);
 
 	assert_int_equal(journal_open(path, FINGERPRINT, PLAN, &journal, &err),
 	                 RS_EIO);
 	assert_null(journal);
-	assert_contains(err.message, "schema version 3");
+	assert_contains(err.message, "schema version 4");
 	assert_int_equal(journal_open_readonly(path, &journal, &err), RS_EIO);
-	assert_contains(err.message, "schema version 3");
+	assert_contains(err.message, "schema version 4");
 }
 
 static void
@@ -866,9 +866,14 @@ test_status_reads(void **state)
 	assert_int_equal(journal_last_run(journal, 0, &run, &err), 1);
 	assert_int_equal(run.ended_at, 0); /* this one */
 	journal_close(journal, "aborted");
+	/* So is a verify, whatever its outcome. */
+	assert_int_equal(journal_open_as(path, FINGERPRINT, PLAN, "verify",
+	                                 &journal, &err),
+	                 0);
+	journal_close(journal, "done");
 	assert_int_equal(journal_open_readonly(path, &journal, &err), 0);
 	assert_int_equal(journal_last_run(journal, 0, &run, &err), 1);
-	assert_string_equal(run.outcome, "aborted");
+	assert_string_equal(run.outcome, "done");
 	assert_int_equal(journal_last_run(journal, 1, &run, &err), 1);
 	assert_string_equal(run.outcome, "stopped");
 	assert_true(run.ended_at >= run.started_at);
@@ -900,6 +905,8 @@ test_version_1_is_upgraded(void **state)
 		sqlite3_exec(
 			db,
 			"PRAGMA foreign_keys = OFF; DROP TABLE kept_rows;"
+			"DROP TABLE differences;"
+			"ALTER TABLE runs DROP COLUMN command;"
 			"CREATE TABLE s1 (name TEXT PRIMARY KEY, state TEXT "
 			"NOT "
 			"NULL CHECK (state IN ('pending', 'running', 'done', "
@@ -925,6 +932,81 @@ test_version_1_is_upgraded(void **state)
 	                 0);
 	assert_int_equal(chunk.rows, 5);
 	journal_chunk_free(&chunk);
+	journal_close(journal, "done");
+}
+
+/* Differences are kept per pass; a chunk done again forgets its own, a
+ * new pass all of its pass's, and a read names every field. */
+static void
+test_differences(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	struct rs_difference d = {.pass = "verify-on-demand",
+	                          .shard = "db0",
+	                          .table = "orders_0",
+	                          .chunk = 0,
+	                          .pk = "[\"1\"]",
+	                          .shard_key = "cust-1",
+	                          .owner = "db2.orders_0",
+	                          .kind = "differs",
+	                          .columns = "[\"total\"]"};
+	struct rs_difference *list;
+	struct rs_err err = {0};
+	int64_t total;
+	int n;
+
+	(void)state;
+	assert_int_equal(journal_difference_add(journal, &d, &err), 0);
+	d.pk = "[\"2\"]";
+	d.kind = "missing";
+	d.columns = NULL;
+	d.shard_key = NULL;
+	assert_int_equal(journal_difference_add(journal, &d, &err), 0);
+	d.chunk = 1;
+	d.pk = "[\"9\"]";
+	d.kind = "extra";
+	assert_int_equal(journal_difference_add(journal, &d, &err), 0);
+	d.pass = "verify";
+	assert_int_equal(journal_difference_add(journal, &d, &err), 0);
+
+	assert_int_equal(journal_differences(journal, "verify-on-demand", 2,
+	                                     &list, &n, &total, &err),
+	                 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(total, 3);
+	assert_string_equal(list[0].pk, "[\"1\"]");
+	assert_string_equal(list[0].kind, "differs");
+	assert_string_equal(list[0].columns, "[\"total\"]");
+	assert_string_equal(list[0].shard_key, "cust-1");
+	assert_string_equal(list[0].owner, "db2.orders_0");
+	assert_true(list[0].found_at > 0);
+	assert_null(list[1].shard_key);
+	assert_null(list[1].columns);
+	journal_differences_free(list, n);
+
+	/* Chunk 0 done again: its two go, chunk 1's stays. */
+	assert_int_equal(journal_differences_forget(journal, "verify-on-demand",
+	                                            "db0", "orders_0", 0, &err),
+	                 0);
+	assert_int_equal(journal_differences(journal, "verify-on-demand", 0,
+	                                     &list, &n, &total, &err),
+	                 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].kind, "extra");
+	journal_differences_free(list, n);
+	/* A new pass forgets its own only. */
+	assert_int_equal(journal_differences_forget(journal, "verify-on-demand",
+	                                            NULL, NULL, 0, &err),
+	                 0);
+	assert_int_equal(journal_differences(journal, "verify-on-demand", 0,
+	                                     &list, &n, NULL, &err),
+	                 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(journal_differences(journal, "verify", 0, &list, &n,
+	                                     NULL, &err),
+	                 0);
+	assert_int_equal(n, 1);
+	journal_differences_free(list, n);
 	journal_close(journal, "done");
 }
 
@@ -968,6 +1050,8 @@ main(void)
 	                                        teardown),
 		cmocka_unit_test_setup_teardown(test_version_1_is_upgraded,
 	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_differences, setup,
+	                                        teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -377,7 +377,7 @@ engine_abort(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (stat(plan->journal, &st) != 0 || st.st_size == 0)
 		return abort_by_markers(plan, strategy, 0, NULL, err);
 	/* Take the lock (and check the plan) like a run would. */
-	rc = engine_open_journal(plan, &run.journal, err);
+	rc = engine_open_journal(plan, "abort", &run.journal, err);
 	if (rc == RS_EIO) {
 		char why[1100];
 

@@ -619,7 +619,7 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
 	if (run.shards == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	rc = engine_open_journal(plan, &run.journal, err);
+	rc = engine_open_journal(plan, "run", &run.journal, err);
 	if (rc != 0) {
 		free(run.shards);
 		return rc;

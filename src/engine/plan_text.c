@@ -93,8 +93,8 @@ engine_plan_fingerprint(const char *text, char hex[65])
 }
 
 int
-engine_open_journal(const struct rs_plan *plan, struct rs_journal **journal,
-                    struct rs_err *err)
+engine_open_journal(const struct rs_plan *plan, const char *command,
+                    struct rs_journal **journal, struct rs_err *err)
 {
 	char *text = engine_plan_text(plan);
 	char hex[65];
@@ -103,7 +103,7 @@ engine_open_journal(const struct rs_plan *plan, struct rs_journal **journal,
 	if (text == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	engine_plan_fingerprint(text, hex);
-	rc = journal_open(plan->journal, hex, text, journal, err);
+	rc = journal_open_as(plan->journal, hex, text, command, journal, err);
 	free(text);
 	return rc;
 }

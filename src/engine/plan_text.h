@@ -17,9 +17,9 @@ char *engine_plan_text(const struct rs_plan *plan);
 /* The fingerprint of TEXT: its SHA-256 in hex, into HEX. */
 void engine_plan_fingerprint(const char *text, char hex[65]);
 
-/* Open PLAN's journal for a run: pins or checks its fingerprint and takes
- * the run lock (journal_open). */
-int engine_open_journal(const struct rs_plan *plan, struct rs_journal **journal,
-                        struct rs_err *err);
+/* Open PLAN's journal for COMMAND ("run", "abort", "verify"): pins or
+ * checks its fingerprint and takes the run lock (journal_open_as). */
+int engine_open_journal(const struct rs_plan *plan, const char *command,
+                        struct rs_journal **journal, struct rs_err *err);
 
 #endif

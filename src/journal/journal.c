@@ -60,6 +60,24 @@
 	" kept_at INTEGER NOT NULL,"                                           \
 	" PRIMARY KEY (shard, table_name, pk)) WITHOUT ROWID;"
 
+/* The differences a verify found (journal_diff.c), by pass: the run's
+ * step "verify" or the command's "verify-on-demand"; CHUNK is the number of
+ * the source chunk that found it, so that a chunk done again replaces
+ * its own. */
+#define JOURNAL_DIFF_TABLE                                                     \
+	"CREATE TABLE differences ("                                           \
+	" pass TEXT NOT NULL,"                                                 \
+	" shard TEXT NOT NULL,"      /* the old owner */                       \
+	" table_name TEXT NOT NULL," /* its physical table */                  \
+	" chunk INTEGER NOT NULL,"                                             \
+	" pk TEXT NOT NULL,"    /* JSON array of the primary key */            \
+	" shard_key TEXT,"      /* NULL for a NULL key */                      \
+	" owner TEXT NOT NULL," /* the new owner: shard.table */               \
+	" kind TEXT NOT NULL CHECK (kind IN ('missing', 'extra', 'differs'))," \
+	" columns TEXT," /* JSON array of names, for differs */                \
+	" found_at INTEGER NOT NULL,"                                          \
+	" PRIMARY KEY (pass, shard, table_name, pk, owner)) WITHOUT ROWID;"
+
 static const char journal_schema[] =
 	"CREATE TABLE setup ("
 	" id INTEGER PRIMARY KEY CHECK (id = 1),"
@@ -73,7 +91,8 @@ static const char journal_schema[] =
 	" host TEXT NOT NULL,"
 	" started_at INTEGER NOT NULL,"
 	" ended_at INTEGER,"
-	" outcome TEXT);"
+	" outcome TEXT,"
+	" command TEXT NOT NULL DEFAULT 'run');"
 	"CREATE TABLE steps ("
 	" name TEXT PRIMARY KEY,"
 	" state TEXT NOT NULL"
@@ -105,7 +124,7 @@ static const char journal_schema[] =
 	" id INTEGER PRIMARY KEY,"
 	" at INTEGER NOT NULL,"
 	" level TEXT NOT NULL,"
-	" message TEXT NOT NULL);" JOURNAL_KEPT_TABLE
+	" message TEXT NOT NULL);" JOURNAL_KEPT_TABLE JOURNAL_DIFF_TABLE
 	"PRAGMA user_version = " JOURNAL_STR(JOURNAL_SCHEMA_VERSION) ";";
 
 /* Version 1 → 2: steps may be 'stopped'; rows kept by purge.  SQLite
@@ -128,6 +147,13 @@ static const char journal_migrate_1[] =
 	"ALTER TABLE steps_v2 RENAME TO steps;" JOURNAL_KEPT_TABLE
 	"UPDATE setup SET schema_version = 2;"
 	"PRAGMA user_version = 2;";
+
+/* Version 2 → 3: which command each process ran (a verify is not a step
+ * of the run); the differences verify found. */
+static const char journal_migrate_2[] =
+	"ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT "
+        "'run';" JOURNAL_DIFF_TABLE "UPDATE setup SET schema_version = 3;"
+	"PRAGMA user_version = 3;";
 
 static const char *const journal_step_states[] = {
 	[RS_STEP_PENDING] = "pending", [RS_STEP_RUNNING] = "running",
@@ -196,9 +222,7 @@ journal_prepare(struct rs_journal *journal, const char *sql,
 	return 0;
 }
 
-/* As journal_prepare, for a statement that writes: a read-only journal
- * refuses it with RS_EINTERNAL (writing through status is a bug). */
-static int
+int
 journal_prepare_write(struct rs_journal *journal, const char *sql,
                       sqlite3_stmt **stmt, struct rs_err *err)
 {
@@ -229,11 +253,7 @@ journal_bind_int64(sqlite3_stmt *stmt, int index, int64_t value, int rc)
 	return sqlite3_bind_int64(stmt, index, value);
 }
 
-/* Finalize STMT after its last SQLite call returned RC (a bind failure or
- * the last sqlite3_step); SQLITE_OK, SQLITE_ROW and SQLITE_DONE mean
- * success.  On error the code of journal_fail (WHAT and SUBJECT describe
- * the statement). */
-static int
+int
 journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
              const char *what, const char *subject, struct rs_err *err)
 {
@@ -380,17 +400,24 @@ journal_check_schema(struct rs_journal *journal, int *created_empty,
 		return rs_err_set(err, RS_EIO, "%s is not a reshard journal%s",
 		                  journal->path,
 		                  tables == 0 ? " (it is empty)" : "");
-	if (version == 1 && journal->readonly)
-		return 0; /* read as it is; it has no kept rows */
-	if (version == 1) {
+	journal->version = (int)version;
+	if (version < JOURNAL_SCHEMA_VERSION && version >= 1 &&
+	    journal->readonly)
+		return 0; /* read as it is: no kept rows (1), no
+		             differences (1, 2) */
+	if (version == 1 || version == 2) {
 		/* Foreign keys cannot be switched inside a transaction, and
 		 * dropping the old steps table must not cascade to chunks. */
 		rc = journal_exec(journal,
 		                  "PRAGMA foreign_keys = OFF; BEGIN IMMEDIATE",
 		                  "begin the schema upgrade", err);
-		if (rc == 0)
+		if (rc == 0 && version == 1)
 			rc = journal_exec(journal, journal_migrate_1,
 			                  "upgrade the schema to version 2",
+			                  err);
+		if (rc == 0)
+			rc = journal_exec(journal, journal_migrate_2,
+			                  "upgrade the schema to version 3",
 			                  err);
 		if (rc == 0)
 			rc = journal_exec(journal, "COMMIT",
@@ -399,6 +426,7 @@ journal_check_schema(struct rs_journal *journal, int *created_empty,
 			sqlite3_exec(journal->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_exec(journal->db, "PRAGMA foreign_keys = ON", NULL,
 		             NULL, NULL);
+		journal->version = JOURNAL_SCHEMA_VERSION;
 		return rc;
 	}
 	if (version != JOURNAL_SCHEMA_VERSION)
@@ -420,6 +448,7 @@ journal_create(struct rs_journal *journal, const char *fingerprint,
 {
 	int rc = journal_exec(journal, "BEGIN IMMEDIATE", "begin", err);
 
+	journal->version = JOURNAL_SCHEMA_VERSION;
 	if (rc == 0)
 		rc = journal_exec(journal, journal_schema, "create the schema",
 		                  err);
@@ -436,13 +465,13 @@ journal_create(struct rs_journal *journal, const char *fingerprint,
 /* Record this process as a new run; on error the code of journal_fail. */
 static int
 journal_add_run(struct rs_journal *journal, int64_t started_at,
-                struct rs_err *err)
+                const char *command, struct rs_err *err)
 {
 	char host[256];
 	sqlite3_stmt *stmt;
 	int rc = journal_prepare(journal,
-	                         "INSERT INTO runs (pid, host, started_at) "
-	                         "VALUES (?1, ?2, ?3)",
+	                         "INSERT INTO runs (pid, host, started_at, "
+	                         "command) VALUES (?1, ?2, ?3, ?4)",
 	                         &stmt, err);
 
 	if (rc != 0)
@@ -453,16 +482,26 @@ journal_add_run(struct rs_journal *journal, int64_t started_at,
 	rc = journal_bind_int64(stmt, 1, (int64_t)getpid(), SQLITE_OK);
 	rc = journal_bind_text(stmt, 2, host, rc);
 	rc = journal_bind_int64(stmt, 3, started_at, rc);
+	rc = journal_bind_text(stmt, 4, command, rc);
 	rc = journal_finish(journal, stmt, rc, "record", "the new run", err);
 	if (rc == 0)
 		journal->run_id = sqlite3_last_insert_rowid(journal->db);
 	return rc;
 }
 
-/* On error nothing is left open or locked, and *JOURNAL is NULL. */
 int
 journal_open(const char *path, const char *fingerprint, const char *plan_text,
              struct rs_journal **journal, struct rs_err *err)
+{
+	return journal_open_as(path, fingerprint, plan_text, "run", journal,
+	                       err);
+}
+
+/* On error nothing is left open or locked, and *JOURNAL is NULL. */
+int
+journal_open_as(const char *path, const char *fingerprint,
+                const char *plan_text, const char *command,
+                struct rs_journal **journal, struct rs_err *err)
 {
 	int64_t started_at = journal_now_ms(), on;
 	int lock_fd, created_empty = 0, rc;
@@ -530,7 +569,7 @@ journal_open(const char *path, const char *fingerprint, const char *plan_text,
 	if (rc == 0 && !created_empty)
 		rc = journal_check_plan(j, fingerprint, plan_text, err);
 	if (rc == 0)
-		rc = journal_add_run(j, started_at, err);
+		rc = journal_add_run(j, started_at, command, err);
 	if (rc != 0) {
 		journal_free(j);
 		return rc;
@@ -875,9 +914,7 @@ journal_chunk_name(const struct rs_chunk_record *rec, char *buf, size_t size)
 
 /* RS_EINTERNAL for a chunk of a step never begun (foreign key), else on
  * error the code of journal_fail and nothing was recorded. */
-/* Run STMT (journal_finish's arguments) as a lazy write when LAZY: in the
- * WAL at once, on disk with the next durable write (journal.h). */
-static int
+int
 journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
                     int rc, const char *what, const char *name,
                     struct rs_err *err)
@@ -1492,12 +1529,22 @@ journal_last_run(struct rs_journal *journal, int work_only,
 	int rc, found = 0;
 
 	memset(rec, 0, sizeof(*rec));
-	rc = journal_prepare(journal,
-	                     "SELECT pid, host, started_at, ended_at, outcome "
-	                     "FROM runs WHERE ?1 = 0 OR outcome IS NULL OR "
-	                     "outcome NOT IN ('aborted', 'abort failed') "
-	                     "ORDER BY id DESC LIMIT 1",
-	                     &stmt, err);
+	/* Before version 3 every process was a run or an abort. */
+	rc = journal_prepare(
+		journal,
+		journal->version >= 3
+			? "SELECT pid, host, started_at, ended_at, "
+			  "outcome FROM runs WHERE ?1 = 0 OR "
+			  "(command = 'run' AND (outcome IS NULL "
+			  "OR outcome NOT IN ('aborted', "
+			  "'abort failed'))) "
+			  "ORDER BY id DESC LIMIT 1"
+			: "SELECT pid, host, started_at, ended_at, "
+			  "outcome FROM runs WHERE ?1 = 0 OR "
+			  "outcome IS NULL OR outcome NOT IN "
+			  "('aborted', 'abort failed') "
+			  "ORDER BY id DESC LIMIT 1",
+		&stmt, err);
 	if (rc != 0)
 		return rc;
 	rc = journal_bind_int64(stmt, 1, work_only != 0, SQLITE_OK);

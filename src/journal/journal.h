@@ -28,7 +28,7 @@
 
 #include "common/err.h"
 
-#define JOURNAL_SCHEMA_VERSION 2
+#define JOURNAL_SCHEMA_VERSION 3
 
 struct rs_journal; /* an open journal; journal_close frees it */
 
@@ -91,6 +91,13 @@ int journal_open(const char *path, const char *fingerprint,
                  const char *plan_text, struct rs_journal **journal,
                  struct rs_err *err);
 
+/* journal_open for COMMAND, recorded with the new run: "run" (what
+ * journal_open records), "abort" or "verify".  Status speaks of the last
+ * run of the steps (journal_last_run), not of a verify made since. */
+int journal_open_as(const char *path, const char *fingerprint,
+                    const char *plan_text, const char *command,
+                    struct rs_journal **journal, struct rs_err *err);
+
 /* Open an existing journal to read it (status): no lock, no new run, no
  * fingerprint check.  RS_EIO when PATH does not exist. */
 int journal_open_readonly(const char *path, struct rs_journal **journal,
@@ -117,8 +124,8 @@ struct rs_run_record {
 	char outcome[32];   /* journal_close's OUTCOME, "" when not ended */
 };
 
-/* The process recorded last (with WORK_ONLY, the last whose outcome is
- * not an abort's, "aborted" or "abort failed"), for status: fills REC and
+/* The process recorded last (with WORK_ONLY, the last that ran the steps:
+ * neither an abort nor a verify), for status: fills REC and
  * returns 1, or returns 0 when there is none; RS_EIO or RS_ENOMEM (ERR
  * filled) when the journal cannot be read, REC then zeroed. */
 int journal_last_run(struct rs_journal *journal, int work_only,
@@ -259,6 +266,44 @@ int journal_kept_list(struct rs_journal *journal, struct rs_kept_row **rows,
 /* Forget every kept row (final-check found none left). */
 int journal_kept_clear(struct rs_journal *journal, struct rs_err *err);
 void journal_kept_free(struct rs_kept_row *rows, int n);
+
+/* A difference verify found between a row that moves and its copy on its
+ * new owner.  PASS is "verify" (the run's step) or "verify-on-demand" (the
+ * `verify` command); CHUNK the number of the source chunk whose range
+ * holds the key.  KIND is "missing" (not on the new owner), "extra" (on
+ * the new owner, not on the old one) or "differs" (COLUMNS: a JSON array
+ * of the names of the columns whose values differ).  Strings are the
+ * caller's for journal_difference_add; malloc'd by journal_differences
+ * (free the array with journal_differences_free). */
+struct rs_difference {
+	const char *pass;
+	const char *shard; /* the old owner (a shard of `from`) */
+	const char *table; /* its physical table */
+	int64_t chunk;
+	const char *pk;        /* JSON array of the primary key values */
+	const char *shard_key; /* the shard key value, NULL for NULL */
+	const char *owner;     /* the new owner: shard.table */
+	const char *kind;
+	const char *columns; /* NULL unless KIND is "differs" */
+	int64_t found_at;    /* Unix ms (set by journal_difference_add) */
+};
+
+/* Record D (replacing what was recorded for its key in its pass).  The
+ * write is lazy, as a chunk's end: durable with the chunk's record. */
+int journal_difference_add(struct rs_journal *journal,
+                           const struct rs_difference *d, struct rs_err *err);
+/* Forget the differences of PASS: all of them (SHARD NULL), or those
+ * that chunk CHUNK of SHARD's TABLE found (before it is done again). */
+int journal_differences_forget(struct rs_journal *journal, const char *pass,
+                               const char *shard, const char *table,
+                               int64_t chunk, struct rs_err *err);
+/* The differences of PASS by shard, table and key, at most LIMIT (<= 0:
+ * all): *DIFFS malloc'd, *N its length, *TOTAL (may be NULL) how many
+ * are recorded.  A journal older than version 3 has none. */
+int journal_differences(struct rs_journal *journal, const char *pass, int limit,
+                        struct rs_difference **diffs, int *n, int64_t *total,
+                        struct rs_err *err);
+void journal_differences_free(struct rs_difference *diffs, int n);
 
 /* The plan text pinned in the journal (malloc'd, free it), or NULL. */
 char *journal_plan_text(struct rs_journal *journal);

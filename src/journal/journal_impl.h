@@ -1,6 +1,7 @@
 /*
  * What the pieces of the journal share, behind journal.h: journal.c (open,
  * close, schema, runs, steps, chunks, facts, events, kept rows),
+ * journal_diff.c (the differences verify found),
  * journal_lock.c (the run lock) and journal_plan.c (the pinned plan).  Not
  * for use outside src/journal/: the rest of reshard goes through journal.h.
  *
@@ -26,6 +27,7 @@ struct rs_journal {
 	int lock_fd;    /* the flock'd journal file, -1 when read-only */
 	int readonly;   /* opened by journal_open_readonly */
 	int64_t run_id; /* this process's row in runs, 0 when read-only */
+	int version;    /* the schema version read (older ones read-only) */
 };
 
 /* The current time in Unix milliseconds. */
@@ -49,6 +51,18 @@ int journal_fail(struct rs_journal *journal, int rc, const char *what,
 int journal_prepare(struct rs_journal *journal, const char *sql,
                     sqlite3_stmt **stmt, struct rs_err *err);
 
+/* Finalize STMT after its last SQLite call returned RC (a bind failure or
+ * the last sqlite3_step); SQLITE_OK, SQLITE_ROW and SQLITE_DONE mean
+ * success.  On error the code of journal_fail (WHAT and SUBJECT describe
+ * the statement). */
+int journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
+                 const char *what, const char *subject, struct rs_err *err);
+
+/* As journal_prepare, for a statement that writes: a read-only journal
+ * refuses it with RS_EINTERNAL (writing through status is a bug). */
+int journal_prepare_write(struct rs_journal *journal, const char *sql,
+                          sqlite3_stmt **stmt, struct rs_err *err);
+
 /* Bind TEXT (NULL binds SQL NULL; not copied, so it must outlive the
  * statement's run) unless an earlier bind failed: RC is the earlier
  * result, and the first failure is what comes back. */
@@ -63,6 +77,12 @@ int journal_bind_int64(sqlite3_stmt *stmt, int index, int64_t value, int rc);
  * nothing was changed. */
 int journal_finish(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
                    const char *what, const char *subject, struct rs_err *err);
+
+/* journal_finish as a lazy write when LAZY: in the WAL at once, on disk
+ * with the next durable write (journal.h). */
+int journal_finish_lazy(struct rs_journal *journal, int lazy,
+                        sqlite3_stmt *stmt, int rc, const char *what,
+                        const char *name, struct rs_err *err);
 
 /* A malloc'd copy of column COL of STMT's current row (NULL stays NULL);
  * on failure to allocate returns NULL and sets *FAILED. */
