@@ -9,7 +9,7 @@
 # longopts in src/cli/cli_*.c, the steps those of src/strategy/*.c.
 # tests/test_man.sh checks all three against the binary and the sources.
 
-_reshard_commands="dry-run route run status log abort demo"
+_reshard_commands="dry-run route run verify status log abort demo"
 _reshard_steps="preflight capture copy catch-up fence final-catch-up promote
 verify publish unfence purge final-check"
 
@@ -19,6 +19,7 @@ _reshard_options() {
 	dry-run) echo "--keys --table --summary --format --top --help" ;;
 	route) echo "--table --help" ;;
 	run) echo "--until --yes --help" ;;
+	verify) echo "--format --help" ;;
 	status) echo "--format --help" ;;
 	log) echo "--format --help" ;;
 	abort) echo "--help" ;;
@@ -55,10 +56,10 @@ _reshard_values() {
 	local command=$1 option=$2 cur=$3
 	case $option in
 	--format)
-		if [ "$command" = status ] || [ "$command" = log ]; then
-			_reshard_add -W "text json" -- "$cur"
-		else
+		if [ "$command" = dry-run ]; then
 			_reshard_add -W "tsv json" -- "$cur"
+		else
+			_reshard_add -W "text json" -- "$cur"
 		fi
 		;;
 	--until) _reshard_add -W "$_reshard_steps" -- "$cur" ;;

@@ -42,6 +42,7 @@ extern const struct rs_command cli_log_command;
 extern const struct rs_command cli_route_command;
 extern const struct rs_command cli_run_command;
 extern const struct rs_command cli_status_command;
+extern const struct rs_command cli_verify_command;
 extern const struct rs_command cli_abort_command;
 extern const struct rs_command cli_demo_command;
 

@@ -592,16 +592,90 @@ engine_touches(const struct rs_run *run, int shard)
 	       run->strategy->touches(run->plan, shard);
 }
 
+/* Close what engine_open opened, recording the outcome of RC in the
+ * journal; returns RC, or RS_EINTERNAL when RC was 0 and the loop did
+ * not close cleanly. */
+static int
+engine_close(struct rs_run *run, int rc, struct rs_err *err)
+{
+	for (int i = 0; i < run->plan->n_shards; i++)
+		await_close(&run->loop, run->shards[i]);
+	uv_close((uv_handle_t *)&run->sigint, NULL);
+	uv_close((uv_handle_t *)&run->sigterm, NULL);
+	if (await_loop_close(&run->loop, rc == 0 ? err : NULL) != 0 && rc == 0)
+		rc = RS_EINTERNAL;
+	engine_tables_release(run);
+	journal_close(run->journal, rc == 0              ? "done"
+	                            : rc == RS_ECANCELED ? "stopped"
+	                                                 : "failed");
+	free(run->shards);
+	run->shards = NULL;
+	return rc;
+}
+
+/* Set up RUN for PLAN and STRATEGY: its journal opened for COMMAND (the
+ * run lock taken), its loop, and SIGINT and SIGTERM asking it to stop.
+ * Returns 0, or the error with nothing left open. */
+static int
+engine_open(struct rs_run *run, const struct rs_plan *plan,
+            const struct rs_strategy_def *strategy,
+            const struct rs_run_options *options, const char *command,
+            struct rs_err *err)
+{
+	int rc;
+
+	memset(run, 0, sizeof(*run));
+	run->plan = plan;
+	run->strategy = strategy;
+	run->options = options;
+	snprintf(run->fence_message, sizeof(run->fence_message),
+	         "writes paused by reshard: run %s, step fence", plan->name);
+	run->shards = calloc((size_t)plan->n_shards, sizeof(*run->shards));
+	if (run->shards == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	rc = engine_open_journal(plan, command, &run->journal, err);
+	if (rc != 0) {
+		free(run->shards);
+		return rc;
+	}
+	run->progress.note = engine_progress_note;
+	run->progress.note_arg = run;
+	rc = await_loop_init(&run->loop, err);
+	if (rc != 0) {
+		journal_close(run->journal, "failed");
+		free(run->shards);
+		return rc;
+	}
+	/* A run that could not be stopped by a signal does not start.  The
+	 * first signal handle of a loop makes its signal pipe: only it can
+	 * fail for want of file descriptors. */
+	rc = uv_signal_init(&run->loop, &run->sigint);
+	if (rc != 0) {
+		await_loop_close(&run->loop, NULL);
+		journal_close(run->journal, "failed");
+		free(run->shards);
+		return rs_err_set(err, RS_EIO, "cannot watch signals: %s",
+		                  uv_strerror(rc));
+	}
+	uv_signal_init(&run->loop, &run->sigterm); /* the pipe is there */
+	run->sigint.data = run->sigterm.data = run;
+	if (uv_signal_start(&run->sigint, on_signal, SIGINT) != 0 ||
+	    uv_signal_start(&run->sigterm, on_signal, SIGTERM) != 0)
+		return engine_close(run,
+		                    rs_err_set(err, RS_EINTERNAL,
+		                               "cannot watch SIGINT and "
+		                               "SIGTERM"),
+		                    NULL);
+	return 0;
+}
+
 int
 engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
            const struct rs_run_options *options, struct rs_err *err)
 {
-	struct rs_run run = {0};
+	struct rs_run run;
 	int rc, until = -1, created = 0, discard = 0, published = 0;
 
-	run.plan = plan;
-	run.strategy = strategy;
-	run.options = options;
 	if (options->until != NULL) {
 		for (int i = 0; i < strategy->n_steps; i++)
 			if (strcmp(strategy->steps[i]->name, options->until) ==
@@ -614,45 +688,10 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 			                  options->until, strategy->name,
 			                  plan->path);
 	}
-	snprintf(run.fence_message, sizeof(run.fence_message),
-	         "writes paused by reshard: run %s, step fence", plan->name);
-	run.shards = calloc((size_t)plan->n_shards, sizeof(*run.shards));
-	if (run.shards == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	rc = engine_open_journal(plan, "run", &run.journal, err);
-	if (rc != 0) {
-		free(run.shards);
+	rc = engine_open(&run, plan, strategy, options, "run", err);
+	if (rc != 0)
 		return rc;
-	}
-	run.progress.note = engine_progress_note;
-	run.progress.note_arg = &run;
-	rc = await_loop_init(&run.loop, err);
-	if (rc != 0) {
-		journal_close(run.journal, "failed");
-		free(run.shards);
-		return rc;
-	}
-	/* A run that could not be stopped by a signal does not start.  The
-	 * first signal handle of a loop makes its signal pipe: only it can
-	 * fail for want of file descriptors. */
-	rc = uv_signal_init(&run.loop, &run.sigint);
-	if (rc != 0) {
-		await_loop_close(&run.loop, NULL);
-		journal_close(run.journal, "failed");
-		free(run.shards);
-		return rs_err_set(err, RS_EIO, "cannot watch signals: %s",
-		                  uv_strerror(rc));
-	}
-	uv_signal_init(&run.loop, &run.sigterm); /* the pipe is there */
-	run.sigint.data = run.sigterm.data = &run;
-	rc = 0;
-	if (uv_signal_start(&run.sigint, on_signal, SIGINT) != 0 ||
-	    uv_signal_start(&run.sigterm, on_signal, SIGTERM) != 0)
-		rc = rs_err_set(err, RS_EINTERNAL,
-		                "cannot watch SIGINT and SIGTERM");
-
-	if (rc == 0)
-		rc = marker_run_id(&run, &created, err);
+	rc = marker_run_id(&run, &created, err);
 	if (rc == 0)
 		rc = engine_refuse_aborting(&run, err);
 	if (rc == 0)
@@ -683,19 +722,36 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 			break;
 		}
 	}
-
-	for (int i = 0; i < plan->n_shards; i++)
-		await_close(&run.loop, run.shards[i]);
-	uv_close((uv_handle_t *)&run.sigint, NULL);
-	uv_close((uv_handle_t *)&run.sigterm, NULL);
-	if (await_loop_close(&run.loop, rc == 0 ? err : NULL) != 0 && rc == 0)
-		rc = RS_EINTERNAL;
-	engine_tables_release(&run);
-	journal_close(run.journal, rc == 0              ? "done"
-	                           : rc == RS_ECANCELED ? "stopped"
-	                                                : "failed");
+	rc = engine_close(&run, rc, err);
 	if (discard)
 		engine_journal_remove(plan->journal);
-	free(run.shards);
+	return rc;
+}
+
+int
+engine_run_one(const struct rs_plan *plan,
+               const struct rs_strategy_def *strategy, const char *command,
+               const struct rs_step_def *step, struct rs_err *err)
+{
+	static const struct rs_run_options options = {.yes = 1};
+	struct rs_step_record rec;
+	struct rs_run run;
+	int existed = access(plan->journal, F_OK) == 0;
+	int rc = engine_open(&run, plan, strategy, &options, command, err);
+
+	if (rc != 0)
+		return rc;
+	rc = engine_refuse_aborting(&run, err);
+	/* Done before: this is a new pass, from the start. */
+	if (rc == 0)
+		rc = journal_step_get(run.journal, step->name, &rec, err);
+	if (rc == 0 && rec.state == RS_STEP_DONE)
+		rc = journal_step_reset(run.journal, step->name, err);
+	if (rc == 0)
+		rc = engine_step(&run, step, err);
+	rc = engine_close(&run, rc, err);
+	/* A journal made only to be refused would stand for a run. */
+	if (!existed && rc == RS_EUSAGE)
+		engine_journal_remove(plan->journal);
 	return rc;
 }

@@ -40,6 +40,9 @@ struct rs_step_def {
 	const char *summary; /* one line, for status */
 	int irreversible;    /* ask for confirmation on a terminal */
 	int no_return;       /* once begun, abort refuses (publish) */
+	int removes_moved;   /* deletes the rows that moved from their old
+	                        owners (purge): once it has begun, they
+	                        cannot be compared with their copies */
 	/* Do the step.  Returns 0 or a negative RS_E… code with ERR filled;
 	 * RS_ECANCELED when the run was asked to stop at a checkpoint. */
 	int (*run)(struct rs_run *run, struct rs_err *err);
@@ -67,6 +70,10 @@ struct rs_strategy_def {
 	 * preflight checks those targets and refuses rows that would move
 	 * between two sources; purge first removes the change capture. */
 	int copies_movers;
+	/* The step after which the rows that move have their copy on their
+	 * new owner (split: copy), for a verify outside the run; NULL when
+	 * they always have (a doubling's replicas). */
+	const struct rs_step_def *copies_after;
 	/* How many copies of each row exist before purge (for purge's
 	 * progress): 2 after a promotion, 1 after a copy of the movers. */
 	int copies_before_purge;
@@ -139,6 +146,20 @@ int engine_touches(const struct rs_run *run, int shard);
 int engine_run(const struct rs_plan *plan,
                const struct rs_strategy_def *strategy,
                const struct rs_run_options *options, struct rs_err *err);
+
+/*
+ * Run STEP alone, outside STRATEGY's sequence, for COMMAND ("verify": the
+ * verify command's pass), with the run's journal (opened for COMMAND, so
+ * that status does not take it for a run of the steps), loop, signals
+ * and connections.  A STEP done before starts over (its chunks
+ * forgotten); one interrupted, stopped or failed resumes.  Refused while
+ * an abort is unfinished.  Returns 0, RS_EBUSY when another process holds
+ * the journal (a run in progress), RS_ECANCELED on a stop request, or
+ * the step's error.
+ */
+int engine_run_one(const struct rs_plan *plan,
+                   const struct rs_strategy_def *strategy, const char *command,
+                   const struct rs_step_def *step, struct rs_err *err);
 
 /* The backend configuration of PLAN's shard SHARD (its strings are the
  * plan's). */
@@ -217,6 +238,28 @@ int engine_log(const struct rs_plan *plan, int json, FILE *out,
 int engine_status(const struct rs_plan *plan,
                   const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);
+
+/* Differences verify recorded (engine/differences.c). */
+
+/* Read the differences of PASS (NULL: every pass) from JOURNAL as
+ * journal_differences does, as many as are listed in TEXT or in JSON. */
+int engine_differences_read(struct rs_journal *journal, const char *pass,
+                            int text, struct rs_difference **diffs, int *n,
+                            int64_t *total, struct rs_err *err);
+/* D[0] … D[N-1] as a JSON array (jansson json_t *, the caller's
+ * reference), NULL when out of memory. */
+struct json_t *engine_differences_json(const struct rs_difference *d, int n);
+/* D[0] … D[N-1] as text lines, one a difference, and how many more of
+ * TOTAL there are; with PASSES, a line naming each pass before its own. */
+void engine_differences_text(FILE *out, const struct rs_difference *d, int n,
+                             int64_t total, int passes);
+/* After a pass of the verify command (PASS, the step run by
+ * engine_run_one): print what it found, as text or one JSON object
+ * {plan, result ("same" or "differences"), finished_at, rows_read (on
+ * the old owners), movers_compared, differences_total, differences}.  Returns 0
+ * when it found none, RS_EVERIFY when it found some, or RS_EIO / RS_ENOMEM. */
+int engine_verify_report(const struct rs_plan *plan, const char *pass, int json,
+                         FILE *out, struct rs_err *err);
 
 /* The description of table PHYSICAL on shard SHARD into *OUT, described
  * once per run and kept (a table's columns and key do not change under a

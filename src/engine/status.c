@@ -65,6 +65,7 @@ struct status_fence {
 /* Everything status found, before it is printed. */
 struct status {
 	const struct rs_plan *plan;
+	int json;                        /* printed as JSON */
 	struct rs_journal *journal;      /* NULL: there is none */
 	int held;                        /* a process holds the run lock */
 	char holder[256];                /* who, as journal_lock_holder says */
@@ -82,6 +83,9 @@ struct status {
 	char abort[32], since[32], epoch[32], guarded[32]; /* facts, "" */
 	struct rs_kept_row *kept;
 	int n_kept;
+	struct rs_difference *diffs; /* recorded by verify, every pass */
+	int n_diffs;
+	int64_t diffs_total;
 	struct status_fence *fences; /* shards fenced or not answering */
 	int n_fences;
 	int fenced; /* 1 some fenced, 0 none, -1 a shard did not answer */
@@ -619,6 +623,9 @@ status_print_json(FILE *out, const struct status *st, struct rs_err *err)
 	                                    "journal", st->aside)
 	                        : json_null());
 	STATUS_SET("kept_rows", status_kept_json(st->kept, st->n_kept));
+	STATUS_SET("differences_total", json_integer(st->diffs_total));
+	STATUS_SET("differences",
+	           engine_differences_json(st->diffs, st->n_diffs));
 	for (int i = 0; !failed && i < st->n_steps; i++)
 		failed |= json_array_append_new(
 				  steps, status_step_json(st, &st->steps[i])) !=
@@ -696,6 +703,15 @@ status_print_text(FILE *out, const struct status *st)
 		        "gave away (routing epoch %s) until purge is done\n",
 		        st->guarded);
 	status_kept_text(out, plan, st->kept, st->n_kept);
+	if (st->diffs_total > 0) {
+		fprintf(out,
+		        "differ:  %lld rows that move differ from their copy, "
+		        "as verify last found them (purge waits until the "
+		        "run's verify finds none):\n",
+		        (long long)st->diffs_total);
+		engine_differences_text(out, st->diffs, st->n_diffs,
+		                        st->diffs_total, 1);
+	}
 	fprintf(out, "steps:\n");
 	for (int i = 0; i < st->n_steps; i++)
 		status_step_text(out, st, &st->steps[i]);
@@ -728,6 +744,10 @@ status_read_journal(struct status *st, struct rs_err *err)
 		st->guarded[0] = '\0';
 	rc = journal_kept_list(j, &st->kept, &st->n_kept, err);
 	if (rc == 0)
+		rc = engine_differences_read(j, NULL, !st->json, &st->diffs,
+		                             &st->n_diffs, &st->diffs_total,
+		                             err);
+	if (rc == 0)
 		rc = journal_last_run(j, 1, &st->last, err);
 	if (rc >= 0)
 		st->has_last = rc == 1;
@@ -745,7 +765,7 @@ engine_status(const struct rs_plan *plan,
               const struct rs_strategy_def *strategy, int json, FILE *out,
               struct rs_err *err)
 {
-	struct status st = {.plan = plan};
+	struct status st = {.plan = plan, .json = json};
 	struct stat sb;
 	int rc;
 
@@ -781,6 +801,7 @@ engine_status(const struct rs_plan *plan,
 	free(st.steps);
 	free(st.fences);
 	journal_kept_free(st.kept, st.n_kept);
+	journal_differences_free(st.diffs, st.n_diffs);
 	journal_close(st.journal, NULL);
 	return rc;
 }

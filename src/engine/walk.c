@@ -179,14 +179,21 @@ void
 walk_describe_row(const struct rs_walk *walk, const struct rs_value *row,
                   char *buf, size_t size)
 {
-	const struct rs_table_def *def = walk->def;
+	walk_describe_row_of(walk->run->plan->tables[walk->table].key,
+	                     walk->def, walk->key_at, row, buf, size);
+}
+
+void
+walk_describe_row_of(const char *key_name, const struct rs_table_def *def,
+                     int key_at, const struct rs_value *row, char *buf,
+                     size_t size)
+{
 	size_t at = 0;
 
 	buf[0] = '\0';
-	at += (size_t)snprintf(buf, size, "%s ",
-	                       walk->run->plan->tables[walk->table].key);
+	at += (size_t)snprintf(buf, size, "%s ", key_name);
 	if (at < size)
-		walk_show_value(&row[walk->key_at], buf, size, &at);
+		walk_show_value(&row[key_at], buf, size, &at);
 	for (int k = 0; k < def->n_pk && at + 4 < size; k++) {
 		at += (size_t)snprintf(buf + at, size - at,
 		                       "%s%s = ", k ? ", " : " (",
@@ -519,9 +526,11 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		 * with the other streams' (streams_sync_journal). */
 		if (rc == 0 && !walk->no_effect)
 			rc = streams_sync_journal(run, err);
+		walk->number = number;
 		if (rc == 0)
-			rc = fn(walk, &rows, req.after, upto, &affected,
-			        &checksum, err);
+			rc = fn(walk, &rows, req.after,
+			        more || !walk->open_end ? upto : NULL,
+			        &affected, &checksum, err);
 		if (rc == 0) {
 			engine_fault_effect(walk->step, run->step_chunks + 1);
 			rec.state = RS_CHUNK_DONE;
@@ -563,6 +572,16 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	}
 	if (reading) /* the walk ends early: the read ahead is not needed */
 		await_read_finish(&pending, &ahead_err);
+	/* Ended on an empty read (an empty table, or one whose last chunk
+	 * was full): the range past the last key, with no rows here. */
+	if (rc == 0 && walk->open_end && rows.n_rows == 0) {
+		int64_t affected = 0;
+		uint64_t checksum = 0;
+
+		walk->number = number;
+		rc = fn(walk, &rows, after.n > 0 ? after.values : NULL, NULL,
+		        &affected, &checksum, err);
+	}
 out:
 	free(columns);
 	rowbuf_free(&rows);

@@ -40,7 +40,16 @@ struct rs_walk {
 	                       each are affected (WALK_GROWTH_MAX at most;
 	                       purge, which deletes only the rows that
 	                       moved) */
+	int open_end;       /* the last chunk's range runs to the table's end
+	                       (UPTO NULL), and a walk that ends on an empty
+	                       read calls the chunk function once more with
+	                       no rows for the range after its last key, not
+	                       journaled: for a step that looks at the same
+	                       range on another shard, where rows past the
+	                       last key here may be (verify) */
 	int key_at;         /* index of the shard key in a row read */
+	int64_t number;     /* the journal number of the chunk being worked
+	                       on (during the chunk function) */
 	int64_t step_chunk; /* chunks of this table done in this process,
 	                       0 in the first chunk function call */
 	int64_t affected;   /* rows the chunk function reported affected in
@@ -108,6 +117,12 @@ char *walk_key_json(const struct rs_value *values, int n);
  * BUF: "customer_id 'cust-7' (id 920)", control bytes escaped. */
 void walk_describe_row(const struct rs_walk *walk, const struct rs_value *row,
                        char *buf, size_t size);
+
+/* The same for a row of table DEF read elsewhere (key columns, then every
+ * column), whose shard key KEY_NAME is its value KEY_AT. */
+void walk_describe_row_of(const char *key_name, const struct rs_table_def *def,
+                          int key_at, const struct rs_value *row, char *buf,
+                          size_t size);
 
 /* Whether two primary keys (N values each) are equal. */
 int walk_same_key(const struct rs_value *a, const struct rs_value *b, int n);

@@ -152,7 +152,7 @@ static const char journal_migrate_1[] =
  * of the run); the differences verify found. */
 static const char journal_migrate_2[] =
 	"ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT "
-        "'run';" JOURNAL_DIFF_TABLE "UPDATE setup SET schema_version = 3;"
+	"'run';" JOURNAL_DIFF_TABLE "UPDATE setup SET schema_version = 3;"
 	"PRAGMA user_version = 3;";
 
 static const char *const journal_step_states[] = {

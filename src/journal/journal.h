@@ -297,7 +297,8 @@ int journal_difference_add(struct rs_journal *journal,
 int journal_differences_forget(struct rs_journal *journal, const char *pass,
                                const char *shard, const char *table,
                                int64_t chunk, struct rs_err *err);
-/* The differences of PASS by shard, table and key, at most LIMIT (<= 0:
+/* The differences of PASS (NULL: of every pass, by pass) by shard, table
+ * and key, at most LIMIT (<= 0:
  * all): *DIFFS malloc'd, *N its length, *TOTAL (may be NULL) how many
  * are recorded.  A journal older than version 3 has none. */
 int journal_differences(struct rs_journal *journal, const char *pass, int limit,

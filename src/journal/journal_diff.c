@@ -90,7 +90,7 @@ journal_differences(struct rs_journal *journal, const char *pass, int limit,
 	if (total != NULL) {
 		rc = journal_prepare(journal,
 		                     "SELECT count(*) FROM differences "
-		                     "WHERE pass = ?1",
+		                     "WHERE ?1 IS NULL OR pass = ?1",
 		                     &stmt, err);
 		if (rc != 0)
 			return rc;
@@ -106,9 +106,10 @@ journal_differences(struct rs_journal *journal, const char *pass, int limit,
 	}
 	rc = journal_prepare(journal,
 	                     "SELECT shard, table_name, chunk, pk, shard_key, "
-	                     "owner, kind, columns, found_at FROM differences "
-	                     "WHERE pass = ?1 ORDER BY shard, table_name, "
-	                     "chunk, pk, owner LIMIT ?2",
+	                     "owner, kind, columns, found_at, pass "
+	                     "FROM differences WHERE ?1 IS NULL OR pass = ?1 "
+	                     "ORDER BY pass, shard, table_name, chunk, pk, "
+	                     "owner LIMIT ?2",
 	                     &stmt, err);
 	if (rc != 0)
 		return rc;
@@ -126,8 +127,7 @@ journal_differences(struct rs_journal *journal, const char *pass, int limit,
 		all = grown;
 		d = &all[count++];
 		memset(d, 0, sizeof(*d));
-		d->pass = strdup(pass);
-		failed |= d->pass == NULL;
+		d->pass = journal_column_dup(stmt, 9, &failed);
 		d->shard = journal_column_dup(stmt, 0, &failed);
 		d->table = journal_column_dup(stmt, 1, &failed);
 		d->chunk = sqlite3_column_int64(stmt, 2);

@@ -359,5 +359,6 @@ const struct rs_step_def step_purge = {
 	.name = "purge",
 	.summary = "delete from each shard the rows it no longer owns",
 	.irreversible = 1,
+	.removes_moved = 1,
 	.run = purge_run,
 };

@@ -494,6 +494,7 @@ walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 		.restart = spec->restart,
 		.no_effect = spec->no_effect,
 		.fill_affected = spec->fill_affected,
+		.open_end = spec->open_end,
 		.arg = spec->arg,
 	};
 

@@ -20,6 +20,12 @@ extern const struct rs_step_def step_publish;
 extern const struct rs_step_def step_unfence;
 extern const struct rs_step_def step_purge;
 extern const struct rs_step_def step_final_check;
+/* The verify command's pass (engine_run_one): verify's comparison, read
+ * only, through every chunk, each difference recorded (pass
+ * "verify-on-demand"); done even when it finds differences, which the
+ * caller reads from the journal. */
+extern const struct rs_step_def step_verify_on_demand;
+#define STEPS_VERIFY_PASS "verify-on-demand"
 /* The split's own (capture.c, copy.c, changes.c). */
 extern const struct rs_step_def step_capture;
 extern const struct rs_step_def step_copy;
@@ -104,6 +110,8 @@ struct steps_walk_spec {
 	int fill_affected;        /* size chunks by rows affected (walk.h) */
 	int touched_only;         /* skip shards the run leaves alone
 	                             (engine_touches) */
+	int open_end;             /* the last chunk runs to the table's end
+	                             (walk.h) */
 	int copies; /* rows expected: this many times the count before the
 	               run (for progress) */
 	void *arg;  /* handed to CHUNK as walk->arg */

@@ -1,18 +1,33 @@
 /*
- * verify: the rows that move have the same row checksums on their
- * old and new owner (DESIGN §9), chunk by chunk.
+ * verify: the rows that move have the same values on their old and new
+ * owner (DESIGN §9), chunk by chunk; the run's step, and the verify
+ * command's pass (step_verify_on_demand), which is the same comparison
+ * outside the run.
  *
- * Each source table is walked in key chunks with every column; the movers
- * of a chunk (rows whose owner under `to` is another shard) are looked up
- * by key in the same key range on their new owner and compared row by row:
- * in the engine's own text when both sides are the same engine with the
- * same columns (a promoted replica), a row whose texts differ being looked
- * at again in canonical form; in canonical form otherwise.
- * The first chunk that differs stops the step with the differing keys
- * listed (exit 3, nothing purged); it stays unrecorded, so a run after the
- * fix verifies it again.
+ * Each source table is walked in key chunks with every column.  For each
+ * new owner that can receive rows from it (the pairs of the two maps,
+ * pairmap_points), the same key range is read there, a page at a time,
+ * and
+ *   - a mover of the chunk to that owner that is not there is "missing";
+ *   - one whose values differ "differs", with the columns that do;
+ *   - a row there that maps from this source to that owner but is not on
+ *     the source is "extra" (the last chunk's range runs to the table's
+ *     end, walk.h open_end, so that rows past the source's last key are
+ *     seen too).
+ * Values are compared in the engine's own text when both sides are the
+ * same engine with the same columns (a promoted replica), a row whose
+ * texts differ being looked at again in canonical form; in canonical form
+ * otherwise.
+ *
+ * Every difference is recorded in the journal (journal_difference_add)
+ * under the pass and the chunk that found it, and the first VERIFY_SHOWN
+ * are printed.  The run's step stops at the first chunk with differences
+ * (exit 3, nothing purged); the chunk stays unrecorded, so a run after
+ * the fix verifies it again.  The command's pass goes through every chunk
+ * and is done all the same: its caller reads what it recorded.
  */
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,105 +35,275 @@
 #include "backend/canonical.h"
 #include "common/progress.h"
 #include "engine/walk.h"
+#include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
-#define SHOW_KEYS 20
+/* Differences printed on stderr in one process; all are recorded. */
+#define VERIFY_SHOWN 20
 
-/* What one chunk's comparison gathers. */
-struct verify_chunk {
-	const struct rs_value *after, *upto; /* the chunk's key range */
-	struct rs_chunk_sum sum;             /* of the movers, source side */
-	int differ;                          /* movers missing or different */
+/* The new owners a source table (a shard of `from` and a slot) can send
+ * rows to. */
+struct verify_targets {
+	int n; /* -1: the maps' pairs cannot be listed; each chunk's owners */
+	struct rs_owner *owners;
+	int cap;
 };
 
-/* One owner's side of a chunk: its movers, indexed by key, and what the
- * owner's pages said of each. */
+/* What a pass shares across its streams (all on one loop: no locks). */
+struct verify_pass {
+	const char *name;               /* journal step and pass */
+	int keep_going;                 /* record and go on (the command) */
+	int64_t shown;                  /* differences printed so far */
+	int per_shard;                  /* tables per shard under `from` */
+	struct verify_targets *targets; /* [shard * per_shard + slot] */
+};
+
+/* One chunk's comparison with one new owner. */
 struct verify_owner {
 	struct rs_walk *walk;
-	const struct rs_owner *owners;
-	struct rs_owner owner;
+	struct verify_pass *pass;
+	const struct rs_rowbuf *rows;  /* the chunk's rows, source side */
+	const struct rs_owner *owners; /* per row: its owner under `to` */
+	struct rs_owner owner;         /* the new owner compared */
 	struct rs_backend *target;
 	const struct rs_table_def *def; /* the table on the owner */
-	const struct rs_rowbuf *rows;   /* the chunk's rows, source side */
-	struct steps_keyset set;        /* over the chunk's rows */
-	int native;                     /* hashes over the engine's text */
-	uint64_t *hashes;               /* per row: its hash, source side */
+	char physical[RS_PLAN_MAX_NAME + 1];
+	int key_at;              /* the shard key in the owner's rows */
+	struct steps_keyset set; /* over the chunk's rows */
+	int native;              /* compare the engine's own text */
+	uint64_t *hashes;        /* per row: its hash, source side */
 	char *seen; /* per row: 0 not on the owner, 1 same, 2 differs */
+	int differ; /* differences found in this chunk */
 };
 
-/* Whether source row R and the owner's row THERE differ in canonical
- * form: the second look at a row whose native texts differ, which may
- * still be the same value written another way. */
+/* Whether VALUE A (kind KIND, written by source SA) and B (by SB) hold the
+ * same value: the same bytes, or the same canonical text. */
 static int
-verify_differs_canonically(const struct verify_owner *vo, int r,
-                           const struct rs_value *there, int *differs,
-                           struct rs_err *err)
+verify_same_value(enum rs_col_kind kind, enum rs_canon_src sa,
+                  const struct rs_value *a, enum rs_canon_src sb,
+                  const struct rs_value *b)
 {
-	const struct rs_walk *walk = vo->walk;
-	uint64_t mine = 0, theirs = 0;
-	int rc = walk_row_hash(walk->backend, 0, walk->def,
-	                       rowbuf_row(vo->rows, r) + walk->def->n_pk, &mine,
-	                       err);
+	struct rs_canon_buf ca, cb;
+	int same;
 
-	if (rc == 0)
-		rc = walk_row_hash(vo->target, 0, vo->def,
-		                   there + vo->def->n_pk, &theirs, err);
-	*differs = mine != theirs;
+	if ((a->text == NULL) != (b->text == NULL))
+		return 0;
+	if (a->text == NULL ||
+	    (a->len == b->len && memcmp(a->text, b->text, a->len) == 0))
+		return 1;
+	canonical_buf_init(&ca);
+	canonical_buf_init(&cb);
+	same = canonical_value(kind, sa, a->text, a->len, &ca, NULL) == 0 &&
+	       canonical_value(kind, sb, b->text, b->len, &cb, NULL) == 0 &&
+	       ca.len == cb.len &&
+	       (ca.len == 0 || memcmp(ca.data, cb.data, ca.len) == 0);
+	canonical_buf_free(&ca);
+	canonical_buf_free(&cb);
+	return same;
+}
+
+/* The names of the columns whose values differ between source row MINE
+ * and the owner's row THERE, as a JSON array (malloc'd, NULL when out of
+ * memory).  Columns are matched by name; one the owner lacks differs. */
+static char *
+verify_columns(const struct verify_owner *vo, const struct rs_value *mine,
+               const struct rs_value *there)
+{
+	const struct rs_table_def *def = vo->walk->def;
+	json_t *names = json_array();
+	char *out;
+
+	for (int c = 0; names != NULL && c < def->n_columns; c++) {
+		int tc = steps_column(vo->def, def->columns[c].name);
+
+		if (tc >= 0 &&
+		    verify_same_value(def->columns[c].kind,
+		                      backend_canon_src(vo->walk->backend),
+		                      &mine[def->n_pk + c],
+		                      backend_canon_src(vo->target),
+		                      &there[vo->def->n_pk + tc]))
+			continue;
+		json_array_append_new(names, json_string(def->columns[c].name));
+	}
+	out = names != NULL ? json_dumps(names, JSON_COMPACT) : NULL;
+	json_decref(names);
+	return out;
+}
+
+/* Record a difference of KIND ("missing", "extra", "differs" with
+ * COLUMNS) for the row ROW (the key columns first) of table DEF, whose
+ * shard key is its value KEY_AT, and print it while few have been. */
+static int
+verify_record(struct verify_owner *vo, const char *kind,
+              const struct rs_table_def *def, int key_at,
+              const struct rs_value *row, const char *columns,
+              struct rs_err *err)
+{
+	struct rs_walk *walk = vo->walk;
+	const struct rs_plan *plan = walk->run->plan;
+	const char *shard = plan->shards[walk->shard].name;
+	const struct rs_value *key = &row[key_at];
+	char owner[2 * RS_PLAN_MAX_NAME + 2];
+	char *pk = walk_key_json(row, def->n_pk);
+	char *shard_key =
+		key->text != NULL ? strndup(key->text, key->len) : NULL;
+	struct rs_difference d = {
+		.pass = vo->pass->name,
+		.shard = shard,
+		.table = walk->physical,
+		.chunk = walk->number,
+		.pk = pk,
+		.shard_key = shard_key,
+		.owner = owner,
+		.kind = kind,
+		.columns = columns,
+	};
+	int rc;
+
+	snprintf(owner, sizeof(owner), "%s.%s",
+	         plan->shards[vo->owner.shard].name, vo->physical);
+	if (pk == NULL || (key->text != NULL && shard_key == NULL)) {
+		free(pk);
+		free(shard_key);
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	rc = journal_difference_add(walk->run->journal, &d, err);
+	vo->differ++;
+	if (rc == 0 && vo->pass->shown++ < VERIFY_SHOWN) {
+		char shown[300];
+
+		walk_describe_row_of(plan->tables[walk->table].key, def, key_at,
+		                     row, shown, sizeof(shown));
+		progress_clear();
+		fprintf(stderr, "  %s on %s: %s %s on %s%s%s\n", walk->physical,
+		        shard, shown,
+		        strcmp(kind, "extra") == 0 ? "is extra" : kind, owner,
+		        columns != NULL ? ": columns " : "",
+		        columns != NULL ? columns : "");
+		journal_event(walk->run->journal, "error",
+		              "verify: %s on %s: %s %s on %s%s%s",
+		              walk->physical, shard, shown, kind, owner,
+		              columns != NULL ? ": columns " : "",
+		              columns != NULL ? columns : "");
+	}
+	free(pk);
+	free(shard_key);
 	return rc;
 }
 
-/* A page of the owner's rows in the chunk's range: compare each that is a
- * mover of the chunk to this owner with its source row. */
+/* Whether the owner's row THERE, which the source chunk lacks, is one the
+ * source should have: it maps from this source to this owner. */
+static int
+verify_is_extra(const struct verify_owner *vo, const struct rs_value *there,
+                int *extra, struct rs_err *err)
+{
+	const struct rs_walk *walk = vo->walk;
+	struct rs_owner from = {-1, -1}, to = {-1, -1};
+	int rc;
+
+	*extra = 0;
+	if (there[vo->key_at].text == NULL)
+		return 0; /* no owner: final-check's concern */
+	rc = walk_owner(walk, walk->run->plan->from, &there[vo->key_at], &from,
+	                err);
+	if (rc == 0)
+		rc = walk_owner(walk, walk->run->plan->to, &there[vo->key_at],
+		                &to, err);
+	*extra = rc == 0 && from.shard == walk->shard &&
+	         from.table == walk->slot && to.shard == vo->owner.shard &&
+	         to.table == vo->owner.table;
+	return rc;
+}
+
+/* A page of the owner's rows in the chunk's range: compare each mover of
+ * the chunk to this owner with its source row; note the extra ones. */
 static int
 verify_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 {
 	struct verify_owner *vo = ctx;
+	const struct rs_walk *walk = vo->walk;
 
 	for (int p = 0; p < page->n_rows; p++) {
 		const struct rs_value *there = rowbuf_row(page, p);
 		int r = steps_keyset_find(&vo->set, there);
 		uint64_t theirs;
-		int rc;
+		int rc, extra;
 
-		if (r < 0 || vo->owners[r].shard != vo->owner.shard ||
+		if (r < 0) {
+			rc = verify_is_extra(vo, there, &extra, err);
+			if (rc == 0 && extra)
+				rc = verify_record(vo, "extra", vo->def,
+				                   vo->key_at, there, NULL,
+				                   err);
+			if (rc != 0)
+				return rc;
+			continue;
+		}
+		/* A row that is not this owner's: a copy purge removes. */
+		if (vo->owners[r].shard != vo->owner.shard ||
 		    vo->owners[r].table != vo->owner.table)
 			continue;
 		rc = walk_row_hash(vo->target, vo->native, vo->def,
 		                   there + vo->def->n_pk, &theirs, err);
+		/* Native texts that differ may be one value written two
+		 * ways: a second look in canonical form. */
 		if (rc == 0 && theirs != vo->hashes[r] && vo->native) {
-			int differs;
+			uint64_t mine = 0;
 
-			rc = verify_differs_canonically(vo, r, there, &differs,
-			                                err);
-			if (rc == 0 && !differs)
+			rc = walk_row_hash(walk->backend, 0, walk->def,
+			                   rowbuf_row(vo->rows, r) +
+			                           walk->def->n_pk,
+			                   &mine, err);
+			if (rc == 0)
+				rc = walk_row_hash(vo->target, 0, vo->def,
+				                   there + vo->def->n_pk,
+				                   &theirs, err);
+			if (rc == 0 && mine == theirs)
 				theirs = vo->hashes[r];
 		}
 		if (rc != 0)
 			return rc;
 		vo->seen[r] = theirs == vo->hashes[r] ? 1 : 2;
+		if (vo->seen[r] == 2) {
+			char *columns = verify_columns(
+				vo, rowbuf_row(vo->rows, r), there);
+
+			rc = columns == NULL
+			             ? rs_err_set(err, RS_ENOMEM,
+			                          "out of memory")
+			             : verify_record(vo, "differs", walk->def,
+			                             walk->key_at,
+			                             rowbuf_row(vo->rows, r),
+			                             columns, err);
+			free(columns);
+			if (rc != 0)
+				return rc;
+		}
 	}
 	return 0;
 }
 
-/* Compare the movers of ROWS that go to OWNER with their copy there,
- * reading the owner's side of the range a page at a time. */
+/* Compare the chunk ROWS (range AFTER … UPTO, UPTO NULL to the table's
+ * end) with what OWNER holds in the same range.  *DIFFER grows by the
+ * differences found, *SUM by the hashes of the movers compared. */
 static int
-verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
-             const struct rs_owner *owners, struct rs_owner owner, void *ctx,
+verify_owner(struct rs_walk *walk, struct verify_pass *pass,
+             const struct rs_rowbuf *rows, const struct rs_owner *owners,
+             struct rs_owner owner, const struct rs_value *after,
+             const struct rs_value *upto, struct rs_chunk_sum *sum, int *differ,
              struct rs_err *err)
 {
-	struct verify_chunk *vc = ctx;
 	struct rs_run *run = walk->run;
 	const struct rs_plan *plan = run->plan;
 	struct verify_owner vo = {
 		.walk = walk,
+		.pass = pass,
+		.rows = rows,
 		.owners = owners,
 		.owner = owner,
-		.rows = rows,
 		.hashes = malloc(sizeof(uint64_t) * (size_t)(rows->n_rows + 1)),
 		.seen = calloc((size_t)rows->n_rows + 1, 1),
 	};
-	char physical[256];
 	int n_pk = walk->def->n_pk;
 	int rc = engine_shard(run, owner.shard, &vo.target, err);
 
@@ -126,12 +311,22 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	                steps_keyset_init(&vo.set, rows, n_pk) != 0))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
-	                physical, sizeof(physical));
+	                vo.physical, sizeof(vo.physical));
 	if (rc == 0)
-		rc = engine_table(run, owner.shard, physical, &vo.def, err);
+		rc = engine_table(run, owner.shard, vo.physical, &vo.def, err);
+	if (rc == 0) {
+		int key = steps_column(vo.def, plan->tables[walk->table].key);
+
+		if (key < 0)
+			rc = backend_fail(vo.target, err, RS_ESCHEMA,
+			                  "table %s has no column %s, the "
+			                  "plan's shard key",
+			                  vo.physical,
+			                  plan->tables[walk->table].key);
+		vo.key_at = vo.def->n_pk + key;
+	}
 	/* The same engine and columns on both sides (a promoted replica):
-	 * compare the engine's own texts, with no conversion, and look at
-	 * a row again in canonical form only when they differ. */
+	 * compare the engine's own texts, with no conversion. */
 	if (rc == 0)
 		vo.native = walk_same_layout(walk->backend, walk->def,
 		                             vo.target, vo.def);
@@ -143,32 +338,18 @@ verify_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		                   rowbuf_row(rows, r) + n_pk, &vo.hashes[r],
 		                   err);
 		if (rc == 0)
-			canonical_chunk_add(&vc->sum, vo.hashes[r]);
+			canonical_chunk_add(sum, vo.hashes[r]);
 	}
 	if (rc == 0)
-		rc = walk_range_pages(run, vo.target, vo.def, vc->after,
-		                      vc->upto, 0, verify_page, &vo, err);
-	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
-		char shown[300];
-
-		if (owners[r].shard != owner.shard ||
-		    owners[r].table != owner.table || vo.seen[r] == 1)
-			continue;
-		if (++vc->differ > SHOW_KEYS)
-			continue;
-		walk_describe_row(walk, rowbuf_row(rows, r), shown,
-		                  sizeof(shown));
-		progress_clear();
-		fprintf(stderr, "  %s on %s: %s %s on %s.%s\n", walk->physical,
-		        plan->shards[walk->shard].name, shown,
-		        vo.seen[r] == 0 ? "missing" : "differs",
-		        plan->shards[owner.shard].name, physical);
-		journal_event(run->journal, "error",
-		              "verify: %s on %s: %s %s on %s.%s",
-		              walk->physical, plan->shards[walk->shard].name,
-		              shown, vo.seen[r] == 0 ? "missing" : "differs",
-		              plan->shards[owner.shard].name, physical);
-	}
+		rc = walk_range_pages(run, vo.target, vo.def, after, upto, 0,
+		                      verify_page, &vo, err);
+	for (int r = 0; rc == 0 && r < rows->n_rows; r++)
+		if (owners[r].shard == owner.shard &&
+		    owners[r].table == owner.table && vo.seen[r] == 0)
+			rc = verify_record(&vo, "missing", walk->def,
+			                   walk->key_at, rowbuf_row(rows, r),
+			                   NULL, err);
+	*differ += vo.differ;
 	steps_keyset_free(&vo.set);
 	free(vo.hashes);
 	free(vo.seen);
@@ -180,46 +361,269 @@ verify_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
              const struct rs_value *after, const struct rs_value *upto,
              int64_t *affected, uint64_t *checksum, struct rs_err *err)
 {
-	struct verify_chunk vc = {after, upto, {0, 0}, 0};
+	struct verify_pass *pass = walk->arg;
+	const struct verify_targets *targets =
+		&pass->targets[walk->shard * pass->per_shard + walk->slot];
+	struct rs_chunk_sum sum = {0, 0};
 	struct rs_owner *owners;
-	int rc = steps_owners(walk, rows, &owners, err);
+	int differ = 0;
+	int rc = journal_differences_forget(
+		walk->run->journal, pass->name,
+		walk->run->plan->shards[walk->shard].name, walk->physical,
+		walk->number, err);
 
+	if (rc == 0)
+		rc = steps_owners(walk, rows, &owners, err);
 	if (rc != 0)
 		return rc;
-	rc = steps_each_new_owner(walk, rows, owners, verify_owner, &vc, err);
+	for (int t = 0; rc == 0 && t < targets->n; t++)
+		rc = verify_owner(walk, pass, rows, owners, targets->owners[t],
+		                  after, upto, &sum, &differ, err);
+	/* Maps whose pairs cannot be listed: the owners this chunk has. */
+	for (int r = 0; rc == 0 && targets->n < 0 && r < rows->n_rows; r++) {
+		int first = owners[r].shard != walk->shard ||
+		            owners[r].table != walk->slot;
+
+		for (int q = 0; q < r && first; q++)
+			first = owners[q].shard != owners[r].shard ||
+			        owners[q].table != owners[r].table;
+		if (first)
+			rc = verify_owner(walk, pass, rows, owners, owners[r],
+			                  after, upto, &sum, &differ, err);
+	}
 	free(owners);
 	if (rc != 0)
 		return rc;
-	if (vc.differ > 0)
+	if (differ > 0 && !pass->keep_going)
 		return backend_fail(
 			walk->backend, err, RS_EVERIFY,
-			"table %s: %d moving rows differ from their "
-			"copy on the new owner (keys above); nothing "
-			"was purged",
-			walk->physical, vc.differ);
-	*affected = (int64_t)vc.sum.rows;
-	*checksum = vc.sum.sum;
+			"table %s: %d moving rows differ from their copy on "
+			"the new owner (`reshard status %s` lists them); "
+			"nothing was purged",
+			walk->physical, differ, walk->run->plan->path);
+	*affected = (int64_t)sum.rows; /* the movers compared */
+	*checksum = sum.sum;
 	return 0;
 }
 
+/* Context of verify_pair: the source whose new owners are listed. */
+struct verify_pair_ctx {
+	struct rs_owner source;
+	struct verify_targets *targets;
+	int failed;
+};
+
+/* pairmap_points's question, asked for every pair of owners: note TO
+ * among the targets when FROM is the source and TO another owner. */
 static int
-verify_run(struct rs_run *run, struct rs_err *err)
+verify_pair(struct rs_owner from, struct rs_owner to, const void *arg)
+{
+	struct verify_pair_ctx *const *ref = arg;
+	struct verify_pair_ctx *ctx = *ref;
+	struct verify_targets *t = ctx->targets;
+
+	if (from.shard != ctx->source.shard ||
+	    from.table != ctx->source.table ||
+	    (to.shard == from.shard && to.table == from.table))
+		return 0;
+	for (int i = 0; i < t->n; i++)
+		if (t->owners[i].shard == to.shard &&
+		    t->owners[i].table == to.table)
+			return 0;
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 4;
+		struct rs_owner *grown =
+			realloc(t->owners, sizeof(*grown) * (size_t)cap);
+
+		if (grown == NULL) {
+			ctx->failed = 1;
+			return 0;
+		}
+		t->owners = grown;
+		t->cap = cap;
+	}
+	t->owners[t->n++] = to;
+	return 0;
+}
+
+/* Fill PASS->targets for every source table of the plan. */
+static int
+verify_targets_init(struct rs_run *run, struct verify_pass *pass,
+                    struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int n = plan->n_shards * pass->per_shard;
+
+	pass->targets = calloc((size_t)n + 1, sizeof(*pass->targets));
+	if (pass->targets == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		struct verify_pair_ctx ctx = {
+			{i / pass->per_shard, i % pass->per_shard},
+			&pass->targets[i],
+			0,
+		};
+		struct verify_pair_ctx *ref = &ctx;
+		struct rs_moving moving;
+		int rc;
+
+		if (!steps_in_map(plan->from, ctx.source.shard))
+			continue;
+		rc = pairmap_points(plan->from, plan->to, verify_pair, &ref,
+		                    &moving, err);
+		pairmap_moving_free(&moving);
+		if (rc == RS_EUSAGE)
+			pass->targets[i].n = -1;
+		else if (rc != 0)
+			return rc;
+		else if (ctx.failed)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void
+verify_targets_free(struct verify_pass *pass, int n)
+{
+	if (pass->targets == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		free(pass->targets[i].owners);
+	free(pass->targets);
+}
+
+/* Walk every source table with PASS. */
+static int
+verify_walk(struct rs_run *run, struct verify_pass *pass, struct rs_err *err)
 {
 	const struct steps_walk_spec spec = {
-		.step = "verify",
+		.step = pass->name,
 		.no_effect = 1,
 		.map = run->plan->from,
 		.chunk = verify_chunk,
 		.copies = 1,
 		.all_columns = 1,
+		.open_end = 1,
 		.touched_only = 1, /* no row moves from the others */
+		.arg = pass,
 	};
+	int rc;
 
-	return steps_walk_all(run, &spec, err);
+	pass->per_shard = engine_tables_per_shard(run->plan->from);
+	rc = verify_targets_init(run, pass, err);
+	if (rc == 0)
+		rc = steps_walk_all(run, &spec, err);
+	verify_targets_free(pass, run->plan->n_shards * pass->per_shard);
+	return rc;
+}
+
+static int
+verify_run(struct rs_run *run, struct rs_err *err)
+{
+	struct verify_pass pass = {.name = "verify"};
+	int rc = verify_walk(run, &pass, err);
+
+	/* What the command found before is superseded. */
+	return rc != 0 ? rc
+	               : journal_differences_forget(run->journal,
+	                                            STEPS_VERIFY_PASS, NULL,
+	                                            NULL, 0, err);
 }
 
 const struct rs_step_def step_verify = {
 	.name = "verify",
 	.summary = "compare the moving rows on old and new owner",
 	.run = verify_run,
+};
+
+/* Whether the run is where the new owners hold a copy of the rows that
+ * move and the old owners still own them: after the strategy's
+ * copies_after step, before publish (no_return) or purge
+ * (removes_moved) has begun.  RS_EUSAGE saying why
+ * not, else 0. */
+static int
+verify_can_compare(struct rs_run *run, struct rs_err *err)
+{
+	const struct rs_strategy_def *strategy = run->strategy;
+	const struct rs_plan *plan = run->plan;
+	struct rs_step_record rec;
+	int rc;
+
+	for (int i = 0; i < strategy->n_steps; i++) {
+		const struct rs_step_def *s = strategy->steps[i];
+
+		if (!s->removes_moved && !s->no_return)
+			continue;
+		rc = journal_step_get(run->journal, s->name, &rec, err);
+		if (rc != 0)
+			return rc;
+		if (rec.state != RS_STEP_PENDING)
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"step %s of run %s has begun: the rows that "
+				"moved are their new owners' now (the old "
+				"copies only wait for purge), so there is "
+				"nothing to compare; `reshard status %s` "
+				"tells what the run's verify found",
+				s->name, plan->name, plan->path);
+	}
+	if (strategy->copies_after != NULL) {
+		rc = journal_step_get(run->journal,
+		                      strategy->copies_after->name, &rec, err);
+		if (rc != 0)
+			return rc;
+		if (rec.state != RS_STEP_DONE)
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"the rows that move have no copy to compare "
+				"with until step %s is done; `reshard run %s "
+				"--until %s` makes it",
+				strategy->copies_after->name, plan->path,
+				strategy->copies_after->name);
+	}
+	for (int i = 0; i < plan->n_shards; i++)
+		if (steps_in_map(plan->to, i) && !steps_in_map(plan->from, i) &&
+		    !engine_shard_exists(run, i))
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"shard %s does not exist yet: the run has not "
+				"made its copy; `reshard status %s` tells "
+				"where the run is",
+				plan->shards[i].name, plan->path);
+	return 0;
+}
+
+static int
+verify_on_demand_run(struct rs_run *run, struct rs_err *err)
+{
+	struct verify_pass pass = {.name = STEPS_VERIFY_PASS, .keep_going = 1};
+	struct rs_chunk_record latest;
+	char fenced[32];
+	int rc = verify_can_compare(run, err);
+
+	/* A pass from the start forgets what the last one found. */
+	if (rc == 0) {
+		int found = journal_chunk_latest(run->journal, pass.name,
+		                                 &latest, err);
+
+		if (found == 1)
+			journal_chunk_free(&latest);
+		else
+			rc = found < 0 ? found
+			               : journal_differences_forget(
+						 run->journal, pass.name, NULL,
+						 NULL, 0, err);
+	}
+	if (rc == 0 && journal_fact_get(run->journal, "fenced_since", fenced,
+	                                sizeof(fenced)) != 1)
+		fprintf(stderr,
+		        "  writes are not fenced: a row written since its "
+		        "copy was made differs until the run catches up\n");
+	return rc != 0 ? rc : verify_walk(run, &pass, err);
+}
+
+const struct rs_step_def step_verify_on_demand = {
+	.name = STEPS_VERIFY_PASS,
+	.summary = "compare the moving rows on old and new owner, now",
+	.run = verify_on_demand_run,
 };

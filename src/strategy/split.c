@@ -19,5 +19,6 @@ const struct rs_strategy_def strategy_split = {
 	.steps = split_steps,
 	.n_steps = sizeof(split_steps) / sizeof(*split_steps),
 	.copies_movers = 1,
+	.copies_after = &step_copy,
 	.copies_before_purge = 1,
 };

@@ -7,7 +7,10 @@
 # is published, and nothing is purged: the sources hold every row they
 # held.  With the copy put right by hand, `run` goes on and ends exactly.
 # The same with the copy changed while it is written (a trigger on n4),
-# in one uninterrupted `run`.
+# in one uninterrupted `run`.  `reshard verify` refuses before the copy is
+# made (exit 2), and after it lists exactly a changed order (its column), a
+# deleted item and an order added on n4 that would have moved there (exit
+# 3), changing no shard file.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -103,6 +106,36 @@ n4_rows=$(count_rows n4)
 run_reshard 3 "missing-copy: a copied item deleted: run stops in verify (exit 3)" \
 	run plan.cfg --yes
 stopped missing-copy "(order_id = '${key%/*}', line = '${key#*/}') missing on n4.items"
+
+section verify-command
+fresh verify-command
+run_reshard 0 "verify-command: run --until capture" \
+	run plan.cfg --until capture --yes
+run_reshard 2 "verify-command: before the copy, verify refuses (exit 2)" \
+	verify plan.cfg
+has err "until step copy is done" "verify-command: it says the copy is not made"
+run_reshard 0 "verify-command: run --until final-catch-up" \
+	run plan.cfg --until final-catch-up --yes
+id=$(one_row n4.db "SELECT id FROM orders ORDER BY id LIMIT 1 OFFSET 5") &&
+	key=$(one_row n4.db "SELECT order_id || '/' || line FROM items
+		ORDER BY order_id, line LIMIT 1") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE orders SET note = 'tampered' WHERE id = $id;
+	DELETE FROM items WHERE order_id = ${key%/*} AND line = ${key#*/};
+	INSERT INTO orders SELECT 1000000000, customer, 1, 'extra'
+		FROM orders WHERE id = $id"
+sums=$(sha256sum ./*.db)
+run_reshard 3 "verify-command: verify exits 3" verify plan.cfg --format json
+equals "$(python3 -S -c '
+import json, sys
+for x in json.load(open(sys.argv[1]))["differences"]:
+    print(x["kind"], x["owner"], json.dumps(x["primary_key"]),
+          json.dumps(x["columns"]))' out | sort)" \
+	"$(printf '%s\n' "differs n4.orders [\"$id\"] [\"note\"]" \
+		"extra n4.orders [\"1000000000\"] null" \
+		"missing n4.items [\"${key%/*}\", \"${key#*/}\"] null" | sort)" \
+	"verify-command: exactly the changed order, the extra one, the missing item"
+equals "$(sha256sum ./*.db)" "$sums" "verify-command: no shard file changed"
 
 section while-copied
 # One uninterrupted run: a trigger on n4 changes one moving order's note
