@@ -774,3 +774,90 @@ refusals() {
 		run plan.cfg --until preflight --yes
 	refused "$e crossed" "r1"
 }
+
+# verify_checks: `reshard verify` on fresh data (the servers reset, the
+# rows loaded again): read-only on real servers, a changed column, a
+# deleted copy and an extra row on r1 (past p1's last key) found exactly,
+# and recorded for status.  PostgreSQL: compared before the run (nothing
+# differs, writes open), then the promoted r1 changed with its triggers
+# off for that transaction; MariaDB: r1 changed while it is still a
+# replica (sql_log_bin off, so replication goes on), found before the run
+# and again after promote.
+verify_checks() {
+	local e=$ENGINE extra_key movers want before r1 sql
+	reset >/dev/null 2>&1
+	load || bail "loading the primaries again"
+	check "$e verify: the replicas have the primaries' rows" wait_replicas
+	fresh verify
+	r1=$(url_of replica 1)
+	# Two rows of orders that move from p1 to r1, by the oracle.
+	local picked cr ci dr di
+	mapfile -t picked < <(awk -F'\t' 'NR == FNR { if ($2 == "p1.orders" && $3 == "r1.orders") m[$1] = 1; next }
+		($3 in m) && $2 % 4 != 0 { print $1 " " $2 " " $3 }' \
+		"$tmp/routes.tsv" "$tmp/rows.tsv" | head -2)
+	[ "${#picked[@]}" -eq 2 ] || bail "verify: no rows that move from p1 to r1"
+	read -r cr ci extra_key <<<"${picked[0]}"
+	read -r dr di _ <<<"${picked[1]}"
+	extra_key=${picked[0]#* * }
+	sql="UPDATE orders SET note = 'tampered' WHERE region = '$cr' AND id = $ci;
+		DELETE FROM orders WHERE region = '$dr' AND id = $di;
+		INSERT INTO orders VALUES ('zz', 99999999, '${extra_key//\'/\'\'}', 1.00, 'extra')"
+	want=$(printf '%s\n' \
+		"differs p1 orders r1.orders [\"$cr\", \"$ci\"] [\"note\"]" \
+		"missing p1 orders r1.orders [\"$dr\", \"$di\"] null" \
+		"extra p1 orders r1.orders [\"zz\", \"99999999\"] null" | sort)
+	movers=$(awk -F'\t' 'NR == FNR { if ($2 != $3) m[$1] = 1; next } $3 in m' \
+		"$tmp/routes.tsv" "$tmp/rows.tsv" | wc -l)
+	[ "$e" = my ] && q "$r1" "SET SESSION sql_log_bin = 0; $sql"
+	before=$(actual | md5sum)
+	if [ "$e" = pg ]; then
+		run_reshard 0 "$e verify: before the run, nothing differs (exit 0)" \
+			verify plan.cfg --format json
+		equals "$(verify_field result movers_compared)" "same $movers" \
+			"$e verify: every row that moves compared ($movers, by the oracle)"
+		has "$dir/err" "writes are not fenced" "$e verify: it says writes are open"
+	else
+		run_reshard 3 "$e verify: before the run, the changed replica differs (exit 3)" \
+			verify plan.cfg --format json
+		equals "$(verify_kinds)" "$want" "$e verify: before the run, exactly the three"
+	fi
+	equals "$(actual | md5sum)" "$before" "$e verify: no row changed on any server"
+	equals "$(fence_triggers)" 0 "$e verify: no trigger made"
+	run_reshard 0 "$e verify: run --until promote" run plan.cfg --until promote --yes
+	# The fence fires ALWAYS: off for one transaction, then ALWAYS again.
+	if [ "$e" = pg ]; then
+		local names off='' on=''
+		names=$(q "$r1" "SELECT tgname FROM pg_trigger
+			WHERE tgrelid = 'orders'::regclass AND NOT tgisinternal")
+		for n in $names; do
+			off+="ALTER TABLE orders DISABLE TRIGGER $n; "
+			on+="ALTER TABLE orders ENABLE ALWAYS TRIGGER $n; "
+		done
+		q "$r1" "BEGIN; $off $sql; $on COMMIT"
+	fi
+	before=$(actual | md5sum)
+	run_reshard 3 "$e verify: after promote, exit 3" verify plan.cfg --format json
+	equals "$(verify_kinds)" "$want" \
+		"$e verify: exactly the changed, the deleted and the extra row"
+	equals "$(actual | md5sum)" "$before" "$e verify: still no row changed"
+	(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1
+	equals "$(python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["differences_total"])' \
+		"$dir/status.json")" 3 "$e verify: status counts the three"
+}
+
+# verify_field KEY...: those fields of $dir/out (verify --format json).
+verify_field() {
+	python3 -S -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(d[k]) for k in sys.argv[2:]))' "$dir/out" "$@"
+}
+
+# verify_kinds: the differences of $dir/out, "kind shard table owner pk
+# columns" a line, sorted.
+verify_kinds() {
+	python3 -S -c 'import json, sys
+for x in json.load(open(sys.argv[1]))["differences"]:
+    print(x["kind"], x["shard"], x["table"], x["owner"],
+          json.dumps(x["primary_key"], ensure_ascii=False),
+          json.dumps(x["columns"]))' "$dir/out" | sort
+}

@@ -5,8 +5,8 @@
 # replica is node i + P) by promoting their replicas.  The crash series of
 # the slot doublings (a crash after every step and in the middle of verify
 # and purge, each resumed, a writer routing by the routing file
-# throughout), checked exactly against the oracle; then the replicas are
-# made replicas again.
+# throughout), checked exactly against the oracle; then `reshard verify`
+# on fresh data (verify_checks); then the replicas are made replicas again.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
 # Usage: integration/scenario_modulo.sh   (ENGINE: pg or my, else both;
@@ -24,4 +24,5 @@ ROWS=${ROWS:-50000} KEYS=${KEYS:-5000}
 begin
 crash_series
 promoted_checks
+verify_checks
 finish
