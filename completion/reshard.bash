@@ -10,8 +10,8 @@
 # tests/test_man.sh checks all three against the binary and the sources.
 
 _reshard_commands="dry-run route run verify status log abort demo"
-_reshard_steps="preflight capture copy catch-up fence final-catch-up promote
-verify publish unfence purge final-check"
+_reshard_steps="preflight pre-verify capture copy catch-up fence final-catch-up
+promote verify publish unfence purge final-check"
 
 # The long options of COMMAND.
 _reshard_options() {

@@ -631,8 +631,9 @@ aborted_after() {
 			"$name: abort says what the replica now is"
 		;;
 	*)
-		# Preflight writes nothing: no marker either.
-		[ "$1" = preflight ] && marker=''
+		# Preflight writes nothing, pre-verify only its capture: no
+		# marker either.
+		case $1 in preflight | pre-verify) marker='' ;; esac
 		# Catch-up's undo speaks of the replicas; before it, they are not touched.
 		[ "$1" = catch-up ] &&
 			has "$dir/err" "still a replica of p1" "$name: the replica is left to replicate"
@@ -690,8 +691,10 @@ guard_checks() {
 }
 
 # crash_series: the doubling in a fresh folder, stopped by a crash after
-# every step before verify, in the middle of verify, after every step
-# after it and in the middle of purge, each time resumed by the next run,
+# every step before verify and in the middle of pre-verify (the writer
+# writing all along: verify under the fence compares only what it wrote
+# since pre-verify began), after every step after it and in the middle of
+# purge, each time resumed by the next run,
 # while the writer writes; then every row once on its owner under `to`,
 # the writer's acknowledged writes applied.
 crash_series() {
@@ -699,21 +702,24 @@ crash_series() {
 	fresh run
 	writer_start
 	check "$e writer: writes go through before the fence" writer_wait writes 10
-	for step in preflight fence catch-up promote; do
+	for step in preflight pre-verify fence catch-up promote; do
 		[ "$step" = fence ] && fence_iter=$(writer_iter)
+		[ "$step" = pre-verify ] && RESHARD_FAULT=after-chunk:pre-verify:2 \
+			run_reshard 99 "$e: crash after chunk 2 of pre-verify" run plan.cfg --yes
 		RESHARD_FAULT=after-step:$step run_reshard 99 "$e: crash after step $step" \
 			run plan.cfg --yes
+		[ "$step" = pre-verify ] && has "$dir/err" "step pre-verify     resuming" \
+			"$e: pre-verify resumed"
 		[ "$step" = promote ] && [ "$e" = pg ] && has "$dir/err" "dropped replication slot" \
 			"$e: promote says it dropped the replica's slot"
 	done
-	RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 "$e: crash after chunk 2 of verify" \
-		run plan.cfg --yes
 	for step in verify publish unfence purge; do
 		[ "$step" = purge ] && RESHARD_FAULT=after-chunk:purge:3 run_reshard 99 \
 			"$e: resumed, crash after chunk 3 of purge" run plan.cfg --yes
 		RESHARD_FAULT=after-step:$step run_reshard 99 "$e: resumed, crash after step $step" \
 			run plan.cfg --yes
-		[ "$step" = verify ] && has "$dir/err" "step verify         resuming" "$e: verify resumed"
+		[ "$step" = verify ] && has "$dir/err" "compares again only the rows changed since pre-verify" \
+			"$e: verify compares again only what changed since pre-verify"
 		# No write may still be on its way by a routing read before publish.
 		[ "$step" = publish ] && check "$e writer: routes by the published routing" \
 			writer_wait iter $(($(writer_iter) + 2))
@@ -841,8 +847,58 @@ verify_checks() {
 		"$e verify: exactly the changed, the deleted and the extra row"
 	equals "$(actual | md5sum)" "$before" "$e verify: still no row changed"
 	(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1
-	equals "$(python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["differences_total"])' \
-		"$dir/status.json")" 3 "$e verify: status counts the three"
+	equals "$(python3 -S -c 'import json, sys
+d = json.load(open(sys.argv[1]))["differences"]
+print(sum(x["pass"] == "verify-on-demand" for x in d))' "$dir/status.json")" 3 \
+		"$e verify: status lists the three"
+	# MariaDB's replica differed before the run: pre-verify found them too.
+	[ "$e" = my ] && equals "$(python3 -S -c 'import json, sys
+d = json.load(open(sys.argv[1]))["differences"]
+print(sum(x["pass"] == "pre-verify" for x in d))' "$dir/status.json")" 3 \
+		"$e verify: pre-verify found the three before the fence"
+}
+
+# recheck_checks: under the fence, a doubling's verify compares again
+# what was written since pre-verify: a mover's copy changed on r1 after
+# pre-verify compared it — MariaDB: on the replica before the fence,
+# sql_log_bin off (r1's copy of the capture logs it); PostgreSQL: on the
+# promoted r1 with only its fence triggers off (its capture logs it) — stops
+# the run in verify (exit 3) naming exactly that row and column.
+recheck_checks() {
+	local e=$ENGINE r1 cr ci sql names n off='' on=''
+	reset >/dev/null 2>&1
+	load || bail "loading the primaries again"
+	check "$e recheck: the replicas have the primaries' rows" wait_replicas
+	fresh recheck
+	r1=$(url_of replica 1)
+	read -r cr ci < <(awk -F'\t' 'NR == FNR { if ($2 == "p1.orders" && $3 == "r1.orders") m[$1] = 1; next }
+		($3 in m) && $2 % 4 != 0 { print $1 " " $2 }' \
+		"$tmp/routes.tsv" "$tmp/rows.tsv" | head -1)
+	[ -n "$ci" ] || bail "recheck: no row that moves from p1 to r1"
+	sql="UPDATE orders SET note = 'changed after pre-verify' WHERE region = '$cr' AND id = $ci"
+	if [ "$e" = my ]; then
+		run_reshard 0 "$e recheck: run --until pre-verify" run plan.cfg --until pre-verify --yes
+		q "$r1" "SET SESSION sql_log_bin = 0; $sql"
+	else
+		run_reshard 0 "$e recheck: run --until promote" run plan.cfg --until promote --yes
+		names=$(q "$r1" "SELECT tgname FROM pg_trigger WHERE tgrelid = 'orders'::regclass
+			AND tgname LIKE 'reshard_fence%'")
+		for n in $names; do
+			off+="ALTER TABLE orders DISABLE TRIGGER $n; "
+			on+="ALTER TABLE orders ENABLE ALWAYS TRIGGER $n; "
+		done
+		q "$r1" "BEGIN; $off $sql; $on COMMIT"
+	fi
+	run_reshard 3 "$e recheck: the run stops in verify (exit 3)" run plan.cfg --yes
+	has "$dir/err" "compares again only the rows changed since pre-verify" \
+		"$e recheck: verify compared only what changed"
+	(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1
+	equals "$(python3 -S -c 'import json, sys
+for x in json.load(open(sys.argv[1]))["differences"]:
+    if x["pass"] == "verify":
+        print(x["kind"], x["owner"], json.dumps(x["primary_key"]), json.dumps(x["columns"]))' \
+		"$dir/status.json")" "differs r1.orders [\"$cr\", \"$ci\"] [\"note\"]" \
+		"$e recheck: exactly that row and column"
 }
 
 # verify_field KEY...: those fields of $dir/out (verify --format json).

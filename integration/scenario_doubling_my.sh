@@ -44,7 +44,7 @@ refusals
 
 # Abort after each step before promote, then (at the end) after promote
 # and verify: every primary as it was.
-aborts preflight fence catch-up
+aborts preflight pre-verify fence catch-up
 
 # Replication stopped under the fence: catch-up fails at once (exit 1)
 # rather than wait for ever, saying what stopped; started again, the run

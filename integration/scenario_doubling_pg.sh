@@ -55,7 +55,7 @@ refusals
 
 # Abort after each step before promote, then (at the end) after promote
 # and verify: every primary as it was.
-aborts preflight fence catch-up
+aborts preflight pre-verify fence catch-up
 
 # Replay paused under the fence: catch-up waits, saying why at once; the
 # replay resumed, it completes.  A table made on p1 moves the position

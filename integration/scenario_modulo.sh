@@ -6,7 +6,9 @@
 # the slot doublings (a crash after every step and in the middle of verify
 # and purge, each resumed, a writer routing by the routing file
 # throughout), checked exactly against the oracle; then `reshard verify`
-# on fresh data (verify_checks); then the replicas are made replicas again.
+# on fresh data (verify_checks), the fenced verify comparing again what
+# changed since pre-verify (recheck_checks); then the replicas are made
+# replicas again.
 #
 # Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
 # Usage: integration/scenario_modulo.sh   (ENGINE: pg or my, else both;
@@ -25,4 +27,5 @@ begin
 crash_series
 promoted_checks
 verify_checks
+recheck_checks
 finish

@@ -41,7 +41,7 @@ oracle_maps=(--hash sha256_64 --table orders
 	--from ranges:0x7fffffffffffffff=p1,max=p2
 	--to ranges:0x3fffffffffffffff=p1,0x7fffffffffffffff=r1,max=p2)
 plan_name=orders-range
-steps=(preflight fence catch-up promote verify publish unfence purge final-check)
+steps=(preflight pre-verify fence catch-up promote verify publish unfence purge final-check)
 
 write_plan() { # write_plan FILE [OPTIONS]
 	cat >"$1" <<PLAN

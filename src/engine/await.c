@@ -640,7 +640,10 @@ await_loop_init(uv_loop_t *loop, struct rs_err *err)
 int
 await_loop_close(uv_loop_t *loop, struct rs_err *err)
 {
-	uv_run(loop, UV_RUN_DEFAULT);
+	/* A uv_stop left over from the last wait ends the first run before
+	 * it begins: the second one then closes what is closing. */
+	if (uv_run(loop, UV_RUN_DEFAULT) != 0)
+		uv_run(loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(loop) != 0)
 		return rs_err_set(err, RS_EINTERNAL,
 		                  "handles left open on the loop (a bug: "

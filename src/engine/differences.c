@@ -72,6 +72,10 @@ engine_differences_text(FILE *out, const struct rs_difference *d, int n,
 			fprintf(out, "  found by %s:\n",
 			        strcmp(d[i].pass, "verify") == 0
 			                ? "the run's verify step"
+			        : strcmp(d[i].pass, "pre-verify") == 0
+			                ? "pre-verify (before the fence: "
+			                  "compared "
+			                  "again under it)"
 			                : "`reshard verify`");
 		fprintf(out, "  %-7s %s.%s key %s%s%s pk %s -> %s%s%s\n",
 		        d[i].kind, d[i].shard, d[i].table,

@@ -156,6 +156,24 @@ key_from_json(struct key_copy *k, const char *text, int n_pk,
 	return rc;
 }
 
+int
+walk_key_from_json(const char *text, int n, struct rs_value *values,
+                   char **bytes, struct rs_err *err)
+{
+	struct key_copy k = {0};
+	int rc;
+
+	*bytes = NULL;
+	if (n > 16)
+		return rs_err_set(err, RS_EIO, "a key of %d values", n);
+	rc = key_from_json(&k, text, n, err);
+	if (rc != 0)
+		return rc;
+	memcpy(values, k.values, sizeof(*values) * (size_t)n);
+	*bytes = k.bytes;
+	return 0;
+}
+
 /* Append V to BUF at *AT as 'text' (or NULL), escaped as keys are in
  * every message (common/text.h), cut with "..." when long. */
 static void

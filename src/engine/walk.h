@@ -113,6 +113,12 @@ int walk_same_layout(const struct rs_backend *ba, const struct rs_table_def *a,
  * (a BLOB key).  malloc'd (free it), NULL when out of memory. */
 char *walk_key_json(const struct rs_value *values, int n);
 
+/* Back from walk_key_json: the N values (N <= 16) of TEXT into VALUES,
+ * pointing into *BYTES (malloc'd: free it once VALUES are not needed).
+ * Returns 0, RS_EIO for a text that is not such a key, RS_ENOMEM. */
+int walk_key_from_json(const char *text, int n, struct rs_value *values,
+                       char **bytes, struct rs_err *err);
+
 /* A row read by WALK named for people, by shard key and primary key, into
  * BUF: "customer_id 'cust-7' (id 920)", control bytes escaped. */
 void walk_describe_row(const struct rs_walk *walk, const struct rs_value *row,

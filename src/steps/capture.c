@@ -19,21 +19,30 @@
 #include "engine/marker.h"
 #include "steps/steps.h"
 
-/* Capture on (or off) for one table of a source shard.  Off leaves alone
- * a table that is not there (an abort after a failed preflight). */
+/* What capture_table does, and where. */
+struct capture_how {
+	int on;
+	int on_shard; /* the shard whose tables these are, or its replica */
+};
+
+/* Capture on (or off) for one table of a source shard, on that shard or
+ * its replica.  Off leaves alone a table that is not there (an abort
+ * after a failed preflight). */
 static int
 capture_table(struct rs_run *run, int shard, int table, int slot,
               const char *physical, void *arg, struct rs_err *err)
 {
-	const int *on = arg;
+	const struct capture_how *how = arg;
 	const struct rs_table_def *def;
 	struct rs_backend *backend;
-	int key, rc = engine_shard(run, shard, &backend, err);
+	int key, rc;
 
 	(void)slot;
+	shard = how->on_shard;
+	rc = engine_shard(run, shard, &backend, err);
 	if (rc == 0)
 		rc = engine_table(run, shard, physical, &def, err);
-	if (rc == RS_ESCHEMA && !*on)
+	if (rc == RS_ESCHEMA && !how->on)
 		return 0;
 	if (rc != 0)
 		return rc;
@@ -44,18 +53,33 @@ capture_table(struct rs_run *run, int shard, int table, int slot,
 			"table %s has no column %s, the plan's shard "
 			"key for it",
 			physical, run->plan->tables[table].key);
-	return await_capture(&run->loop, backend, def, key, *on, err);
+	return await_capture(&run->loop, backend, def, key, how->on, err);
 }
 
 int
 steps_capture_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 {
+	struct capture_how how = {on, shard};
 	int rc = steps_each_table(run, run->plan->from, shard, capture_table,
-	                          &on, err);
+	                          &how, err);
 
 	if (rc == 0)
 		fprintf(stderr, "  %s: change capture %s\n",
 		        run->plan->shards[shard].name, on ? "on" : "removed");
+	return rc;
+}
+
+int
+steps_capture_off_replica(struct rs_run *run, int shard, int replica,
+                          struct rs_err *err)
+{
+	struct capture_how how = {0, replica};
+	int rc = steps_each_table(run, run->plan->from, shard, capture_table,
+	                          &how, err);
+
+	if (rc == 0)
+		fprintf(stderr, "  %s: change capture removed\n",
+		        run->plan->shards[replica].name);
 	return rc;
 }
 

@@ -68,6 +68,9 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	rc = steps_guard_shard(run, shard, 1, err);
 	if (rc == 0 && replica >= 0)
 		rc = steps_guard_shard(run, replica, 1, err);
+	/* pre-verify's change capture, on the shard and its replica. */
+	if (rc == 0)
+		rc = steps_pre_verify_off(run, shard, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, shard, 0, NULL, err);
 	if (rc == 0 && replica >= 0)

@@ -15,6 +15,7 @@ extern const struct rs_step_def step_preflight;
 extern const struct rs_step_def step_fence;
 extern const struct rs_step_def step_catch_up;
 extern const struct rs_step_def step_promote;
+extern const struct rs_step_def step_pre_verify;
 extern const struct rs_step_def step_verify;
 extern const struct rs_step_def step_publish;
 extern const struct rs_step_def step_unfence;
@@ -144,6 +145,16 @@ int steps_each_new_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
  * off also where a table is missing).  Returns 0 or the first error. */
 int steps_capture_shard(struct rs_run *run, int shard, int on,
                         struct rs_err *err);
+
+/* Change capture off on REPLICA, a promoted replica of SHARD that got
+ * SHARD's capture by replication: SHARD's source tables, there. */
+int steps_capture_off_replica(struct rs_run *run, int shard, int replica,
+                              struct rs_err *err);
+
+/* verify.c: a doubling's pre-verify (step_pre_verify) put change capture
+ * on the sources; take it off SHARD and, once promoted, its replica
+ * (unfence, abort).  Nothing when there was no pre-verify.  Idempotent. */
+int steps_pre_verify_off(struct rs_run *run, int shard, struct rs_err *err);
 
 /* Whether SHARD is a target of a copy: a node of `to` that is not one of
  * `from` (a split copies only onto such shards). */

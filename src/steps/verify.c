@@ -215,18 +215,53 @@ verify_is_extra(const struct verify_owner *vo, const struct rs_value *there,
 	return rc;
 }
 
+/* Compare the source row MINE (whose hash is MINE_HASH, native or not as
+ * VO->native) with the owner's row THERE: 0 when they hold the same
+ * values, 1 when they differ (recorded), or the error. */
+static int
+verify_compare(struct verify_owner *vo, const struct rs_value *mine,
+               uint64_t mine_hash, const struct rs_value *there,
+               struct rs_err *err)
+{
+	const struct rs_walk *walk = vo->walk;
+	uint64_t theirs;
+	char *columns;
+	int rc = walk_row_hash(vo->target, vo->native, vo->def,
+	                       there + vo->def->n_pk, &theirs, err);
+
+	/* Native texts that differ may be one value written two ways: a
+	 * second look in canonical form. */
+	if (rc == 0 && theirs != mine_hash && vo->native) {
+		uint64_t canon = 0;
+
+		rc = walk_row_hash(walk->backend, 0, walk->def,
+		                   mine + walk->def->n_pk, &canon, err);
+		if (rc == 0)
+			rc = walk_row_hash(vo->target, 0, vo->def,
+			                   there + vo->def->n_pk, &theirs, err);
+		if (rc == 0 && canon == theirs)
+			theirs = mine_hash;
+	}
+	if (rc != 0 || theirs == mine_hash)
+		return rc;
+	columns = verify_columns(vo, mine, there);
+	rc = columns == NULL ? rs_err_set(err, RS_ENOMEM, "out of memory")
+	                     : verify_record(vo, "differs", walk->def,
+	                                     walk->key_at, mine, columns, err);
+	free(columns);
+	return rc != 0 ? rc : 1;
+}
+
 /* A page of the owner's rows in the chunk's range: compare each mover of
  * the chunk to this owner with its source row; note the extra ones. */
 static int
 verify_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 {
 	struct verify_owner *vo = ctx;
-	const struct rs_walk *walk = vo->walk;
 
 	for (int p = 0; p < page->n_rows; p++) {
 		const struct rs_value *there = rowbuf_row(page, p);
 		int r = steps_keyset_find(&vo->set, there);
-		uint64_t theirs;
 		int rc, extra;
 
 		if (r < 0) {
@@ -243,42 +278,11 @@ verify_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 		if (vo->owners[r].shard != vo->owner.shard ||
 		    vo->owners[r].table != vo->owner.table)
 			continue;
-		rc = walk_row_hash(vo->target, vo->native, vo->def,
-		                   there + vo->def->n_pk, &theirs, err);
-		/* Native texts that differ may be one value written two
-		 * ways: a second look in canonical form. */
-		if (rc == 0 && theirs != vo->hashes[r] && vo->native) {
-			uint64_t mine = 0;
-
-			rc = walk_row_hash(walk->backend, 0, walk->def,
-			                   rowbuf_row(vo->rows, r) +
-			                           walk->def->n_pk,
-			                   &mine, err);
-			if (rc == 0)
-				rc = walk_row_hash(vo->target, 0, vo->def,
-				                   there + vo->def->n_pk,
-				                   &theirs, err);
-			if (rc == 0 && mine == theirs)
-				theirs = vo->hashes[r];
-		}
-		if (rc != 0)
+		rc = verify_compare(vo, rowbuf_row(vo->rows, r), vo->hashes[r],
+		                    there, err);
+		if (rc < 0)
 			return rc;
-		vo->seen[r] = theirs == vo->hashes[r] ? 1 : 2;
-		if (vo->seen[r] == 2) {
-			char *columns = verify_columns(
-				vo, rowbuf_row(vo->rows, r), there);
-
-			rc = columns == NULL
-			             ? rs_err_set(err, RS_ENOMEM,
-			                          "out of memory")
-			             : verify_record(vo, "differs", walk->def,
-			                             walk->key_at,
-			                             rowbuf_row(vo->rows, r),
-			                             columns, err);
-			free(columns);
-			if (rc != 0)
-				return rc;
-		}
+		vo->seen[r] = rc == 0 ? 1 : 2;
 	}
 	return 0;
 }
@@ -517,23 +521,670 @@ verify_walk(struct rs_run *run, struct verify_pass *pass, struct rs_err *err)
 	return rc;
 }
 
+/*
+ * The recheck under the fence, after a pre-verify: only the keys that may
+ * have changed since pre-verify compared them are compared again, by key.
+ */
+
+/* The keys of one source table to compare again: N_PK values and the
+ * shard key a key, each key's texts in one malloc'd block. */
+struct recheck_keys {
+	int width;               /* n_pk + 1 */
+	struct rs_value *values; /* n × width */
+	char **blocks;           /* n */
+	int n, cap;
+};
+
+/* Add the key VALUES (n_pk values, then the shard key) to K. */
+static int
+recheck_add(struct recheck_keys *k, const struct rs_value *values)
+{
+	size_t total = 1, at = 0;
+	char *block;
+
+	if (k->n == k->cap) {
+		int cap = k->cap ? 2 * k->cap : 256;
+		struct rs_value *v = realloc(
+			k->values, sizeof(*v) * (size_t)cap * (size_t)k->width);
+		char **b;
+
+		if (v == NULL)
+			return RS_ENOMEM;
+		k->values = v;
+		b = realloc(k->blocks, sizeof(*b) * (size_t)cap);
+		if (b == NULL)
+			return RS_ENOMEM;
+		k->blocks = b;
+		k->cap = cap;
+	}
+	for (int i = 0; i < k->width; i++)
+		total += values[i].len + 1;
+	block = malloc(total);
+	if (block == NULL)
+		return RS_ENOMEM;
+	for (int i = 0; i < k->width; i++) {
+		struct rs_value *v = &k->values[(size_t)k->n * k->width + i];
+
+		v->len = values[i].len;
+		v->text = NULL;
+		if (values[i].text != NULL) {
+			memcpy(block + at, values[i].text, values[i].len);
+			block[at + values[i].len] = '\0';
+			v->text = block + at;
+			at += values[i].len + 1;
+		}
+	}
+	k->blocks[k->n++] = block;
+	return 0;
+}
+
+static void
+recheck_keys_free(struct recheck_keys *k)
+{
+	for (int i = 0; i < k->n; i++)
+		free(k->blocks[i]);
+	free(k->blocks);
+	free(k->values);
+}
+
+/* One source table's recheck. */
+struct recheck {
+	struct rs_walk walk;
+	struct verify_pass *pass;
+	struct recheck_keys keys;
+	int log_key_at; /* the shard key in an entry of the log's view */
+	int differ;
+};
+
+/* A page of the change log's view (position, primary key, shard key, all
+ * canonical): every key into the set. */
+static int
+recheck_log_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
+{
+	struct recheck *rc = ctx;
+	int n_pk = rc->walk.def->n_pk;
+
+	for (int e = 0; e < page->n_rows; e++) {
+		const struct rs_value *entry = rowbuf_row(page, e);
+		struct rs_value key[17];
+
+		memcpy(key, entry + 1, sizeof(*key) * (size_t)n_pk);
+		key[n_pk] = entry[rc->log_key_at];
+		if (recheck_add(&rc->keys, key) != 0)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Every key of the change log of table PHYSICAL on SHARD into RC->keys:
+ * each change made there since the capture went on, before pre-verify's
+ * walk began.  SHARD is the source, or a new owner that got the capture
+ * by replication (a doubling's replica: its log also holds what was
+ * written there, not by replication); a shard without the log has
+ * nothing to add. */
+static int
+recheck_read_log(struct rs_run *run, struct recheck *rc, int shard,
+                 const char *physical, struct rs_err *err)
+{
+	const struct rs_table_def *src = rc->walk.def;
+	const char *key = run->plan->tables[rc->walk.table].key;
+	const struct rs_table_def *log;
+	struct rs_table_def view;
+	struct rs_backend *backend;
+	char name[300];
+	int pk[18], n = 0, key_in_pk = -1, r;
+
+	backend_change_log_name(physical, name, sizeof(name));
+	r = engine_shard(run, shard, &backend, err);
+	if (r == 0)
+		r = engine_table(run, shard, name, &log, err);
+	if (r == RS_ESCHEMA && shard != rc->walk.shard)
+		return 0;
+	if (r != 0)
+		return r;
+	/* Read keyed on (position, primary key[, shard key]): every value
+	 * canonical, in position order. */
+	pk[n++] = steps_column(log, "reshard_pos");
+	for (int k = 0; k < src->n_pk; k++) {
+		const char *col = src->columns[src->pk[k]].name;
+
+		pk[n++] = steps_column(log, col);
+		if (strcmp(col, key) == 0)
+			key_in_pk = n - 1;
+	}
+	if (key_in_pk < 0) {
+		key_in_pk = n;
+		pk[n++] = steps_column(log, key);
+	}
+	for (int i = 0; i < n; i++)
+		if (pk[i] < 0)
+			return backend_fail(backend, err, RS_ESCHEMA,
+			                    "change log %s lacks a column of "
+			                    "%s's key or shard key",
+			                    name, physical);
+	view = *log;
+	view.pk = pk;
+	view.n_pk = n;
+	rc->log_key_at = key_in_pk;
+	return walk_range_pages(run, backend, &view, NULL, NULL, 1,
+	                        recheck_log_page, rc, err);
+}
+
+/* The keys pre-verify found different on this table into RC->keys. */
+static int
+recheck_read_differences(struct rs_run *run, struct recheck *rc,
+                         struct rs_err *err)
+{
+	const char *shard = run->plan->shards[rc->walk.shard].name;
+	int n_pk = rc->walk.def->n_pk, n = 0;
+	struct rs_difference *d;
+	int r = journal_differences(run->journal, "pre-verify", 0, &d, &n, NULL,
+	                            err);
+
+	for (int i = 0; r == 0 && i < n; i++) {
+		struct rs_value key[17];
+		char *bytes;
+
+		if (strcmp(d[i].shard, shard) != 0 ||
+		    strcmp(d[i].table, rc->walk.physical) != 0)
+			continue;
+		r = walk_key_from_json(d[i].pk, n_pk, key, &bytes, err);
+		if (r != 0)
+			break;
+		key[n_pk].text = d[i].shard_key;
+		key[n_pk].len = d[i].shard_key ? strlen(d[i].shard_key) : 0;
+		if (recheck_add(&rc->keys, key) != 0)
+			r = rs_err_set(err, RS_ENOMEM, "out of memory");
+		free(bytes);
+	}
+	journal_differences_free(d, n);
+	return r;
+}
+
+/* The rows of KEYS (N of them, width W, the first n_pk values used) of
+ * table DEF on BACKEND, every column, into OUT. */
+static int
+recheck_read_rows(struct rs_run *run, struct rs_backend *backend,
+                  const struct rs_table_def *def, const struct rs_value *keys,
+                  int n, int w, struct rs_rowbuf *out, struct rs_err *err)
+{
+	int n_pk = def->n_pk, rc = 0;
+	struct rs_value *asked =
+		malloc(sizeof(*asked) * ((size_t)n * n_pk + 1));
+	int *all = malloc(sizeof(int) * (size_t)(def->n_columns + 1));
+
+	if (asked == NULL || all == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; rc == 0 && i < n; i++)
+		memcpy(&asked[(size_t)i * n_pk], &keys[(size_t)i * w],
+		       sizeof(*asked) * (size_t)n_pk);
+	for (int c = 0; rc == 0 && c < def->n_columns; c++)
+		all[c] = c;
+	if (rc == 0) {
+		struct rs_rows rows = {n, n_pk, asked};
+		struct rs_keys_request request = {
+			.table = def,
+			.columns = all,
+			.n_columns = def->n_columns,
+			.keys = &rows,
+		};
+
+		rc = await_read_keys(&run->loop, backend, &request, out, err);
+	}
+	free(asked);
+	free(all);
+	return rc;
+}
+
+/* Whether OWNER is the source table of RC. */
+static int
+recheck_is_source(const struct recheck *rc, struct rs_owner owner)
+{
+	return owner.shard == rc->walk.shard && owner.table == rc->walk.slot;
+}
+
+/* Compare the keys IDX[0] … IDX[N-1] of the batch (KEYS, width W; their
+ * source rows CURRENT, indexed by FOUND, and owners under `to` NOW) with
+ * what OWNER holds. */
+static int
+recheck_owner(struct rs_run *run, struct recheck *rc, struct rs_owner owner,
+              const struct rs_value *keys, int w, const int *idx, int n,
+              const struct rs_rowbuf *current, const struct steps_keyset *found,
+              const struct rs_owner *now, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	struct verify_owner vo = {
+		.walk = &rc->walk,
+		.pass = rc->pass,
+		.owner = owner,
+	};
+	struct rs_value *asked = malloc(sizeof(*asked) * ((size_t)n * w + 1));
+	struct rs_rowbuf there = {0};
+	struct steps_keyset held = {0};
+	int r = engine_shard(run, owner.shard, &vo.target, err);
+
+	if (r == 0 && asked == NULL)
+		r = rs_err_set(err, RS_ENOMEM, "out of memory");
+	engine_physical(plan->to, plan->tables[rc->walk.table].name,
+	                owner.table, vo.physical, sizeof(vo.physical));
+	if (r == 0)
+		r = engine_table(run, owner.shard, vo.physical, &vo.def, err);
+	if (r == 0) {
+		int key =
+			steps_column(vo.def, plan->tables[rc->walk.table].key);
+
+		if (key < 0)
+			r = backend_fail(
+				vo.target, err, RS_ESCHEMA,
+				"table %s has no column %s, the plan's "
+				"shard key",
+				vo.physical, plan->tables[rc->walk.table].key);
+		vo.key_at = vo.def->n_pk + key;
+		vo.native = walk_same_layout(rc->walk.backend, rc->walk.def,
+		                             vo.target, vo.def);
+	}
+	for (int i = 0; r == 0 && i < n; i++)
+		memcpy(&asked[(size_t)i * w], &keys[(size_t)idx[i] * w],
+		       sizeof(*asked) * (size_t)w);
+	if (r == 0)
+		r = recheck_read_rows(run, vo.target, vo.def, asked, n, w,
+		                      &there, err);
+	if (r == 0 && steps_keyset_init(&held, &there, vo.def->n_pk) != 0)
+		r = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; r == 0 && i < n; i++) {
+		const struct rs_value *key = &keys[(size_t)idx[i] * w];
+		int c = steps_keyset_find(found, key);
+		int t = steps_keyset_find(&held, key);
+		int extra;
+
+		if (c >= 0 && now[c].shard == owner.shard &&
+		    now[c].table == owner.table) {
+			const struct rs_value *mine = rowbuf_row(current, c);
+			uint64_t hash;
+
+			if (t < 0) {
+				r = verify_record(&vo, "missing", rc->walk.def,
+				                  rc->walk.key_at, mine, NULL,
+				                  err);
+				continue;
+			}
+			r = walk_row_hash(
+				rc->walk.backend, vo.native, rc->walk.def,
+				mine + rc->walk.def->n_pk, &hash, err);
+			if (r == 0)
+				r = verify_compare(&vo, mine, hash,
+				                   rowbuf_row(&there, t), err);
+			if (r > 0)
+				r = 0;
+			continue;
+		}
+		/* Not a mover to OWNER now: its row there, if any, must not
+		 * be one that would move there from the source. */
+		if (t < 0)
+			continue;
+		r = verify_is_extra(&vo, rowbuf_row(&there, t), &extra, err);
+		if (r == 0 && extra)
+			r = verify_record(&vo, "extra", vo.def, vo.key_at,
+			                  rowbuf_row(&there, t), NULL, err);
+	}
+	rc->differ += vo.differ;
+	steps_keyset_free(&held);
+	rowbuf_free(&there);
+	free(asked);
+	return r;
+}
+
+/* Compare again the keys BEGIN … BEGIN + N - 1 of RC->keys. */
+static int
+recheck_batch(struct rs_run *run, struct recheck *rc, int begin, int n,
+              struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int w = rc->keys.width;
+	const struct rs_value *keys = &rc->keys.values[(size_t)begin * w];
+	struct rs_rowbuf current = {0};
+	struct steps_keyset found = {0};
+	struct rs_owner *now = NULL, *cand = NULL;
+	int *idx = malloc(sizeof(int) * ((size_t)n + 1));
+	int r = idx == NULL
+	                ? rs_err_set(err, RS_ENOMEM, "out of memory")
+	                : recheck_read_rows(run, rc->walk.backend, rc->walk.def,
+	                                    keys, n, w, &current, err);
+
+	if (r == 0 &&
+	    (steps_keyset_init(&found, &current, rc->walk.def->n_pk) != 0 ||
+	     (now = calloc((size_t)current.n_rows + 1, sizeof(*now))) == NULL ||
+	     (cand = calloc(2 * (size_t)n + 1, sizeof(*cand))) == NULL))
+		r = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int c = 0; r == 0 && c < current.n_rows; c++)
+		r = walk_owner(&rc->walk, plan->to,
+		               &rowbuf_row(&current, c)[rc->walk.key_at],
+		               &now[c], err);
+	/* Each key's candidate owners: where its row belongs now, and
+	 * where its shard key in the log (or in the difference) sent it. */
+	for (int i = 0; r == 0 && i < n; i++) {
+		const struct rs_value *key = &keys[(size_t)i * w];
+		int c = steps_keyset_find(&found, key);
+
+		struct rs_owner *pair = &cand[(size_t)2 * (size_t)i];
+
+		pair[0] = pair[1] = (struct rs_owner){-1, -1};
+		if (c >= 0 && !recheck_is_source(rc, now[c]))
+			pair[0] = now[c];
+		if (key[w - 1].text != NULL) {
+			struct rs_owner o;
+
+			r = walk_owner(&rc->walk, plan->to, &key[w - 1], &o,
+			               err);
+			if (r == 0 && !recheck_is_source(rc, o) &&
+			    (o.shard != pair[0].shard ||
+			     o.table != pair[0].table))
+				pair[1] = o;
+		}
+	}
+	/* Owner by owner, in the order first named. */
+	for (int j = 0; r == 0 && j < 2 * n; j++) {
+		struct rs_owner o = cand[j];
+		int m = 0, first = o.shard >= 0;
+
+		for (int q = 0; q < j && first; q++)
+			first = cand[q].shard != o.shard ||
+			        cand[q].table != o.table;
+		if (!first)
+			continue;
+		for (int q = j; q < 2 * n; q++)
+			if (cand[q].shard == o.shard &&
+			    cand[q].table == o.table &&
+			    (m == 0 || idx[m - 1] != q / 2))
+				idx[m++] = q / 2;
+		r = recheck_owner(run, rc, o, keys, w, idx, m, &current, &found,
+		                  now, err);
+	}
+	steps_keyset_free(&found);
+	rowbuf_free(&current);
+	free(now);
+	free(cand);
+	free(idx);
+	return r;
+}
+
+/* Recheck one source table: its change log's keys and pre-verify's
+ * differences, a batch at a time, each key once. */
+static int
+recheck_table(struct rs_run *run, int shard, int table, int slot,
+              const char *physical, void *arg, struct rs_err *err)
+{
+	struct recheck rc = {
+		.walk = {.run = run,
+	                 .step = "verify",
+	                 .shard = shard,
+	                 .table = table,
+	                 .slot = slot,
+	                 .all_columns = 1,
+	                 .number = -1},
+		.pass = arg,
+	};
+	const struct verify_targets *targets =
+		&rc.pass->targets[shard * rc.pass->per_shard + slot];
+	struct rs_rowbuf view = {0};
+	struct steps_keyset unique = {0};
+	int batch = run->plan->options.batch_rows, r, n = 0;
+
+	if (!engine_touches(run, shard))
+		return 0;
+	snprintf(rc.walk.physical, sizeof(rc.walk.physical), "%s", physical);
+	r = engine_shard(run, shard, &rc.walk.backend, err);
+	if (r == 0)
+		r = engine_table(run, shard, physical, &rc.walk.def, err);
+	if (r == 0) {
+		int key =
+			steps_column(rc.walk.def, run->plan->tables[table].key);
+
+		if (key < 0)
+			return backend_fail(rc.walk.backend, err, RS_ESCHEMA,
+			                    "table %s has no column %s, the "
+			                    "plan's shard key",
+			                    physical,
+			                    run->plan->tables[table].key);
+		rc.walk.key_at = rc.walk.def->n_pk + key;
+		rc.keys.width = rc.walk.def->n_pk + 1;
+		r = journal_differences_forget(run->journal, "verify",
+		                               run->plan->shards[shard].name,
+		                               physical, -1, err);
+	}
+	if (r == 0)
+		r = recheck_read_log(run, &rc, shard, physical, err);
+	for (int t = 0; r == 0 && t < targets->n; t++) {
+		char there[RS_PLAN_MAX_NAME + 1];
+
+		engine_physical(run->plan->to, run->plan->tables[table].name,
+		                targets->owners[t].table, there, sizeof(there));
+		r = recheck_read_log(run, &rc, targets->owners[t].shard, there,
+		                     err);
+	}
+	if (r == 0)
+		r = recheck_read_differences(run, &rc, err);
+	/* Each key once, in the order first seen. */
+	view = (struct rs_rowbuf){.n_rows = rc.keys.n,
+	                          .n_cols = rc.keys.width,
+	                          .values = rc.keys.values};
+	if (r == 0 && steps_keyset_init(&unique, &view, rc.walk.def->n_pk) != 0)
+		r = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; r == 0 && i < rc.keys.n; i++)
+		if (steps_keyset_find(&unique, rowbuf_row(&view, i)) == i) {
+			if (n != i)
+				memcpy(&rc.keys.values[(size_t)n *
+				                       rc.keys.width],
+				       rowbuf_row(&view, i),
+				       sizeof(struct rs_value) *
+				               (size_t)rc.keys.width);
+			n++;
+		}
+	steps_keyset_free(&unique);
+	for (int b = 0; r == 0 && b < n; b += batch) {
+		int m = n - b < batch ? n - b : batch;
+
+		r = recheck_batch(run, &rc, b, m, err);
+		if (r == 0) {
+			progress_add(&run->progress, (uint64_t)m);
+			r = engine_checkpoint(run, err);
+		}
+	}
+	recheck_keys_free(&rc.keys);
+	if (r == 0 && rc.differ > 0)
+		r = backend_fail(rc.walk.backend, err, RS_EVERIFY,
+		                 "table %s: %d moving rows differ from their "
+		                 "copy on the new owner (`reshard status %s` "
+		                 "lists them); nothing was purged",
+		                 physical, rc.differ, run->plan->path);
+	return r;
+}
+
+/* Whether a pre-verify happened: the fact its step leaves. */
+static int
+verify_pre_verified(struct rs_run *run)
+{
+	char state[16];
+
+	return journal_fact_get(run->journal, "pre_verify", state,
+	                        sizeof(state)) == 1 &&
+	       strcmp(state, "done") == 0;
+}
+
 static int
 verify_run(struct rs_run *run, struct rs_err *err)
 {
 	struct verify_pass pass = {.name = "verify"};
-	int rc = verify_walk(run, &pass, err);
+	int rc;
 
-	/* What the command found before is superseded. */
+	if (verify_pre_verified(run)) {
+		fprintf(stderr, "  verify: compares again only the rows "
+		                "changed since pre-verify and those it found "
+		                "different\n");
+		progress_start(&run->progress, "verify", 0);
+		pass.per_shard = engine_tables_per_shard(run->plan->from);
+		rc = verify_targets_init(run, &pass, err);
+		if (rc == 0)
+			rc = steps_each_table_stream(run, run->plan->from,
+			                             recheck_table, &pass, err);
+		verify_targets_free(&pass,
+		                    run->plan->n_shards * pass.per_shard);
+		if (rc == 0)
+			progress_finish(&run->progress);
+	} else {
+		rc = verify_walk(run, &pass, err);
+	}
+	/* What the command and pre-verify found before is superseded. */
+	if (rc == 0)
+		rc = journal_differences_forget(run->journal, STEPS_VERIFY_PASS,
+		                                NULL, NULL, 0, err);
 	return rc != 0 ? rc
-	               : journal_differences_forget(run->journal,
-	                                            STEPS_VERIFY_PASS, NULL,
-	                                            NULL, 0, err);
+	               : journal_differences_forget(run->journal, "pre-verify",
+	                                            NULL, NULL, 0, err);
 }
 
 const struct rs_step_def step_verify = {
 	.name = "verify",
 	.summary = "compare the moving rows on old and new owner",
 	.run = verify_run,
+};
+
+/*
+ * pre-verify (a doubling on servers): with writes still flowing, change
+ * capture goes on every source table (backend_capture, as a split's), and
+ * then verify's comparison walks every source table against its replica,
+ * recording what differs (a replica a little behind) and going on.  Every
+ * write from then on is in the change logs, so under the fence verify
+ * compares again only the logged keys and the differing ones.  A doubling
+ * whose replicas reshard makes under the fence (SQLite) has nothing to
+ * compare with before it: verify then compares every row there.
+ */
+
+/* Whether SHARD's replica exists before the fence and its primary can
+ * capture changes. */
+static int
+pre_verify_possible(struct rs_run *run, int shard, int *possible,
+                    struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica;
+	struct rs_backend *p, *r;
+	int rc;
+
+	*possible = 0;
+	if (replica < 0 || !engine_shard_exists(run, replica))
+		return 0;
+	rc = engine_shard(run, shard, &p, err);
+	if (rc == 0)
+		rc = engine_shard(run, replica, &r, err);
+	if (rc == 0)
+		*possible = backend_supports(p, RS_CAP_CAPTURE) &&
+		            backend_supports(r, RS_CAP_REPLICATION) &&
+		            !backend_supports(r, RS_CAP_MADE_REPLICA);
+	return rc;
+}
+
+static int
+pre_verify_capture(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	(void)arg;
+	return steps_capture_shard(run, shard, 1, err);
+}
+
+static int
+pre_verify_run(struct rs_run *run, struct rs_err *err)
+{
+	struct verify_pass pass = {.name = "pre-verify", .keep_going = 1};
+	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1;
+	int64_t differ = 0;
+
+	n = steps_map_shards(run->plan->from, shards);
+	for (int i = 0; i < n && rc == 0 && possible; i++)
+		if (engine_touches(run, shards[i]))
+			rc = pre_verify_possible(run, shards[i], &possible,
+			                         err);
+	if (rc != 0)
+		return rc;
+	if (!possible) {
+		fprintf(stderr, "  pre-verify: the replicas are made under the "
+		                "fence; verify compares every row there\n");
+		return 0;
+	}
+	/* On record before the capture goes on, for unfence and abort. */
+	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
+	if (rc == 0)
+		rc = steps_each_shard_of(run, run->plan->from, 1,
+		                         pre_verify_capture, NULL, err);
+	if (rc == 0)
+		rc = verify_walk(run, &pass, err);
+	if (rc == 0)
+		rc = journal_fact_set(run->journal, "pre_verify", "done", err);
+	if (rc == 0) {
+		struct rs_difference *d = NULL;
+		int listed = 0;
+
+		rc = journal_differences(run->journal, pass.name, 1, &d,
+		                         &listed, &differ, err);
+		journal_differences_free(d, listed);
+	}
+	if (rc == 0)
+		fprintf(stderr,
+		        "  pre-verify: %lld rows differ now (a replica "
+		        "behind); "
+		        "they and every row written from now on are compared "
+		        "again under the fence\n",
+		        (long long)differ);
+	return rc;
+}
+
+int
+steps_pre_verify_off(struct rs_run *run, int shard, struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica;
+	char state[16];
+	int rc, promoted = 0;
+
+	/* Without a journal (an abort by the markers) it is taken off
+	 * wherever it may be: removing it is idempotent. */
+	if (run->journal != NULL && journal_fact_get(run->journal, "pre_verify",
+	                                             state, sizeof(state)) != 1)
+		return 0;
+	rc = steps_capture_shard(run, shard, 0, err);
+	/* A replica still replicating loses it with its primary; a
+	 * promoted one had it replicated and keeps it. */
+	if (rc == 0 && replica >= 0 && engine_shard_exists(run, replica)) {
+		struct rs_backend *r;
+
+		rc = engine_shard(run, replica, &r, err);
+		if (rc == 0)
+			rc = await_promoted(&run->loop, r, &promoted, err);
+		if (rc == 0 && promoted)
+			rc = steps_capture_off_replica(run, shard, replica,
+			                               err);
+	}
+	return rc;
+}
+
+static int
+pre_verify_undo_shard(struct rs_run *run, int shard, void *arg,
+                      struct rs_err *err)
+{
+	(void)arg;
+	return steps_pre_verify_off(run, shard, err);
+}
+
+static int
+pre_verify_undo(struct rs_run *run, struct rs_err *err)
+{
+	return steps_each_shard_of(run, run->plan->from, 1,
+	                           pre_verify_undo_shard, NULL, err);
+}
+
+const struct rs_step_def step_pre_verify = {
+	.name = "pre-verify",
+	.summary = "compare the moving rows before the fence, noting what "
+		   "changes after",
+	.run = pre_verify_run,
+	.undo = pre_verify_undo,
 };
 
 /* Whether the run is where the new owners hold a copy of the rows that

@@ -1,14 +1,16 @@
 /*
  * The doubling strategy: N shards become 2N by promoting a replica of
- * each; then each side deletes the half it no longer owns.
+ * each; then each side deletes the half it no longer owns.  Server
+ * replicas are compared before the fence (pre-verify), so that under it
+ * verify compares only what changed since.
  */
 #include "steps/steps.h"
 #include "strategy/strategy.h"
 
 static const struct rs_step_def *const doubling_steps[] = {
-	&step_preflight, &step_fence,  &step_catch_up,
-	&step_promote,   &step_verify, &step_publish,
-	&step_unfence,   &step_purge,  &step_final_check,
+	&step_preflight, &step_pre_verify,  &step_fence,   &step_catch_up,
+	&step_promote,   &step_verify,      &step_publish, &step_unfence,
+	&step_purge,     &step_final_check,
 };
 
 /* A primary with a replica, or a replica: the rest keep every row. */

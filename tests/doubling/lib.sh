@@ -42,7 +42,7 @@ lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 oracle=$lib_dir/../oracle.py
 scenario=$(basename "$0" .sh)
 
-steps=(preflight fence catch-up promote verify publish unfence purge final-check)
+steps=(preflight pre-verify fence catch-up promote verify publish unfence purge final-check)
 all_done=$(printf '%s=done ' "${steps[@]}")
 all_done=${all_done% }
 n_rows=3000

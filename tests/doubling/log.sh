@@ -16,7 +16,7 @@ RESHARD_FAULT=after-step:fence run_reshard 99 "log: a crash after step fence" ru
 run_reshard 0 "log: run again completes" run plan.cfg --yes
 "$bin" log plan.cfg >log.txt 2>log.err
 equals "$?" 0 "log: exit 0"
-for step in preflight fence catch-up promote verify publish unfence purge final-check; do
+for step in preflight pre-verify fence catch-up promote verify publish unfence purge final-check; do
 	check "log: step $step begun and done" \
 		bash -c "grep -qE ' info  step $step (starting|resuming)' log.txt &&
 			grep -qE ' info  step $step done$' log.txt"

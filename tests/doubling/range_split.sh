@@ -13,7 +13,7 @@
 oracle_maps=(--hash sha256_64 --table orders
 	--from ranges:0x7fffffffffffffff=db0,max=db1
 	--to ranges:0x3fffffffffffffff=db0,0x7fffffffffffffff=db2,max=db1)
-steps_touched=(preflight fence catch-up promote verify publish unfence purge final-check)
+steps_touched=(preflight pre-verify fence catch-up promote verify publish unfence purge final-check)
 
 write_plan() {
 	cat >"$1/plan.cfg" <<PLAN
