@@ -587,7 +587,10 @@ explain_look(struct explain *ex, struct rs_err *err)
 		struct explain_shard *s = &ex->shards[i];
 		struct rs_backend *b;
 
-		if (!engine_shard_exists(&ex->run, s->shard)) {
+		/* Only a replica may be missing (catch-up makes a SQLite
+		 * one); for any other shard connecting says why not. */
+		if (s->primary >= 0 && !(s->roles & ROLE_SOURCE) &&
+		    !engine_shard_exists(&ex->run, s->shard)) {
 			s->exists = 0;
 			continue;
 		}
@@ -1097,10 +1100,8 @@ explain_shard_text(FILE *out, const struct explain *ex,
 	        url_engine_name(s->engine),
 	        explain_role_text(ex, s, role, sizeof(role)));
 	if (!s->exists) {
-		fprintf(out, " does not exist yet: %s\n",
-		        s->primary >= 0 ? "made by the run (catch-up copies "
-		                          "its primary's file)"
-		                        : "preflight will refuse it");
+		fprintf(out, " does not exist yet: made by the run "
+		             "(catch-up copies its primary's file)\n");
 		return;
 	}
 	if (s->rows >= 0)
