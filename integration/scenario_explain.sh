@@ -79,6 +79,17 @@ my_state() {
 	          WHERE table_name LIKE 'reshard%';" | tr '\n\t' '  '
 }
 
+# replayed PRIMARY_STATE REPLICA_STATE: wait (10 s at most) until the
+# replica's rows are the primary's, so that "before" is taken at rest.
+replayed() {
+	local i
+	for i in $(seq 100); do
+		[ "$($1 | cut -c1-32)" = "$($2 | cut -c1-32)" ] && return 0
+		sleep 0.1
+	done
+	echo "# the replica did not replay the table within 10 s"
+}
+
 # The data: key c0 … c96, row i has key c(i % 97).
 seq 0 $((keys - 1)) | sed 's/^/c/' >"$tmp/keys"
 ddl="CREATE TABLE explain_orders (id bigint PRIMARY KEY,
@@ -116,14 +127,14 @@ doubling() { # ENGINE
 			INSERT INTO explain_orders SELECT i, 'c' || (i % $keys), i / 100.0
 			FROM generate_series(0, $((rows - 1))) AS i"
 		doubling_plan "$plan" "$pg_p" "$pg_r"
-		sleep 1 # the replica replays the table
+		replayed "pg_state $pg_p" "pg_state $pg_r"
 		before="$(pg_state "$pg_p") / $(pg_state "$pg_r")"
 	else
 		my "$RESHARD_MY_PRIMARY_PORT" "DROP TABLE IF EXISTS explain_orders; $ddl;
 			INSERT INTO explain_orders SELECT seq, CONCAT('c', seq % $keys), seq / 100.0
 			FROM seq_0_to_$((rows - 1))"
 		doubling_plan "$plan" "$my_p" "$my_r"
-		sleep 1
+		replayed "my_state $RESHARD_MY_PRIMARY_PORT" "my_state $RESHARD_MY_REPLICA_PORT"
 		before="$(my_state "$RESHARD_MY_PRIMARY_PORT") / $(my_state "$RESHARD_MY_REPLICA_PORT")"
 	fi
 	"$bin" explain "$plan" >"$tmp/$e/out.txt" 2>"$tmp/$e/err.txt" && rc=0 || rc=$?

@@ -1327,7 +1327,7 @@ explain_shard_json(const struct explain *ex, const struct explain_shard *s)
 			                  s->tab_missing[t] > 0));
 	return json_pack(
 		"{s:s, s:s, s:o, s:b, s:b, s:o, s:o, s:I, s:I, s:I, s:o, s:b, "
-		"s:o, s:o, s:b, s:o, s:o}",
+		"s:o, s:o, s:b, s:o, s:o, s:o}",
 		"name", plan->shards[s->shard].name, "engine",
 		url_engine_name(s->engine), "roles", roles, "exists", s->exists,
 		"touched", s->touched, "replica_of",
@@ -1349,7 +1349,8 @@ explain_shard_json(const struct explain *ex, const struct explain_shard *s)
 			: json_null(),
 		"fenced_now", s->fenced_now, "catch_up_seconds",
 		explain_json_seconds(s->catch_up), "note",
-		s->note[0] ? json_string(s->note) : json_null());
+		s->note[0] ? json_string(s->note) : json_null(), "tables",
+		tables);
 }
 
 static json_t *
