@@ -9,7 +9,7 @@
 # longopts in src/cli/cli_*.c, the steps those of src/strategy/*.c.
 # tests/test_man.sh checks all three against the binary and the sources.
 
-_reshard_commands="dry-run route run verify status log abort demo"
+_reshard_commands="dry-run route explain run verify status log abort demo"
 _reshard_steps="preflight pre-verify capture copy catch-up fence final-catch-up
 promote verify publish unfence purge final-check"
 
@@ -18,6 +18,7 @@ _reshard_options() {
 	case $1 in
 	dry-run) echo "--keys --table --summary --format --top --help" ;;
 	route) echo "--table --help" ;;
+	explain) echo "--format --help" ;;
 	run) echo "--until --yes --help" ;;
 	verify) echo "--format --help" ;;
 	status) echo "--format --help" ;;

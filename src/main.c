@@ -16,9 +16,9 @@
 #include "shardmap/hash.h"
 
 static const struct rs_command *const commands[] = {
-	&cli_dryrun_command, &cli_route_command,  &cli_run_command,
-	&cli_verify_command, &cli_status_command, &cli_log_command,
-	&cli_abort_command,  &cli_demo_command,
+	&cli_dryrun_command, &cli_route_command,  &cli_explain_command,
+	&cli_run_command,    &cli_verify_command, &cli_status_command,
+	&cli_log_command,    &cli_abort_command,  &cli_demo_command,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(*commands))

@@ -38,6 +38,7 @@ struct rs_command {
 	"below 0x20 and 0x7f as \\xHH; all other bytes as they are.\n"
 
 extern const struct rs_command cli_dryrun_command;
+extern const struct rs_command cli_explain_command;
 extern const struct rs_command cli_log_command;
 extern const struct rs_command cli_route_command;
 extern const struct rs_command cli_run_command;
@@ -52,7 +53,7 @@ extern const struct rs_command cli_demo_command;
 int cli_load_plan(const char *path, struct rs_plan **plan, struct rs_err *err);
 
 /* The command line of a command that takes one PLAN and `--format
- * text|json` (status, log): *JSON set from --format, *PLAN loaded
+ * text|json` (status, log, explain): *JSON set from --format, *PLAN loaded
  * (plan_free it; NULL when --help was printed, which returns 0).  Bad
  * usage is RS_EUSAGE naming COMMAND; a bad plan as cli_load_plan. */
 int cli_plan_format(const struct rs_command *command, int argc, char **argv,

@@ -532,6 +532,12 @@ dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err)
 		return rs_err_set(err, RS_EIO, "cannot write movers: %s",
 		                  strerror(errno));
 	stats_finish(&dr->result.stats);
+	if (dr->options->counts != NULL) {
+		dr->options->counts->stats = dr->result.stats;
+		dr->options->counts->misplaced = dr->result.misplaced;
+		memset(&dr->result.stats, 0, sizeof(dr->result.stats));
+		return 0;
+	}
 	return dryrun_report(&dr->result, dr->options->json,
 	                     dr->options->summary_only ? dr->out : summary_out,
 	                     err);

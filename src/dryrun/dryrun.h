@@ -32,6 +32,16 @@ struct rs_dryrun_options {
 	                          sets summary_only with it) */
 	int top;               /* report the N keys with most rows; 0: no */
 	int progress;          /* live: draw progress on stderr */
+	/* Not NULL: dryrun_finish prints nothing and hands over what it
+	 * counted here instead (explain); the caller stats_clear's
+	 * counts->stats. */
+	struct rs_dryrun_counts *counts;
+};
+
+/* What a dry-run counted, handed over (rs_dryrun_options.counts). */
+struct rs_dryrun_counts {
+	struct rs_stats stats; /* finished (stats_finish) */
+	uint64_t misplaced;    /* live: rows on a shard not their owner */
 };
 
 /* What a dry-run found, for the report. */
@@ -69,7 +79,8 @@ int dryrun_add_keys(struct rs_dryrun *dr, int table,
                     struct rs_err *err);
 
 /* Flush the movers and print the summary to SUMMARY_OUT (or to the movers'
- * stream with summary_only).  Returns 0 or RS_EIO / RS_ENOMEM. */
+ * stream with summary_only), or with options.counts hand the counts over
+ * and print nothing.  Returns 0 or RS_EIO / RS_ENOMEM. */
 int dryrun_finish(struct rs_dryrun *dr, FILE *summary_out, struct rs_err *err);
 void dryrun_free(struct rs_dryrun *dr);
 

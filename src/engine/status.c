@@ -314,8 +314,11 @@ status_state_text(FILE *out, const struct status *st)
 	fprintf(out, "state:   %s", status_words[st->state]);
 	switch (st->state) {
 	case STATUS_NEVER_RUN:
-		fprintf(out, ": no step has begun; `reshard run %s` starts it",
-		        path);
+		fprintf(out,
+		        ": no step has begun; `reshard run %s` starts it; "
+		        "`reshard explain %s` shows what it would do, "
+		        "`reshard dry-run %s` which keys move",
+		        path, path, path);
 		break;
 	case STATUS_RUNNING:
 		if (step != NULL)
