@@ -206,7 +206,7 @@ check "split: explain --format json exits 0" test "$rc" -eq 0
 "$bin" explain "$tmp/split.cfg" >"$tmp/split.txt" 2>>"$tmp/split.err" && rc=0 || rc=$?
 check "split: explain (text) exits 0" test "$rc" -eq 0
 equals "$(xget "$tmp/split.json" '[s["name"] for s in d["steps"]]')" \
-	"preflight capture copy catch-up fence final-catch-up verify publish unfence purge final-check" \
+	"preflight capture copy catch-up pre-verify fence final-catch-up verify publish unfence purge final-check" \
 	"split: the steps in order"
 equals "$(xget "$tmp/split.json" '[s["name"] for s in d["shards"] if "target" in s["roles"]]')" \
 	lite "split: the new shard is the target"

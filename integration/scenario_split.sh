@@ -314,7 +314,7 @@ section_conn() {
 
 section_aborts() {
 	local step
-	for step in preflight capture copy catch-up fence final-catch-up verify; do
+	for step in preflight capture copy catch-up pre-verify fence final-catch-up verify; do
 		fresh "abort-$step" 3000 || { not_ok "abort $step: setup"; continue; }
 		dumps >"$dir/before"
 		run_reshard 0 "abort $step: run --until $step" run plan.cfg --until "$step" --yes

@@ -56,31 +56,38 @@ capture_table(struct rs_run *run, int shard, int table, int slot,
 	return await_capture(&run->loop, backend, def, key, how->on, err);
 }
 
-int
-steps_capture_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+/* Capture ON or off for the tables of SHARD under MAP, on shard ON_SHARD
+ * (SHARD, or its replica), and say so. */
+static int
+capture_tables(struct rs_run *run, const struct rs_map *map, int shard,
+               int on, int on_shard, struct rs_err *err)
 {
-	struct capture_how how = {on, shard};
-	int rc = steps_each_table(run, run->plan->from, shard, capture_table,
-	                          &how, err);
+	struct capture_how how = {on, on_shard};
+	int rc = steps_each_table(run, map, shard, capture_table, &how, err);
 
 	if (rc == 0)
 		fprintf(stderr, "  %s: change capture %s\n",
-		        run->plan->shards[shard].name, on ? "on" : "removed");
+		        run->plan->shards[on_shard].name, on ? "on" : "removed");
 	return rc;
+}
+
+int
+steps_capture_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
+{
+	return capture_tables(run, run->plan->from, shard, on, shard, err);
 }
 
 int
 steps_capture_off_replica(struct rs_run *run, int shard, int replica,
                           struct rs_err *err)
 {
-	struct capture_how how = {0, replica};
-	int rc = steps_each_table(run, run->plan->from, shard, capture_table,
-	                          &how, err);
+	return capture_tables(run, run->plan->from, shard, 0, replica, err);
+}
 
-	if (rc == 0)
-		fprintf(stderr, "  %s: change capture removed\n",
-		        run->plan->shards[replica].name);
-	return rc;
+int
+steps_capture_target(struct rs_run *run, int shard, int on, struct rs_err *err)
+{
+	return capture_tables(run, run->plan->to, shard, on, shard, err);
 }
 
 /* Mark SHARD as the run's, unless another run's marker is there. */

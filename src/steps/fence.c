@@ -68,9 +68,6 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	rc = steps_guard_shard(run, shard, 1, err);
 	if (rc == 0 && replica >= 0)
 		rc = steps_guard_shard(run, replica, 1, err);
-	/* pre-verify's change capture, on the shard and its replica. */
-	if (rc == 0)
-		rc = steps_pre_verify_off(run, shard, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, shard, 0, NULL, err);
 	if (rc == 0 && replica >= 0)
@@ -81,9 +78,13 @@ unfence_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 static int
 unfence_run(struct rs_run *run, struct rs_err *err)
 {
-	/* The delete logs run since publish (steps_delete_logs_on). */
-	int rc = steps_each_shard_of(run, run->plan->from, 1, unfence_shard,
-	                             NULL, err);
+	/* The delete logs run since publish (steps_delete_logs_on);
+	 * pre-verify's change capture is no longer needed. */
+	int rc = steps_pre_verify_off(run, err);
+
+	if (rc == 0)
+		rc = steps_each_shard_of(run, run->plan->from, 1, unfence_shard,
+		                         NULL, err);
 
 	return rc != 0 ? rc
 	               : journal_fact_delete(run->journal, "fenced_since", err);

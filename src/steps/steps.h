@@ -151,10 +151,22 @@ int steps_capture_shard(struct rs_run *run, int shard, int on,
 int steps_capture_off_replica(struct rs_run *run, int shard, int replica,
                               struct rs_err *err);
 
-/* verify.c: a doubling's pre-verify (step_pre_verify) put change capture
- * on the sources; take it off SHARD and, once promoted, its replica
- * (unfence, abort).  Nothing when there was no pre-verify.  Idempotent. */
-int steps_pre_verify_off(struct rs_run *run, int shard, struct rs_err *err);
+/* Change capture on (or off) on the tables of target SHARD under `to`
+ * (a split's copies, for pre-verify). */
+int steps_capture_target(struct rs_run *run, int shard, int on,
+                         struct rs_err *err);
+
+/* pre_verify.c: take off the change capture pre-verify put up (a
+ * doubling's sources and promoted replicas, a split's targets), for
+ * unfence and abort.  Nothing when there was no pre-verify.  Idempotent. */
+int steps_pre_verify_off(struct rs_run *run, struct rs_err *err);
+
+/* verify.c: verify's comparison of every source table with the new
+ * owners as a pass named PASS (its journal step): with KEEP_GOING every
+ * difference is recorded and the walk goes on (returning 0), else the
+ * first chunk that differs stops it (RS_EVERIFY). */
+int steps_verify_pass(struct rs_run *run, const char *pass, int keep_going,
+                      struct rs_err *err);
 
 /* Whether SHARD is a target of a copy: a node of `to` that is not one of
  * `from` (a split copies only onto such shards). */

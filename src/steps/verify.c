@@ -522,8 +522,13 @@ verify_walk(struct rs_run *run, struct verify_pass *pass, struct rs_err *err)
 }
 
 /*
- * The recheck under the fence, after a pre-verify: only the keys that may
- * have changed since pre-verify compared them are compared again, by key.
+ * The recheck under the fence, after a pre-verify (pre_verify.c): only the
+ * keys that may have changed since pre-verify compared them are compared
+ * again, by key: those in the change logs of the source and of its new
+ * owners (a doubling's promoted replica, a split's targets), and those
+ * pre-verify found different.  A key is compared on every owner it may
+ * have: where its row belongs now, and where its shard key in the log
+ * sent it (so a copy left behind by a move or a delete shows as extra).
  */
 
 /* The keys of one source table to compare again: N_PK values and the
@@ -596,6 +601,13 @@ struct recheck {
 	int differ;
 };
 
+/* Whether OWNER is the source table of RC. */
+static int
+recheck_is_source(const struct recheck *rc, struct rs_owner owner)
+{
+	return owner.shard == rc->walk.shard && owner.table == rc->walk.slot;
+}
+
 /* A page of the change log's view (position, primary key, shard key, all
  * canonical): every key into the set. */
 static int
@@ -607,7 +619,19 @@ recheck_log_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 	for (int e = 0; e < page->n_rows; e++) {
 		const struct rs_value *entry = rowbuf_row(page, e);
 		struct rs_value key[17];
+		struct rs_owner from;
 
+		/* A new owner's log holds the keys of every source that sends
+		 * it rows: this source's only. */
+		if (entry[rc->log_key_at].text != NULL) {
+			int r = walk_owner(&rc->walk, rc->walk.run->plan->from,
+			                   &entry[rc->log_key_at], &from, err);
+
+			if (r != 0)
+				return r;
+			if (!recheck_is_source(rc, from))
+				continue;
+		}
 		memcpy(key, entry + 1, sizeof(*key) * (size_t)n_pk);
 		key[n_pk] = entry[rc->log_key_at];
 		if (recheck_add(&rc->keys, key) != 0)
@@ -734,13 +758,6 @@ recheck_read_rows(struct rs_run *run, struct rs_backend *backend,
 	free(asked);
 	free(all);
 	return rc;
-}
-
-/* Whether OWNER is the source table of RC. */
-static int
-recheck_is_source(const struct recheck *rc, struct rs_owner owner)
-{
-	return owner.shard == rc->walk.shard && owner.table == rc->walk.slot;
 }
 
 /* Compare the keys IDX[0] … IDX[N-1] of the batch (KEYS, width W; their
@@ -1049,143 +1066,14 @@ const struct rs_step_def step_verify = {
 	.run = verify_run,
 };
 
-/*
- * pre-verify (a doubling on servers): with writes still flowing, change
- * capture goes on every source table (backend_capture, as a split's), and
- * then verify's comparison walks every source table against its replica,
- * recording what differs (a replica a little behind) and going on.  Every
- * write from then on is in the change logs, so under the fence verify
- * compares again only the logged keys and the differing ones.  A doubling
- * whose replicas reshard makes under the fence (SQLite) has nothing to
- * compare with before it: verify then compares every row there.
- */
-
-/* Whether SHARD's replica exists before the fence and its primary can
- * capture changes. */
-static int
-pre_verify_possible(struct rs_run *run, int shard, int *possible,
-                    struct rs_err *err)
-{
-	int replica = run->plan->shards[shard].replica;
-	struct rs_backend *p, *r;
-	int rc;
-
-	*possible = 0;
-	if (replica < 0 || !engine_shard_exists(run, replica))
-		return 0;
-	rc = engine_shard(run, shard, &p, err);
-	if (rc == 0)
-		rc = engine_shard(run, replica, &r, err);
-	if (rc == 0)
-		*possible = backend_supports(p, RS_CAP_CAPTURE) &&
-		            backend_supports(r, RS_CAP_REPLICATION) &&
-		            !backend_supports(r, RS_CAP_MADE_REPLICA);
-	return rc;
-}
-
-static int
-pre_verify_capture(struct rs_run *run, int shard, void *arg, struct rs_err *err)
-{
-	(void)arg;
-	return steps_capture_shard(run, shard, 1, err);
-}
-
-static int
-pre_verify_run(struct rs_run *run, struct rs_err *err)
-{
-	struct verify_pass pass = {.name = "pre-verify", .keep_going = 1};
-	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1;
-	int64_t differ = 0;
-
-	n = steps_map_shards(run->plan->from, shards);
-	for (int i = 0; i < n && rc == 0 && possible; i++)
-		if (engine_touches(run, shards[i]))
-			rc = pre_verify_possible(run, shards[i], &possible,
-			                         err);
-	if (rc != 0)
-		return rc;
-	if (!possible) {
-		fprintf(stderr, "  pre-verify: the replicas are made under the "
-		                "fence; verify compares every row there\n");
-		return 0;
-	}
-	/* On record before the capture goes on, for unfence and abort. */
-	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
-	if (rc == 0)
-		rc = steps_each_shard_of(run, run->plan->from, 1,
-		                         pre_verify_capture, NULL, err);
-	if (rc == 0)
-		rc = verify_walk(run, &pass, err);
-	if (rc == 0)
-		rc = journal_fact_set(run->journal, "pre_verify", "done", err);
-	if (rc == 0) {
-		struct rs_difference *d = NULL;
-		int listed = 0;
-
-		rc = journal_differences(run->journal, pass.name, 1, &d,
-		                         &listed, &differ, err);
-		journal_differences_free(d, listed);
-	}
-	if (rc == 0)
-		fprintf(stderr,
-		        "  pre-verify: %lld rows differ now (a replica "
-		        "behind); "
-		        "they and every row written from now on are compared "
-		        "again under the fence\n",
-		        (long long)differ);
-	return rc;
-}
-
 int
-steps_pre_verify_off(struct rs_run *run, int shard, struct rs_err *err)
+steps_verify_pass(struct rs_run *run, const char *pass, int keep_going,
+                  struct rs_err *err)
 {
-	int replica = run->plan->shards[shard].replica;
-	char state[16];
-	int rc, promoted = 0;
+	struct verify_pass vp = {.name = pass, .keep_going = keep_going};
 
-	/* Without a journal (an abort by the markers) it is taken off
-	 * wherever it may be: removing it is idempotent. */
-	if (run->journal != NULL && journal_fact_get(run->journal, "pre_verify",
-	                                             state, sizeof(state)) != 1)
-		return 0;
-	rc = steps_capture_shard(run, shard, 0, err);
-	/* A replica still replicating loses it with its primary; a
-	 * promoted one had it replicated and keeps it. */
-	if (rc == 0 && replica >= 0 && engine_shard_exists(run, replica)) {
-		struct rs_backend *r;
-
-		rc = engine_shard(run, replica, &r, err);
-		if (rc == 0)
-			rc = await_promoted(&run->loop, r, &promoted, err);
-		if (rc == 0 && promoted)
-			rc = steps_capture_off_replica(run, shard, replica,
-			                               err);
-	}
-	return rc;
+	return verify_walk(run, &vp, err);
 }
-
-static int
-pre_verify_undo_shard(struct rs_run *run, int shard, void *arg,
-                      struct rs_err *err)
-{
-	(void)arg;
-	return steps_pre_verify_off(run, shard, err);
-}
-
-static int
-pre_verify_undo(struct rs_run *run, struct rs_err *err)
-{
-	return steps_each_shard_of(run, run->plan->from, 1,
-	                           pre_verify_undo_shard, NULL, err);
-}
-
-const struct rs_step_def step_pre_verify = {
-	.name = "pre-verify",
-	.summary = "compare the moving rows before the fence, noting what "
-		   "changes after",
-	.run = pre_verify_run,
-	.undo = pre_verify_undo,
-};
 
 /* Whether the run is where the new owners hold a copy of the rows that
  * move and the old owners still own them: after the strategy's

@@ -52,7 +52,7 @@ undone() {
 		-n "$(compgen -G "$plan_name.journal.aborted-*")"
 }
 
-for step in preflight capture copy catch-up fence final-catch-up verify; do
+for step in preflight capture copy catch-up pre-verify fence final-catch-up verify; do
 	section "abort-$step"
 	fresh "abort-$step"
 	dumps "$root/template-$kind" >dump.before

@@ -38,7 +38,7 @@ points=()
 for s in "${steps[@]}"; do points+=("after-step:$s"); done
 # (before-step:S is the same place as after-step of the step before S.)
 points+=(before-step:preflight after-chunk:copy:1 after-chunk:copy:20
-	after-chunk:verify:5 after-chunk:purge:5 after-chunk:final-check:2)
+	after-chunk:pre-verify:5 after-chunk:purge:5 after-chunk:final-check:2)
 for point in "${points[@]}"; do
 	section "$point"
 	fresh "${point//:/-}"

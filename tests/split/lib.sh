@@ -53,8 +53,8 @@ lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 data=$lib_dir/data.py
 scenario=$(basename "$0" .sh)
 
-steps=(preflight capture copy catch-up fence final-catch-up verify publish
-	unfence purge final-check)
+steps=(preflight capture copy catch-up pre-verify fence final-catch-up verify
+	publish unfence purge final-check)
 all_done=$(printf '%s=done ' "${steps[@]}")
 all_done=${all_done% }
 sources=(n0 n1 n2 n3)

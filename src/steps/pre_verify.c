@@ -1,0 +1,183 @@
+/*
+ * pre-verify: verify before the fence, so that under it verify compares
+ * only what changed since (verify.c, the recheck).
+ *
+ * With writes still flowing, change capture (backend_capture, the
+ * split's triggers and change log) is put on every table that can change
+ * under the comparison: a doubling's source tables (its replicas get it
+ * by replication, and log what is written on them directly too); a
+ * split's target tables (its sources have had it since the capture step).
+ * Then verify's comparison walks every source table against the new
+ * owners, recording what differs (a replica a little behind, a change the
+ * split has not replayed yet) and going on.  From then on every write to
+ * a row that moves is in a change log: of the source (a doubling), or of
+ * the target, where the final catch-up replays it (a split).  Under the
+ * fence verify compares again the logged keys and the differing ones.
+ *
+ * A doubling whose replicas reshard makes under the fence (SQLite) has
+ * nothing to compare with before it: the step does nothing, and verify
+ * then compares every row under the fence.
+ *
+ * The capture it put up comes off at unfence (steps_pre_verify_off) and
+ * in abort; a split's sources keep theirs until purge, as before.
+ */
+#include <stdio.h>
+
+#include "steps/steps.h"
+
+/* Whether SHARD, a source the run touches, can be compared before the
+ * fence: a doubling's replica exists already and streams from it; a
+ * split's sources and targets can capture changes. */
+static int
+pre_verify_possible(struct rs_run *run, int shard, int *possible,
+                    struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica;
+	struct rs_backend *p, *r;
+	int rc;
+
+	*possible = 0;
+	if (!run->strategy->promotes_replicas) {
+		rc = engine_shard(run, shard, &p, err);
+		if (rc == 0)
+			*possible = backend_supports(p, RS_CAP_CAPTURE);
+		return rc;
+	}
+	if (replica < 0 || !engine_shard_exists(run, replica))
+		return 0;
+	rc = engine_shard(run, shard, &p, err);
+	if (rc == 0)
+		rc = engine_shard(run, replica, &r, err);
+	if (rc == 0)
+		*possible = backend_supports(p, RS_CAP_CAPTURE) &&
+		            backend_supports(r, RS_CAP_REPLICATION) &&
+		            !backend_supports(r, RS_CAP_MADE_REPLICA);
+	return rc;
+}
+
+/* Capture on (ARG: 1) or off (0) on SHARD's part: a doubling's source,
+ * or a split's target. */
+static int
+pre_verify_capture(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	const int *on = arg;
+
+	if (run->strategy->promotes_replicas)
+		return steps_capture_shard(run, shard, *on, err);
+	/* A split: its targets only, and a SQLite target not made yet (an
+	 * abort by the markers) is not made by asking. */
+	if (!steps_is_target(run->plan, shard) ||
+	    (!*on && !engine_shard_exists(run, shard)))
+		return 0;
+	return steps_capture_target(run, shard, *on, err);
+}
+
+/* The shards whose tables get the capture: the touched sources of a
+ * doubling, the targets of a split. */
+static int
+pre_verify_each(struct rs_run *run, int on, struct rs_err *err)
+{
+	return steps_each_shard_of(run,
+	                           run->strategy->promotes_replicas
+	                                   ? run->plan->from
+	                                   : run->plan->to,
+	                           1, pre_verify_capture, &on, err);
+}
+
+static int
+pre_verify_run(struct rs_run *run, struct rs_err *err)
+{
+	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1;
+	struct rs_difference *d = NULL;
+	int64_t differ = 0;
+	int listed = 0;
+
+	n = steps_map_shards(run->plan->from, shards);
+	for (int i = 0; i < n && rc == 0 && possible; i++)
+		if (engine_touches(run, shards[i]))
+			rc = pre_verify_possible(run, shards[i], &possible,
+			                         err);
+	for (int i = 0; i < run->plan->n_shards && rc == 0 && possible; i++)
+		if (!run->strategy->promotes_replicas &&
+		    steps_is_target(run->plan, i)) {
+			struct rs_backend *t;
+
+			rc = engine_shard(run, i, &t, err);
+			possible =
+				rc == 0 && backend_supports(t, RS_CAP_CAPTURE);
+		}
+	if (rc != 0)
+		return rc;
+	if (!possible) {
+		fprintf(stderr, "  pre-verify: the replicas are made under the "
+		                "fence; verify compares every row there\n");
+		return 0;
+	}
+	/* On record before the capture goes on, for unfence and abort. */
+	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
+	if (rc == 0)
+		rc = pre_verify_each(run, 1, err);
+	if (rc == 0)
+		rc = steps_verify_pass(run, "pre-verify", 1, err);
+	if (rc == 0)
+		rc = journal_fact_set(run->journal, "pre_verify", "done", err);
+	if (rc == 0)
+		rc = journal_differences(run->journal, "pre-verify", 1, &d,
+		                         &listed, &differ, err);
+	journal_differences_free(d, listed);
+	if (rc == 0)
+		fprintf(stderr,
+		        "  pre-verify: %lld rows differ now (not caught up "
+		        "yet); they and every row written from now on are "
+		        "compared again under the fence\n",
+		        (long long)differ);
+	return rc;
+}
+
+/* A doubling: the promoted replica of SHARD got the capture by
+ * replication and keeps it; one still replicating loses it with its
+ * primary. */
+static int
+pre_verify_off_replica(struct rs_run *run, int shard, void *arg,
+                       struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica, promoted = 0;
+	struct rs_backend *r;
+	int rc;
+
+	(void)arg;
+	if (replica < 0 || !engine_shard_exists(run, replica))
+		return 0;
+	rc = engine_shard(run, replica, &r, err);
+	if (rc == 0)
+		rc = await_promoted(&run->loop, r, &promoted, err);
+	if (rc == 0 && promoted)
+		rc = steps_capture_off_replica(run, shard, replica, err);
+	return rc;
+}
+
+int
+steps_pre_verify_off(struct rs_run *run, struct rs_err *err)
+{
+	char state[16];
+	int rc;
+
+	/* Without a journal (an abort by the markers) it is taken off
+	 * wherever it may be: removing it is idempotent. */
+	if (run->journal != NULL && journal_fact_get(run->journal, "pre_verify",
+	                                             state, sizeof(state)) != 1)
+		return 0;
+	rc = pre_verify_each(run, 0, err);
+	if (rc == 0 && run->strategy->promotes_replicas)
+		rc = steps_each_shard_of(run, run->plan->from, 1,
+		                         pre_verify_off_replica, NULL, err);
+	return rc;
+}
+
+const struct rs_step_def step_pre_verify = {
+	.name = "pre-verify",
+	.summary = "compare the moving rows before the fence, noting what "
+		   "changes after",
+	.run = pre_verify_run,
+	.undo = steps_pre_verify_off,
+};
