@@ -59,15 +59,16 @@ capture_table(struct rs_run *run, int shard, int table, int slot,
 /* Capture ON or off for the tables of SHARD under MAP, on shard ON_SHARD
  * (SHARD, or its replica), and say so. */
 static int
-capture_tables(struct rs_run *run, const struct rs_map *map, int shard,
-               int on, int on_shard, struct rs_err *err)
+capture_tables(struct rs_run *run, const struct rs_map *map, int shard, int on,
+               int on_shard, struct rs_err *err)
 {
 	struct capture_how how = {on, on_shard};
 	int rc = steps_each_table(run, map, shard, capture_table, &how, err);
 
 	if (rc == 0)
 		fprintf(stderr, "  %s: change capture %s\n",
-		        run->plan->shards[on_shard].name, on ? "on" : "removed");
+		        run->plan->shards[on_shard].name,
+		        on ? "on" : "removed");
 	return rc;
 }
 
