@@ -856,6 +856,7 @@ print(sum(x["pass"] == "verify-on-demand" for x in d))' "$dir/status.json")" 3 \
 d = json.load(open(sys.argv[1]))["differences"]
 print(sum(x["pass"] == "pre-verify" for x in d))' "$dir/status.json")" 3 \
 		"$e verify: pre-verify found the three before the fence"
+	aborted_clean "$e verify"
 }
 
 # recheck_checks: under the fence, a doubling's verify compares again
@@ -899,6 +900,17 @@ for x in json.load(open(sys.argv[1]))["differences"]:
         print(x["kind"], x["owner"], json.dumps(x["primary_key"]), json.dumps(x["columns"]))' \
 		"$dir/status.json")" "differs r1.orders [\"$cr\", \"$ci\"] [\"note\"]" \
 		"$e recheck: exactly that row and column"
+	aborted_clean "$e recheck"
+}
+
+# aborted_clean NAME: abort the run in $dir (stopped before publish):
+# no change capture, fence or guard left on any server, p or r.
+aborted_clean() {
+	run_reshard 0 "$1: abort" abort plan.cfg
+	equals "$(fence_triggers)" 0 "$1: abort leaves no fence or guard trigger"
+	# shellcheck disable=SC2046 # one shard name a word
+	equals "$(reshard_tables $(shard_names) | grep -v ' reshard_marker$')" "" \
+		"$1: abort leaves no change log, on the primaries or the replicas"
 }
 
 # verify_field KEY...: those fields of $dir/out (verify --format json).
