@@ -9,7 +9,8 @@
 # tables), rows with a composite primary key, NULLs and unicode, placed by
 # the oracle (tests/oracle.py).
 #
-# The run crashes after fence and after verify and is resumed; while p1 is
+# The run crashes after fence and after verify and is resumed, keeping
+# the ownership guard after purge (options.keep_guard); while p1 is
 # fenced, status names p1 and r1 only and p2 takes writes.  A transaction
 # stays open on p2's table for the whole run, as an application's would: a
 # run that took a lock on p2 would wait for it and fail; an event trigger
@@ -239,7 +240,8 @@ equals "$(q "$p2" "SELECT count(*) FROM pg_replication_slots WHERE active")" 1 \
 check "before: an event trigger on p2 records the DDL sent to it" watch_p2
 dump_p2 "$tmp/p2.before" >"$tmp/why" || not_ok "before: pg_dump of p2" "$tmp/why"
 
-fresh run
+# The guard stays after purge (options.keep_guard), checked at the end.
+fresh run "keep_guard = true;"
 check "an open transaction holds a lock on p2's orders" hold_p2
 
 # What the three runs print on stderr goes into err.all.
@@ -270,6 +272,21 @@ cat "$dir/err" >>"$dir/err.all"
 run_reshard 0 "resumed, the run completes (exit 0)" run plan.cfg --yes
 cat "$dir/err" >>"$dir/err.all"
 release_p2
+# keep_guard: after the run, p1 still refuses a stale router's write of a
+# row now on r1; taken off as status says, the write goes through.
+moved=$(awk -F'\t' '$2 == "p1" && $3 == "r1" { print $1; exit }' "$tmp/routes.tsv")
+q "$p1" "INSERT INTO orders VALUES ('st', 99999991, '${moved//\'/\'\'}', 1.00, 'stale')" \
+	>"$dir/stale" 2>&1
+has "$dir/stale" "row belongs to r1 since routing epoch 1 (reshard $plan_name)" \
+	"keep_guard: after purge p1 still refuses a stale write of a row now on r1"
+(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>&1
+equals "$(python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["guard_kept"])' \
+	"$dir/status.json" 2>&1)" True "keep_guard: status says the guard is kept"
+(cd "$dir" && "$bin" status plan.cfg) >"$dir/status.txt" 2>&1
+has "$dir/status.txt" "DROP TRIGGER reshard_guard ON t" "keep_guard: status says how to take it off"
+q "$p1" "DROP TRIGGER reshard_guard ON orders" && q "$r1" "DROP TRIGGER reshard_guard ON orders"
+check "keep_guard: taken off, p1 takes that write (rolled back)" \
+	q "$p1" "BEGIN; INSERT INTO orders VALUES ('st', 99999991, '${moved//\'/\'\'}', 1.00, 'x'); ROLLBACK"
 for said in "p1: writes fenced" "p1: writes open again" "r1: writes open again" \
 	"r1: a primary of its own" "p1: dropped replication slot pg_replica (it held WAL for r1)"; do
 	has "$dir/err.all" "$said" "the run says \"$said\""

@@ -225,6 +225,14 @@ test_create_tables(void **state)
 	                           &plan, &diags),
 	                 0);
 	assert_int_equal(plan->options.create_tables, 0);
+	assert_int_equal(plan->options.keep_guard, 0);
+	plan_free(plan);
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+	                           "strategy = \"doubling\";\n"
+	                           "options = { keep_guard = true; };\n",
+	                           &plan, &diags),
+	                 0);
+	assert_int_equal(plan->options.keep_guard, 1);
 	plan_free(plan);
 	expect_one(HEAD FROM_SLOTS TO_SLOTS
 	           "strategy = \"split\";\n"

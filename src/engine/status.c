@@ -618,6 +618,8 @@ status_print_json(FILE *out, const struct status *st, struct rs_err *err)
 					: 0));
 	STATUS_SET("epoch", status_json_int(st->epoch));
 	STATUS_SET("guard_epoch", status_json_int(st->guarded));
+	STATUS_SET("guard_kept",
+	           json_boolean(st->guarded[0] && plan->options.keep_guard));
 	STATUS_SET("abort",
 	           st->abort[0] ? json_string(st->abort) : json_null());
 	STATUS_SET("last_abort",
@@ -700,10 +702,20 @@ status_print_text(FILE *out, const struct status *st)
 	fprintf(out, "routing: %s%s\n",
 	        st->epoch[0] ? "epoch " : "not published yet",
 	        st->epoch[0] ? st->epoch : "");
-	if (st->guarded[0])
+	if (st->guarded[0] && !plan->options.keep_guard)
 		fprintf(out,
 		        "guard:   the old owners refuse writes to rows they "
 		        "gave away (routing epoch %s) until purge is done\n",
+		        st->guarded);
+	else if (st->guarded[0])
+		fprintf(out,
+		        "guard:   the old owners refuse writes to rows they "
+		        "gave away (routing epoch %s), also after purge "
+		        "(options.keep_guard); to take it off, on each old "
+		        "owner's tables: PostgreSQL `DROP TRIGGER "
+		        "reshard_guard "
+		        "ON t`, MariaDB `DROP TRIGGER reshard_guard_INSERT_t` "
+		        "(and _UPDATE_t, _DELETE_t)\n",
 		        st->guarded);
 	status_kept_text(out, plan, st->kept, st->n_kept);
 	if (st->diffs_total > 0) {

@@ -1072,6 +1072,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	                                    "lock_timeout_ms",
 	                                    "operation_timeout_seconds",
 	                                    "create_tables",
+	                                    "keep_guard",
 	                                    NULL};
 	struct rs_plan_options *o = &ld->plan->options;
 	const config_setting_t *g = get_group(
@@ -1101,6 +1102,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	o->operation_timeout_seconds = (int)get_int(
 		ld, g, "operation_timeout_seconds", 60, 1, 86400, 60);
 	o->create_tables = get_bool(ld, g, "create_tables", 0);
+	o->keep_guard = get_bool(ld, g, "keep_guard", 0);
 }
 
 /* PATH if absolute, else DIR/PATH.  NULL on no memory. */

@@ -69,6 +69,9 @@ struct rs_plan_options {
 	/* 0: a split's target must hold every table already; 1: a missing
 	 * one is made from a same-engine source's definition */
 	int create_tables;
+	/* Purge leaves the ownership guard on the old owners (for routers
+	 * slow to learn the new routing); the operator takes it off. */
+	int keep_guard;
 };
 
 struct rs_plan {

@@ -344,11 +344,19 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		        "row they no longer own is purged\n",
 		        (long long)kept, run->plan->path);
 	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
-	if (rc == 0)
+	/* The guard has served, unless the plan keeps it for routers that
+	 * are slow to learn the new routing. */
+	if (rc == 0 && !run->plan->options.keep_guard)
 		rc = steps_each_shard_of(run, run->plan->from, 1, purge_unguard,
 		                         NULL, err);
-	if (rc == 0)
+	if (rc == 0 && !run->plan->options.keep_guard)
 		rc = journal_fact_delete(run->journal, "guarded", err);
+	if (rc == 0 && run->plan->options.keep_guard)
+		fprintf(stderr,
+		        "  the ownership guard stays on the old owners "
+		        "(options.keep_guard); `reshard status %s` says how "
+		        "to take it off\n",
+		        run->plan->path);
 	if (rc == 0)
 		rc = marker_set_all(run, "purged", strtoll(epoch, NULL, 10),
 		                    err);
