@@ -94,6 +94,10 @@ q "$r1" "ALTER SYSTEM RESET recovery_min_apply_delay" &&
 wait "$run_pid"
 equals "$?" 0 "pg give back: the next attempt fences again and catch-up completes"
 equals "$(grep -c 'step fence          starting' "$dir/err")" 2 "pg give back: the fence went up twice"
+tries() { sqlite3 "$dir/orders-2x.journal" "SELECT value FROM facts WHERE name = 'cutover_tries'"; }
+equals "$(tries)" 1 "pg give back: the journal counts one attempt given back"
+run_reshard 0 "pg give back: run again (--until catch-up, done)" run plan.cfg --until catch-up --yes
+equals "$(tries)" "" "pg give back: a new run has its three attempts again"
 run_reshard 0 "pg give back: abort" abort plan.cfg
 check "pg give back: the replicas replicate" wait_replicas
 

@@ -705,6 +705,10 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (rc != 0 && !discard)
 		journal_event(run.journal, "error", "run refused: %s",
 		              err != NULL ? err->message : "before any step");
+	/* Each `reshard run` has its own attempts at the cutover (the
+	 * operator may have raised fence_timeout_seconds since). */
+	if (rc == 0)
+		rc = journal_fact_delete(run.journal, "cutover_tries", err);
 	for (int i = 0; i < strategy->n_steps && rc == 0; i++) {
 		int from = i;
 
