@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "engine/explain.h"
+#include "strategy/explain.h"
 #include "strategy/strategy.h"
 
 static int
@@ -15,8 +15,8 @@ cli_explain(int argc, char **argv, struct rs_err *err)
 	                               &json, err);
 
 	if (rc == 0 && plan != NULL)
-		rc = engine_explain(plan, strategy_for(plan), json, stdout,
-		                    err);
+		rc = strategy_explain(plan, strategy_for(plan), json, stdout,
+		                      err);
 	plan_free(plan);
 	return rc;
 }

@@ -69,14 +69,7 @@ engine_differences_text(FILE *out, const struct rs_difference *d, int n,
 		char key[TEXT_KEY_SHOWN_SIZE];
 
 		if (passes && (i == 0 || strcmp(d[i].pass, d[i - 1].pass) != 0))
-			fprintf(out, "  found by %s:\n",
-			        strcmp(d[i].pass, "verify") == 0
-			                ? "the run's verify step"
-			        : strcmp(d[i].pass, "pre-verify") == 0
-			                ? "pre-verify (before the fence: "
-			                  "compared "
-			                  "again under it)"
-			                : "`reshard verify`");
+			fprintf(out, "  found by step %s:\n", d[i].pass);
 		fprintf(out, "  %-7s %s.%s key %s%s%s pk %s -> %s%s%s\n",
 		        d[i].kind, d[i].shard, d[i].table,
 		        d[i].shard_key != NULL ? "'" : "",

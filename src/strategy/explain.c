@@ -21,7 +21,7 @@
 #include "common/text.h"
 #include "dryrun/dryrun.h"
 #include "engine/await.h"
-#include "engine/explain.h"
+#include "strategy/explain.h"
 #include "shardmap/pairmap.h"
 #include "shardmap/stats.h"
 
@@ -1515,9 +1515,9 @@ explain_free(struct explain *ex)
 }
 
 int
-engine_explain(const struct rs_plan *plan,
-               const struct rs_strategy_def *strategy, int json, FILE *out,
-               struct rs_err *err)
+strategy_explain(const struct rs_plan *plan,
+                 const struct rs_strategy_def *strategy, int json, FILE *out,
+                 struct rs_err *err)
 {
 	struct explain ex = {.plan = plan, .strategy = strategy};
 	struct rs_err loop_err = {0};

@@ -1,5 +1,5 @@
 /*
- * `reshard explain PLAN` (engine/explain.c): what `reshard run PLAN` would
+ * `reshard explain PLAN` (strategy/explain.c): what `reshard run PLAN` would
  * do, told before it is done, without writing anything anywhere.
  *
  * It reads the shards of `from` and `to` (and a doubling's replicas),
@@ -13,13 +13,17 @@
  * the fenced steps.  With a journal (a run begun earlier) it says which
  * steps are done and estimates only the others.
  *
+ * It lives beside the strategies because it speaks of their steps by
+ * name (what each one does and costs); the engine runs steps without
+ * knowing them.
+ *
  * What it never does: create or change the journal (an existing one is
  * opened read-only), open a SQLite shard reshard has yet to make (a
  * doubling's replica file: "made by the run"), or send a shard a statement
  * that writes.
  */
-#ifndef RS_EXPLAIN_H
-#define RS_EXPLAIN_H
+#ifndef RS_STRATEGY_EXPLAIN_H
+#define RS_STRATEGY_EXPLAIN_H
 
 #include <stdio.h>
 
@@ -36,8 +40,8 @@
  * shard key the plan's hash cannot take; RS_EIO when the journal cannot be
  * read or OUT written; RS_ENOMEM.  Nothing is left open on failure.
  */
-int engine_explain(const struct rs_plan *plan,
-                   const struct rs_strategy_def *strategy, int json, FILE *out,
-                   struct rs_err *err);
+int strategy_explain(const struct rs_plan *plan,
+                     const struct rs_strategy_def *strategy, int json,
+                     FILE *out, struct rs_err *err);
 
 #endif
