@@ -27,6 +27,29 @@ differences_json_value(const char *text)
 	return v != NULL ? v : json_string(text);
 }
 
+/* A shard key as JSON: its text, or {"hex": …} for bytes that are not
+ * UTF-8 (as the journal keeps primary keys); null for none. */
+static json_t *
+differences_key_json(const char *key)
+{
+	json_t *v;
+	char *hex;
+	size_t n;
+
+	if (key == NULL)
+		return json_null();
+	if ((v = json_string(key)) != NULL)
+		return v;
+	n = strlen(key);
+	hex = malloc(2 * n + 1);
+	if (hex == NULL)
+		return NULL;
+	text_hex_encode(key, n, hex)[2 * n] = '\0';
+	v = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	return v;
+}
+
 json_t *
 engine_differences_json(const struct rs_difference *d, int n)
 {
@@ -45,9 +68,7 @@ engine_differences_json(const struct rs_difference *d, int n)
 		                          "pass", d[i].pass, "kind", d[i].kind,
 		                          "shard", d[i].shard, "table",
 		                          d[i].table, "shard_key",
-		                          d[i].shard_key != NULL
-		                                  ? json_string(d[i].shard_key)
-		                                  : json_null(),
+		                          differences_key_json(d[i].shard_key),
 		                          "primary_key",
 		                          differences_json_value(d[i].pk),
 		                          "owner", d[i].owner, "columns",

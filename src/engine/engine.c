@@ -396,15 +396,17 @@ engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
 	                  run->plan->name, run->plan->path);
 }
 
-/* Set run->give_back_at for STEP: while the fence is up (the fact
- * fenced_since) and neither STEP nor a step before it cannot be undone
- * (irreversible, no_return) or has begun, the fence's start plus
+/* Set run->give_back_at for STEP: when STEP is a step of the strategy
+ * after the one that begins the cutover (give_back), the fence is up (the
+ * fact fenced_since) and neither STEP nor a step before it that cannot be
+ * undone (irreversible, no_return) has begun, the fence's start plus
  * fence_timeout_seconds; else 0. */
 static int
 engine_arm_give_back(struct rs_run *run, const struct rs_step_def *step,
                      struct rs_err *err)
 {
 	char since[32];
+	int cutover = 0; /* a step that can give the fence back came first */
 
 	run->give_back_at = 0;
 	if (journal_fact_get(run->journal, "fenced_since", since,
@@ -415,10 +417,18 @@ engine_arm_give_back(struct rs_run *run, const struct rs_step_def *step,
 		struct rs_step_record rec;
 		int rc;
 
+		cutover |= s->give_back != NULL;
 		if (!s->irreversible && !s->no_return) {
-			if (s == step)
-				break;
-			continue;
+			if (s != step)
+				continue;
+			/* Only a step of the cutover, after the one that
+			 * begins it, gives it back. */
+			if (cutover)
+				run->give_back_at =
+					strtoll(since, NULL, 10) +
+					run->plan->options
+						.fence_timeout_seconds;
+			return 0;
 		}
 		if (s == step)
 			return 0;
@@ -428,8 +438,8 @@ engine_arm_give_back(struct rs_run *run, const struct rs_step_def *step,
 		if (rec.state != RS_STEP_PENDING)
 			return 0;
 	}
-	run->give_back_at = strtoll(since, NULL, 10) +
-	                    run->plan->options.fence_timeout_seconds;
+	/* A step outside the strategy's list (a verify run alone): it is
+	 * not part of the cutover and never gives it back. */
 	return 0;
 }
 

@@ -10,7 +10,9 @@
 # in one uninterrupted `run`.  `reshard verify` refuses before the copy is
 # made (exit 2), and after it lists exactly a changed order (its column), a
 # deleted item and an order added on n4 that would have moved there (exit
-# 3), changing no shard file.
+# 3), changing no shard file, also once the fence is older than
+# fence_timeout_seconds.  A journal of a release without pre-verify,
+# resumed past the fence, skips it and ends exact.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -136,6 +138,36 @@ for x in json.load(open(sys.argv[1]))["differences"]:
 		"missing n4.items [\"${key%/*}\", \"${key#*/}\"] null" | sort)" \
 	"verify-command: exactly the changed order, the extra one, the missing item"
 equals "$(sha256sum ./*.db)" "$sums" "verify-command: no shard file changed"
+
+section verify-fenced
+# reshard verify while the run's fence has been up longer than
+# fence_timeout_seconds: the command is not part of the cutover and
+# never gives it back.
+fresh verify-fenced ring "fence_timeout_seconds = 1;"
+run_reshard 0 "verify-fenced: run --until final-catch-up" \
+	run plan.cfg --until final-catch-up --yes
+sleep 1.2
+run_reshard 0 "verify-fenced: verify past fence_timeout_seconds (exit 0)" \
+	verify plan.cfg
+
+section older-journal
+# A run begun by a release without pre-verify, resumed past the fence
+# (its journal has no pre-verify step): pre-verify is skipped, nothing is
+# given back, verify compares every row, and the run ends exact.
+fresh older-journal ring "fence_timeout_seconds = 1;"
+run_reshard 0 "older-journal: run --until final-catch-up" \
+	run plan.cfg --until final-catch-up --yes
+sql "$plan_name.journal" "DELETE FROM chunks WHERE step = 'pre-verify';
+	DELETE FROM steps WHERE name = 'pre-verify';
+	DELETE FROM facts WHERE name = 'pre_verify'"
+# ... and no change capture on the target, which only pre-verify puts up.
+sql n4.db "$(sql n4.db "SELECT group_concat('DROP TRIGGER \"' || name || '\"', '; ')
+	FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'reshard_capture%'");
+	DROP TABLE reshard_chg_orders; DROP TABLE reshard_chg_items"
+sleep 1.2
+run_reshard 0 "older-journal: the run resumes and ends (exit 0)" run plan.cfg --yes
+has err "the fence is up already" "older-journal: pre-verify says it is too late for it"
+complete older-journal
 
 section while-copied
 # One uninterrupted run: a trigger on n4 changes one moving order's note
