@@ -10,6 +10,7 @@
 
 #include "common/text.h"
 #include "engine/engine.h"
+#include "engine/walk.h"
 
 /* Differences listed in text and in JSON; all are counted. */
 #define DIFFERENCES_LISTED 1000
@@ -27,27 +28,13 @@ differences_json_value(const char *text)
 	return v != NULL ? v : json_string(text);
 }
 
-/* A shard key as JSON: its text, or {"hex": …} for bytes that are not
- * UTF-8 (as the journal keeps primary keys); null for none. */
+/* A shard key as JSON, as the journal writes key values (walk.h). */
 static json_t *
 differences_key_json(const char *key)
 {
-	json_t *v;
-	char *hex;
-	size_t n;
+	struct rs_value v = {key, key != NULL ? strlen(key) : 0};
 
-	if (key == NULL)
-		return json_null();
-	if ((v = json_string(key)) != NULL)
-		return v;
-	n = strlen(key);
-	hex = malloc(2 * n + 1);
-	if (hex == NULL)
-		return NULL;
-	text_hex_encode(key, n, hex)[2 * n] = '\0';
-	v = json_pack("{s:s}", "hex", hex);
-	free(hex);
-	return v;
+	return walk_value_json(&v);
 }
 
 json_t *

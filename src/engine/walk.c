@@ -49,12 +49,8 @@ key_copy_set(struct key_copy *k, const struct rs_value *values, int n)
 	return 0;
 }
 
-/* One key value for the journal: a JSON string when its bytes are UTF-8
- * (what keys nearly always are), else {"hex": "…"}, so that any bytes
- * (a BLOB or VARBINARY key) come back the same.  NULL when out of
- * memory. */
-static json_t *
-key_value_json(const struct rs_value *v)
+json_t *
+walk_value_json(const struct rs_value *v)
 {
 	json_t *s;
 	char *hex;
@@ -81,15 +77,15 @@ walk_key_json(const struct rs_value *values, int n)
 	int ok = array != NULL;
 
 	for (int i = 0; ok && i < n; i++)
-		ok = json_array_append_new(array, key_value_json(&values[i])) ==
-		     0;
+		ok = json_array_append_new(array,
+		                           walk_value_json(&values[i])) == 0;
 	if (ok)
 		text = json_dumps(array, JSON_COMPACT);
 	json_decref(array);
 	return text;
 }
 
-/* The key value V written by key_value_json, into OUT: pointing into V,
+/* The key value V written by walk_value_json, into OUT: pointing into V,
  * whose {"hex": …} string is decoded in place (the caller copies the
  * values before it drops V).  Returns 0, or -1 when V is neither form. */
 static int

@@ -113,6 +113,12 @@ int walk_same_layout(const struct rs_backend *ba, const struct rs_table_def *a,
  * (a BLOB key).  malloc'd (free it), NULL when out of memory. */
 char *walk_key_json(const struct rs_value *values, int n);
 
+/* One key value as the journal writes it: a JSON string when its bytes
+ * are UTF-8 (what keys nearly always are), else {"hex": "…"}, so that any
+ * bytes (a BLOB or VARBINARY key) come back the same; null for NULL.
+ * The caller's reference (a jansson json_t *); NULL when out of memory. */
+struct json_t *walk_value_json(const struct rs_value *v);
+
 /* Back from walk_key_json: the N values (N <= 16) of TEXT into VALUES,
  * pointing into *BYTES (malloc'd: free it once VALUES are not needed).
  * Returns 0, RS_EIO for a text that is not such a key, RS_ENOMEM. */

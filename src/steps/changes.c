@@ -172,25 +172,9 @@ replay_apply(struct rs_run *run, struct replay *r,
 			memcpy(&asked_keys[(size_t)n_asked++ * n_pk],
 			       rowbuf_row(&keys, e),
 			       sizeof(struct rs_value) * (size_t)n_pk);
-	if (rc == 0) {
-		int *all = malloc(sizeof(int) * (size_t)(src->n_columns + 1));
-		struct rs_rows asked = {n_asked, n_pk, asked_keys};
-		struct rs_keys_request request = {
-			.table = src,
-			.columns = all,
-			.n_columns = src->n_columns,
-			.keys = &asked,
-		};
-
-		if (all == NULL)
-			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
-		for (int c = 0; rc == 0 && c < src->n_columns; c++)
-			all[c] = c;
-		if (rc == 0)
-			rc = await_read_keys(&run->loop, r->walk.backend,
-			                     &request, &current, err);
-		free(all);
-	}
+	if (rc == 0)
+		rc = steps_read_keys(run, r->walk.backend, src, asked_keys,
+		                     n_asked, n_pk, &current, err);
 	if (rc == 0 && (steps_keyset_init(&found, &current, n_pk) != 0 ||
 	                (sent = calloc((size_t)current.n_rows + 1, 1)) == NULL))
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");

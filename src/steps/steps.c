@@ -727,3 +727,36 @@ steps_each_table_stream(struct rs_run *run, const struct rs_map *map,
 	free(ts.tasks);
 	return rc;
 }
+
+int
+steps_read_keys(struct rs_run *run, struct rs_backend *backend,
+                const struct rs_table_def *def, const struct rs_value *keys,
+                int n, int w, struct rs_rowbuf *out, struct rs_err *err)
+{
+	int n_pk = def->n_pk, rc = 0;
+	struct rs_value *asked =
+		malloc(sizeof(*asked) * ((size_t)n * n_pk + 1));
+	int *all = malloc(sizeof(int) * (size_t)(def->n_columns + 1));
+
+	if (asked == NULL || all == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int i = 0; rc == 0 && i < n; i++)
+		memcpy(&asked[(size_t)i * n_pk], &keys[(size_t)i * w],
+		       sizeof(*asked) * (size_t)n_pk);
+	for (int c = 0; rc == 0 && c < def->n_columns; c++)
+		all[c] = c;
+	if (rc == 0) {
+		struct rs_rows rows = {n, n_pk, asked};
+		struct rs_keys_request request = {
+			.table = def,
+			.columns = all,
+			.n_columns = def->n_columns,
+			.keys = &rows,
+		};
+
+		rc = await_read_keys(&run->loop, backend, &request, out, err);
+	}
+	free(asked);
+	free(all);
+	return rc;
+}

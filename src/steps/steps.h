@@ -181,6 +181,14 @@ int steps_each_table_stream(struct rs_run *run, const struct rs_map *map,
                                       struct rs_err *err),
                             void *arg, struct rs_err *err);
 
+/* The rows of table DEF on BACKEND whose primary keys are KEYS (N keys,
+ * W values apart, the first n_pk of each used), every column (the key
+ * columns canonical first, as backend_read_keys returns them), into OUT
+ * (replacing what it held).  Returns 0 or the error of reading. */
+int steps_read_keys(struct rs_run *run, struct rs_backend *backend,
+                    const struct rs_table_def *def, const struct rs_value *keys,
+                    int n, int w, struct rs_rowbuf *out, struct rs_err *err);
+
 /* The index of column NAME in DEF, or -1. */
 int steps_column(const struct rs_table_def *def, const char *name);
 

@@ -360,6 +360,25 @@ verify_owner(struct rs_walk *walk, struct verify_pass *pass,
 	return rc;
 }
 
+/* verify_owner for steps_each_new_owner. */
+struct verify_chunk_ctx {
+	struct verify_pass *pass;
+	const struct rs_value *after, *upto;
+	struct rs_chunk_sum *sum;
+	int *differ;
+};
+
+static int
+verify_chunk_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
+                   const struct rs_owner *owners, struct rs_owner owner,
+                   void *arg, struct rs_err *err)
+{
+	struct verify_chunk_ctx *c = arg;
+
+	return verify_owner(walk, c->pass, rows, owners, owner, c->after,
+	                    c->upto, c->sum, c->differ, err);
+}
+
 static int
 verify_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
              const struct rs_value *after, const struct rs_value *upto,
@@ -384,16 +403,12 @@ verify_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		rc = verify_owner(walk, pass, rows, owners, targets->owners[t],
 		                  after, upto, &sum, &differ, err);
 	/* Maps whose pairs cannot be listed: the owners this chunk has. */
-	for (int r = 0; rc == 0 && targets->n < 0 && r < rows->n_rows; r++) {
-		int first = owners[r].shard != walk->shard ||
-		            owners[r].table != walk->slot;
+	if (rc == 0 && targets->n < 0) {
+		struct verify_chunk_ctx ctx = {pass, after, upto, &sum,
+		                               &differ};
 
-		for (int q = 0; q < r && first; q++)
-			first = owners[q].shard != owners[r].shard ||
-			        owners[q].table != owners[r].table;
-		if (first)
-			rc = verify_owner(walk, pass, rows, owners, owners[r],
-			                  after, upto, &sum, &differ, err);
+		rc = steps_each_new_owner(walk, rows, owners,
+		                          verify_chunk_owner, &ctx, err);
 	}
 	free(owners);
 	if (rc != 0)
@@ -737,41 +752,6 @@ recheck_read_differences(struct rs_run *run, struct recheck *rc,
 	return r;
 }
 
-/* The rows of KEYS (N of them, width W, the first n_pk values used) of
- * table DEF on BACKEND, every column, into OUT. */
-static int
-recheck_read_rows(struct rs_run *run, struct rs_backend *backend,
-                  const struct rs_table_def *def, const struct rs_value *keys,
-                  int n, int w, struct rs_rowbuf *out, struct rs_err *err)
-{
-	int n_pk = def->n_pk, rc = 0;
-	struct rs_value *asked =
-		malloc(sizeof(*asked) * ((size_t)n * n_pk + 1));
-	int *all = malloc(sizeof(int) * (size_t)(def->n_columns + 1));
-
-	if (asked == NULL || all == NULL)
-		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int i = 0; rc == 0 && i < n; i++)
-		memcpy(&asked[(size_t)i * n_pk], &keys[(size_t)i * w],
-		       sizeof(*asked) * (size_t)n_pk);
-	for (int c = 0; rc == 0 && c < def->n_columns; c++)
-		all[c] = c;
-	if (rc == 0) {
-		struct rs_rows rows = {n, n_pk, asked};
-		struct rs_keys_request request = {
-			.table = def,
-			.columns = all,
-			.n_columns = def->n_columns,
-			.keys = &rows,
-		};
-
-		rc = await_read_keys(&run->loop, backend, &request, out, err);
-	}
-	free(asked);
-	free(all);
-	return rc;
-}
-
 /* Compare the keys IDX[0] … IDX[N-1] of the batch (KEYS, width W; their
  * source rows CURRENT, indexed by FOUND, and owners under `to` NOW) with
  * what OWNER holds. */
@@ -816,8 +796,8 @@ recheck_owner(struct rs_run *run, struct recheck *rc, struct rs_owner owner,
 		memcpy(&asked[(size_t)i * w], &keys[(size_t)idx[i] * w],
 		       sizeof(*asked) * (size_t)w);
 	if (r == 0)
-		r = recheck_read_rows(run, vo.target, vo.def, asked, n, w,
-		                      &there, err);
+		r = steps_read_keys(run, vo.target, vo.def, asked, n, w, &there,
+		                    err);
 	if (r == 0 && steps_keyset_init(&held, &there, vo.def->n_pk) != 0)
 		r = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (int i = 0; r == 0 && i < n; i++) {
@@ -877,8 +857,8 @@ recheck_batch(struct rs_run *run, struct recheck *rc, int begin, int n,
 	int *idx = malloc(sizeof(int) * ((size_t)n + 1));
 	int r = idx == NULL
 	                ? rs_err_set(err, RS_ENOMEM, "out of memory")
-	                : recheck_read_rows(run, rc->walk.backend, rc->walk.def,
-	                                    keys, n, w, &current, err);
+	                : steps_read_keys(run, rc->walk.backend, rc->walk.def,
+	                                  keys, n, w, &current, err);
 
 	if (r == 0 &&
 	    (steps_keyset_init(&found, &current, rc->walk.def->n_pk) != 0 ||
