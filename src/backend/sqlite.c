@@ -125,6 +125,8 @@ struct sqlite_engine {
 	 * none is under way. */
 	sqlite3 *backup_dest;
 	sqlite3_backup *backup;
+	int backup_left;  /* pages left after the last step, -1: none yet */
+	int backup_whole; /* the rest in one step: a writer restarted it */
 	struct rs_replication replication; /* replicate: how far it is */
 	char position[RS_POSITION_SIZE];   /* position: the answer */
 	struct rs_marker *markers;         /* markers: what was read */
@@ -1223,8 +1225,17 @@ sqlite_backup_start(struct rs_backend *backend)
 }
 
 /* Worker: one slice of the catch-up copy, 1,000 pages a step for about
- * slice_ms (a writer is fenced, but readers go on).  The copy stays open
- * in the engine between slices; done, it is closed. */
+ * slice_ms.  The copy stays open in the engine between slices; done, it
+ * is closed.
+ *
+ * Under the fence nothing writes the primary and the slices go on where
+ * they stopped.  Before it (a doubling's pre-verify makes its replicas
+ * while the application writes), a write through another connection
+ * makes SQLite start the copy over at the next step: the first time that
+ * is seen (more pages left than before), the rest is copied in one step,
+ * which holds a read lock for the whole copy.  That copy is consistent;
+ * in a rollback-journal database writers wait for it to end (about a
+ * second per GB), in a WAL database they do not. */
 static void
 sqlite_work_replicate(struct rs_backend *backend)
 {
@@ -1233,12 +1244,24 @@ sqlite_work_replicate(struct rs_backend *backend)
 	int rc;
 
 	e->replication = (struct rs_replication){0, -1, -1, "pages", ""};
-	if (e->backup == NULL && sqlite_backup_start(backend) != 0)
-		return;
+	if (e->backup == NULL) {
+		if (sqlite_backup_start(backend) != 0)
+			return;
+		e->backup_left = -1;
+		e->backup_whole = 0;
+	}
 	do {
-		rc = sqlite3_backup_step(e->backup, 1000);
+		rc = sqlite3_backup_step(e->backup,
+		                         e->backup_whole ? -1 : 1000);
 		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 			sqlite3_sleep(50);
+		if (rc == SQLITE_OK) {
+			int left = sqlite3_backup_remaining(e->backup);
+
+			e->backup_whole |=
+				e->backup_left >= 0 && left >= e->backup_left;
+			e->backup_left = left;
+		}
 	} while (
 		(rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) &&
 		uv_hrtime() < until && !sqlite_past_deadline(e));
@@ -2345,8 +2368,10 @@ sqlite_position(struct rs_backend *primary, rs_position_cb cb, void *arg,
 	                                err);
 }
 
-/* The position is not needed: the copy is made under the fence, so all
- * of the primary is before it. */
+/* The position is not needed: the copy is consistent at one instant, and
+ * what is written after it reaches the replica another way (a doubling's
+ * change log, replayed by catch-up; or the fence, when the copy is made
+ * under it). */
 static int
 sqlite_catch_up(struct rs_backend *primary, struct rs_backend *replica,
                 const char *position, int slice_ms, rs_replication_cb cb,

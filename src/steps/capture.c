@@ -53,7 +53,14 @@ capture_table(struct rs_run *run, int shard, int table, int slot,
 			"table %s has no column %s, the plan's shard "
 			"key for it",
 			physical, run->plan->tables[table].key);
-	return await_capture(&run->loop, backend, def, key, how->on, err);
+	/* A long transaction on the table makes the trigger DDL wait: tried
+	 * again a few times, as the fence is. */
+	for (int attempt = 1;; attempt++) {
+		rc = await_capture(&run->loop, backend, def, key, how->on, err);
+		if (rc == 0 || !steps_lock_retry(run, shard, "change capture",
+		                                 attempt, err))
+			return rc;
+	}
 }
 
 /* Capture ON or off for the tables of SHARD under MAP, on shard ON_SHARD

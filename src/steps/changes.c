@@ -29,6 +29,13 @@
  * that move lets writes to the other rows go on, and their entries keep
  * coming; waiting for an empty log would then never end, and is not
  * needed (replay skips them).
+ *
+ * A doubling's replica that reshard makes itself (SQLite, copied before
+ * the fence) is kept a mirror of its primary the same way
+ * (steps_replay_mirror): every logged key, moving or not, is upserted on
+ * the replica, or deleted there by primary key when the primary no longer
+ * has it, so that the replica is a whole copy of the primary when the
+ * fence is up, as a streaming replica would be.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +55,7 @@ struct replay {
 	int key_cur;   /* index of the shard key in a row read at the source */
 	int key_extra; /* the shard key is not a primary key column */
 	int n_entry;   /* values in an entry: position, key, [shard key] */
+	int mirror;    /* a replica to mirror the table on, or -1 */
 	int64_t applied;
 };
 
@@ -243,6 +251,50 @@ replay_apply(struct rs_run *run, struct replay *r,
 	return rc;
 }
 
+/* Mirror the batch of ENTRIES on R's replica: the rows read again at the
+ * source are upserted there, the keys the source no longer has are
+ * deleted (by primary key: the replica is a copy of the same table). */
+static int
+replay_apply_mirror(struct rs_run *run, struct replay *r,
+                    const struct rs_rowbuf *entries, struct rs_err *err)
+{
+	const struct rs_table_def *src = r->walk.def;
+	int n = entries->n_rows, n_pk = src->n_pk, n_up = 0, n_del = 0;
+	struct rs_rowbuf current = {0};
+	struct steps_keyset found = {0};
+	struct rs_value *keys = malloc(sizeof(*keys) * ((size_t)n * n_pk + 1));
+	int *up = malloc(sizeof(int) * (size_t)(2 * n + 1)), *del = up + n;
+	int rc = keys == NULL || up == NULL
+	                 ? rs_err_set(err, RS_ENOMEM, "out of memory")
+	                 : 0;
+
+	for (int e = 0; rc == 0 && e < n; e++)
+		memcpy(&keys[(size_t)e * n_pk], rowbuf_row(entries, e) + 1,
+		       sizeof(*keys) * (size_t)n_pk);
+	/* A key logged twice is read twice and written twice: harmless. */
+	if (rc == 0)
+		rc = steps_read_keys(run, r->walk.backend, src, keys, n, n_pk,
+		                     &current, err);
+	if (rc == 0 && steps_keyset_init(&found, &current, n_pk) != 0)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int c = 0; rc == 0 && c < current.n_rows; c++)
+		up[n_up++] = c;
+	for (int e = 0; rc == 0 && e < n; e++)
+		if (steps_keyset_find(&found, rowbuf_row(entries, e) + 1) < 0)
+			del[n_del++] = e;
+	if (rc == 0)
+		rc = movers_delete(run, entries, 1, del, n_del, r->mirror,
+		                   r->walk.physical, NULL, err);
+	if (rc == 0)
+		rc = movers_send(run, r->walk.backend, src, &current, up, n_up,
+		                 r->mirror, r->walk.physical, 0, err);
+	steps_keyset_free(&found);
+	rowbuf_free(&current);
+	free(keys);
+	free(up);
+	return rc;
+}
+
 /* Delete the batch of ENTRIES from the log. */
 static int
 replay_trim(struct rs_run *run, struct replay *r,
@@ -268,17 +320,18 @@ static int
 replay_table(struct rs_run *run, int shard, int table, int slot,
              const char *physical, void *arg, struct rs_err *err)
 {
+	const int *mirror = arg;
 	struct replay r = {
 		.walk = {.run = run,
 	                 .shard = shard,
 	                 .table = table,
 	                 .slot = slot},
+		.mirror = mirror != NULL ? *mirror : -1,
 	};
 	struct rs_rowbuf entries = {0};
 	int batch = run->plan->options.batch_rows;
 	int rc;
 
-	(void)arg;
 	snprintf(r.walk.physical, sizeof(r.walk.physical), "%s", physical);
 	rc = engine_shard(run, shard, &r.walk.backend, err);
 	if (rc == 0)
@@ -295,7 +348,8 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 		                err);
 		if (rc != 0 || entries.n_rows == 0)
 			break;
-		rc = replay_apply(run, &r, &entries, err);
+		rc = r.mirror >= 0 ? replay_apply_mirror(run, &r, &entries, err)
+		                   : replay_apply(run, &r, &entries, err);
 		if (rc == 0)
 			rc = replay_trim(run, &r, &entries, err);
 		if (rc == 0) {
@@ -323,6 +377,14 @@ replay_run(struct rs_run *run, struct rs_err *err)
 	if (rc == 0)
 		progress_finish(&run->progress);
 	return rc;
+}
+
+int
+steps_replay_mirror(struct rs_run *run, int shard, int replica,
+                    struct rs_err *err)
+{
+	return steps_each_table(run, run->plan->from, shard, replay_table,
+	                        &replica, err);
 }
 
 const struct rs_step_def step_replay = {

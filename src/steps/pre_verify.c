@@ -14,9 +14,12 @@
  * the target, where the final catch-up replays it (a split).  Under the
  * fence verify compares again the logged keys and the differing ones.
  *
- * A doubling whose replicas reshard makes under the fence (SQLite) has
- * nothing to compare with before it: the step does nothing, and verify
- * then compares every row under the fence.
+ * A doubling whose replicas reshard makes (SQLite) makes them here, once
+ * the capture is on: a consistent copy of each file, then the changes
+ * logged since replayed onto it (steps_replica_seed); catch-up replays
+ * the rest under the fence.  The copy carries the capture triggers, so
+ * the replica logs what is written to it as a promoted server replica
+ * does.
  *
  * The capture it put up comes off at unfence (steps_pre_verify_off) and
  * in abort; a split's sources keep theirs until purge, as before.
@@ -45,11 +48,17 @@ pre_verify_possible(struct rs_run *run, int shard, int *possible,
 			*possible = backend_supports(p, RS_CAP_CAPTURE);
 		return rc;
 	}
-	if (replica < 0 || !engine_shard_exists(run, replica))
+	if (replica < 0)
 		return 0;
 	rc = engine_shard(run, shard, &p, err);
-	if (rc == 0)
-		rc = engine_shard(run, replica, &r, err);
+	/* A replica reshard makes: made here, from a source that logs. */
+	if (rc == 0 && backend_supports(p, RS_CAP_MADE_REPLICA)) {
+		*possible = backend_supports(p, RS_CAP_CAPTURE);
+		return 0;
+	}
+	if (rc != 0 || !engine_shard_exists(run, replica))
+		return rc;
+	rc = engine_shard(run, replica, &r, err);
 	if (rc == 0)
 		*possible = backend_supports(p, RS_CAP_CAPTURE) &&
 		            backend_supports(r, RS_CAP_REPLICATION) &&
@@ -146,6 +155,14 @@ pre_verify_estimate(struct rs_run *run, int64_t differ)
 	journal_event(run->journal, "info", "%s", line);
 }
 
+/* A doubling's replica that reshard makes: made now (replica.c). */
+static int
+pre_verify_seed(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	(void)arg;
+	return steps_replica_seed(run, shard, err);
+}
+
 static int
 pre_verify_run(struct rs_run *run, struct rs_err *err)
 {
@@ -191,14 +208,17 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	if (rc != 0)
 		return rc;
 	if (!possible) {
-		fprintf(stderr, "  pre-verify: the replicas are made under the "
-		                "fence; verify compares every row there\n");
+		fprintf(stderr, "  pre-verify: a shard cannot log its changes; "
+		                "verify compares every row under the fence\n");
 		return 0;
 	}
 	/* On record before the capture goes on, for unfence and abort. */
 	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
 	if (rc == 0)
 		rc = pre_verify_each(run, 1, err);
+	if (rc == 0 && run->strategy->promotes_replicas)
+		rc = steps_each_shard_of(run, run->plan->from, 1,
+		                         pre_verify_seed, NULL, err);
 	if (rc == 0)
 		rc = steps_verify_pass(run, "pre-verify", 1, err);
 	if (rc == 0)
@@ -258,10 +278,22 @@ steps_pre_verify_off(struct rs_run *run, struct rs_err *err)
 	return rc;
 }
 
+/* Abort: the replica files made here go (those the run marked, or the
+ * journal says it began), then the capture. */
+static int
+pre_verify_undo(struct rs_run *run, struct rs_err *err)
+{
+	int rc = 0;
+
+	if (run->strategy->promotes_replicas)
+		rc = steps_replica_remove_made(run, err);
+	return rc != 0 ? rc : steps_pre_verify_off(run, err);
+}
+
 const struct rs_step_def step_pre_verify = {
 	.name = "pre-verify",
 	.summary = "compare the moving rows before the fence, noting what "
 		   "changes after",
 	.run = pre_verify_run,
-	.undo = steps_pre_verify_off,
+	.undo = pre_verify_undo,
 };

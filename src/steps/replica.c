@@ -1,9 +1,14 @@
 /*
  * catch-up and promote for a doubling: each replica gets everything its
  * primary wrote before the fence, then becomes a primary of its own.
- * SQLite: the replica file is made now, under the fence, with the online
- * backup API (a consistent copy, fence triggers included) — repeating it
- * after a crash makes the same copy again.
+ *
+ * SQLite, where reshard makes the replica itself: pre-verify has copied
+ * the file with the online backup API before the fence, with the
+ * primary's change capture on (steps_replica_seed), and catch-up replays
+ * the last logged changes onto it under the fence.  A run begun by an
+ * earlier release, whose fence is up before any copy, copies the file
+ * under the fence instead — repeating that after a crash makes the same
+ * copy again.
  *
  * Both wait longer than any batch should, so they run with bounds of their
  * own instead of options.operation_timeout_seconds (backend_set_op_timeout).
@@ -58,30 +63,22 @@ catch_up_position(struct rs_run *run, int shard, struct rs_backend *primary,
 	return journal_fact_set(run->journal, fact, kept, err);
 }
 
-/* Bring the replica of SHARD (if it has one) to the primary's position,
- * slice by slice, saying how far behind it is every few seconds; a stop
- * request is honoured between slices. */
+/* Bring REPLICA, the replica of SHARD (PRIMARY), to POSITION, slice by
+ * slice, saying how far behind it is every few seconds; a stop request
+ * is honoured between slices.  For a replica reshard makes (SQLite) this
+ * is the copy of the file. */
 static int
-catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+replica_follow(struct rs_run *run, int shard, struct rs_backend *primary,
+               const char *position, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
 	int r = plan->shards[shard].replica, rc;
-	struct rs_backend *primary, *replica = NULL;
+	struct rs_backend *replica = NULL;
 	struct rs_backend_config config;
 	struct rs_replication state = {0};
-	char position[RS_POSITION_SIZE], noted[sizeof(state.note)] = "";
+	char noted[sizeof(state.note)] = "";
 	uint64_t started, said;
 
-	(void)arg;
-	if (r < 0)
-		return 0;
-	rc = engine_shard(run, shard, &primary, err);
-	if (rc != 0)
-		return rc;
-	rc = catch_up_position(run, shard, primary, position, sizeof(position),
-	                       err);
-	if (rc != 0)
-		return rc;
 	engine_shard_close(run, r); /* a made replica's file is replaced */
 	config = engine_shard_config(plan, r);
 	rc = backend_new(&run->loop, &config, &replica, err);
@@ -120,6 +117,132 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 			rc = engine_checkpoint(run, err);
 	}
 	await_close(&run->loop, replica);
+	return rc;
+}
+
+/* The journal's fact on how far making REPLICA's file has gone:
+ * "copying" once the copy may have begun (the file is the run's to
+ * replace), "made" once it is complete and marked. */
+static void
+replica_seed_fact(const struct rs_run *run, int replica, char *name,
+                  size_t size)
+{
+	snprintf(name, size, "seed:%s", run->plan->shards[replica].name);
+}
+
+/* Whether SHARD's replica is a file made by pre-verify (a doubling begun
+ * before the fence was made this way). */
+static int
+replica_seeded(struct rs_run *run, int shard)
+{
+	int r = run->plan->shards[shard].replica;
+	char fact[200], state[16] = "";
+
+	if (r < 0 || run->journal == NULL)
+		return 0;
+	replica_seed_fact(run, r, fact, sizeof(fact));
+	return journal_fact_get(run->journal, fact, state, sizeof(state)) ==
+	               1 &&
+	       strcmp(state, "made") == 0;
+}
+
+int
+steps_replica_seed(struct rs_run *run, int shard, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int r = plan->shards[shard].replica, rc;
+	struct rs_backend *primary, *replica;
+	struct rs_marker marker;
+	char fact[200], state[16] = "";
+
+	if (r < 0)
+		return 0;
+	rc = engine_shard(run, shard, &primary, err);
+	if (rc != 0 || !backend_supports(primary, RS_CAP_MADE_REPLICA))
+		return rc;
+	replica_seed_fact(run, r, fact, sizeof(fact));
+	journal_fact_get(run->journal, fact, state, sizeof(state));
+	if (strcmp(state, "made") != 0) {
+		/* Not the run's yet: it must not hold data (preflight said
+		 * so; said again, since time has passed). */
+		if (state[0] == '\0') {
+			struct rs_backend_config config =
+				engine_shard_config(plan, r);
+			struct rs_backend *file;
+
+			engine_shard_close(run, r);
+			rc = backend_new(&run->loop, &config, &file, err);
+			if (rc == 0)
+				rc = await_replica_check(&run->loop, primary,
+				                         file, 0, err);
+			await_close(&run->loop, file);
+			if (rc == 0)
+				rc = journal_fact_set(run->journal, fact,
+				                      "copying", err);
+		}
+		if (rc == 0)
+			rc = replica_follow(run, shard, primary, "", err);
+		marker_fill(run, "copying", 0, &marker);
+		if (rc == 0)
+			rc = engine_shard(run, r, &replica, err);
+		if (rc == 0)
+			rc = await_mark(&run->loop, replica, &marker, err);
+		if (rc == 0)
+			rc = journal_fact_set(run->journal, fact, "made", err);
+		if (rc == 0)
+			fprintf(stderr,
+			        "  %s: replica %s copied (online backup) while "
+			        "writes go on; the changes since are replayed "
+			        "from the change log\n",
+			        plan->shards[shard].name, plan->shards[r].name);
+	}
+	if (rc == 0)
+		rc = steps_replay_mirror(run, shard, r, err);
+	return rc;
+}
+
+/* Bring the replica of SHARD (if it has one) to everything its primary
+ * wrote before the fence: a server replica to the primary's position;
+ * a replica file made by pre-verify by replaying the rest of the change
+ * log (the fence stops every write to the tables it logs); one not made
+ * yet (a run begun by an earlier release) by copying the file now. */
+static int
+catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	int r = plan->shards[shard].replica, rc;
+	struct rs_backend *primary;
+	char position[RS_POSITION_SIZE];
+
+	(void)arg;
+	if (r < 0)
+		return 0;
+	rc = engine_shard(run, shard, &primary, err);
+	if (rc == 0 && backend_supports(primary, RS_CAP_MADE_REPLICA) &&
+	    replica_seeded(run, shard)) {
+		struct rs_marker marker;
+
+		/* Then it carries its primary's fence, as a streaming
+		 * replica does, until unfence lifts both.  One it carries
+		 * from an attempt given back would refuse the replay. */
+		marker_fill(run, "fenced", 0, &marker);
+		rc = steps_fence_shard(run, r, 0, NULL, err);
+		if (rc == 0)
+			rc = steps_replay_mirror(run, shard, r, err);
+		if (rc == 0)
+			rc = steps_fence_shard(run, r, 1, &marker, err);
+		if (rc == 0)
+			fprintf(stderr,
+			        "  %s: replica %s has every change up to the "
+			        "fence\n",
+			        plan->shards[shard].name, plan->shards[r].name);
+		return rc;
+	}
+	if (rc == 0)
+		rc = catch_up_position(run, shard, primary, position,
+		                       sizeof(position), err);
+	if (rc == 0)
+		rc = replica_follow(run, shard, primary, position, err);
 	if (rc == 0)
 		fprintf(stderr, "  %s: replica %s has everything up to %s\n",
 		        plan->shards[shard].name, plan->shards[r].name,
@@ -229,25 +352,41 @@ abort_server_replica(struct rs_run *run, int shard, int r,
 	return rc;
 }
 
+/* What catch_up_undo_shard does: to server replicas too, or only to the
+ * files reshard made. */
+struct replica_undo {
+	struct rs_marker marker; /* "aborted", for a promoted server one */
+	int made_only;
+};
+
 /* Undo the catch-up of SHARD's replica (see catch_up_undo). */
 static int
 catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
                     struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
+	const struct replica_undo *how = arg;
 	int r = plan->shards[shard].replica, ours, rc;
 	struct rs_backend *replica;
-	char point[128];
+	char point[128], fact[200], state[16] = "";
 
 	if (r < 0 || !engine_shard_exists(run, r))
 		return 0;
 	rc = replica_is_ours(run, r, &ours, err);
+	/* A copy cut before it was marked is the run's by the journal. */
+	replica_seed_fact(run, r, fact, sizeof(fact));
+	if (run->journal != NULL)
+		ours |= journal_fact_get(run->journal, fact, state,
+		                         sizeof(state)) == 1;
 	if (rc == 0)
 		rc = engine_shard(run, r, &replica, err);
 	if (rc != 0)
 		return rc;
 	if (!backend_supports(replica, RS_CAP_MADE_REPLICA)) {
-		rc = abort_server_replica(run, shard, r, replica, arg, err);
+		if (how->made_only)
+			return 0;
+		rc = abort_server_replica(run, shard, r, replica, &how->marker,
+		                          err);
 		if (rc != 0)
 			return rc;
 	} else if (!ours) {
@@ -284,11 +423,21 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 static int
 catch_up_undo(struct rs_run *run, struct rs_err *err)
 {
-	struct rs_marker marker;
+	struct replica_undo how = {.made_only = 0};
 
-	marker_fill(run, "aborted", 0, &marker);
-	return steps_each_shard(run, run->plan->from, catch_up_undo_shard,
-	                        &marker, err);
+	marker_fill(run, "aborted", 0, &how.marker);
+	return steps_each_shard(run, run->plan->from, catch_up_undo_shard, &how,
+	                        err);
+}
+
+int
+steps_replica_remove_made(struct rs_run *run, struct rs_err *err)
+{
+	struct replica_undo how = {.made_only = 1};
+
+	marker_fill(run, "aborted", 0, &how.marker);
+	return steps_each_shard(run, run->plan->from, catch_up_undo_shard, &how,
+	                        err);
 }
 
 const struct rs_step_def step_catch_up = {

@@ -241,6 +241,24 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 }
 
 int
+steps_lock_retry(struct rs_run *run, int shard, const char *what, int attempt,
+                 const struct rs_err *err)
+{
+	const char *name = run->plan->shards[shard].name;
+
+	if (!err->retryable || attempt >= STEPS_FENCE_TRIES ||
+	    run->stop_requested)
+		return 0;
+	fprintf(stderr, "  %s: %s waits for a lock (attempt %d of %d): %s\n",
+	        name, what, attempt, STEPS_FENCE_TRIES, err->message);
+	journal_event(run->journal, "warn",
+	              "%s: %s waits for a lock (attempt %d of %d): %s", name,
+	              what, attempt, STEPS_FENCE_TRIES, err->message);
+	await_sleep(&run->loop, (uint64_t)attempt * 500);
+	return 1;
+}
+
+int
 steps_fence_shard(struct rs_run *run, int shard, int on,
                   const struct rs_marker *marker, struct rs_err *err)
 {
@@ -266,20 +284,10 @@ steps_fence_shard(struct rs_run *run, int shard, int on,
 		rc = await_fence(&run->loop, backend, list.ptrs, list.n,
 		                 run->fence_message, on, marker,
 		                 only_rows ? &rows : NULL, err);
-		if (rc == 0 || !err->retryable ||
-		    attempt == STEPS_FENCE_TRIES || run->stop_requested)
+		if (rc == 0 ||
+		    !steps_lock_retry(run, shard, on ? "the fence" : "unfence",
+		                      attempt, err))
 			break;
-		fprintf(stderr,
-		        "  %s: %s waits for a lock (attempt %d of %d): %s\n",
-		        run->plan->shards[shard].name,
-		        on ? "the fence" : "unfence", attempt,
-		        STEPS_FENCE_TRIES, err->message);
-		journal_event(run->journal, "warn",
-		              "%s: %s waits for a lock (attempt %d of %d): %s",
-		              run->plan->shards[shard].name,
-		              on ? "the fence" : "unfence", attempt,
-		              STEPS_FENCE_TRIES, err->message);
-		await_sleep(&run->loop, (uint64_t)attempt * 500);
 		rc = 0;
 	}
 	table_list_free(&list);

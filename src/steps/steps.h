@@ -82,6 +82,15 @@ int steps_guard_shard(struct rs_run *run, int shard, int on,
 int steps_fence_shard(struct rs_run *run, int shard, int on,
                       const struct rs_marker *marker, struct rs_err *err);
 
+/* After attempt ATTEMPT of WHAT (trigger DDL: "the fence", "change
+ * capture") on SHARD failed with ERR: whether to try again.  Yes for a
+ * lock wait past the engine's lock timeout (ERR retryable) while fewer
+ * than STEPS_FENCE_TRIES attempts were made and no stop is requested;
+ * then it is said (terminal and journal) and waited for, 0.5 s times
+ * ATTEMPT. */
+int steps_lock_retry(struct rs_run *run, int shard, const char *what,
+                     int attempt, const struct rs_err *err);
+
 /* A set of primary keys (rows of a struct rs_rowbuf), to find a row of one
  * shard among the rows of another by key. */
 struct steps_keyset {
@@ -155,6 +164,28 @@ int steps_capture_off_replica(struct rs_run *run, int shard, int replica,
  * (a split's copies, for pre-verify). */
 int steps_capture_target(struct rs_run *run, int shard, int on,
                          struct rs_err *err);
+
+/* changes.c: replay the change log of every source table of SHARD onto
+ * REPLICA, a copy of SHARD that reshard made (a SQLite doubling): every
+ * logged key is upserted there as SHARD has it now, or deleted there
+ * when SHARD no longer has it; the log is trimmed as it is applied.
+ * Stops at a batch shorter than batch_rows (under the fence: the log is
+ * empty).  Returns 0 or the first error. */
+int steps_replay_mirror(struct rs_run *run, int shard, int replica,
+                        struct rs_err *err);
+
+/* replica.c: for pre-verify, make SHARD's replica when reshard makes it
+ * (SQLite), with SHARD's change capture already on: a consistent copy of
+ * the file (fence not up), marked as the run's, then brought up to date
+ * from the change log (steps_replay_mirror).  A replica made by an
+ * earlier attempt of the step is not copied again.  Nothing for a server
+ * replica.  Returns 0 or the first error. */
+int steps_replica_seed(struct rs_run *run, int shard, struct rs_err *err);
+
+/* replica.c: abort's removal of the replica files reshard made and that
+ * carry the run's marker (a SQLite doubling); server replicas are left to
+ * catch-up's undo.  Idempotent. */
+int steps_replica_remove_made(struct rs_run *run, struct rs_err *err);
 
 /* pre_verify.c: take off the change capture pre-verify put up (a
  * doubling's sources and promoted replicas, a split's targets), for

@@ -587,7 +587,7 @@ explain_look(struct explain *ex, struct rs_err *err)
 		struct explain_shard *s = &ex->shards[i];
 		struct rs_backend *b;
 
-		/* Only a replica may be missing (catch-up makes a SQLite
+		/* Only a replica may be missing (pre-verify makes a SQLite
 		 * one); for any other shard connecting says why not. */
 		if (s->primary >= 0 && !(s->roles & ROLE_SOURCE) &&
 		    !engine_shard_exists(&ex->run, s->shard)) {
@@ -611,16 +611,16 @@ explain_look(struct explain *ex, struct rs_err *err)
 			           ex->steps != NULL;
 
 			/* A replica file is there: made by this run's
-			 * catch-up, or in the way of it. */
+			 * pre-verify, or in the way of it. */
 			for (int k = 0; made && k < ex->strategy->n_steps; k++)
 				if (strcmp(ex->steps[k].def->name,
-				           "catch-up") == 0)
+				           "pre-verify") == 0)
 					made = ex->steps[k].rec.state !=
 					       RS_STEP_PENDING;
 			if (!made)
 				snprintf(s->note, sizeof(s->note),
 				         "the file exists already: preflight "
-				         "will refuse (catch-up makes it)");
+				         "will refuse (pre-verify makes it)");
 		}
 	}
 	for (int i = 0; i < ex->plan->n_shards; i++)
@@ -775,8 +775,8 @@ explain_ddl(struct explain *ex, struct explain_step *st, int per_table)
 }
 
 /* Whether the run will verify before the fence: its strategy has
- * pre-verify and every touched source's replica is a server (a SQLite
- * replica is made under the fence).  As steps/verify.c decides. */
+ * pre-verify (every engine logs changes; a SQLite replica is made by
+ * pre-verify itself). */
 static int
 explain_pre_verifies(struct explain *ex)
 {
@@ -784,15 +784,28 @@ explain_pre_verifies(struct explain *ex)
 
 	for (int i = 0; i < ex->strategy->n_steps; i++)
 		has |= strcmp(ex->strategy->steps[i]->name, "pre-verify") == 0;
-	for (int i = 0; has && i < ex->n_shards; i++) {
-		const struct explain_shard *s = &ex->shards[i];
+	return has;
+}
+
+/* Seconds to copy the files of the SQLite replicas pre-verify makes
+ * (as reading their primaries' rows at the measured rate), and add them
+ * to ST's rows. */
+static double
+explain_seed_s(struct explain *ex, struct explain_step *st)
+{
+	struct explain_sum sum = {0};
+
+	for (int i = 0; i < ex->n_shards; i++) {
+		struct explain_shard *s = &ex->shards[i];
 		const struct explain_shard *p =
 			explain_shard_of(ex, s->primary);
 
-		if (p != NULL && p->touched && s->engine == RS_ENGINE_SQLITE)
-			has = 0;
+		if (p == NULL || !p->touched || s->engine != RS_ENGINE_SQLITE)
+			continue;
+		explain_on(st, i);
+		explain_sum_add(&sum, explain_read_s(p, (double)p->rows));
 	}
-	return has;
+	return explain_sum_all(&sum);
 }
 
 /* Every row of the touched sources read, and the movers on their new
@@ -921,10 +934,9 @@ explain_step(struct explain *ex, struct explain_step *st)
 							  explain_stmts_s(s, 2)
 						: explain_stmts_s(s, 3));
 			else if (s->engine == RS_ENGINE_SQLITE) {
-				st->rows += p->rows;
-				explain_sum_add(
-					&sum,
-					explain_read_s(p, (double)p->rows));
+				/* The changes logged since pre-verify
+				 * copied the file: few, not known. */
+				explain_sum_add(&sum, explain_stmts_s(p, 2));
 			} else {
 				explain_sum_add(&sum, s->catch_up);
 			}
@@ -935,16 +947,22 @@ explain_step(struct explain *ex, struct explain_step *st)
 		                   "trip; PostgreSQL's promotion assumed 1 s"
 		                 : "server replicas: the time measured now to "
 		                   "reach the primary's position; SQLite: "
-		                   "copying the file, as reading its rows at "
-		                   "the measured rate");
-	} else if (strcmp(name, "pre-verify") == 0 &&
-	           !explain_pre_verifies(ex)) {
-		st->tables = plan->from;
-		snprintf(st->basis, sizeof(st->basis),
-		         "skipped: the replicas are made under the fence, so "
-		         "verify compares every row there");
-	} else if (strcmp(name, "pre-verify") == 0 ||
-	           (strcmp(name, "verify") == 0 && !explain_pre_verifies(ex))) {
+		                   "replaying the changes logged since "
+		                   "pre-verify copied the file (few; the time "
+		                   "shown is for few)");
+	} else if (strcmp(name, "pre-verify") == 0) {
+		double seed = explain_seed_s(ex, st);
+
+		explain_full_verify(ex, st, &sum);
+		if (seed > 0) {
+			st->seconds += seed;
+			snprintf(
+				st->basis + strlen(st->basis),
+				sizeof(st->basis) - strlen(st->basis),
+				"; first the SQLite replicas' files copied, as "
+				"reading their rows");
+		}
+	} else if ((strcmp(name, "verify") == 0 && !explain_pre_verifies(ex))) {
 		explain_full_verify(ex, st, &sum);
 	} else if (strcmp(name, "verify") == 0) {
 		/* After a pre-verify: the change logs, and the rows written
@@ -1146,7 +1164,7 @@ explain_shard_text(FILE *out, const struct explain *ex,
 	        explain_role_text(ex, s, role, sizeof(role)));
 	if (!s->exists) {
 		fprintf(out, " does not exist yet: made by the run "
-		             "(catch-up copies its primary's file)\n");
+		             "(pre-verify copies its primary's file)\n");
 		return;
 	}
 	if (s->rows >= 0)

@@ -3,7 +3,7 @@
 # bytes).  Keys leave the backend in canonical form (bytes as lowercase
 # hex) and the journal keeps each chunk's key that way: it must bound the
 # next read exactly and delete exactly those rows, or a run stopped in the
-# middle of a step cannot resume from its last chunk.  A crash after chunk 2 of verify and of purge,
+# middle of a step cannot resume from its last chunk.  A crash after chunk 2 of pre-verify and of purge,
 # then `run` again: every step done, the row set exact.
 . "$(dirname "$0")/lib.sh"
 table_sql='(id BLOB PRIMARY KEY, customer_id TEXT NOT NULL,
@@ -31,14 +31,14 @@ equals "$(sql "$template/db0.db" "SELECT count(*) FROM orders_0
 
 section blob-keys
 fresh blob-keys
-RESHARD_FAULT=after-chunk:verify:2 run_reshard 99 \
-	"blob-keys: crash after chunk 2 of verify" run plan.cfg --yes
+RESHARD_FAULT=after-chunk:pre-verify:2 run_reshard 99 \
+	"blob-keys: crash after chunk 2 of pre-verify" run plan.cfg --yes
 equals "$(sql orders-2x.journal "SELECT count(*) > 0 AND
-	sum(upto_key NOT LIKE '[\"ff____fe\"]') = 0 FROM chunks WHERE step = 'verify'")" 1 \
+	sum(upto_key NOT LIKE '[\"ff____fe\"]') = 0 FROM chunks WHERE step = 'pre-verify'")" 1 \
 	"blob-keys: the journal keeps the chunks' keys canonical (hex)"
 RESHARD_FAULT=after-chunk:purge:2 run_reshard 99 \
 	"blob-keys: resume, crash after chunk 2 of purge" run plan.cfg --yes
-has err "step verify         resuming" "blob-keys: verify resumed"
+has err "step pre-verify     resuming" "blob-keys: pre-verify resumed"
 run_reshard 0 "blob-keys: resume to the end" run plan.cfg --yes
 has err "step purge          resuming" "blob-keys: purge resumed"
 complete blob-keys

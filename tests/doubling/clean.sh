@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clean: a run with no fault: exit 0, status JSON (every step done, not
 # fenced, epoch 1), the routing file at epoch 1, no fence trigger left,
-# verify and purge in many chunks; a second run does nothing.  Also that
+# pre-verify and purge in many chunks; a second run does nothing.  Also that
 # `reshard route` agrees with the oracle on every key of the data.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
@@ -24,10 +24,10 @@ check "clean: routing file has epoch 1" grep -qE '^epoch = 1L?;$' routing.cfg
 check "clean: no fence trigger left on any shard" \
 	test "$(fence_triggers db0)$(fence_triggers db1)$(fence_triggers db2)$(fence_triggers db3)" = 0000
 clean_counts
-if [ "${clean_chunks[verify]:-0}" -gt 10 ] && [ "${clean_chunks[purge]:-0}" -gt 10 ]; then
-	ok "clean: many chunks (verify ${clean_chunks[verify]}, purge ${clean_chunks[purge]})"
+if [ "${clean_chunks[pre-verify]:-0}" -gt 10 ] && [ "${clean_chunks[purge]:-0}" -gt 10 ]; then
+	ok "clean: many chunks (pre-verify ${clean_chunks[pre-verify]}, purge ${clean_chunks[purge]})"
 else
-	not_ok "clean: many chunks (verify ${clean_chunks[verify]:-?}, purge ${clean_chunks[purge]:-?})"
+	not_ok "clean: many chunks (pre-verify ${clean_chunks[pre-verify]:-?}, purge ${clean_chunks[purge]:-?})"
 fi
 # Each row is deleted once, from the one of its pair that does not own
 # it; nothing is kept.

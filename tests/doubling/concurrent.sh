@@ -39,21 +39,38 @@ run_reshard 0 "concurrent: resume, unthrottled" run plan.cfg --yes
 complete "concurrent"
 
 
-# A long transaction on a source holds the write lock past the engine's
-# lock timeout (2 s): the fence waits, says so, tries again, and goes up
-# once the transaction ends; the run then finishes.
-section fence-lock
-fresh fence-lock
-python3 -c '
+# hold_lock FILE SECONDS: a transaction holds FILE's write lock for
+# SECONDS (in the background), once `locked` exists.
+hold_lock() {
+	rm -f locked
+	python3 -c '
 import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("BEGIN IMMEDIATE")
 db.execute("UPDATE orders_0 SET note = note WHERE rowid = 1")
-open(sys.argv[2], "w").close()
-time.sleep(3.5)
-db.execute("COMMIT")' db0.db locked &
-background+=("$!")
-check "fence-lock: a transaction holds db0's write lock" wait_for "the lock" 10 test -e locked
+open("locked", "w").close()
+time.sleep(float(sys.argv[2]))
+db.execute("COMMIT")' "$1" "$2" &
+	background+=("$!")
+	wait_for "the lock" 10 test -e locked
+}
+
+# A long transaction on a source holds the write lock past the engine's
+# lock timeout (2 s): the trigger DDL waits, says so, tries again, and
+# goes through once the transaction ends; the run then finishes.  First
+# change capture (pre-verify's, at the start of the run), then the fence.
+section capture-lock
+fresh capture-lock
+check "capture-lock: a transaction holds db0's write lock" hold_lock db0.db 3.5
+run_reshard 0 "capture-lock: the run finishes once the lock is free" run plan.cfg --yes
+has err "db0: change capture waits for a lock (attempt 1 of 5)" \
+	"capture-lock: change capture says it waits for a lock and tries again"
+complete "capture-lock"
+
+section fence-lock
+fresh fence-lock
+run_reshard 0 "fence-lock: run --until pre-verify" run plan.cfg --until pre-verify --yes
+check "fence-lock: a transaction holds db0's write lock" hold_lock db0.db 3.5
 run_reshard 0 "fence-lock: the run finishes once the lock is free" run plan.cfg --yes
 has err "db0: the fence waits for a lock (attempt 1 of 5)" \
 	"fence-lock: the fence says it waits for a lock and tries again"

@@ -259,7 +259,7 @@ journal_chunks() {
 clean_counts() {
 	local s
 	status_json
-	for s in verify purge final-check; do
+	for s in pre-verify purge final-check; do
 		clean_chunks[$s]=$(step_field "$s" chunks)
 		clean_rows[$s]=$(step_field "$s" rows)
 		[ -n "${clean_chunks[$s]}" ] && [ -n "${clean_rows[$s]}" ] ||
@@ -277,15 +277,18 @@ fence_triggers() {
 		"SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
 }
 
-# bypass_fence DB TABLE SQL: SQL on a fenced table, its triggers off for one transaction.
+# bypass_fence DB TABLE SQL: SQL on a fenced table, its fence triggers
+# off for one transaction.  Change capture stays on: the write is logged,
+# as any write that fires the table's triggers is.
 bypass_fence() {
 	local db=$1 table=$2 statements=$3 saved
+	local fence="type = 'trigger' AND tbl_name = '$table'
+		AND name LIKE 'reshard\\_fence\\_%' ESCAPE '\\'"
 	saved=$(sql "$dir/$db.db" "SELECT group_concat(sql, '; ') FROM
-		sqlite_schema WHERE type = 'trigger' AND tbl_name = '$table'")
+		sqlite_schema WHERE $fence")
 	sql "$dir/$db.db" "BEGIN;
 		$(sql "$dir/$db.db" "SELECT group_concat('DROP TRIGGER \"'
-			|| name || '\"', '; ') FROM sqlite_schema
-			WHERE type = 'trigger' AND tbl_name = '$table'");
+			|| name || '\"', '; ') FROM sqlite_schema WHERE $fence");
 		$statements; $saved; COMMIT;"
 }
 

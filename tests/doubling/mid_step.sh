@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# mid_step: crashes in the middle of verify and purge.  The step resumes
-# (attempts 2, the chunk and row counts of a clean run, every chunk once
-# and done); a row changed after its chunk was verified stays unnoticed,
-# so that chunk was not verified again; the resumed purge does at most the
-# chunks left.  fault-count: after-chunk:STEP:N counts the chunks of the
+# mid_step: crashes in the middle of pre-verify and purge.  The step
+# resumes (attempts 2, the chunk and row counts of a clean run, every
+# chunk once and done); a row changed after its chunk was compared is
+# found by verify under the fence (it compares again what changed since),
+# not by pre-verify doing the chunk again; the resumed purge does at most
+# the chunks left.  fault-count: after-chunk:STEP:N counts the chunks of the
 # whole step, not of one table.  A clean run of its own gives the counts.
 # The exact counts hold for one stream (parallel = 1): with several, a
 # crash leaves other streams' chunks half done, like a kill -9 (sigkill.sh
@@ -26,44 +27,53 @@ check "baseline: its status and journal give the chunk and row counts" \
 section mid-verify
 fresh_sequential mid-verify
 own_master
-RESHARD_FAULT=after-chunk:verify:3 run_reshard 99 "mid-verify: crash after chunk 3" \
-	run plan.cfg --yes
+RESHARD_FAULT=after-chunk:pre-verify:3 run_reshard 99 \
+	"mid-verify: crash after chunk 3 of pre-verify" run plan.cfg --yes
 status_json
-equals "$(step_field verify state)/$(step_field verify chunks)" interrupted/3 \
-	"mid-verify: status has verify interrupted with 3 chunks done"
-# Change the copy of a moving row of chunk 1 on its new owner: verify
-# would notice if it did that chunk again.  The change is expected to
-# survive (verify passed that chunk before the change).
+equals "$(step_field pre-verify state)/$(step_field pre-verify chunks)" interrupted/3 \
+	"mid-verify: status has pre-verify interrupted with 3 chunks done"
+# Change the copy of a moving row of chunk 1 on its new owner, after
+# pre-verify compared it: the resumed pre-verify does not compare that
+# chunk again, and verify, under the fence, compares again the rows
+# changed since (the new owner's change log has it) and finds it.
 tampered=$(sql orders-2x.journal "SELECT CAST(json_extract(upto_key, '\$[0]')
-	AS INTEGER) FROM chunks WHERE step = 'verify' AND shard = 'db0'
+	AS INTEGER) FROM chunks WHERE step = 'pre-verify' AND shard = 'db0'
 	AND table_name = 'orders_0' AND number = 0")
 read -r tampered_id tampered_owner < <(sql -separator ' ' master.db \
 	"SELECT o.id, r.to_owner FROM orders o JOIN routes r ON r.key = o.customer_id
 	 WHERE r.from_owner = 'db0.orders_0' AND r.moves = 'moves'
 	   AND o.id <= ${tampered:-0} ORDER BY o.id LIMIT 1")
+tampered_table=${tampered_owner#*.}
 if [ -n "${tampered_id:-}" ] &&
-	bypass_fence "${tampered_owner%%.*}" "${tampered_owner#*.}" \
-		"UPDATE ${tampered_owner#*.} SET note = 'changed after verify'
-		 WHERE id = $tampered_id" &&
-	sql master.db "UPDATE orders SET note = 'changed after verify'
-		WHERE id = $tampered_id"; then
-	ok "mid-verify: changed row $tampered_id on $tampered_owner (chunk 1, verified)"
+	bypass_fence "${tampered_owner%%.*}" "$tampered_table" \
+		"UPDATE $tampered_table SET note = 'changed after pre-verify'
+		 WHERE id = $tampered_id"; then
+	ok "mid-verify: changed row $tampered_id on $tampered_owner (chunk 1, compared)"
 else
-	not_ok "mid-verify: change a row of a verified chunk"
+	not_ok "mid-verify: change a row of a compared chunk"
 fi
-run_reshard 0 "mid-verify: resume" run plan.cfg --yes
-has err "step verify         resuming" "mid-verify: verify resumed, not restarted"
+run_reshard 3 "mid-verify: resume; verify finds the changed row (exit 3)" \
+	run plan.cfg --yes
+has err "step pre-verify     resuming" "mid-verify: pre-verify resumed, not restarted"
+has err "(id = '$tampered_id') differs on $tampered_owner" \
+	"mid-verify: verify names the row changed after pre-verify compared it"
 status_json
-equals "$(step_field verify attempts)" 2 "mid-verify: verify attempts = 2"
-equals "$(step_field verify chunks)" "${clean_chunks[verify]}" \
-	"mid-verify: verify chunks = a clean run's"
+equals "$(step_field pre-verify attempts)" 2 "mid-verify: pre-verify attempts = 2"
+equals "$(step_field pre-verify chunks)" "${clean_chunks[pre-verify]}" \
+	"mid-verify: pre-verify chunks = a clean run's"
 # The step's rows are those of the whole step, as in a clean run, not
 # those of its last attempt.
-equals "$(step_field verify rows)" "${clean_rows[verify]}" \
-	"mid-verify: verify rows = a clean run's"
-equals "$(journal_chunks verify)" \
-	"${clean_chunks[verify]}|${clean_chunks[verify]}|${clean_chunks[verify]}" \
-	"mid-verify: journal chunks of verify unique and done"
+equals "$(step_field pre-verify rows)" "${clean_rows[pre-verify]}" \
+	"mid-verify: pre-verify rows = a clean run's"
+equals "$(journal_chunks pre-verify)" \
+	"${clean_chunks[pre-verify]}|${clean_chunks[pre-verify]}|${clean_chunks[pre-verify]}" \
+	"mid-verify: journal chunks of pre-verify unique and done"
+# Put right from the source, as an operator would.
+bypass_fence "${tampered_owner%%.*}" "$tampered_table" "
+	ATTACH 'db0.db' AS s;
+	UPDATE $tampered_table SET note = (SELECT note FROM s.orders_0
+		WHERE id = $tampered_id) WHERE id = $tampered_id"
+run_reshard 0 "mid-verify: put right, the run goes on" run plan.cfg --yes
 complete "mid-verify"
 
 section mid-purge
