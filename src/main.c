@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli/cli.h"
 #include "common/progress.h"
@@ -74,6 +77,15 @@ main(int argc, char **argv)
 	const char *close;
 	int rc;
 
+#ifdef __GLIBC__
+	/* A chunk's buffers (rows read, a statement's data: hundreds of KB)
+	 * are freed and made again every chunk.  Left to its defaults, glibc
+	 * gives that memory back to the kernel (munmap, a trimmed heap) and
+	 * faults it in again, page by page, for the next chunk: a fifth of a
+	 * copy's CPU time.  Keeping it costs nothing: the peak is the same. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
 	if (argc < 2) {
 		print_usage(stderr);
 		return 2;

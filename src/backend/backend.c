@@ -951,8 +951,6 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->downstream_lag != NULL;
 	case RS_CAP_CAPTURE:
 		return ops->capture != NULL && ops->read_keys != NULL;
-	case RS_CAP_PARALLEL_WRITES:
-		return backend->url.engine != RS_ENGINE_SQLITE;
 	case RS_CAP_CREATE_TABLE:
 		return ops->table_sql != NULL && ops->table_sql_build != NULL;
 	case RS_CAP_FENCE_ROWS:

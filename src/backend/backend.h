@@ -557,13 +557,9 @@ enum rs_capability {
 	RS_CAP_RELEASE_REPLICA, /* backend_release */
 	RS_CAP_DOWNSTREAM_LAG,  /* backend_downstream_lag */
 	RS_CAP_CAPTURE,         /* backend_capture, backend_read_keys */
-	/* Writes from two connections to one database run at the same
-	 * time (a server); a SQLite file takes one writer at a time, so a
-	 * second connection would only wait. */
-	RS_CAP_PARALLEL_WRITES,
-	RS_CAP_CREATE_TABLE, /* backend_table_sql */
-	RS_CAP_FENCE_ROWS,   /* backend_fence of the rows that move */
-	RS_CAP_GUARD,        /* backend_guard_sql */
+	RS_CAP_CREATE_TABLE,    /* backend_table_sql */
+	RS_CAP_FENCE_ROWS,      /* backend_fence of the rows that move */
+	RS_CAP_GUARD,           /* backend_guard_sql */
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

@@ -227,7 +227,7 @@ await_read_start(uv_loop_t *loop, struct rs_backend *backend,
 }
 
 int
-await_finish(struct await_waiter *w, struct rs_err *err)
+await_read_finish(struct await_waiter *w, struct rs_err *err)
 {
 	if (w->started != 0) {
 		if (err != NULL)
@@ -235,32 +235,6 @@ await_finish(struct await_waiter *w, struct rs_err *err)
 		return w->started;
 	}
 	return waiter_wait(w->loop, w, 0, err);
-}
-
-int
-await_read_finish(struct await_waiter *w, struct rs_err *err)
-{
-	return await_finish(w, err);
-}
-
-int
-await_upsert_start(uv_loop_t *loop, struct rs_backend *backend,
-                   const struct rs_table_def *table, const struct rs_rows *rows,
-                   struct await_waiter *w, struct rs_err *err)
-{
-	*w = (struct await_waiter){.loop = loop};
-	return waiter_started(
-		w, backend_upsert(backend, table, rows, on_done, w, err), err);
-}
-
-int
-await_load_start(uv_loop_t *loop, struct rs_backend *backend,
-                 const struct rs_table_def *table, const struct rs_rows *rows,
-                 struct await_waiter *w, struct rs_err *err)
-{
-	*w = (struct await_waiter){.loop = loop};
-	return waiter_started(
-		w, backend_load(backend, table, rows, on_done, w, err), err);
 }
 
 int

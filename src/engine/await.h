@@ -68,22 +68,10 @@ int await_read_start(uv_loop_t *loop, struct rs_backend *backend,
                      struct rs_rowbuf *out, struct await_waiter *w,
                      struct rs_err *err);
 int await_read_finish(struct await_waiter *w, struct rs_err *err);
-/* An upsert in two halves, the same way: ROWS and TABLE stay as they are
- * until await_finish, which waits for it and returns what await_upsert
- * would have. */
-int await_upsert_start(uv_loop_t *loop, struct rs_backend *backend,
-                       const struct rs_table_def *table,
-                       const struct rs_rows *rows, struct await_waiter *w,
-                       struct rs_err *err);
-/* backend_load, whole or in two halves like await_upsert_start. */
+/* backend_load, waited for. */
 int await_load(uv_loop_t *loop, struct rs_backend *backend,
                const struct rs_table_def *table, const struct rs_rows *rows,
                struct rs_err *err);
-int await_load_start(uv_loop_t *loop, struct rs_backend *backend,
-                     const struct rs_table_def *table,
-                     const struct rs_rows *rows, struct await_waiter *w,
-                     struct rs_err *err);
-int await_finish(struct await_waiter *w, struct rs_err *err);
 int await_upsert(uv_loop_t *loop, struct rs_backend *backend,
                  const struct rs_table_def *table, const struct rs_rows *rows,
                  struct rs_err *err);

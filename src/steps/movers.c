@@ -13,9 +13,6 @@
 #include "engine/streams.h"
 #include "steps/steps.h"
 
-/* The fewest rows a write sends in two halves (movers_write_batch). */
-#define MOVERS_HALVES_MIN 64
-
 int
 movers_layout_check(struct rs_run *run, int from_shard,
                     const struct rs_table_def *from_def, int to_shard,
@@ -165,7 +162,11 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 
 /* Write ROWS into DST on BACKEND: backend_load when FRESH, then, if a key
  * was there already (a chunk repeated after a crash), backend_upsert of
- * the same rows; else backend_upsert. */
+ * the same rows; else backend_upsert.  One statement on the stream's
+ * connection: sending half a batch on a second connection at once was
+ * tried, and measured no faster once the chunk's buffers stopped being
+ * faulted in afresh every chunk (main.c); it only made the server's
+ * cores, which also serve the reads, busier. */
 static int
 movers_write(struct rs_run *run, struct rs_backend *backend,
              const struct rs_table_def *dst, const struct rs_rows *rows,
@@ -176,53 +177,6 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 
 	if (rc != 0 && fresh && backend_load_conflict(err))
 		rc = await_upsert(&run->loop, backend, dst, rows, err);
-	return rc;
-}
-
-/* Write the N rows of B into DST on TARGET (movers_write).  On a server,
- * a batch of MOVERS_HALVES_MIN rows or more goes in two halves at once,
- * the second on the stream's other connection to that shard: the
- * server's insert, not the read or the conversion, bounds a copy stream,
- * and two statements use two of its cores.  Each half is atomic on its
- * own; the chunk is done (journal) only once both are, and a chunk cut
- * short is written again whole. */
-static int
-movers_write_batch(struct rs_run *run, struct rs_backend *target, int shard,
-                   const struct rs_table_def *dst, const struct movers_batch *b,
-                   int n, int fresh, struct rs_err *err)
-{
-	struct rs_rows first = {n, dst->n_columns, b->values}, second;
-	struct rs_backend *other = NULL;
-	struct await_waiter w;
-	struct rs_err other_err;
-	int rc = 0, rc2;
-
-	if (n >= MOVERS_HALVES_MIN &&
-	    backend_supports(target, RS_CAP_PARALLEL_WRITES))
-		rc = engine_reader(run, shard, &other, err);
-	if (rc != 0 || other == NULL || other == target)
-		return rc != 0 ? rc
-		               : movers_write(run, target, dst, &first, fresh,
-		                              err);
-	first.n_rows = n / 2;
-	second = (struct rs_rows){n - first.n_rows, dst->n_columns,
-	                          b->values + (size_t)first.n_rows *
-	                                              (size_t)dst->n_columns};
-	if (fresh)
-		await_load_start(&run->loop, other, dst, &second, &w,
-		                 &other_err);
-	else
-		await_upsert_start(&run->loop, other, dst, &second, &w,
-		                   &other_err);
-	rc = movers_write(run, target, dst, &first, fresh, err);
-	rc2 = await_finish(&w, &other_err);
-	if (rc2 != 0 && fresh && backend_load_conflict(&other_err))
-		rc2 = await_upsert(&run->loop, other, dst, &second, &other_err);
-	if (rc == 0 && rc2 != 0) {
-		if (err != NULL)
-			*err = other_err;
-		rc = rc2;
-	}
 	return rc;
 }
 
@@ -247,9 +201,11 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 		                    err);
 	if (rc == 0)
 		rc = steps_wait_downstream(run, target, shard, "the copy", err);
-	if (rc == 0)
-		rc = movers_write_batch(run, target, shard, dst, &batch, n,
-		                        fresh, err);
+	if (rc == 0) {
+		struct rs_rows out = {n, dst->n_columns, batch.values};
+
+		rc = movers_write(run, target, dst, &out, fresh, err);
+	}
 	movers_batch_free(&batch);
 	if (rc == 0)
 		streams_throttle(run, n);
