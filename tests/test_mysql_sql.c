@@ -338,6 +338,50 @@ test_upsert(void **state)
 	check_upsert(&doubling, "'it''s \\ \"q\" \n\r\032'");
 }
 
+/* The same two rows for LOAD DATA: one statement naming every column (the
+ * bytes column through a variable the SET unhexes), and the rows as text,
+ * tab-separated, NULL as \\N, backslash, tab, newline and NUL escaped, the
+ * rest as in the upsert but bare; an empty text is an empty field. */
+static void
+test_load(void **state)
+{
+	struct rs_value row3[12];
+	struct rs_rows rows = {3, 12, NULL};
+	struct rs_value all[36];
+	struct rs_strbuf sql = {0}, data = {0}, want = {0};
+
+	(void)state;
+	memcpy(all, rows_v, sizeof(rows_v));
+	memcpy(row3, rows_v, sizeof(row3));
+	row3[0] = (struct rs_value)V("3");
+	row3[2] = (struct rs_value)V("");
+	row3[3] = (struct rs_value){"tab\there\\N", 10};
+	memcpy(all + 24, row3, sizeof(row3));
+	rows.values = all;
+	assert_int_equal(mysql_sql_load(&sql, &data, &orders, &rows, NULL), 0);
+	assert_string_equal(
+		sql.text,
+		"LOAD DATA LOCAL INFILE 'reshard' INTO TABLE `or``ders` "
+		"CHARACTER SET utf8mb4 FIELDS TERMINATED BY X'09' ESCAPED BY "
+		"X'5C' LINES TERMINATED BY X'0A' (`id`, `re``gion`, "
+		"@reshard_2, `note`, `born`, `at`, `f`, `d`, `n`, `ok`, `t`, "
+		"`ts`) SET `data` = UNHEX(@reshard_2)");
+	strbuf_str(&want, "1\teu\t00ff10\tit's \\\\ \"q\" \\n\r\032\t"
+	                  "2024-01-02\t2024-01-02 03:04:05.123456\t1.5e0\t"
+	                  "-2e10\t12.50\t1\t-838:59:59.5\t2024-01-02 "
+	                  "03:04:05\n");
+	strbuf_str(&want, "2\tus\t\\N\ta\\0b\t\\N\t\\N\t\\N\t\\N\t\\N\t0\t"
+	                  "00:00:00\t0000-01-01 00:00:00\n");
+	strbuf_str(&want, "3\teu\t\ttab\\there\\\\N\t2024-01-02\t"
+	                  "2024-01-02 03:04:05.123456\t1.5e0\t-2e10\t12.50\t"
+	                  "1\t-838:59:59.5\t2024-01-02 03:04:05\n");
+	assert_int_equal(data.len, want.len);
+	assert_memory_equal(data.text, want.text, want.len);
+	strbuf_clear(&sql);
+	strbuf_clear(&data);
+	strbuf_clear(&want);
+}
+
 /* Every column in the key: an update that changes nothing. */
 static void
 test_upsert_keys_only(void **state)
@@ -1586,6 +1630,7 @@ main(void)
 		cmocka_unit_test(test_read_refused),
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
+		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_upsert_refused),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test_setup_teardown(test_pack_at_limit, setup_xs,

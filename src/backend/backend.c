@@ -455,8 +455,12 @@ backend_load(struct rs_backend *backend, const struct rs_table_def *table,
 int
 backend_load_conflict(const struct rs_err *err)
 {
+	/* PostgreSQL's unique violation; MariaDB's integrity class, which
+	 * its load also reports when the server takes no LOAD DATA LOCAL
+	 * (my_load). */
 	return err != NULL && err->code == RS_EQUERY &&
-	       strcmp(err->sqlstate, "23505") == 0;
+	       (strcmp(err->sqlstate, "23505") == 0 ||
+	        strcmp(err->sqlstate, "23000") == 0);
 }
 
 int

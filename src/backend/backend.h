@@ -243,16 +243,19 @@ int backend_upsert(struct rs_backend *backend, const struct rs_table_def *table,
  * Write ROWS (as for backend_upsert) into TABLE when none of their keys is
  * there yet: a copy's first pass onto a target that started empty.  Where
  * the engine has a bulk path that is faster for new rows (PostgreSQL's
- * COPY FROM STDIN) it takes it, one statement, all or nothing, and a key
- * that exists fails it with RS_EQUERY and SQLSTATE 23505
- * (backend_load_conflict), nothing written: the caller then upserts the
- * same rows.  Elsewhere it is backend_upsert, which cannot fail so.
+ * COPY FROM STDIN, MariaDB's LOAD DATA LOCAL INFILE served from memory)
+ * it takes it, one statement, all or nothing, and a key that exists fails
+ * it with RS_EQUERY and SQLSTATE 23505 (PostgreSQL) or 23000 (MariaDB,
+ * also when the server takes no LOAD DATA LOCAL), nothing written
+ * (backend_load_conflict): the caller then upserts the same rows.
+ * Elsewhere it is backend_upsert, which cannot fail so.
  */
 int backend_load(struct rs_backend *backend, const struct rs_table_def *table,
                  const struct rs_rows *rows, rs_backend_cb cb, void *arg,
                  struct rs_err *err);
 
-/* Whether ERR is backend_load's failure on a key that exists. */
+/* Whether ERR is backend_load's failure that an upsert of the same rows
+ * puts right (a key that exists). */
 int backend_load_conflict(const struct rs_err *err);
 
 /* Delete from TABLE the rows whose primary keys are KEYS (n_pk canonical

@@ -279,9 +279,17 @@ struct my_engine {
 	int n_cols;                 /* read: values per row */
 	struct mysql_sql_stmts stmts; /* upsert, delete, scan: the statements */
 	int next_stmt;                /* the next one to send */
-	int batch_rows;          /* rows or keys in the batch, for messages */
-	enum my_txn txn;         /* where the transaction is */
-	int purging;             /* a delete is a purge (MY_TXN_PURGE_ON …) */
+	int batch_rows;  /* rows or keys in the batch, for messages */
+	enum my_txn txn; /* where the transaction is */
+	int purging;     /* a delete is a purge (MY_TXN_PURGE_ON …) */
+	/* load: the rows in LOAD DATA's format, served to the driver by the
+	 * infile handler (my_infile_*) while the statement runs; off is how
+	 * far it has read.  no_load: the server refused LOAD DATA LOCAL, so
+	 * this connection's loads are upserts. */
+	struct rs_strbuf load_data;
+	size_t load_off;
+	int loading;
+	int no_load;
 	char detail[128];        /* appended to error messages, or "" */
 	struct my_steps st;      /* MY_OP_STEPS */
 	struct my_engine *owner; /* MY_OP_PEER: whose statement runs here */
@@ -513,6 +521,9 @@ my_free_stmts(struct my_engine *e)
 {
 	mysql_sql_stmts_free(&e->stmts);
 	e->next_stmt = 0;
+	strbuf_clear(&e->load_data);
+	e->load_off = 0;
+	e->loading = 0;
 }
 
 /* Free what a stepped operation owns and empty ST. */
@@ -1067,6 +1078,24 @@ my_write_next(struct my_engine *e)
 		return;
 	case MY_TXN_BEGIN:
 	case MY_TXN_DML:
+		/* LOAD DATA LOCAL skips a key that is there already with
+		 * a warning (and warns of a value it had to change): the
+		 * batch is rolled back and the caller upserts it. */
+		if (e->loading && e->txn == MY_TXN_DML &&
+		    mysql_warning_count(e->mysql) > 0) {
+			e->status = backend_fail(
+				e->backend, &e->err, RS_EQUERY,
+				"loading into table %s: %u warnings (a key "
+				"there already, or a value changed); the "
+				"batch is upserted instead",
+				e->table_name, mysql_warning_count(e->mysql));
+			snprintf(e->err.sqlstate, sizeof(e->err.sqlstate), "%s",
+			         "23000");
+			e->txn = MY_TXN_ROLLBACK;
+			my_send(e, (char *)my_rollback_sql,
+			        sizeof(my_rollback_sql) - 1, 0);
+			return;
+		}
 		if (e->next_stmt < e->stmts.n) {
 			struct mysql_sql_stmt *s = &e->stmts.v[e->next_stmt++];
 
@@ -1186,6 +1215,15 @@ my_query_failed(struct my_engine *e)
 	if (code == RS_ECONNECT) {
 		my_finish(e, code);
 		return;
+	}
+	/* A server that takes no LOAD DATA LOCAL (MySQL's default, or
+	 * local_infile off): this batch and the next ones are upserts. */
+	if (e->loading && e->mysql != NULL &&
+	    (mysql_errno(e->mysql) == 1148 || mysql_errno(e->mysql) == 3948 ||
+	     mysql_errno(e->mysql) == 4166)) {
+		e->no_load = 1;
+		snprintf(e->err.sqlstate, sizeof(e->err.sqlstate), "%s",
+		         "23000");
 	}
 	e->status = code;
 	e->txn = MY_TXN_ROLLBACK;
@@ -1665,14 +1703,60 @@ my_apply_param(struct my_engine *e, const struct rs_url_param *param,
 	return 0;
 }
 
+/* LOAD DATA LOCAL's infile handler: whatever file the server asks for,
+ * it is served the rows of the load in progress (e->load_data), and
+ * nothing at all when no load is in progress: a server cannot read a
+ * file of this machine. */
+static int
+my_infile_init(void **ptr, const char *name, void *userdata)
+{
+	(void)name;
+	*ptr = userdata;
+	return 0;
+}
+
+static int
+my_infile_read(void *ptr, char *buf, unsigned int len)
+{
+	struct my_engine *e = ptr;
+	size_t left;
+
+	if (!e->loading)
+		return -1;
+	left = e->load_data.len - e->load_off;
+	if (left > len)
+		left = len;
+	memcpy(buf, e->load_data.text + e->load_off, left);
+	e->load_off += left;
+	return (int)left;
+}
+
+static void
+my_infile_end(void *ptr)
+{
+	(void)ptr;
+}
+
+static int
+my_infile_error(void *ptr, char *msg, unsigned int len)
+{
+	const struct my_engine *e = ptr;
+
+	snprintf(msg, len, "%s",
+	         e->loading ? "reading the rows to load failed"
+	                    : "reshard sends no file but its own rows");
+	return 2000; /* CR_UNKNOWN_ERROR */
+}
+
 /* Set e->mysql up: non-blocking, option files of group [client], utf8mb4,
- * no LOAD DATA LOCAL, the connect timeout, then the URL's parameters.
+ * LOAD DATA LOCAL served only from memory (my_infile_*), the connect
+ * timeout, then the URL's parameters.
  * Returns 0, or RS_ENOMEM / RS_EUSAGE with ERR filled. */
 static int
 my_configure(struct my_engine *e, struct rs_err *err)
 {
 	struct rs_backend *backend = e->backend;
-	unsigned int no = 0;
+	unsigned int yes = 1;
 	unsigned int seconds;
 
 	e->timeout_ms = backend->connect_timeout_ms > 0
@@ -1682,7 +1766,7 @@ my_configure(struct my_engine *e, struct rs_err *err)
 	if (mysql_options(e->mysql, MYSQL_OPT_NONBLOCK, 0) != 0 ||
 	    mysql_options(e->mysql, MYSQL_READ_DEFAULT_GROUP, "client") != 0 ||
 	    mysql_options(e->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4") != 0 ||
-	    mysql_options(e->mysql, MYSQL_OPT_LOCAL_INFILE, &no) != 0)
+	    mysql_options(e->mysql, MYSQL_OPT_LOCAL_INFILE, &yes) != 0)
 		return backend_fail(backend, err, RS_ENOMEM,
 		                    "cannot set up the MariaDB driver: %s",
 		                    mysql_error(e->mysql));
@@ -1691,6 +1775,8 @@ my_configure(struct my_engine *e, struct rs_err *err)
 		if (rc != 0)
 			return rc;
 	}
+	mysql_set_local_infile_handler(e->mysql, my_infile_init, my_infile_read,
+	                               my_infile_end, my_infile_error, e);
 	seconds = (unsigned int)((e->timeout_ms + 999) / 1000);
 	if (mysql_options(e->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &seconds) != 0)
 		return backend_fail(backend, err, RS_ENOMEM,
@@ -2048,6 +2134,45 @@ my_upsert(struct rs_backend *backend, const struct rs_table_def *table,
           struct rs_err *err)
 {
 	return my_write(backend, MY_OP_UPSERT, table, rows, 0, cb, arg, err);
+}
+
+/* Load ROWS, new rows, into TABLE (see backend_load): START TRANSACTION,
+ * one LOAD DATA LOCAL INFILE served from memory (mysql_sql_load), COMMIT.
+ * A key there already (or any other warning) rolls it back with RS_EQUERY
+ * and SQLSTATE 23000, for the caller to upsert instead
+ * (backend_load_conflict); so does a server that refuses LOAD DATA LOCAL,
+ * after which this connection upserts at once.  Otherwise as my_upsert. */
+static int
+my_load(struct rs_backend *backend, const struct rs_table_def *table,
+        const struct rs_rows *rows, rs_backend_cb cb, void *arg,
+        struct rs_err *err)
+{
+	struct my_engine *e = my_ready(backend, err);
+	struct rs_strbuf sql = {0};
+	struct rs_err local;
+	int rc;
+
+	if (e == NULL)
+		return RS_EINTERNAL;
+	if (table == NULL) /* my_write says what is wrong */
+		return my_upsert(backend, table, rows, cb, arg, err);
+	rc = my_check_rows(backend, table, rows, table->n_columns, "load", err);
+	if (rc != 0)
+		return rc;
+	if (e->no_load || rows->n_rows == 0)
+		return my_upsert(backend, table, rows, cb, arg, err);
+	my_free_stmts(e);
+	rc = mysql_sql_load(&sql, &e->load_data, table, rows, &local);
+	if (rc == 0 && mysql_sql_push(&e->stmts, &sql, 0, rows->n_rows) != 0)
+		rc = rs_err_set(&local, RS_ENOMEM, "out of memory");
+	strbuf_clear(&sql);
+	if (rc != 0) {
+		my_free_stmts(e);
+		return backend_fail(backend, err, rc, "%s", local.message);
+	}
+	e->loading = 1;
+	return my_write_start(e, MY_OP_UPSERT, table->name, rows->n_rows, 0, cb,
+	                      arg, err);
 }
 
 /* Delete the rows of TABLE whose keys are KEYS (canonical values, n_pk a
@@ -4351,6 +4476,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.read_batch = my_read_batch,
 	.exec = my_exec,
 	.upsert = my_upsert,
+	.load = my_load,
 	.delete_keys = my_delete_keys,
 	.purge_keys = my_purge_keys,
 	.count = my_count,

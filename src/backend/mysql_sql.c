@@ -360,17 +360,55 @@ my_is_time(const char *p, size_t len, int duration)
  *                           dropped (the session's time zone is UTC)
  *   others                  quoted
  * Quoted text is escaped by ESC. */
-int
-mysql_sql_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
-                enum rs_col_kind kind, const struct rs_value *v,
-                const char **why)
+/* Append TEXT (LEN bytes) as a field of LOAD DATA's text format (fields
+ * ended by a tab, lines by a newline, escapes by a backslash): a
+ * backslash, tab, newline and NUL escaped.  Returns 0 or -1. */
+static int
+my_load_text(struct rs_strbuf *b, const char *text, size_t len)
+{
+	size_t from = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		const char *esc;
+
+		switch (text[i]) {
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\0':
+			esc = "\\0";
+			break;
+		default:
+			continue;
+		}
+		strbuf_add(b, text + from, i - from);
+		strbuf_add(b, esc, 2);
+		from = i + 1;
+	}
+	strbuf_add(b, text + from, len - from);
+	return b->failed ? -1 : 0;
+}
+
+/* mysql_sql_canon, or with FIELD the same value as a field of LOAD DATA
+ * (mysql_sql_load): NULL as \N, bytes as bare hex (the load's SET
+ * unhexes them), quoted text bare with LOAD DATA's escapes. */
+static int
+my_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+         enum rs_col_kind kind, const struct rs_value *v, const char **why,
+         int field)
 {
 	const char *p = v->text;
 	size_t len = v->len;
 	char stamp[64];
 
 	if (p == NULL) {
-		strbuf_str(b, "NULL");
+		strbuf_str(b, field ? "\\N" : "NULL");
 		return b->failed ? -1 : 0;
 	}
 	switch (kind) {
@@ -419,9 +457,11 @@ mysql_sql_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 				*why = "is not hex (two digits a byte)";
 				return 1;
 			}
-		strbuf_add(b, "X'", 2);
+		if (!field)
+			strbuf_add(b, "X'", 2);
 		strbuf_add(b, p, len);
-		strbuf_add(b, "'", 1);
+		if (!field)
+			strbuf_add(b, "'", 1);
 		return b->failed ? -1 : 0;
 	case RS_COL_DATE:
 		if (!my_is_date(p, len)) {
@@ -466,7 +506,17 @@ mysql_sql_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	default: /* text, char, json, uuid, other */
 		break;
 	}
+	if (field)
+		return my_load_text(b, p, len);
 	return mysql_sql_quoted(b, esc, p, len) != 0 || b->failed ? -1 : 0;
+}
+
+int
+mysql_sql_canon(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
+                enum rs_col_kind kind, const struct rs_value *v,
+                const char **why)
+{
+	return my_canon(b, esc, kind, v, why, 0);
 }
 
 /* Fill ERR for value V of row ROW (from 0) of a batch for TABLE, column
@@ -654,6 +704,57 @@ mysql_sql_upsert(struct mysql_sql_stmts *stmts,
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (rc != 0)
 		mysql_sql_stmts_free(stmts);
+	return rc;
+}
+
+int
+mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
+               const struct rs_table_def *t, const struct rs_rows *rows,
+               struct rs_err *err)
+{
+	int n_bytes = 0, rc = 0;
+
+	strbuf_str(sql, "LOAD DATA LOCAL INFILE 'reshard' INTO TABLE ");
+	mysql_sql_ident(sql, t->name);
+	strbuf_str(sql, " CHARACTER SET utf8mb4 FIELDS TERMINATED BY X'09' "
+	                "ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (");
+	for (int i = 0; i < t->n_columns; i++) {
+		if (i > 0)
+			strbuf_str(sql, ", ");
+		if (t->columns[i].kind == RS_COL_BYTES)
+			strbuf_printf(sql, "@reshard_%d", i);
+		else
+			mysql_sql_ident(sql, t->columns[i].name);
+	}
+	strbuf_str(sql, ")");
+	for (int i = 0; i < t->n_columns; i++) {
+		if (t->columns[i].kind != RS_COL_BYTES)
+			continue;
+		strbuf_str(sql, n_bytes++ > 0 ? ", " : " SET ");
+		mysql_sql_ident(sql, t->columns[i].name);
+		strbuf_printf(sql, " = UNHEX(@reshard_%d)", i);
+	}
+	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
+		const struct rs_value *v =
+			&rows->values[(size_t)r * (size_t)rows->n_cols];
+
+		for (int i = 0; i < t->n_columns && rc == 0; i++) {
+			const char *why = NULL;
+			int c;
+
+			if (i > 0)
+				strbuf_add(data, "\t", 1);
+			c = my_canon(data, NULL, t->columns[i].kind, &v[i],
+			             &why, 1);
+			if (c != 0 || data->failed)
+				rc = my_canon_fail(err, "load into", t, r, i,
+				                   &v[i], c != 0 ? c : -1, why,
+				                   data->failed);
+		}
+		strbuf_add(data, "\n", 1);
+	}
+	if (rc == 0 && (sql->failed || data->failed))
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	return rc;
 }
 

@@ -173,6 +173,19 @@ int mysql_sql_upsert(struct mysql_sql_stmts *stmts,
                      const struct rs_table_def *t, const struct rs_rows *rows,
                      struct rs_err *err);
 
+/* A fresh batch's load: into SQL the LOAD DATA LOCAL INFILE statement for
+ * ROWS (canonical values, every column of T in order), into DATA the rows
+ * in its text format (tab-separated, one a line, \N for NULL, bytes as
+ * hex unhexed by the statement's SET).  The file name in SQL is a
+ * placeholder: the driver's infile handler serves DATA, never a file.
+ * The statement reads like INSERT IGNORE: a key already there makes a
+ * warning, not an error, so the caller checks the warning count.
+ * Returns 0, RS_EVALUE naming the row and column MariaDB cannot take, or
+ * RS_ENOMEM; SQL and DATA are the caller's to clear in every case. */
+int mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
+                   const struct rs_table_def *t, const struct rs_rows *rows,
+                   struct rs_err *err);
+
 /*
  * Append to STMTS the delete of KEYS (canonical values, n_pk a row in key
  * order) from T:
