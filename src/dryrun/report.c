@@ -474,7 +474,7 @@ report_physical(FILE *out, const struct rs_dryrun_result *r, const char *which,
 			fprintf(out, "%s %s", shown > 0 ? "," : "", label);
 			shown++;
 		}
-		fprintf(out, "%s; the slots map fills every table\n",
+		fprintf(out, "%s; every table is a slot of the slots map\n",
 		        spread.empty > shown ? ", …" : "");
 	}
 	free(rows);
