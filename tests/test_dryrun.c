@@ -89,6 +89,34 @@ check_skew(json_t *got, json_t *want)
 	                   1e-5);
 }
 
+/* physical_before / physical_after: rows per slot table under the map
+ * and under db = point % N, table = point % T, as the oracle counted. */
+static void
+check_physical(json_t *got, json_t *want)
+{
+	if (want == NULL) {
+		assert_null(got);
+		return;
+	}
+	assert_non_null(got);
+	assert_true(json_equal(json_object_get(got, "databases"),
+	                       json_object_get(want, "databases")));
+	assert_true(json_equal(json_object_get(got, "tables_per_db"),
+	                       json_object_get(want, "tables_per_db")));
+	assert_true(json_equal(json_object_get(got, "rows"),
+	                       json_object_get(want, "rows")));
+	assert_true(json_equal(json_object_get(got, "empty"),
+	                       json_object_get(want, "empty")));
+	check_skew(json_object_get(got, "skew"), json_object_get(want, "skew"));
+	got = json_object_get(got, "independent");
+	want = json_object_get(want, "independent");
+	assert_true(json_equal(json_object_get(got, "rows"),
+	                       json_object_get(want, "rows")));
+	assert_true(json_equal(json_object_get(got, "empty"),
+	                       json_object_get(want, "empty")));
+	check_skew(json_object_get(got, "skew"), json_object_get(want, "skew"));
+}
+
 static void
 run_case(const char *name, const char *keys)
 {
@@ -140,6 +168,11 @@ run_case(const char *name, const char *keys)
 	check_skew(json_object_get(got, "skew_after"),
 	           json_object_get(expect, "skew_after"));
 	assert_null(json_object_get(got, "top")); /* not asked for */
+	assert_null(json_object_get(got, "hot"));
+	check_physical(json_object_get(got, "physical_before"),
+	               json_object_get(expect, "physical_before"));
+	check_physical(json_object_get(got, "physical_after"),
+	               json_object_get(expect, "physical_after"));
 
 	json_decref(got);
 	json_decref(expect);
@@ -163,6 +196,117 @@ test_ring_split(void **state)
 {
 	(void)state;
 	run_case("ring-4to5", "keys.txt");
+}
+
+static void
+test_slots_10x100_tables(void **state)
+{
+	(void)state;
+	run_case("slots-10x100", "keys.txt");
+}
+
+/* The summary of NAME.cfg over KEYS with --top 1, as JSON or text. */
+static char *
+summary_of(const char *name, const char *keys, int json)
+{
+	char cfg[64];
+	struct rs_plan *plan;
+	struct rs_dryrun_options options = {0};
+	struct rs_err err = {0};
+	FILE *out = tmpfile();
+	char *text;
+	size_t len;
+
+	snprintf(cfg, sizeof(cfg), "%s.cfg", name);
+	plan = load(cfg);
+	options.keys_path = data_path(keys);
+	options.json = json;
+	options.summary_only = 1;
+	options.top = 1;
+	if (dryrun_run_keyfile(plan, &options, out, stderr, &err) != 0)
+		fail_msg("dryrun_run: %s", err.message);
+	text = slurp(out, &len);
+	fclose(out);
+	plan_free(plan);
+	return text;
+}
+
+/* "hot" lists every key above 5% of its shard under to, not only the
+ * --top ones, as the oracle found them. */
+static void
+check_hot(const char *name, const char *keys)
+{
+	char expected_json[64];
+	char *text = summary_of(name, keys, 1);
+	json_error_t jerr;
+	json_t *got = json_loads(text, 0, &jerr), *root, *expect, *g, *w;
+	size_t i;
+
+	snprintf(expected_json, sizeof(expected_json), "%s.json", name);
+	root = json_load_file(data_path(expected_json), 0, &jerr);
+	assert_non_null(got);
+	assert_non_null(root);
+	g = json_object_get(got, "hot");
+	w = json_object_get(root, "hot");
+	assert_int_equal(json_array_size(g), json_array_size(w));
+	json_array_foreach(w, i, expect)
+	{
+		json_t *one = json_array_get(g, i);
+
+		assert_true(json_equal(json_object_get(one, "key"),
+		                       json_object_get(expect, "key")));
+		assert_true(json_equal(json_object_get(one, "rows"),
+		                       json_object_get(expect, "rows")));
+		assert_true(json_equal(json_object_get(one, "shard"),
+		                       json_object_get(expect, "shard")));
+		assert_float_equal(
+			json_number_value(json_object_get(one, "share")),
+			json_number_value(json_object_get(expect, "share")),
+			1e-5);
+	}
+	json_decref(got);
+	json_decref(root);
+	free(text);
+}
+
+static void
+test_hot_keys_flagged(void **state)
+{
+	char *text;
+
+	(void)state;
+	/* Two hot keys, one of them outside --top 1. */
+	check_hot("slots-10x100", "keys.txt");
+	text = summary_of("slots-10x100", "keys.txt", 0);
+	assert_non_null(strstr(text, "hot keys (one key alone holds more "
+	                             "than 5% of its shard's rows under to)"));
+	assert_non_null(strstr(text, "customer-hot                       "
+	                             "250 rows  37.2% of db3 (672 rows)"));
+	assert_non_null(strstr(text, "customer-warm"));
+	assert_non_null(strstr(text, "directory override (overrides in "
+	                             "the map)"));
+	assert_non_null(strstr(text, "computed suffix"));
+	/* The oracle's figures: 900 of 1,000 tables empty under from. */
+	assert_non_null(strstr(text, "would leave 900 of the 1,000 tables "
+	                             "under from empty, as 10 and 100 share "
+	                             "the factor 10"));
+	assert_non_null(strstr(text, "would leave 1,900 of the 2,000 tables "
+	                             "under to empty"));
+	free(text);
+}
+
+static void
+test_no_hot_key(void **state)
+{
+	char *text;
+
+	(void)state;
+	check_hot("ranges-ids", "ids.txt"); /* the oracle finds none */
+	text = summary_of("ranges-ids", "ids.txt", 0);
+	assert_non_null(strstr(text, "top 1 keys by rows"));
+	assert_null(strstr(text, "hot keys"));
+	assert_null(strstr(text, "rows per physical table")); /* no slots */
+	free(text);
 }
 
 static void
@@ -338,6 +482,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_doubling),
 		cmocka_unit_test(test_ring_split),
+		cmocka_unit_test(test_slots_10x100_tables),
+		cmocka_unit_test(test_hot_keys_flagged),
+		cmocka_unit_test(test_no_hot_key),
 		cmocka_unit_test(test_ranges_by_value),
 		cmocka_unit_test(test_summary_only_with_top),
 		cmocka_unit_test(test_identity_rejects_text_key_with_line),

@@ -210,6 +210,8 @@ dryrun_free(struct rs_dryrun *dr)
 	pairmap_free(dr->pairs);
 	free(dr->line_buf);
 	stats_clear(&dr->result.stats);
+	slot_rows_clear(&dr->result.slots_before);
+	slot_rows_clear(&dr->result.slots_after);
 	if (dr->result.top.slots != NULL)
 		topkeys_clear(&dr->result.top);
 	free(dr);
@@ -258,6 +260,14 @@ dryrun_begin(const struct rs_plan *plan,
 	if (dr->pairs == NULL && pairs_err.code != 0)
 		goto nomem;
 	if (dr->result.table < 0 && dryrun_tables_init(dr) != 0)
+		goto nomem;
+	/* Rows per slot table when one table is read: several tables would
+	 * each fill their own physical tables. */
+	if (dr->result.table >= 0 &&
+	    (slot_rows_init(&dr->result.slots_before, plan->from,
+	                    plan->n_shards) != 0 ||
+	     slot_rows_init(&dr->result.slots_after, plan->to,
+	                    plan->n_shards) != 0))
 		goto nomem;
 	/* Labels only for mover lines, and only for the tables whose keys
 	 * are read: a key file's one, or the live shards' (all, or
@@ -444,6 +454,10 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 	}
 	for (i = 0; i < count; i++)
 		stats_add(&dr->result.stats, from[i], to[i]);
+	if (dr->result.slots_before.databases > 0)
+		slot_rows_add_batch(&dr->result.slots_before, from, count);
+	if (dr->result.slots_after.databases > 0)
+		slot_rows_add_batch(&dr->result.slots_after, to, count);
 	if (dr->result.table_keys != NULL) {
 		uint64_t moved = 0;
 

@@ -56,6 +56,9 @@ struct rs_dryrun_result {
 	uint64_t *table_keys;  /* [plan->n_tables] rows read of each table,
 	                          and of them movers: only when table is -1 */
 	uint64_t *table_moved;
+	/* Rows per physical table of `from` and `to` when the map is a
+	 * slots map and one table is read (databases 0 otherwise). */
+	struct rs_slot_rows slots_before, slots_after;
 };
 
 struct rs_dryrun;

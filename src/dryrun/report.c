@@ -83,6 +83,130 @@ json_skew(double skew)
 	return skew < 0 ? json_null() : json_real(skew);
 }
 
+/* "db0.orders_3": slot table T of database DB of the slots map MAP. */
+static void
+slot_label(const struct rs_dryrun_result *r, const struct rs_map *map, int db,
+           int t, char *buf, size_t size)
+{
+	char physical[RS_PLAN_MAX_NAME + 1];
+
+	if (map_table_name(map, r->plan->tables[r->table].name, t, physical,
+	                   sizeof(physical)) < 0)
+		physical[0] = '\0'; /* the plan's limits make every name fit */
+	snprintf(buf, size, "%s.%s",
+	         r->plan->shards[map_def(map)->nodes[db]].name, physical);
+}
+
+static int
+gcd(int a, int b)
+{
+	while (b != 0) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The rows per physical table that db = point % N, table = point % T
+ * gives, as a malloc'd array [N * T], or NULL (out of memory). */
+static uint64_t *
+independent_rows(const struct rs_slot_rows *sr)
+{
+	size_t n = (size_t)sr->databases * (size_t)sr->tables;
+	uint64_t *rows = n > 0 ? malloc(sizeof(uint64_t) * n) : NULL;
+
+	if (rows != NULL)
+		slot_rows_independent(sr, rows);
+	return rows;
+}
+
+/* {"db0.orders_0": 12, …, "empty": E, "skew": S} for ROWS [N * T]. */
+static int
+json_slot_rows(json_t *o, const struct rs_dryrun_result *r,
+               const struct rs_map *map, const struct rs_slot_rows *sr,
+               const uint64_t *rows)
+{
+	char label[2 * RS_PLAN_MAX_NAME + 2];
+	struct rs_spread spread;
+	json_t *counts = json_object();
+	int failed = counts == NULL;
+	int n = sr->databases * sr->tables;
+
+	stats_spread(rows, n, &spread);
+	for (int s = 0; s < n && !failed; s++) {
+		slot_label(r, map, s / sr->tables, s % sr->tables, label,
+		           sizeof(label));
+		failed |= json_object_set_new(
+				  counts, label,
+				  json_integer((json_int_t)rows[s])) != 0;
+	}
+	failed |= json_object_set_new(o, "empty", json_integer(spread.empty)) !=
+	          0;
+	failed |= json_object_set_new(o, "skew", json_skew(spread.skew)) != 0;
+	failed |= json_object_set_new(o, "rows", counts) != 0;
+	return failed;
+}
+
+/* The rows per physical table of a slots map, and what hashing the
+ * database and the table independently would give: "physical_before" and
+ * "physical_after".  NULL when out of memory. */
+static json_t *
+json_physical(const struct rs_dryrun_result *r, const struct rs_map *map,
+              const struct rs_slot_rows *sr)
+{
+	json_t *o = json_pack("{s:i, s:i}", "databases", sr->databases,
+	                      "tables_per_db", sr->tables);
+	json_t *independent = json_object();
+	uint64_t *rows = independent_rows(sr);
+	int failed = o == NULL || independent == NULL || rows == NULL;
+
+	if (!failed)
+		failed |= json_slot_rows(o, r, map, sr, sr->rows);
+	if (!failed)
+		failed |= json_slot_rows(independent, r, map, sr, rows);
+	free(rows);
+	failed |= json_object_set_new(o, "independent", independent) != 0;
+	if (failed) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* "hot": the keys that alone hold more than 5% of their shard under to. */
+static json_t *
+json_hot(const struct rs_dryrun_result *r)
+{
+	const struct rs_keycount **hot;
+	json_t *a = json_array();
+	int n = topkeys_hot(&r->top, r->stats.after, &hot);
+	int failed = a == NULL || n < 0;
+
+	for (int i = 0; i < n && !failed; i++) {
+		uint64_t shard_rows = r->stats.after[hot[i]->to.shard];
+
+		failed |=
+			json_array_append_new(
+				a,
+				json_pack(
+					"{s:s%, s:I, s:s, s:f}", "key",
+					hot[i]->key, hot[i]->len, "rows",
+					(json_int_t)hot[i]->rows, "shard",
+					r->plan->shards[hot[i]->to.shard].name,
+					"share",
+					(double)hot[i]->rows /
+						(double)shard_rows)) != 0;
+	}
+	free(hot);
+	if (failed) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
 static int
 report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 {
@@ -160,9 +284,20 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 							.name)) != 0;
 		free(best);
 		failed |= json_object_set_new(root, "top", top) != 0;
+		failed |= json_object_set_new(root, "hot", json_hot(r)) != 0;
 		if (n < 0)
 			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
+	if (r->slots_before.databases > 0)
+		failed |= json_object_set_new(
+				  root, "physical_before",
+				  json_physical(r, plan->from,
+		                                &r->slots_before)) != 0;
+	if (r->slots_after.databases > 0)
+		failed |= json_object_set_new(root, "physical_after",
+		                              json_physical(r, plan->to,
+		                                            &r->slots_after)) !=
+		          0;
 	if (rc == 0 && failed)
 		rc = rs_err_set(err, RS_ENOMEM,
 		                "out of memory building the JSON summary");
@@ -262,6 +397,139 @@ print_skew(FILE *out, const char *when, double skew)
 		fprintf(out, "%s unbounded (a shard has no keys)", when);
 	else
 		fprintf(out, "%s %.1f%%", when, 100.0 * skew);
+}
+
+/* One line of counts per physical table: how many tables are empty, the
+ * emptiest and the fullest, the skew. */
+static void
+print_spread(FILE *out, const struct rs_dryrun_result *r,
+             const struct rs_map *map, const struct rs_slot_rows *sr,
+             const uint64_t *rows)
+{
+	char label[2 * RS_PLAN_MAX_NAME + 2], a[32];
+	struct rs_spread spread;
+
+	stats_spread(rows, sr->databases * sr->tables, &spread);
+	fprintf(out, "%s empty, ",
+	        text_thousands((uint64_t)spread.empty, a, sizeof(a)));
+	slot_label(r, map, spread.min_at / sr->tables,
+	           spread.min_at % sr->tables, label, sizeof(label));
+	fprintf(out, "min %s (%s), ", text_thousands(spread.min, a, sizeof(a)),
+	        label);
+	slot_label(r, map, spread.max_at / sr->tables,
+	           spread.max_at % sr->tables, label, sizeof(label));
+	fprintf(out, "max %s (%s), ", text_thousands(spread.max, a, sizeof(a)),
+	        label);
+	if (spread.skew < 0)
+		fputs("skew unbounded (a table has no rows)\n", out);
+	else
+		fprintf(out, "skew %.1f%%\n", 100.0 * spread.skew);
+}
+
+/* The rows per physical table of the slots map WHICH ("from" or "to"),
+ * and beside them what an application that hashes the database and the
+ * table independently would fill: with N and T not coprime, only one
+ * table in gcd(N, T) gets rows.  Returns 0 or RS_ENOMEM. */
+static int
+report_physical(FILE *out, const struct rs_dryrun_result *r, const char *which,
+                const struct rs_map *map, const struct rs_slot_rows *sr)
+{
+	char label[2 * RS_PLAN_MAX_NAME + 2], a[32], b[32], c[32];
+	int n = sr->databases * sr->tables;
+	int g = gcd(sr->databases, sr->tables);
+	uint64_t *rows = independent_rows(sr);
+	struct rs_spread spread;
+	int shown = 0;
+
+	if (rows == NULL)
+		return RS_ENOMEM;
+	fprintf(out,
+	        "\nrows per physical table under %s (%s databases x %s "
+	        "tables = %s):\n  slots (slot = point %% %s):  ",
+	        which, text_thousands((uint64_t)sr->databases, a, sizeof(a)),
+	        text_thousands((uint64_t)sr->tables, b, sizeof(b)),
+	        text_thousands((uint64_t)n, c, sizeof(c)), c);
+	print_spread(out, r, map, sr, sr->rows);
+	fprintf(out, "  independent (db = point %% %d, table = point %% %d):  ",
+	        sr->databases, sr->tables);
+	print_spread(out, r, map, sr, rows);
+	stats_spread(rows, n, &spread);
+	if (g > 1) {
+		fprintf(out,
+		        "warning: hashing the database and the table "
+		        "independently (db = hash %% %d, table = hash %% %d) "
+		        "would leave %s of the %s tables under %s empty, as "
+		        "%d and %d share the factor %d (only table t of "
+		        "database "
+		        "d with t %% %d == d %% %d gets rows); empty there:",
+		        sr->databases, sr->tables,
+		        text_thousands((uint64_t)spread.empty, a, sizeof(a)),
+		        text_thousands((uint64_t)n, b, sizeof(b)), which,
+		        sr->databases, sr->tables, g, g, g);
+		for (int s = 0; s < n && shown < 5; s++) {
+			if (rows[s] != 0)
+				continue;
+			slot_label(r, map, s / sr->tables, s % sr->tables,
+			           label, sizeof(label));
+			fprintf(out, "%s %s", shown > 0 ? "," : "", label);
+			shown++;
+		}
+		fprintf(out, "%s; every table is a slot of the slots map\n",
+		        spread.empty > shown ? ", …" : "");
+	}
+	free(rows);
+	return 0;
+}
+
+/* Whether two slots maps put every row in the same table: the same
+ * databases on the same shards, the same tables (and so the same counts). */
+static int
+same_slot_rows(const struct rs_slot_rows *a, const struct rs_slot_rows *b)
+{
+	return a->databases > 0 && a->databases == b->databases &&
+	       a->tables == b->tables &&
+	       memcmp(a->db_of, b->db_of, sizeof(int) * (size_t)a->n_shards) ==
+	               0 &&
+	       memcmp(a->rows, b->rows,
+	              sizeof(uint64_t) * (size_t)a->databases *
+	                      (size_t)a->tables) == 0;
+}
+
+/* The keys that alone hold more than 5% of their shard's rows under to,
+ * and what to do about them.  Returns 0 or RS_ENOMEM. */
+static int
+report_hot(FILE *out, const struct rs_dryrun_result *r)
+{
+	const struct rs_keycount **hot;
+	int n = topkeys_hot(&r->top, r->stats.after, &hot);
+	char a[32], b[32];
+
+	if (n <= 0)
+		return n;
+	fputs("\nhot keys (one key alone holds more than 5% of its shard's "
+	      "rows under to):\n",
+	      out);
+	for (int i = 0; i < n; i++) {
+		char shown[TEXT_KEY_SHOWN_SIZE];
+		uint64_t shard_rows = r->stats.after[hot[i]->to.shard];
+
+		fprintf(out, "  %-24s %13s rows  %.1f%% of %s (%s rows)\n",
+		        text_key_shown(hot[i]->key, hot[i]->len, shown,
+		                       sizeof(shown)),
+		        text_thousands(hot[i]->rows, a, sizeof(a)),
+		        share_of(hot[i]->rows, shard_rows),
+		        r->plan->shards[hot[i]->to.shard].name,
+		        text_thousands(shard_rows, b, sizeof(b)));
+	}
+	fputs("warning: no map spreads the rows of one key, so these shards "
+	      "stay uneven whatever the plan; isolate a hot key on a shard "
+	      "of its own with a directory override (overrides in the map), "
+	      "or spread its writes over several keys with a computed "
+	      "suffix (key#0 … key#K-1, write sharding as in DynamoDB; "
+	      "reads then gather the K keys)\n",
+	      out);
+	free(hot);
+	return 0;
 }
 
 static int
@@ -374,7 +642,19 @@ report_text(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 			        plan->shards[best[i]->to.shard].name);
 		}
 		free(best);
+		if (report_hot(out, r) != 0)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
+	if ((r->slots_before.databases > 0 &&
+	     report_physical(out, r,
+	                     same_slot_rows(&r->slots_before, &r->slots_after)
+	                             ? "from and to"
+	                             : "from",
+	                     plan->from, &r->slots_before) != 0) ||
+	    (r->slots_after.databases > 0 &&
+	     !same_slot_rows(&r->slots_before, &r->slots_after) &&
+	     report_physical(out, r, "to", plan->to, &r->slots_after) != 0))
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	if (fflush(out) != 0 || ferror(out))
 		return rs_err_set(err, RS_EIO, "cannot write the summary: %s",
 		                  strerror(errno));

@@ -104,6 +104,78 @@ stats_map_shards(const struct rs_map *map, int *out, int cap)
 }
 
 int
+slot_rows_init(struct rs_slot_rows *sr, const struct rs_map *map, int n_shards)
+{
+	const struct rs_map_def *def = map_def(map);
+	size_t slots;
+
+	memset(sr, 0, sizeof(*sr));
+	if (def->kind != RS_MAP_SLOTS)
+		return 0;
+	slots = (size_t)def->databases * (size_t)def->tables_per_db;
+	sr->db_of = malloc(sizeof(int) * (size_t)n_shards);
+	sr->base = calloc((size_t)n_shards, sizeof(int));
+	sr->rows = calloc(slots, sizeof(uint64_t));
+	if (sr->db_of == NULL || sr->base == NULL || sr->rows == NULL) {
+		slot_rows_clear(sr);
+		return RS_ENOMEM;
+	}
+	sr->databases = def->databases;
+	sr->tables = def->tables_per_db;
+	sr->n_shards = n_shards;
+	for (int s = 0; s < n_shards; s++)
+		sr->db_of[s] = -1;
+	/* The plan refuses a node named twice in a map. */
+	for (int d = 0; d < def->n_nodes && d < def->databases; d++) {
+		sr->db_of[def->nodes[d]] = d;
+		sr->base[def->nodes[d]] = d * def->tables_per_db;
+	}
+	return 0;
+}
+
+void
+slot_rows_clear(struct rs_slot_rows *sr)
+{
+	free(sr->db_of);
+	free(sr->base);
+	free(sr->rows);
+	memset(sr, 0, sizeof(*sr));
+}
+
+void
+slot_rows_independent(const struct rs_slot_rows *sr, uint64_t *out)
+{
+	size_t n = (size_t)sr->databases, t = (size_t)sr->tables;
+
+	memset(out, 0, n * t * sizeof(uint64_t));
+	/* Slot s holds the points p with p % (N * T) == s, and N and T both
+	 * divide N * T: p % N == s % N, p % T == s % T. */
+	for (size_t s = 0; s < n * t; s++)
+		out[(s % n) * t + s % t] += sr->rows[s];
+}
+
+void
+stats_spread(const uint64_t *counts, int n, struct rs_spread *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->min = n > 0 ? UINT64_MAX : 0;
+	for (int i = 0; i < n; i++) {
+		if (counts[i] < out->min) {
+			out->min = counts[i];
+			out->min_at = i;
+		}
+		if (counts[i] > out->max) {
+			out->max = counts[i];
+			out->max_at = i;
+		}
+		out->empty += counts[i] == 0;
+	}
+	out->skew = n == 0 || out->min == 0
+	                    ? -1
+	                    : (double)(out->max - out->min) / (double)out->min;
+}
+
+int
 topkeys_init(struct rs_topkeys *top)
 {
 	top->cap = 1024;
@@ -219,5 +291,34 @@ topkeys_best(const struct rs_topkeys *top, size_t n,
 		n = k;
 	memcpy(out, all, sizeof(*out) * n);
 	free(all);
+	return (int)n;
+}
+
+int
+topkeys_hot(const struct rs_topkeys *top, const uint64_t *after,
+            const struct rs_keycount ***out)
+{
+	size_t n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < top->cap; i++) {
+		const struct rs_keycount *s = &top->slots[i];
+
+		/* rows > after / 20 is rows > 5% of after, in integers. */
+		n += s->key != NULL && s->rows > after[s->to.shard] / 20;
+	}
+	if (n == 0)
+		return 0;
+	*out = malloc(sizeof(**out) * n);
+	if (*out == NULL)
+		return RS_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < top->cap; i++) {
+		const struct rs_keycount *s = &top->slots[i];
+
+		if (s->key != NULL && s->rows > after[s->to.shard] / 20)
+			(*out)[n++] = s;
+	}
+	qsort(*out, n, sizeof(**out), keycount_cmp);
 	return (int)n;
 }

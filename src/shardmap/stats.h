@@ -59,6 +59,58 @@ double stats_skew(const uint64_t *counts, const int *shards, int n);
 int stats_map_shards(const struct rs_map *map, int *out, int cap);
 
 /*
+ * Rows per physical table of a slots map (`databases = N; tables_per_db =
+ * T`): one count a slot, slot = db * T + table, db the shard's position in
+ * the map's nodes.  Both the map's own tables and what an application
+ * hashing the database and the table independently (db = point % N,
+ * table = point % T) would fill follow from these counts, since both are
+ * functions of point % (N * T).
+ */
+struct rs_slot_rows {
+	int databases;  /* N; 0: the map is not a slots map, nothing counted */
+	int tables;     /* T */
+	int n_shards;   /* the plan's shards */
+	int *db_of;     /* [n_shards] the shard's database index, or -1 */
+	int *base;      /* [n_shards] db_of * T: its first slot */
+	uint64_t *rows; /* [N * T] rows per slot */
+};
+
+/* Prepare to count rows per slot of MAP, a plan's map over N_SHARDS
+ * shards; a map of another kind counts nothing.  Returns 0 or RS_ENOMEM.
+ * Free with slot_rows_clear. */
+int slot_rows_init(struct rs_slot_rows *sr, const struct rs_map *map,
+                   int n_shards);
+void slot_rows_clear(struct rs_slot_rows *sr);
+
+/* Count N rows whose owners under the slots map are OWNERS. */
+static inline void
+slot_rows_add_batch(struct rs_slot_rows *sr, const struct rs_owner *owners,
+                    size_t n)
+{
+	uint64_t *restrict rows = sr->rows;
+	const int *restrict base = sr->base;
+
+	for (size_t i = 0; i < n; i++)
+		rows[base[owners[i].shard] + owners[i].table]++;
+}
+
+/* The rows per (db, table), OUT[db * T + table], that db = point % N,
+ * table = point % T would give for the rows counted in SR.  When N and T
+ * share a factor g, only the tables with db % g == table % g get rows. */
+void slot_rows_independent(const struct rs_slot_rows *sr, uint64_t *out);
+
+/* How evenly N counts are spread: the emptiest and the fullest (first of
+ * equals) and the skew (max - min) / min, -1 when a count is 0. */
+struct rs_spread {
+	uint64_t min, max;
+	int min_at, max_at; /* indices of the counts */
+	int empty;          /* counts that are 0 */
+	double skew;
+};
+
+void stats_spread(const uint64_t *counts, int n, struct rs_spread *out);
+
+/*
  * Rows per distinct key, to report the hottest keys (--top N).  Keys are
  * stored once each; the table grows as needed.
  */
@@ -88,5 +140,13 @@ int topkeys_add(struct rs_topkeys *top, const char *key, size_t len,
  * many were written to OUT (at most N), or RS_ENOMEM. */
 int topkeys_best(const struct rs_topkeys *top, size_t n,
                  const struct rs_keycount **out);
+
+/* The keys that alone hold more than 5% of the rows their shard has under
+ * `to` (AFTER: rows per shard, as rs_stats.after): hot keys, which no map
+ * spreads.  *OUT is a malloc'd array of pointers into TOP, most rows first
+ * (ties by key bytes), that the caller frees.  Returns how many, or
+ * RS_ENOMEM (*OUT NULL). */
+int topkeys_hot(const struct rs_topkeys *top, const uint64_t *after,
+                const struct rs_keycount ***out);
 
 #endif

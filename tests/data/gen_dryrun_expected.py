@@ -30,6 +30,13 @@ CASES = {
                   ring(100, ["s0", "s1", "s2", "s3"], sha256_64),
                   ring(100, ["s0", "s1", "s2", "s3", "s4"], sha256_64),
                   ["s0", "s1", "s2", "s3"], ["s0", "s1", "s2", "s3", "s4"]),
+    # The classic trap: 10 databases of 100 tables, which an application
+    # hashing database and table independently fills only one in ten of.
+    "slots-10x100": ("keys.txt", sha256_64,
+                     slots(10, 100, [f"db{i}" for i in range(10)], "orders"),
+                     slots(20, 100, [f"db{i}" for i in range(20)], "orders"),
+                     [f"db{i}" for i in range(10)],
+                     [f"db{i}" for i in range(20)]),
     "ranges-ids": ("ids.txt", identity,
                    ranges([(4999, "a"), (MAX, "b")]),
                    ranges([(2499, "a"), (4999, "c"), (7499, "b"), (MAX, "d")]),
@@ -40,6 +47,38 @@ CASES = {
 def skew(counts):
     lo, hi = min(counts), max(counts)
     return None if lo == 0 else (hi - lo) / lo
+
+
+def physical(keys_points, n, t, nodes, table):
+    """Rows per physical table of slots (n, t) and of db = p % n,
+    table = p % t, written without the slot arithmetic of the C code."""
+    own = {f"{d}.{table}_{i}": 0 for d in nodes for i in range(t)}
+    indep = dict(own)
+    for p in keys_points:
+        own[f"{nodes[(p % (n * t)) // t]}.{table}_{p % (n * t) % t}"] += 1
+        indep[f"{nodes[p % n]}.{table}_{p % t}"] += 1
+
+    def spread(rows):
+        return {"empty": sum(1 for v in rows.values() if v == 0),
+                "skew": skew(list(rows.values())), "rows": rows}
+    out = {"databases": n, "tables_per_db": t}
+    out.update(spread(own))
+    out["independent"] = spread(indep)
+    return out
+
+
+def hot_keys(keys, h, to):
+    """Keys holding more than 5% of their shard's rows under to."""
+    per_key, per_shard = {}, {}
+    for k in keys:
+        per_key[k] = per_key.get(k, 0) + 1
+        s = to(h(k)).shard
+        per_shard[s] = per_shard.get(s, 0) + 1
+    hot = [(k, n, to(h(k)).shard) for k, n in per_key.items()
+           if n * 20 > per_shard[to(h(k)).shard]]
+    hot.sort(key=lambda x: (-x[1], x[0]))
+    return [{"key": k.decode(), "rows": n, "shard": s,
+             "share": n / per_shard[s]} for k, n, s in hot]
 
 
 def make_keys():
@@ -80,7 +119,16 @@ def main():
             "flows": [{"from": a, "to": b, "keys": n} for (a, b), n in sorted(flows.items())],
             "skew_before": skew(list(before.values())),
             "skew_after": skew(list(after.values())),
+            "hot": hot_keys(keys, h, to),
         }
+        points = [h(k) for k in keys]
+        for side, (m, nodes) in (("before", (frm, from_nodes)),
+                                 ("after", (to, to_nodes))):
+            label = m(0).label
+            if "." in label:  # a slots map: db.orders_i
+                t = 1 + max(m(p).table for p in range(100000))
+                summary["physical_" + side] = physical(
+                    points, len(nodes), t, nodes, "orders")
         with open(os.path.join(HERE, name + ".json"), "w") as f:
             json.dump(summary, f, indent=1, sort_keys=True)
             f.write("\n")
