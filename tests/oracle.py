@@ -19,6 +19,12 @@ A map is given as one argument:
     modulo:NODE,…
     ring:V:NODE,…           V virtual nodes each, placed with --hash
     ranges:END=NODE,…       END decimal, 0x… or max; the last one max
+    logical:bits:S:B:LAST=NODE,…
+                            logical shard = B bits of the point above its
+                            lowest S; LAST the last logical shard of each
+                            assigned range, the last one 2^B - 1
+    logical:mod:L:LAST=NODE,…
+                            logical shard = point % L
 
     tests/oracle.py --hash sha256_64 --table orders \\
         --from slots:2:2:db0,db1 --to slots:4:2:db0,db1,db2,db3 <keys
@@ -50,6 +56,21 @@ def parse_map(spec, h, table, table_format):
                 end, node = piece.split("=")
                 pieces.append((ro.MAX if end == "max" else int(end, 0), node))
             return ro.ranges(pieces)
+        if kind == "logical":
+            form, rest = rest.split(":", 1)
+            if form == "bits":
+                shift, bits, rest = rest.split(":", 2)
+                size = {"shift": int(shift), "bits": int(bits)}
+            elif form == "mod":
+                count, rest = rest.split(":", 1)
+                size = {"logical_shards": int(count)}
+            else:
+                raise ValueError(f"logical: unknown form {form!r}")
+            assign = []
+            for piece in rest.split(","):
+                last, node = piece.split("=")
+                assign.append((int(last), node))
+            return ro.logical(assign, **size)
     except (ValueError, AssertionError) as e:
         raise argparse.ArgumentTypeError(f"{spec}: {e}")
     raise argparse.ArgumentTypeError(f"{spec}: unknown map {kind!r}")

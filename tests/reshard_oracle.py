@@ -112,3 +112,32 @@ def ranges(table):
         s = table[bisect.bisect_left(ends, p)][1]
         return Owner(s, 0, s)
     return owner
+
+
+def logical(assign, shift=None, bits=None, logical_shards=None):
+    """ASSIGN is [(last, node), ...], lasts strictly increasing, the last
+    one the last logical shard.  A point's logical shard is its BITS bits
+    above its lowest SHIFT (Instagram's ids: shift 10, bits 13), or, given
+    LOGICAL_SHARDS instead, the point modulo that; it belongs to the first
+    assigned range whose last logical shard is >= it."""
+    assert (bits is None) != (logical_shards is None), "logical: one form"
+    if bits is not None:
+        assert 1 <= bits <= 32 and 0 <= shift and shift + bits <= 64
+        count = 2 ** bits
+
+        def shard_of(p):
+            return (p // 2 ** shift) % count
+    else:
+        assert logical_shards >= 1
+        count = logical_shards
+
+        def shard_of(p):
+            return p % count
+    lasts = [last for last, _ in assign]
+    assert lasts == sorted(set(lasts)) and lasts[-1] == count - 1, \
+        "logical: bad assign table"
+
+    def owner(p):
+        s = assign[bisect.bisect_left(lasts, shard_of(p))][1]
+        return Owner(s, 0, s)
+    return owner

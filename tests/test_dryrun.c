@@ -1,8 +1,9 @@
 /*
  * The dry-run end to end on key files: movers and the JSON summary must
  * equal what an independent Python implementation of DESIGN §2–§3 computed
- * (tests/data/gen_dryrun_expected.py), for a slot doubling, a ring split and
- * a range split by value; a key the hash cannot take names its line.
+ * (tests/data/gen_dryrun_expected.py), for a slot doubling, a ring split,
+ * a range split by value and logical shards moved between nodes; a key the
+ * hash cannot take names its line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -316,6 +317,30 @@ test_ranges_by_value(void **state)
 	run_case("ranges-ids", "ids.txt");
 }
 
+/* Logical shards 0-4095 taken from ids' bits, moved in ranges between
+ * four nodes; a doubling of logical shards onto replicas; the modulo
+ * form over hashed keys. */
+static void
+test_logical_ranges_move(void **state)
+{
+	(void)state;
+	run_case("logical-4096", "logical-ids.txt");
+}
+
+static void
+test_logical_doubling(void **state)
+{
+	(void)state;
+	run_case("logical-2x", "logical-ids.txt");
+}
+
+static void
+test_logical_modulo(void **state)
+{
+	(void)state;
+	run_case("logical-mod", "keys.txt");
+}
+
 static void
 test_summary_only_with_top(void **state)
 {
@@ -486,6 +511,9 @@ main(void)
 		cmocka_unit_test(test_hot_keys_flagged),
 		cmocka_unit_test(test_no_hot_key),
 		cmocka_unit_test(test_ranges_by_value),
+		cmocka_unit_test(test_logical_ranges_move),
+		cmocka_unit_test(test_logical_doubling),
+		cmocka_unit_test(test_logical_modulo),
 		cmocka_unit_test(test_summary_only_with_top),
 		cmocka_unit_test(test_identity_rejects_text_key_with_line),
 		cmocka_unit_test(test_unknown_table),

@@ -1200,6 +1200,138 @@ test_limit_physical_names(void **state)
 	free(text);
 }
 
+/* Logical maps, lines 10-11 (from) and 12-14 (to) after HEAD. */
+#define FROM_LOGICAL                                                           \
+	"from = { map = \"logical\"; shift = 10; bits = 13;\n"                 \
+	"  assign = ( { last = 4095; node = \"db0\"; }, { last = 8191; node "  \
+	"= \"db1\"; } ); };\n"
+
+static void
+test_logical_loads(void **state)
+{
+	struct rs_plan *plan;
+	const struct rs_map_def *to;
+
+	(void)state;
+	plan = expect_loads(
+		HEAD
+		"hash = \"identity\";\n" FROM_LOGICAL
+		"to = { map = \"logical\"; shift = 10; bits = 13;\n"
+		"  assign = ( { last = 2047; node = \"db0\"; }, { last = "
+		"4095; node = \"db2\"; },\n"
+		"    { last = 6143; node = \"db1\"; }, { last = 8191; node "
+		"= \"db3\"; } ); };\n"
+		"strategy = \"doubling\";\n");
+	to = &plan->to_def;
+	assert_int_equal(to->kind, RS_MAP_LOGICAL);
+	assert_int_equal(to->shift, 10);
+	assert_int_equal(to->bits, 13);
+	assert_int_equal(to->logical_shards, 8192);
+	assert_int_equal(to->n_ranges, 4);
+	assert_int_equal(to->ranges[1].end, 4095);
+	assert_int_equal(to->ranges[1].shard, 2);
+	/* Logical shard 2048 (points 2^21 …) is db0's, now db2's. */
+	assert_int_equal(map_owner(plan->from, 2048 << 10).shard, 0);
+	assert_int_equal(map_owner(plan->to, 2048 << 10).shard, 2);
+	plan_free(plan);
+
+	/* The modulo form, any hash, and a last logical shard above 2^31. */
+	plan = expect_loads(
+		HEAD "from = { map = \"logical\"; logical_shards = 4096;\n"
+		     "  assign = ( { last = 4095; node = \"db0\"; } ); };\n"
+		     "to = { map = \"logical\"; logical_shards = 4294967296L;\n"
+		     "  assign = ( { last = 3000000000L; node = \"db1\"; }, "
+		     "{ last = 3999999999L; node = \"db2\"; },\n"
+		     "    { last = \"4294967295\"; node = \"db3\"; } ); };\n"
+		     "strategy = \"split\";\n");
+	assert_int_equal(plan->from_def.logical_shards, 4096);
+	assert_int_equal(plan->from_def.bits, 0);
+	assert_int_equal(plan->to_def.logical_shards, UINT64_C(1) << 32);
+	assert_int_equal(plan->to_def.ranges[0].end, 3000000000U);
+	assert_int_equal(map_owner(plan->to, 3000000001).shard, 2);
+	plan_free(plan);
+}
+
+static void
+test_logical_mistakes_all_at_once(void **state)
+{
+	(void)state;
+	EXPECT_ALL(
+		HEAD "from = { map = \"logical\"; bits = 13; logical_shards = "
+		     "8192;\n"
+		     "  assign = ( { last = 8191; node = \"db0\"; } ); };\n"
+		     "to = { map = \"logical\"; shift = 60; bits = 12; nodes = "
+		     "[\"db1\"];\n"
+		     "  assign = ( { last = 99; node = \"db1\"; },\n"
+		     "    { last = 50; node = \"dbx\"; },\n"
+		     "    { last = -4; node = \"db2\"; },\n"
+		     "    { node = \"db3\"; } ); };\n"
+		     "strategy = \"split\";\n",
+		{10, "a logical map takes its logical shard either from the "
+	             "point's bits (bits, shift) or as the point modulo "
+	             "logical_shards, not both; remove one"},
+		{12, "'nodes' is not a setting of a logical map; remove it"},
+		{12, "shift + bits is 72; the logical shard must lie within "
+	             "the point's 64 bits: use shift = 52 or less"},
+		{14, "assigned node 'dbx' is not a shard; did you mean "
+	             "'db0'?"},
+		{14, "the assigned ranges' last logical shards must be "
+	             "strictly increasing: this one is not above the previous "
+	             "one"},
+		{15, "'last' must be a logical shard: a non-negative integer, "
+	             "e.g. last = 1023; (above 2147483647 write it with an L, "
+	             "last = 4294967295L;)"},
+		{16, "an assigned range has no 'last'; add last = 1023; (its "
+	             "last logical shard)"});
+	EXPECT_ALL(HEAD FROM_LOGICAL
+	           "to = { map = \"logical\"; logical_shards = 100;\n"
+	           "  assign = ( { last = 49; node = \"db2\"; },\n"
+	           "    { last = 98; node = \"db3\"; } ); };\n"
+	           "strategy = \"split\";\n",
+	           {14, "the last assigned range must end at the last logical "
+	                "shard (last = 99;) so that every logical shard has a "
+	                "node"});
+	EXPECT_ALL(HEAD FROM_LOGICAL
+	           "to = { map = \"logical\"; bits = 2;\n"
+	           "  assign = ( { last = 1; node = \"db2\"; },\n"
+	           "    { last = 4; node = \"db3\"; } ); };\n"
+	           "strategy = \"split\";\n",
+	           {14, "last = 4 is past the last logical shard, 3; the "
+	                "logical shards are 0 to 3"});
+	EXPECT_ALL(HEAD FROM_LOGICAL "to = { map = \"logical\";\n"
+	                             "  assign = ( { last = 1; node = "
+	                             "\"db2\"; } ); };\n"
+	                             "strategy = \"split\";\n",
+	           {8, "shard 'db3' is in neither the from nor the to map; "
+	               "add it to a map or remove it"},
+	           {12, "a logical map needs bits = 13; (with shift = 10; for "
+	                "the bits below them) to take the logical shard from "
+	                "the point's bits, or logical_shards = 4096; to take "
+	                "it as the point modulo 4096"});
+}
+
+static void
+test_logical_doubling_proven(void **state)
+{
+	(void)state;
+	/* Logical shards 6144 … 8191 of db1 go to db0's replica. */
+	EXPECT_ALL(
+		HEAD FROM_LOGICAL
+		"to = { map = \"logical\"; shift = 10; bits = 13;\n"
+		"  assign = ( { last = 2047; node = \"db0\"; }, { last = "
+		"4095; node = \"db2\"; },\n"
+		"    { last = 6143; node = \"db1\"; }, { last = 8191; node "
+		"= \"db2\"; } ); };\n"
+		"strategy = \"doubling\";\n",
+		{6, "strategy \"doubling\" (line 15): point 6291456 (logical "
+	            "shard 6144) moves from db1 to db2, but db1's replica is "
+	            "db3; a doubling moves a shard's rows only to its replica: "
+	            "assign those logical shards to db3 in to, or use strategy "
+	            "= \"split\""},
+		{8, "shard 'db3' is in neither the from nor the to map; add it "
+	            "to a map or remove it"});
+}
+
 int
 main(void)
 {
@@ -1233,6 +1365,9 @@ main(void)
 		cmocka_unit_test(test_doubling_changing_table_index),
 		cmocka_unit_test(test_doubling_ring_growth_refused),
 		cmocka_unit_test(test_doubling_advice_fits_the_map),
+		cmocka_unit_test(test_logical_loads),
+		cmocka_unit_test(test_logical_mistakes_all_at_once),
+		cmocka_unit_test(test_logical_doubling_proven),
 		cmocka_unit_test(test_doubling_range_split_proven),
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_ring_with_identity_hash),

@@ -44,6 +44,19 @@ text_map(struct rs_strbuf *t, const char *which, const struct rs_plan *plan,
 		                            : RS_TABLE_FORMAT_DEFAULT);
 	if (def->kind == RS_MAP_RING)
 		text_line(t, "%s.vnodes = %d", which, def->vnodes);
+	if (def->kind == RS_MAP_LOGICAL) {
+		if (def->bits > 0)
+			text_line(t, "%s.shift = %d; bits = %d", which,
+			          def->shift, def->bits);
+		else
+			text_line(t, "%s.logical_shards = %llu", which,
+			          (unsigned long long)def->logical_shards);
+		for (int i = 0; i < def->n_ranges; i++)
+			text_line(t, "%s.assign[%d] = last %llu node %s", which,
+			          i, (unsigned long long)def->ranges[i].end,
+			          plan->shards[def->ranges[i].shard].name);
+		return;
+	}
 	for (int i = 0; i < def->n_ranges; i++)
 		text_line(t, "%s.ranges[%d] = end 0x%016llx node %s", which, i,
 		          (unsigned long long)def->ranges[i].end,

@@ -651,6 +651,188 @@ read_ranges(struct plan_loader *ld, const config_setting_t *group,
 	return all_named;
 }
 
+/* A logical shard or a count of them: a non-negative integer, or its
+ * decimal or 0x text (libconfig wraps an integer above 2^31 - 1 written
+ * without its L suffix, so big values may be quoted instead).  Returns 0,
+ * or -1 (also for "max", which names a point, not a logical shard). */
+static int
+parse_logical_number(const config_setting_t *m, uint64_t *v)
+{
+	if (config_setting_type(m) == CONFIG_TYPE_STRING &&
+	    strcmp(config_setting_get_string(m), "max") == 0)
+		return -1;
+	return parse_range_end(m, v);
+}
+
+/* Read the logical shard of a logical map: bits (and shift) or
+ * logical_shards, exactly one of the two.  Returns 1 when DEF's
+ * logical_shards is known (then 2^bits in the first form), else 0. */
+static int
+read_logical_shard(struct plan_loader *ld, const config_setting_t *group,
+                   struct rs_map_def *def)
+{
+	const config_setting_t *shift =
+		config_setting_get_member(group, "shift");
+	const config_setting_t *bits = config_setting_get_member(group, "bits");
+	const config_setting_t *count =
+		config_setting_get_member(group, "logical_shards");
+
+	if (bits != NULL && count != NULL) {
+		plan_diag(ld, setting_line(count),
+		          "a logical map takes its logical shard either from "
+		          "the point's bits (bits, shift) or as the point "
+		          "modulo logical_shards, not both; remove one");
+		return 0;
+	}
+	if (bits == NULL && count == NULL) {
+		plan_diag(ld, setting_line(group),
+		          "a logical map needs bits = 13; (with shift = 10; "
+		          "for the bits below them) to take the logical shard "
+		          "from the point's bits, or logical_shards = 4096; "
+		          "to take it as the point modulo 4096");
+		return 0;
+	}
+	if (count != NULL) {
+		if (shift != NULL)
+			plan_diag(ld, setting_line(shift),
+			          "'shift' goes with 'bits'; with "
+			          "logical_shards the logical shard is the "
+			          "point modulo logical_shards: remove shift");
+		if (parse_logical_number(count, &def->logical_shards) != 0 ||
+		    def->logical_shards < 1 ||
+		    def->logical_shards > UINT64_C(1) << 32) {
+			plan_diag(ld, setting_line(count),
+			          "logical_shards must be a number of logical "
+			          "shards from 1 to 4294967296, e.g. "
+			          "logical_shards = 4096; (above 2147483647 "
+			          "write it with an L, 4294967296L)");
+			def->logical_shards = 0;
+		}
+		return def->logical_shards > 0;
+	}
+	def->bits = (int)get_int(ld, group, "bits", 0, 1, 32, 13);
+	def->shift = (int)get_int(ld, group, "shift", 0, 0, 63, 10);
+	if (def->bits == 0)
+		return 0;
+	if (def->shift + def->bits > 64) {
+		plan_diag(ld, setting_line(shift != NULL ? shift : bits),
+		          "shift + bits is %d; the logical shard must lie "
+		          "within the point's 64 bits: use shift = %d or less",
+		          def->shift + def->bits, 64 - def->bits);
+		return 0;
+	}
+	def->logical_shards = UINT64_C(1) << def->bits;
+	return 1;
+}
+
+/* Read a logical map: its logical shard and its assign table, whose
+ * ranges of logical shards reuse DEF's ranges (end: the last logical
+ * shard of each).  Returns 1 when every range names its node (a shard or
+ * not), 0 when some node is unknown. */
+static int
+read_logical(struct plan_loader *ld, const config_setting_t *group,
+             struct rs_map_def *def)
+{
+	static const char *const known[] = {"last", "node", NULL};
+	const char *example = "assign = ( { last = 2047; node = \"db0\"; }, "
+			      "{ last = 4095; node = \"db1\"; } );";
+	int sized = read_logical_shard(ld, group, def);
+	const config_setting_t *list =
+		get_list(ld, group, "a logical map", "assign", CONFIG_TYPE_LIST,
+	                 1, example);
+	uint64_t top = def->logical_shards - 1;
+	int all_named = 1;
+
+	if (list == NULL)
+		return 0;
+	def->n_ranges = config_setting_length(list);
+	if (def->n_ranges == 0) {
+		plan_diag(ld, setting_line(list),
+		          "the assign table is empty; give every logical "
+		          "shard a node, e.g. %s",
+		          example);
+		return 0;
+	}
+	if (def->n_ranges > RS_PLAN_MAX_RANGES) {
+		char n[32], most[32];
+
+		plan_diag(
+			ld, setting_line(list),
+			"the map assigns %s ranges; a logical map may have at "
+			"most %s: merge neighbouring ranges of one node",
+			text_thousands((uint64_t)def->n_ranges, n, sizeof(n)),
+			text_thousands(RS_PLAN_MAX_RANGES, most, sizeof(most)));
+	}
+	def->ranges = calloc((size_t)def->n_ranges, sizeof(*def->ranges));
+	if (def->ranges == NULL) {
+		ld->nomem = 1;
+		return 0;
+	}
+	for (int i = 0; i < def->n_ranges; i++) {
+		const config_setting_t *r =
+			config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *last;
+		const char *node;
+		int line = setting_line(r);
+		uint64_t v = 0;
+
+		def->ranges[i].shard = -1;
+		if (config_setting_type(r) != CONFIG_TYPE_GROUP) {
+			plan_diag(ld, line,
+			          "each assigned range must be a group, e.g. "
+			          "{ last = 4095; node = \"db1\"; }");
+			all_named = 0;
+			continue;
+		}
+		check_known(ld, r, "an assigned range", known);
+		last = config_setting_get_member(r, "last");
+		node = get_string(ld, r, "an assigned range", "node", 1,
+		                  "node = \"db0\";");
+		if (node != NULL)
+			def->ranges[i].shard = resolve_shard(
+				ld, node, line, "assigned node", NULL, 0);
+		else
+			all_named = 0;
+		if (last == NULL) {
+			plan_diag(ld, line,
+			          "an assigned range has no 'last'; add "
+			          "last = 1023; (its last logical shard)");
+			continue;
+		}
+		if (parse_logical_number(last, &v) != 0) {
+			plan_diag(ld, setting_line(last),
+			          "'last' must be a logical shard: a "
+			          "non-negative integer, e.g. last = 1023; "
+			          "(above 2147483647 write it with an L, "
+			          "last = 4294967295L;)");
+			continue;
+		}
+		def->ranges[i].end = v;
+		if (i > 0 && def->ranges[i].end <= def->ranges[i - 1].end)
+			plan_diag(
+				ld, setting_line(last),
+				"the assigned ranges' last logical shards "
+				"must be strictly increasing: this one is not "
+				"above the previous one");
+		if (sized && def->ranges[i].end > top)
+			plan_diag(ld, setting_line(last),
+			          "last = %llu is past the last logical shard, "
+			          "%llu; the logical shards are 0 to %llu",
+			          (unsigned long long)v,
+			          (unsigned long long)top,
+			          (unsigned long long)top);
+		else if (sized && i == def->n_ranges - 1 &&
+		         def->ranges[i].end != top)
+			plan_diag(
+				ld, setting_line(last),
+				"the last assigned range must end at the last "
+				"logical shard (last = %llu;) so that every "
+				"logical shard has a node",
+				(unsigned long long)top);
+	}
+	return all_named;
+}
+
 /* The distinct shards that DEF names (those that resolved). */
 static int
 map_def_distinct_nodes(struct plan_loader *ld, const struct rs_map_def *def)
@@ -878,7 +1060,9 @@ report_missing_map(struct plan_loader *ld, const char *which,
 	char list[512], settings[96] = "";
 	int n = map_example_nodes(ld, which, list, sizeof(list));
 
-	if (other_state != PLAN_MAP_UNREAD && other->kind != RS_MAP_RANGES)
+	/* A ranges or logical map has no nodes list to follow. */
+	if (other_state != PLAN_MAP_UNREAD && other->kind != RS_MAP_RANGES &&
+	    other->kind != RS_MAP_LOGICAL)
 		kind = other->kind;
 	if (kind == RS_MAP_SLOTS)
 		snprintf(settings, sizeof(settings),
@@ -910,15 +1094,17 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
          const char *which, struct rs_map_def *def)
 {
 	static const char *const known[] = {
-		"map",          "nodes",  "databases", "tables_per_db",
-		"table_format", "vnodes", "ranges",    NULL};
+		"map",          "nodes",          "databases", "tables_per_db",
+		"table_format", "vnodes",         "ranges",    "shift",
+		"bits",         "logical_shards", "assign",    NULL};
 	/* Which of known[1..] each kind takes: nodes, databases, tables,
-	 * format, vnodes, ranges. */
-	static const char kind_takes[4][6] = {
-		[RS_MAP_MODULO] = {1, 0, 0, 0, 0, 0},
-		[RS_MAP_SLOTS] = {1, 1, 1, 1, 0, 0},
-		[RS_MAP_RING] = {1, 0, 0, 0, 1, 0},
-		[RS_MAP_RANGES] = {0, 0, 0, 0, 0, 1},
+	 * format, vnodes, ranges, shift, bits, logical_shards, assign. */
+	static const char kind_takes[5][10] = {
+		[RS_MAP_MODULO] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		[RS_MAP_SLOTS] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
+		[RS_MAP_RING] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+		[RS_MAP_RANGES] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+		[RS_MAP_LOGICAL] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1},
 	};
 	const char *example = "{ map = \"ring\"; vnodes = 100; nodes = "
 			      "[\"db0\", \"db1\"]; }";
@@ -939,18 +1125,19 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	snprintf(where, sizeof(where), "map '%s'", which);
 	check_known(ld, group, where, known);
 	kind = get_string(ld, group, where, "map", 1,
-	                  "map = \"slots\"; (or modulo, ring, ranges)");
+	                  "map = \"slots\"; (or modulo, ring, ranges, "
+	                  "logical)");
 	if (kind == NULL)
 		return PLAN_MAP_UNREAD;
 	if (map_kind_from_name(kind, &def->kind) != 0) {
 		static const char *const kinds[] = {"modulo", "slots", "ring",
-		                                    "ranges"};
-		const char *close = text_closest(kind, kinds, 4);
+		                                    "ranges", "logical"};
+		const char *close = text_closest(kind, kinds, 5);
 
 		plan_diag(ld,
 		          setting_line(config_setting_get_member(group, "map")),
 		          "unknown map '%s'%s%s%s; the maps are modulo, slots, "
-		          "ring and ranges",
+		          "ring, ranges and logical",
 		          kind, close ? " (did you mean '" : "",
 		          close ? close : "", close ? "'?)" : "");
 		return PLAN_MAP_UNREAD;
@@ -967,6 +1154,12 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 	}
 	if (def->kind == RS_MAP_RANGES) {
 		named = read_ranges(ld, group, def);
+		if (def->ranges != NULL)
+			check_map_limits(ld, group, which, def);
+		return map_state(ld, named, n_before);
+	}
+	if (def->kind == RS_MAP_LOGICAL) {
+		named = read_logical(ld, group, def);
 		if (def->ranges != NULL)
 			check_map_limits(ld, group, which, def);
 		return map_state(ld, named, n_before);

@@ -147,6 +147,25 @@ doubling_advice(const struct rs_plan *plan,
 			         "its replica, or use strategy = \"split\"",
 			         name);
 		return;
+	case RS_MAP_LOGICAL:
+		if (r != NULL && !found[f].spread)
+			snprintf(buf, size,
+			         "assign those logical shards to %s in to, or "
+			         "use strategy = \"split\"",
+			         r);
+		else if (r != NULL)
+			snprintf(buf, size,
+			         "assign every logical shard that %s loses to "
+			         "%s in to, or use strategy = \"split\"",
+			         name, r);
+		else
+			snprintf(buf, size,
+			         "assign every logical shard that %s loses to "
+			         "one shard that is not in from and name that "
+			         "shard as its replica, or use strategy = "
+			         "\"split\"",
+			         name);
+		return;
 	case RS_MAP_MODULO:
 	case RS_MAP_SLOTS:
 		/* A periodic map doubles by listing from's nodes and then
@@ -214,7 +233,7 @@ check_doubling_moves(struct plan_loader *ld)
 	}
 	for (int f = 0; f < plan->n_shards; f++) {
 		const char *t;
-		char advice[768], whose[512];
+		char advice[768], whose[512], logical[48] = "";
 
 		if (found[f].bad_to < 0)
 			continue;
@@ -227,11 +246,16 @@ check_doubling_moves(struct plan_loader *ld)
 			snprintf(whose, sizeof(whose), "%s's replica is %s",
 			         plan->shards[f].name,
 			         plan->shards[plan->shards[f].replica].name);
+		if (map_def(plan->from)->kind == RS_MAP_LOGICAL)
+			snprintf(logical, sizeof(logical),
+			         " (logical shard %" PRIu64 ")",
+			         map_logical_shard(plan->from,
+			                           found[f].bad_point));
 		plan_diag(ld, plan->shards[f].line,
 		          "strategy \"doubling\" (line %d): point %" PRIu64
-		          " moves from %s to %s, but %s; a doubling moves a "
+		          "%s moves from %s to %s, but %s; a doubling moves a "
 		          "shard's rows only to its replica: %s",
-		          ld->strategy_line, found[f].bad_point,
+		          ld->strategy_line, found[f].bad_point, logical,
 		          plan->shards[f].name, t, whose, advice);
 	}
 done:

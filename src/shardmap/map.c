@@ -1,5 +1,5 @@
 /*
- * The four maps of DESIGN §3, compiled for fast lookups.
+ * The maps of map.h, compiled for fast lookups.
  *
  * Ring and ranges are both "interval maps": a sorted array of inclusive
  * upper ends, a point belonging to the first end ≥ it (a ring wraps past its
@@ -21,6 +21,14 @@
  * ring.
  *
  * Modulo and slots are "periodic maps": the owner depends on point mod M.
+ *
+ * A logical map first takes the point's logical shard (a few of its bits,
+ * or a remainder), then looks that up in its assign table with the same
+ * interval lookup, the table's last logical shards standing for ends.  Over
+ * the point space it is periodic (the remainder's divisor, or 2^(shift +
+ * bits)), except when its bits reach the top of the point (shift + bits =
+ * 64): then it is an interval map whose pieces are the assign table's
+ * ranges, each 2^shift points a logical shard.
  */
 #include "shardmap/map.h"
 
@@ -44,13 +52,13 @@ struct rs_map {
 	                           point past the indexed span */
 	int max_scan;           /* most ends in one bucket: scanned when at most
 	                           MAP_MAX_SCAN, else binary-searched */
+	uint64_t logical_mask;  /* logical, bits form: 2^bits - 1 */
 };
 
 static const char *const map_kind_names[] = {
-	[RS_MAP_MODULO] = "modulo",
-	[RS_MAP_SLOTS] = "slots",
-	[RS_MAP_RING] = "ring",
-	[RS_MAP_RANGES] = "ranges",
+	[RS_MAP_MODULO] = "modulo",   [RS_MAP_SLOTS] = "slots",
+	[RS_MAP_RING] = "ring",       [RS_MAP_RANGES] = "ranges",
+	[RS_MAP_LOGICAL] = "logical",
 };
 
 const char *
@@ -285,6 +293,35 @@ map_build_ranges(struct rs_map *map, struct rs_err *err)
 	return 0;
 }
 
+/* The assign table of a logical map as interval ends over its logical
+ * shards (the last one is logical_shards - 1, so the sentinel is never
+ * reached). */
+static int
+map_build_logical(struct rs_map *map, struct rs_err *err)
+{
+	const struct rs_map_def *def = &map->def;
+	int bits_ok = def->bits >= 0 && def->bits <= 32 && def->shift >= 0 &&
+	              def->shift + def->bits <= 64;
+
+	/* The plan checks all this; a def made elsewhere is refused here
+	 * rather than looked up out of its table. */
+	if (!bits_ok || def->logical_shards == 0 ||
+	    (def->bits > 0 && def->logical_shards != UINT64_C(1)
+	                                                     << def->bits) ||
+	    def->n_ranges == 0 || def->ranges == NULL ||
+	    def->ranges[def->n_ranges - 1].end != def->logical_shards - 1)
+		return rs_err_set(err, RS_EPLAN,
+		                  "a logical map needs 1 to 32 bits (shift + "
+		                  "bits at most 64) or logical_shards >= 1, "
+		                  "and an assign table ending at its last "
+		                  "logical shard");
+	if (map_build_ranges(map, err) != 0)
+		return RS_ENOMEM;
+	if (def->bits > 0)
+		map->logical_mask = (UINT64_C(1) << def->bits) - 1;
+	return 0;
+}
+
 struct rs_map *
 map_new(const struct rs_map_def *def, enum rs_hash hash,
         const char *const *shard_names, struct rs_err *err)
@@ -301,6 +338,8 @@ map_new(const struct rs_map_def *def, enum rs_hash hash,
 		rc = map_build_ring(map, hash, shard_names, err);
 	else if (def->kind == RS_MAP_RANGES)
 		rc = map_build_ranges(map, err);
+	else if (def->kind == RS_MAP_LOGICAL)
+		rc = map_build_logical(map, err);
 	if (rc == 0 && map->n_ends > 0 && map_index_ends(map) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory for a map");
 	if (rc != 0) {
@@ -357,6 +396,36 @@ map_interval_shard(const struct rs_map *map, uint64_t point)
 	return map->end_shards[i];
 }
 
+static inline uint64_t
+map_logical_of(const struct rs_map *map, uint64_t point)
+{
+	if (map->def.bits > 0)
+		return (point >> map->def.shift) & map->logical_mask;
+	return point % map->def.logical_shards;
+}
+
+uint64_t
+map_logical_shard(const struct rs_map *map, uint64_t point)
+{
+	return map->def.kind == RS_MAP_LOGICAL ? map_logical_of(map, point) : 0;
+}
+
+uint64_t
+map_logical_first_point(const struct rs_map *map, uint64_t logical)
+{
+	return map->def.bits > 0 ? logical << map->def.shift : logical;
+}
+
+int
+map_same_logical(const struct rs_map *a, const struct rs_map *b)
+{
+	const struct rs_map_def *x = &a->def, *y = &b->def;
+
+	return x->kind == RS_MAP_LOGICAL && y->kind == RS_MAP_LOGICAL &&
+	       x->bits == y->bits && x->logical_shards == y->logical_shards &&
+	       (x->bits == 0 || x->shift == y->shift);
+}
+
 struct rs_owner
 map_owner(const struct rs_map *map, uint64_t point)
 {
@@ -379,6 +448,10 @@ map_owner(const struct rs_map *map, uint64_t point)
 	case RS_MAP_RANGES:
 		owner.shard = map_interval_shard(map, point);
 		break;
+	case RS_MAP_LOGICAL:
+		owner.shard =
+			map_interval_shard(map, map_logical_of(map, point));
+		break;
 	}
 	return owner;
 }
@@ -394,6 +467,13 @@ map_owner_batch(const struct rs_map *map, const uint64_t *points, size_t n,
 	case RS_MAP_RANGES:
 		for (size_t i = 0; i < n; i++) {
 			owners[i].shard = map_interval_shard(map, points[i]);
+			owners[i].table = 0;
+		}
+		break;
+	case RS_MAP_LOGICAL:
+		for (size_t i = 0; i < n; i++) {
+			owners[i].shard = map_interval_shard(
+				map, map_logical_of(map, points[i]));
 			owners[i].table = 0;
 		}
 		break;
@@ -496,6 +576,12 @@ map_period(const struct rs_map *map)
 	case RS_MAP_SLOTS:
 		return (uint64_t)map->def.databases *
 		       (uint64_t)map->def.tables_per_db;
+	case RS_MAP_LOGICAL:
+		if (map->def.bits == 0)
+			return map->def.logical_shards;
+		if (map->def.shift + map->def.bits < 64)
+			return UINT64_C(1) << (map->def.shift + map->def.bits);
+		return 0; /* the top bits: an interval map */
 	default:
 		return 0;
 	}
@@ -514,6 +600,17 @@ map_piece(const struct rs_map *map, int i, uint64_t *end,
           struct rs_owner *owner)
 {
 	owner->table = 0;
+	if (map->def.kind == RS_MAP_LOGICAL) {
+		/* shift + bits = 64: logical shard L is the points
+		 * [L << shift, ((L + 1) << shift) - 1]. */
+		uint64_t last = map->ends[i];
+
+		*end = last + 1 < map->def.logical_shards
+		               ? ((last + 1) << map->def.shift) - 1
+		               : UINT64_MAX;
+		owner->shard = map->end_shards[i];
+		return;
+	}
 	if (i == map->n_ends) { /* a ring's wrap-around piece */
 		*end = UINT64_MAX;
 		owner->shard = map->end_shards[0];

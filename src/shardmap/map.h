@@ -1,6 +1,6 @@
 /*
- * The four maps of DESIGN §3 (modulo, slots, ring, ranges): a point → its
- * owner, a shard and a table index.
+ * The maps (modulo, slots, ring, ranges, logical): a point → its owner, a
+ * shard and a table index.
  *
  * A map is described by a struct rs_map_def (what the plan says, with node
  * names resolved to shard indices) and compiled by map_new into a struct
@@ -25,12 +25,14 @@ enum rs_map_kind {
 	RS_MAP_SLOTS,
 	RS_MAP_RING,
 	RS_MAP_RANGES,
+	RS_MAP_LOGICAL,
 };
 
 #define RS_TABLE_FORMAT_DEFAULT "%s_%d"
 
 struct rs_map_range {
-	uint64_t end; /* last point of the range, inclusive */
+	uint64_t end; /* last point of the range, inclusive; in a logical
+	                 map's assign table, its last logical shard */
 	int shard;    /* owner: index into the plan's shards */
 };
 
@@ -42,8 +44,15 @@ struct rs_map_def {
 	int tables_per_db;  /* slots: T */
 	char *table_format; /* slots: physical table name, "%s_%d" by default */
 	int vnodes;         /* ring: V points per node */
-	struct rs_map_range *ranges; /* ranges: strictly increasing ends */
+	struct rs_map_range *ranges; /* ranges: strictly increasing ends;
+	                                logical: the assign table */
 	int n_ranges;
+	/* logical: the logical shard of a point is (point >> shift) &
+	 * (2^bits - 1) when bits > 0, else point % logical_shards; either
+	 * way logical_shards counts them (2^bits in the first form). */
+	int shift;
+	int bits;
+	uint64_t logical_shards;
 };
 
 struct rs_owner {
@@ -66,6 +75,19 @@ struct rs_map *map_new(const struct rs_map_def *def, enum rs_hash hash,
 void map_free(struct rs_map *map);
 
 const struct rs_map_def *map_def(const struct rs_map *map);
+
+/* The logical shard of POINT under a logical map (see rs_map_def); 0
+ * under any other map. */
+uint64_t map_logical_shard(const struct rs_map *map, uint64_t point);
+
+/* The least point whose logical shard is LOGICAL (below logical_shards),
+ * for messages and proofs: LOGICAL << shift, or LOGICAL itself. */
+uint64_t map_logical_first_point(const struct rs_map *map, uint64_t logical);
+
+/* Whether logical maps A and B take the same logical shard from every
+ * point (the same shift and bits, or the same logical_shards): then they
+ * differ only by their assign tables.  0 when either is not logical. */
+int map_same_logical(const struct rs_map *a, const struct rs_map *b);
 
 /* The owner of POINT.  Never fails on a compiled map. */
 struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
@@ -100,12 +122,14 @@ void map_def_clear(struct rs_map_def *def);
 
 /*
  * The shape of a map over the point space, for proofs and reports.
- * map_period is M for periodic maps (modulo: nodes, slots: N·T), whose
- * owner depends only on point mod M, and 0 for interval maps.  Interval
- * maps (ring, ranges) are map_n_pieces consecutive pieces covering
- * [0, 2^64) in order; map_piece gives piece I's inclusive upper end and its
- * owner (a ring's last piece wraps to its first point's owner and ends at
- * UINT64_MAX).  A piece may be empty (its end equal to the previous one).
+ * map_period is M for periodic maps (modulo: nodes, slots: N·T, logical:
+ * logical_shards, or 2^(shift + bits) below 2^64), whose owner depends
+ * only on point mod M, and 0 for interval maps.  Interval maps (ring,
+ * ranges, and a logical map whose shift + bits is 64) are map_n_pieces
+ * consecutive pieces covering [0, 2^64) in order; map_piece gives piece
+ * I's inclusive upper end and its owner (a ring's last piece wraps to its
+ * first point's owner and ends at UINT64_MAX).  A piece may be empty (its
+ * end equal to the previous one).
  */
 uint64_t map_period(const struct rs_map *map);
 int map_n_pieces(const struct rs_map *map);
@@ -119,7 +143,10 @@ void map_piece(const struct rs_map *map, int i, uint64_t *end,
  * under TO is either the owner under FROM or REPLICA_OF[owner under FROM],
  * with the same table index.  It does so exactly, not by sampling: interval
  * maps (ring, ranges) are compared piece by piece over their breakpoints,
- * periodic maps (modulo, slots) over every residue of their period.
+ * periodic maps (modulo, slots) over every residue of their period, and
+ * two logical maps that take the same logical shard from a point over
+ * their assign tables, logical shard range by range (the counterexample
+ * is then the least point of the first logical shard that breaks it).
  * Returns 0 when the rule holds; otherwise RS_EPLAN with ERR naming the
  * first counterexample point and its owners; RS_EPLAN too if the proof
  * would need more than a bounded amount of work, or if a point changes its

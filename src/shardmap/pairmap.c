@@ -18,9 +18,14 @@
 #define PAIR_TO(pair)   ((pair)&0xffff)
 
 struct rs_pairmap {
-	struct rs_map *merged; /* interval maps: pieces owned by PAIR()s */
-	uint64_t period;       /* periodic maps: the table's length */
-	uint64_t mask; /* period - 1 when it is a power of two, else 0 */
+	struct rs_map *merged; /* interval maps: pieces owned by PAIR()s;
+	                          logical maps: over their logical shards */
+	int logical;           /* merged is looked up by logical shard: */
+	int shift;             /* (point >> shift) & mask when mask is not 0, */
+	uint64_t mask;         /* else point % divisor */
+	uint64_t divisor;
+	uint64_t period;      /* periodic maps: the table's length */
+	uint64_t period_mask; /* period - 1 when it is a power of two, else 0 */
 	struct rs_owner (*owners)[2]; /* [period]: from and to of a residue */
 };
 
@@ -95,6 +100,51 @@ pairmap_merge(struct rs_pairmap *pairs, const struct rs_map *from,
 	return pairs->merged == NULL ? RS_ENOMEM : 0;
 }
 
+/* Two logical maps that take the same logical shard from a point: their
+ * assign tables merged into one over logical shards, as pairmap_merge
+ * merges interval maps over points.  Returns 0 (PAIRS->merged NULL when a
+ * shard does not fit PAIR()) or RS_ENOMEM with ERR filled. */
+static int
+pairmap_logical(struct rs_pairmap *pairs, const struct rs_map *from,
+                const struct rs_map *to, struct rs_err *err)
+{
+	const struct rs_map_def *f = map_def(from), *t = map_def(to);
+	struct rs_map_def def = {.kind = RS_MAP_RANGES};
+	int i = 0, j = 0;
+
+	for (int k = 0; k < f->n_ranges + t->n_ranges; k++) {
+		const struct rs_map_range *r =
+			k < f->n_ranges ? &f->ranges[k]
+					: &t->ranges[k - f->n_ranges];
+
+		if (r->shard > PAIR_MAX_SHARD)
+			return 0;
+	}
+	def.ranges = malloc(sizeof(*def.ranges) *
+	                    (size_t)(f->n_ranges + t->n_ranges));
+	if (def.ranges == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	/* Both tables end at the last logical shard: they end together. */
+	while (i < f->n_ranges && j < t->n_ranges) {
+		uint64_t end_f = f->ranges[i].end, end_t = t->ranges[j].end;
+		struct rs_map_range *r = &def.ranges[def.n_ranges++];
+
+		r->end = end_f < end_t ? end_f : end_t;
+		r->shard = PAIR(f->ranges[i].shard, t->ranges[j].shard);
+		i += end_f == r->end;
+		j += end_t == r->end;
+	}
+	pairs->merged = map_new(&def, RS_HASH_IDENTITY, NULL, err);
+	free(def.ranges);
+	if (pairs->merged == NULL)
+		return RS_ENOMEM;
+	pairs->logical = 1;
+	pairs->shift = f->shift;
+	pairs->mask = f->bits > 0 ? (UINT64_C(1) << f->bits) - 1 : 0;
+	pairs->divisor = f->logical_shards;
+	return 0;
+}
+
 static uint64_t
 pairmap_gcd(uint64_t a, uint64_t b)
 {
@@ -130,7 +180,7 @@ pairmap_table(struct rs_pairmap *pairs, const struct rs_map *from,
 		pairs->owners[r][1] = map_owner(to, r);
 	}
 	pairs->period = period;
-	pairs->mask = (period & (period - 1)) == 0 ? period - 1 : 0;
+	pairs->period_mask = (period & (period - 1)) == 0 ? period - 1 : 0;
 	return 0;
 }
 
@@ -151,6 +201,9 @@ pairmap_new(const struct rs_map *from, const struct rs_map *to,
 		rc = pairmap_table(pairs, from, to, err);
 	else
 		rc = pairmap_merge(pairs, from, to, err);
+	if (map_same_logical(from, to) && rc == 0 && pairs->owners == NULL &&
+	    pairs->merged == NULL)
+		rc = pairmap_logical(pairs, from, to, err);
 	if (rc != 0 || (pairs->merged == NULL && pairs->owners == NULL)) {
 		pairmap_free(pairs);
 		return NULL;
@@ -158,11 +211,41 @@ pairmap_new(const struct rs_map *from, const struct rs_map *to,
 	return pairs;
 }
 
+/* pairmap_owners for a pair map over logical shards: a block of logical
+ * shards at a time, looked up in the merged assign tables. */
+static void
+pairmap_logical_owners(const struct rs_pairmap *pairs, const uint64_t *points,
+                       size_t n, struct rs_owner *from, struct rs_owner *to)
+{
+	uint64_t logical[256];
+
+	for (size_t at = 0; at < n; at += 256) {
+		size_t k = n - at < 256 ? n - at : 256;
+
+		if (pairs->mask != 0)
+			for (size_t i = 0; i < k; i++)
+				logical[i] = (points[at + i] >> pairs->shift) &
+				             pairs->mask;
+		else
+			for (size_t i = 0; i < k; i++)
+				logical[i] = points[at + i] % pairs->divisor;
+		map_owner_batch(pairs->merged, logical, k, from + at);
+		for (size_t i = at; i < at + k; i++) {
+			int pair = from[i].shard;
+
+			from[i] = (struct rs_owner){PAIR_FROM(pair), 0};
+			to[i] = (struct rs_owner){PAIR_TO(pair), 0};
+		}
+	}
+}
+
 void
 pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points, size_t n,
                struct rs_owner *from, struct rs_owner *to)
 {
-	if (pairs->merged != NULL) {
+	if (pairs->logical) {
+		pairmap_logical_owners(pairs, points, n, from, to);
+	} else if (pairs->merged != NULL) {
 		/* The pairs land in from[].shard, then are taken apart. */
 		map_owner_batch(pairs->merged, points, n, from);
 		for (size_t i = 0; i < n; i++) {
@@ -171,9 +254,9 @@ pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points, size_t n,
 			from[i] = (struct rs_owner){PAIR_FROM(pair), 0};
 			to[i] = (struct rs_owner){PAIR_TO(pair), 0};
 		}
-	} else if (pairs->mask != 0 || pairs->period == 1) {
+	} else if (pairs->period_mask != 0 || pairs->period == 1) {
 		for (size_t i = 0; i < n; i++) {
-			uint64_t r = points[i] & pairs->mask;
+			uint64_t r = points[i] & pairs->period_mask;
 
 			from[i] = pairs->owners[r][0];
 			to[i] = pairs->owners[r][1];

@@ -6,9 +6,16 @@
  * pieces are owned by (from, to) pairs; two periodic maps (modulo, slots)
  * into one table over the least common multiple of their periods, so that
  * a key costs one remainder (a mask when the period is a power of two)
- * instead of a division or two per map.  Any other pair of maps, or one
- * that would make the table too large, has no pair map: the caller looks
- * up each map (map_owner_batch), which gives the same owners.
+ * instead of a division or two per map.  Two logical maps that take the
+ * same logical shard from a point but repeat too seldom for a table have
+ * their assign tables merged over logical shards instead.  Any other pair
+ * of maps, or one that would make the table too large, has no pair map:
+ * the caller looks up each map (map_owner_batch), which gives the same
+ * owners.
+ *
+ * A logical map is periodic or an interval map (see map_period), so the
+ * points that move (pairmap_moving, below) are described as for those;
+ * one whose period is too long has no such description.
  */
 #ifndef RS_PAIRMAP_H
 #define RS_PAIRMAP_H

@@ -9,6 +9,11 @@
  * period, which is exhaustive because every residue of a period ≤ 2^64
  * occurs somewhere in [0, 2^64).  The work is bounded: a plan whose proof
  * would take more than PROOF_BUDGET owner pairs is refused with a message.
+ * Two logical maps that take the same logical shard from a point are
+ * compared over their assign tables instead, range by range: every logical
+ * shard occurs at some point (its first point), and a point's owners are
+ * those of its logical shard, so the walk is exact and as long as the two
+ * tables.
  * Asked to, the proof walks on past a point that breaks the rule and notes
  * for each shard where its points go, so that plan validation can name
  * every shard that breaks it, with advice that fits.
@@ -220,6 +225,34 @@ prove_mixed(struct proof *pf, const struct rs_map *from,
 	return 0;
 }
 
+/* Both maps logical, with the same logical shard for every point: their
+ * assign tables walked together, ranges of logical shards at a time, each
+ * stood for by its least point. */
+static int
+prove_logical(struct proof *pf, const struct rs_map *from,
+              const struct rs_map *to)
+{
+	const struct rs_map_def *f = map_def(from), *t = map_def(to);
+	uint64_t lo = 0;
+	int i = 0, j = 0;
+
+	while (i < f->n_ranges && j < t->n_ranges) {
+		uint64_t end_f = f->ranges[i].end, end_t = t->ranges[j].end;
+		struct rs_owner of = {f->ranges[i].shard, 0};
+		struct rs_owner ot = {t->ranges[j].shard, 0};
+		uint64_t end = end_f < end_t ? end_f : end_t;
+		int rc = proof_check(pf, map_logical_first_point(from, lo), of,
+		                     ot);
+
+		if (rc != 0)
+			return rc;
+		i += end_f == end;
+		j += end_t == end;
+		lo = end + 1;
+	}
+	return 0;
+}
+
 int
 map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
                    const int *replica_of, const char *const *shard_names,
@@ -230,7 +263,9 @@ map_prove_doubling(const struct rs_map *from, const struct rs_map *to,
 	int to_periodic = map_period(to) != 0;
 	int rc;
 
-	if (!from_periodic && !to_periodic)
+	if (map_same_logical(from, to))
+		rc = prove_logical(&pf, from, to);
+	else if (!from_periodic && !to_periodic)
 		rc = prove_intervals(&pf, from, to);
 	else if (from_periodic && to_periodic)
 		rc = prove_periodic(&pf, from, to);

@@ -56,7 +56,21 @@ publish_map(FILE *f, const struct rs_plan *plan)
 			        plan->shards[def->nodes[i]].name);
 		fputs("];", f);
 	}
-	if (def->n_ranges > 0) {
+	if (def->kind == RS_MAP_LOGICAL) {
+		if (def->bits > 0)
+			fprintf(f, " shift = %d; bits = %d;", def->shift,
+			        def->bits);
+		else
+			fprintf(f, " logical_shards = %lluL;",
+			        (unsigned long long)def->logical_shards);
+		fputs(" assign = (", f);
+		for (int i = 0; i < def->n_ranges; i++)
+			fprintf(f, "%s{ last = %lluL; node = \"%s\"; }",
+			        i ? ", " : "",
+			        (unsigned long long)def->ranges[i].end,
+			        plan->shards[def->ranges[i].shard].name);
+		fputs(");", f);
+	} else if (def->n_ranges > 0) {
 		fputs(" ranges = (", f);
 		for (int i = 0; i < def->n_ranges; i++)
 			fprintf(f, "%s{ end = \"0x%016llx\"; node = \"%s\"; }",

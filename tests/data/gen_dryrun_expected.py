@@ -17,8 +17,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(HERE))
-from reshard_oracle import (MAX, identity, moves, ranges, ring,  # noqa: E402
-                            sha256_64, slots)
+from reshard_oracle import (MAX, identity, logical, moves,  # noqa: E402
+                            ranges, ring, sha256_64, slots)
+
+# Logical shards 0-4095 in 12 bits above 10 of sequence (ids as Instagram
+# makes them), a quarter a node, then moved in ranges between the four.
+ID_BITS = {"shift": 10, "bits": 12}
+QUARTERS = [(1023, "a"), (2047, "b"), (3071, "c"), (4095, "d")]
+SHUFFLED = [(767, "a"), (1023, "d"), (2047, "b"), (2303, "a"), (3071, "c"),
+            (3583, "d"), (4095, "b")]
 
 CASES = {
     # name: (key file, hash, from owner, to owner, from nodes, to nodes)
@@ -41,6 +48,23 @@ CASES = {
                    ranges([(4999, "a"), (MAX, "b")]),
                    ranges([(2499, "a"), (4999, "c"), (7499, "b"), (MAX, "d")]),
                    ["a", "b"], ["a", "c", "b", "d"]),
+    "logical-4096": ("logical-ids.txt", identity,
+                     logical(QUARTERS, **ID_BITS),
+                     logical(SHUFFLED, **ID_BITS),
+                     ["a", "b", "c", "d"], ["a", "b", "c", "d"]),
+    # A doubling: each node's upper logical shards go to its replica.
+    "logical-2x": ("logical-ids.txt", identity,
+                   logical([(2047, "a"), (4095, "b")], **ID_BITS),
+                   logical([(1023, "a"), (2047, "c"), (3071, "b"),
+                            (4095, "d")], **ID_BITS),
+                   ["a", "b"], ["a", "c", "b", "d"]),
+    # The modulo form over hashed text keys.
+    "logical-mod": ("keys.txt", sha256_64,
+                    logical([(299, "a"), (599, "b"), (999, "c")],
+                            logical_shards=1000),
+                    logical([(199, "a"), (299, "d"), (599, "b"),
+                             (899, "c"), (999, "d")], logical_shards=1000),
+                    ["a", "b", "c"], ["a", "b", "c", "d"]),
 }
 
 
@@ -94,8 +118,18 @@ def make_keys():
         f.write("\n".join(str(rng.randrange(10000)) for _ in range(5000)) + "\n")
 
 
+def make_logical_ids():
+    """Ids of 41 bits of time, 12 of logical shard, 10 of sequence."""
+    rng = random.Random(20261214)
+    ids = [rng.getrandbits(41) << 22 | rng.randrange(4096) << 10 |
+           rng.getrandbits(10) for _ in range(6000)]
+    with open(os.path.join(HERE, "logical-ids.txt"), "w") as f:
+        f.write("\n".join(map(str, ids)) + "\n")
+
+
 def main():
     make_keys()
+    make_logical_ids()
     for name, (keyfile, h, frm, to, from_nodes, to_nodes) in CASES.items():
         with open(os.path.join(HERE, keyfile), "rb") as f:
             keys = [line.rstrip(b"\n") for line in f if line.rstrip(b"\n")]

@@ -12,6 +12,8 @@
 #          grows to five, n4 taking about a fifth of every source's keys
 #   range  four equal ranges; n4 takes the upper half of n0's quarter, the
 #          other sources give nothing
+#   logical  4096 logical shards in the point's top 12 bits, a quarter a
+#          source; a range of n0's, of n2's and of n3's goes to n4
 #
 # The rows (tests/split/data.py: 3,000 orders, about 1,000 items, 700 keys
 # with Cyrillic, Chinese, emoji and quoted ones, NULL and empty notes, NULL
@@ -113,6 +115,22 @@ maps() {
     { end = "0x7fffffffffffffff"; node = "n1"; },
     { end = "0xbfffffffffffffff"; node = "n2"; },
     { end = "max"; node = "n3"; } ); }'
+		;;
+	logical)
+		# Logical shards 0-4095 in the top 12 bits of the point, a
+		# quarter a source; ranges of three sources' logical shards
+		# go to n4 (a split copies only onto shards new in `to`).
+		plan_name=logical5
+		oracle_from=logical:bits:52:12:1023=n0,2047=n1,3071=n2,4095=n3
+		oracle_to=logical:bits:52:12:767=n0,1023=n4,2047=n1,2303=n2,2559=n4,3071=n2,3583=n3,4095=n4
+		plan_from='{ map = "logical"; shift = 52; bits = 12; assign = (
+    { last = 1023; node = "n0"; }, { last = 2047; node = "n1"; },
+    { last = 3071; node = "n2"; }, { last = 4095; node = "n3"; } ); }'
+		plan_to='{ map = "logical"; shift = 52; bits = 12; assign = (
+    { last = 767; node = "n0"; }, { last = 1023; node = "n4"; },
+    { last = 2047; node = "n1"; }, { last = 2303; node = "n2"; },
+    { last = 2559; node = "n4"; }, { last = 3071; node = "n2"; },
+    { last = 3583; node = "n3"; }, { last = 4095; node = "n4"; } ); }'
 		;;
 	*) bail "unknown map kind $kind" ;;
 	esac
