@@ -1332,6 +1332,150 @@ test_logical_doubling_proven(void **state)
 	            "to a map or remove it"});
 }
 
+/* A modulo plan of db0, db1 growing to four (identity hash: key K's point
+ * is K, so its owner is K mod the nodes), TO_EXTRA inside `to`; lines
+ * 1–12, `to` on line 11. */
+static char *
+modulo_plan(const char *strategy, const char *to_extra)
+{
+	static char text[2048];
+
+	snprintf(text, sizeof(text),
+	         "version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+	         "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	         "shards = (\n"
+	         "  { name = \"db0\"; url = \"sqlite:///tmp/db0.db\"; replica "
+	         "= \"db2\"; },\n"
+	         "  { name = \"db1\"; url = \"sqlite:///tmp/db1.db\"; replica "
+	         "= \"db3\"; },\n"
+	         "  { name = \"db2\"; url = \"sqlite:///tmp/db2.db\"; },\n"
+	         "  { name = \"db3\"; url = \"sqlite:///tmp/db3.db\"; } );\n"
+	         "from = { map = \"modulo\"; nodes = [\"db0\", \"db1\"]; };\n"
+	         "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", \"db2\", "
+	         "\"db3\"];%s };\n"
+	         "strategy = \"%s\";\n",
+	         to_extra, strategy);
+	return text;
+}
+
+/* Overrides written in the plan pin their keys before the map; the
+ * others keep the map's owner. */
+static void
+test_overrides_inline(void **state)
+{
+	struct rs_plan *plan;
+	int pinned = -1;
+	struct rs_owner o;
+
+	(void)state;
+	plan = expect_loads(modulo_plan(
+		"split", " overrides = ( { key = \"10\"; node = \"db3\"; },\n"
+			 "{ key = 12; node = \"db1\"; } );"));
+	assert_true(map_has_overrides(plan->to));
+	assert_false(map_has_overrides(plan->from));
+	assert_int_equal(map_override(plan->to, "10", 2), 3);
+	assert_int_equal(map_override(plan->to, "12", 2), 1);
+	assert_int_equal(map_override(plan->to, "1", 1), -1);
+	assert_int_equal(map_override(plan->to, "100", 3), -1);
+	o = map_owner_key(plan->to, "10", 2, 10, &pinned);
+	assert_int_equal(o.shard, 3);
+	assert_int_equal(pinned, 1);
+	o = map_owner_key(plan->to, "14", 2, 14, &pinned);
+	assert_int_equal(o.shard, 2); /* 14 mod 4 */
+	assert_int_equal(pinned, 0);
+	assert_int_equal(map_def(plan->to)->overrides[1].line, 12);
+	plan_free(plan);
+}
+
+/* An overrides file: every mistake at its own line of that file, after
+ * the plan's; the header and comments skipped; a key listed twice names
+ * both lines. */
+static void
+test_overrides_file_mistakes(void **state)
+{
+	char csv[64] = "/tmp/reshard-test-overrides-XXXXXX", extra[160];
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	int fd = mkstemp(csv);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("key,node\n"        /* 1: the header */
+	      "# big customers\n" /* 2 */
+	      "10,db9\n"          /* 3: not a shard */
+	      "11,db3\n"          /* 4 */
+	      "no comma here\n"   /* 5 */
+	      "\"11\",db2\n"      /* 6: 11 again */
+	      "\n"                /* 7 */
+	      "\"a,b\",db1\n",    /* 8: a quoted comma */
+	      f);
+	fclose(f);
+	snprintf(extra, sizeof(extra), " overrides = \"%s\"; vnodes = 2;", csv);
+	assert_int_equal(load_text(modulo_plan("split", extra), &plan, &diags),
+	                 RS_EPLAN);
+	unlink(csv);
+	assert_int_equal(diags.n, 4);
+	/* The plan's own mistake first. */
+	assert_null(diags.items[0].file);
+	assert_int_equal(diags.items[0].line, 11);
+	assert_non_null(strstr(diags.items[0].message, "'vnodes'"));
+	for (int i = 1; i < 4; i++)
+		assert_string_equal(diags.items[i].file, csv);
+	assert_int_equal(diags.items[1].line, 3);
+	assert_string_equal(diags.items[1].message,
+	                    "override node 'db9' is not a shard; did you "
+	                    "mean 'db0'?");
+	assert_int_equal(diags.items[2].line, 5);
+	assert_non_null(strstr(diags.items[2].message, "expected key,node"));
+	assert_int_equal(diags.items[3].line, 6);
+	assert_string_equal(diags.items[3].message,
+	                    "key '11' is overridden twice, at lines 4 and 6; "
+	                    "keep one of them");
+	plan_diags_clear(&diags);
+}
+
+/* A file that cannot be read is the plan's mistake, at its line. */
+static void
+test_overrides_file_missing(void **state)
+{
+	(void)state;
+	expect_one(modulo_plan("split", " overrides = "
+	                                "\"/nonexistent/big.csv\";"),
+	           11, "cannot read overrides file /nonexistent/big.csv");
+}
+
+/* Inline, a key twice names both lines too. */
+static void
+test_overrides_inline_twice(void **state)
+{
+	(void)state;
+	expect_one(modulo_plan("split",
+	                       " overrides = ( { key = \"x\"; node = \"db1\"; "
+	                       "},\n{ key = \"x\"; node = \"db2\"; } );"),
+	           12, "key 'x' is overridden twice, at lines 11 and 12");
+}
+
+/* A doubling holds for pinned keys too: a key may stay or go to its
+ * shard's replica, nowhere else. */
+static void
+test_overrides_doubling(void **state)
+{
+	(void)state;
+	/* 6: db0 under from, db2 (db0's replica) under to; 7: db1, db3. */
+	expect_valid(modulo_plan("doubling",
+	                         " overrides = ( { key = 6; node = \"db0\"; "
+	                         "}, { key = 7; node = \"db1\"; } );"));
+	EXPECT_ALL(modulo_plan("doubling",
+	                       " overrides = (\n{ key = 6; node = \"db3\"; "
+	                       "} );"),
+	           {12, "strategy \"doubling\" (line 13): key '6' moves from "
+	                "db0 to db3, but a doubling moves a shard's rows only "
+	                "to its replica (db2); pin it to db0 or db2 in to, or "
+	                "use strategy = \"split\""});
+}
+
 int
 main(void)
 {
@@ -1380,6 +1524,11 @@ main(void)
 		cmocka_unit_test(test_limit_physical_tables),
 		cmocka_unit_test(test_limit_names),
 		cmocka_unit_test(test_limit_physical_names),
+		cmocka_unit_test(test_overrides_inline),
+		cmocka_unit_test(test_overrides_file_mistakes),
+		cmocka_unit_test(test_overrides_file_missing),
+		cmocka_unit_test(test_overrides_inline_twice),
+		cmocka_unit_test(test_overrides_doubling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

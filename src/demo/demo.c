@@ -103,7 +103,8 @@ demo_add(struct demo *d, long id, const char *customer, long cents, int day,
          struct rs_err *err)
 {
 	uint64_t point = hash_sha256_64(customer, strlen(customer));
-	struct rs_owner owner = map_owner(d->plan->from, point);
+	struct rs_owner owner = map_owner_key(d->plan->from, customer,
+	                                      strlen(customer), point, NULL);
 	struct demo_table *t = &d->tables[owner.shard][owner.table];
 	char *text = t->text + (size_t)t->n * DEMO_ROW_TEXT;
 	struct rs_value *v = t->values + (size_t)t->n * 4;

@@ -47,6 +47,7 @@ struct rs_dryrun {
 	const struct rs_dryrun_options *options;
 	struct labels *from_labels; /* [plan->n_tables] */
 	struct labels *to_labels;
+	int overrides; /* a map pins keys: looked up after the maps */
 	struct rs_pairmap *pairs; /* both owners in one lookup, or NULL:
 	                             see pairmap.h */
 	FILE *movers_out;         /* NULL with summary_only */
@@ -257,6 +258,8 @@ dryrun_begin(const struct rs_plan *plan,
 	    (options->top > 0 && topkeys_init(&dr->result.top) != 0))
 		goto nomem;
 	dr->pairs = pairmap_new(plan->from, plan->to, &pairs_err);
+	dr->overrides =
+		map_has_overrides(plan->from) || map_has_overrides(plan->to);
 	if (dr->pairs == NULL && pairs_err.code != 0)
 		goto nomem;
 	if (dr->result.table < 0 && dryrun_tables_init(dr) != 0)
@@ -433,6 +436,24 @@ dryrun_mover(struct rs_dryrun *dr, int table, const char *key, size_t len,
 	return 0;
 }
 
+/* The keys among KEYS that a map pins: their owners FROM and TO set to
+ * the overrides' shards (the maps' table index kept). */
+static void
+dryrun_overrides(const struct rs_plan *plan, const char *const *keys,
+                 const size_t *lens, size_t count, struct rs_owner *from,
+                 struct rs_owner *to)
+{
+	for (size_t i = 0; i < count; i++) {
+		int f = map_override(plan->from, keys[i], lens[i]);
+		int t = map_override(plan->to, keys[i], lens[i]);
+
+		if (f >= 0)
+			from[i].shard = f;
+		if (t >= 0)
+			to[i].shard = t;
+	}
+}
+
 /* Account for COUNT rows whose keys hash to POINTS: one pass for the
  * counts, which every dry-run needs, and one for each thing that only some
  * need (misplaced rows, --top, mover lines), so that the common loops carry
@@ -452,6 +473,8 @@ dryrun_points(struct rs_dryrun *dr, int table, const struct rs_owner *found_on,
 		map_owner_batch(plan->from, points, count, from);
 		map_owner_batch(plan->to, points, count, to);
 	}
+	if (dr->overrides)
+		dryrun_overrides(plan, keys, lens, count, from, to);
 	for (i = 0; i < count; i++)
 		stats_add(&dr->result.stats, from[i], to[i]);
 	if (dr->result.slots_before.databases > 0)

@@ -11,6 +11,10 @@
 
 #include "backend/url.h"
 #include "common/strbuf.h"
+#include "common/text.h"
+
+/* Overrides listed one a line in the text; more are fingerprinted. */
+#define PLAN_TEXT_MAX_OVERRIDES 1000
 
 /* Append one line: a printf-style text and a newline. */
 static void text_line(struct rs_strbuf *t, const char *fmt, ...)
@@ -27,11 +31,63 @@ text_line(struct rs_strbuf *t, const char *fmt, ...)
 	strbuf_add(t, "\n", 1);
 }
 
+/* The overrides of DEF: each on its line when there are few, else their
+ * count and a SHA-256 of them all (a plan that pins a million keys keeps
+ * a short fingerprint text; a changed key still changes it). */
+static void
+text_overrides(struct rs_strbuf *t, const char *which,
+               const struct rs_plan *plan, const struct rs_map_def *def)
+{
+	char shown[TEXT_KEY_SHOWN_SIZE], hex[2 * EVP_MAX_MD_SIZE + 1];
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_MD_CTX *md;
+
+	if (def->n_overrides <= PLAN_TEXT_MAX_OVERRIDES) {
+		for (int i = 0; i < def->n_overrides; i++)
+			text_line(t, "%s.overrides[%d] = key '%s' node %s",
+			          which, i,
+			          text_key_shown(def->overrides[i].key,
+			                         def->overrides[i].len, shown,
+			                         sizeof(shown)),
+			          plan->shards[def->overrides[i].shard].name);
+		return;
+	}
+	md = EVP_MD_CTX_new();
+	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(md);
+		t->failed = 1;
+		return;
+	}
+	for (int i = 0; i < def->n_overrides; i++) {
+		const struct rs_map_override *o = &def->overrides[i];
+		const char *node = plan->shards[o->shard].name;
+		uint64_t n = o->len;
+
+		/* Length-prefixed: no key can pass for another. */
+		if (EVP_DigestUpdate(md, &n, sizeof(n)) != 1 ||
+		    EVP_DigestUpdate(md, o->key, o->len) != 1 ||
+		    EVP_DigestUpdate(md, node, strlen(node) + 1) != 1)
+			len = (unsigned)-1;
+	}
+	if (len != 0 || EVP_DigestFinal_ex(md, digest, &len) != 1) {
+		EVP_MD_CTX_free(md);
+		t->failed = 1;
+		return;
+	}
+	EVP_MD_CTX_free(md);
+	for (unsigned i = 0; i < len; i++)
+		snprintf(hex + 2 * (size_t)i, 3, "%02x", digest[i]);
+	text_line(t, "%s.overrides = %d keys, sha256 %s", which,
+	          def->n_overrides, hex);
+}
+
 static void
 text_map(struct rs_strbuf *t, const char *which, const struct rs_plan *plan,
          const struct rs_map_def *def)
 {
 	text_line(t, "%s.map = %s", which, map_kind_name(def->kind));
+	text_overrides(t, which, plan, def);
 	for (int i = 0; i < def->n_nodes; i++)
 		text_line(t, "%s.nodes[%d] = %s", which, i,
 		          plan->shards[def->nodes[i]].name);
@@ -102,7 +158,7 @@ engine_plan_fingerprint(const char *text, char hex[65])
 	    1)
 		len = 0; /* libcrypto failed: no fingerprint, refused later */
 	for (size_t i = 0; i < len && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+		snprintf(hex + 2 * (size_t)i, 3, "%02x", digest[i]);
 }
 
 int

@@ -254,7 +254,7 @@ walk_owner(const struct rs_walk *walk, const struct rs_map *map,
 		                       sizeof(shown)),
 			hash_name(walk->run->plan->hash));
 	}
-	*owner = map_owner(map, point);
+	*owner = map_owner_key(map, key->text, key->len, point, NULL);
 	return 0;
 }
 

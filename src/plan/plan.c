@@ -42,7 +42,12 @@ plan_diag(struct plan_loader *ld, int line, const char *fmt, ...)
 	}
 	d->items[d->n].line = line;
 	d->items[d->n].message = strdup(message);
-	if (d->items[d->n].message == NULL) {
+	d->items[d->n].file =
+		ld->diag_file != NULL ? strdup(ld->diag_file) : NULL;
+	if (d->items[d->n].message == NULL ||
+	    (ld->diag_file != NULL && d->items[d->n].file == NULL)) {
+		free(d->items[d->n].message);
+		free(d->items[d->n].file);
 		ld->nomem = 1;
 		return;
 	}
@@ -834,6 +839,311 @@ read_logical(struct plan_loader *ld, const config_setting_t *group,
 }
 
 /* The distinct shards that DEF names (those that resolved). */
+static char *resolve_path(const char *dir, const char *path);
+
+/* FILE as a message shows it: relative to where reshard runs, as the
+ * plan's own path PLAN_PATH is.  NULL on no memory. */
+static char *
+shown_path(const char *plan_path, const char *file)
+{
+	char *copy, *out;
+	const char *dir;
+
+	if (file[0] == '/')
+		return strdup(file);
+	copy = strdup(plan_path);
+	if (copy == NULL)
+		return NULL;
+	dir = dirname(copy);
+	out = strcmp(dir, ".") == 0 ? strdup(file) : resolve_path(dir, file);
+	free(copy);
+	return out;
+}
+
+/* Add KEY (LEN bytes) pinned to SHARD, written at LINE, to DEF. */
+static void
+add_override(struct plan_loader *ld, struct rs_map_def *def, const char *key,
+             size_t len, int shard, int line)
+{
+	struct rs_map_override *o;
+
+	if (def->n_overrides == RS_PLAN_MAX_OVERRIDES) {
+		char most[32];
+
+		if (!ld->overrides_full)
+			plan_diag(
+				ld, line,
+				"a map may pin at most %s keys; isolate fewer "
+				"keys, or give the rest a map of their own",
+				text_thousands(RS_PLAN_MAX_OVERRIDES, most,
+			                       sizeof(most)));
+		ld->overrides_full = 1;
+		return;
+	}
+	if (def->n_overrides % 256 == 0) {
+		struct rs_map_override *grown = realloc(
+			def->overrides,
+			sizeof(*grown) * ((size_t)def->n_overrides + 256));
+
+		if (grown == NULL) {
+			ld->nomem = 1;
+			return;
+		}
+		def->overrides = grown;
+	}
+	o = &def->overrides[def->n_overrides];
+	o->key = malloc(len + 1);
+	if (o->key == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	memcpy(o->key, key, len);
+	o->key[len] = '\0';
+	o->len = len;
+	o->shard = shard;
+	o->line = line;
+	def->n_overrides++;
+}
+
+/* One field of a CSV line at *P: plain up to the next comma, or in double
+ * quotes with "" for a quote.  Copies it into FIELD (SIZE bytes), moves
+ * *P past it and its comma.  Returns its length, or -1 when it is not
+ * closed or too long. */
+static long
+csv_field(const char **p, char *field, size_t size)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	if (*s == '"') {
+		for (s++;; s++) {
+			if (*s == '\0')
+				return -1;
+			if (*s == '"' && s[1] != '"')
+				break;
+			if (*s == '"')
+				s++;
+			if (n + 1 >= size)
+				return -1;
+			field[n++] = *s;
+		}
+		s++;
+	} else {
+		for (; *s != ',' && *s != '\0'; s++) {
+			if (n + 1 >= size)
+				return -1;
+			field[n++] = *s;
+		}
+	}
+	field[n] = '\0';
+	*p = *s == ',' ? s + 1 : s;
+	return (long)n;
+}
+
+/* The overrides file PATH (SHOWN in messages): one `key,node` a line, a
+ * first line `key,node` taken as a header, blank lines and lines that
+ * begin with # skipped. */
+static void
+read_overrides_file(struct plan_loader *ld, struct rs_map_def *def,
+                    const char *path, const char *shown, int plan_line)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int number = 0, data = 0;
+	ssize_t got;
+
+	if (f == NULL) {
+		plan_diag(ld, plan_line,
+		          "cannot read overrides file %s: %s; give a readable "
+		          "CSV file of key,node lines (relative to the plan's "
+		          "folder)",
+		          shown, strerror(errno));
+		return;
+	}
+	ld->diag_file = shown;
+	while ((got = getline(&line, &cap, f)) != -1) {
+		char key[RS_PLAN_MAX_KEY + 1], node[RS_PLAN_MAX_NAME + 2];
+		const char *p = line;
+		long key_len, node_len;
+		int shard;
+
+		number++;
+		while (got > 0 &&
+		       (line[got - 1] == '\n' || line[got - 1] == '\r'))
+			line[--got] = '\0';
+		if (got == 0 || line[0] == '#')
+			continue;
+		key_len = csv_field(&p, key, sizeof(key));
+		node_len = key_len < 0 ? -1 : csv_field(&p, node, sizeof(node));
+		if (key_len < 0 || node_len < 0 || *p != '\0' ||
+		    strchr(line, ',') == NULL) {
+			plan_diag(
+				ld, number,
+				"expected key,node (a key of at most %d bytes, "
+				"in double quotes if it holds a comma, then a "
+				"shard's name), e.g. cliente:42,db4",
+				RS_PLAN_MAX_KEY);
+			continue;
+		}
+		if (data++ == 0 && strcmp(key, "key") == 0 &&
+		    strcmp(node, "node") == 0)
+			continue; /* the header */
+		shard = resolve_shard(ld, node, number, "override node", NULL,
+		                      0);
+		if (key_len == 0)
+			plan_diag(ld, number,
+			          "the key is empty; write the shard key's "
+			          "value, e.g. cliente:42,db4");
+		else if (shard >= 0)
+			add_override(ld, def, key, (size_t)key_len, shard,
+			             number);
+	}
+	if (ferror(f))
+		plan_diag(ld, number + 1, "cannot read further: %s",
+		          strerror(errno));
+	ld->diag_file = NULL;
+	free(line);
+	fclose(f);
+}
+
+/* qsort: overrides by key, then by line. */
+static int
+override_cmp(const void *a, const void *b)
+{
+	const struct rs_map_override *x =
+		*(const struct rs_map_override *const *)a;
+	const struct rs_map_override *y =
+		*(const struct rs_map_override *const *)b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->key, y->key, n);
+
+	if (c != 0)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Report every key listed twice among DEF's overrides, naming both lines
+ * (in FILE's lines when SHOWN is not NULL). */
+static void
+check_override_keys(struct plan_loader *ld, const struct rs_map_def *def,
+                    const char *shown)
+{
+	const struct rs_map_override **order =
+		malloc(sizeof(*order) * ((size_t)def->n_overrides + 1));
+
+	if (order == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	for (int i = 0; i < def->n_overrides; i++)
+		order[i] = &def->overrides[i];
+	qsort(order, (size_t)def->n_overrides, sizeof(*order), override_cmp);
+	ld->diag_file = shown;
+	for (int i = 1; i < def->n_overrides; i++) {
+		const struct rs_map_override *a = order[i - 1];
+		const struct rs_map_override *b = order[i];
+		char key[64];
+
+		if (a->len != b->len || memcmp(a->key, b->key, a->len) != 0)
+			continue;
+		text_key_shown(b->key, b->len, key, sizeof(key));
+		plan_diag(ld, b->line,
+		          "key '%s' is overridden twice, at lines %d and %d; "
+		          "keep one of them",
+		          key, a->line, b->line);
+	}
+	ld->diag_file = NULL;
+	free(order);
+}
+
+/* Read a map's overrides, keys pinned to a shard before the map: a list
+ * ( { key = "cliente:42"; node = "db4"; }, … ) or the name of a CSV file
+ * of key,node lines, relative to the plan's folder. */
+static void
+read_overrides(struct plan_loader *ld, const config_setting_t *group,
+               struct rs_map_def *def)
+{
+	static const char *const known[] = {"key", "node", NULL};
+	const char *example =
+		"overrides = \"big-customers.csv\"; or overrides "
+		"= ( { key = \"cliente:42\"; node = \"db4\"; } );";
+	const config_setting_t *list =
+		config_setting_get_member(group, "overrides");
+
+	ld->overrides_full = 0;
+	if (list == NULL)
+		return;
+	if (config_setting_type(list) == CONFIG_TYPE_STRING) {
+		const char *file = config_setting_get_string(list);
+
+		char *path = resolve_path(ld->plan->dir, file);
+
+		def->overrides_file = shown_path(ld->plan->path, file);
+		if (path == NULL || def->overrides_file == NULL)
+			ld->nomem = 1;
+		else
+			read_overrides_file(ld, def, path, def->overrides_file,
+			                    setting_line(list));
+		if (!ld->nomem)
+			check_override_keys(ld, def, def->overrides_file);
+		free(path);
+		return;
+	}
+	if (config_setting_type(list) != CONFIG_TYPE_LIST) {
+		plan_diag(ld, setting_line(list),
+		          "overrides must be a file name in quotes or a list "
+		          "in ( ), e.g. %s",
+		          example);
+		return;
+	}
+	for (int i = 0; i < config_setting_length(list); i++) {
+		const config_setting_t *r =
+			config_setting_get_elem(list, (unsigned)i);
+		const config_setting_t *k;
+		int line = setting_line(r), shard = -1;
+		char number[32];
+		const char *key = NULL, *node;
+
+		if (config_setting_type(r) != CONFIG_TYPE_GROUP) {
+			plan_diag(ld, line,
+			          "each override must be a group, e.g. { key = "
+			          "\"cliente:42\"; node = \"db4\"; }");
+			continue;
+		}
+		check_known(ld, r, "an override", known);
+		k = config_setting_get_member(r, "key");
+		if (k != NULL && config_setting_type(k) == CONFIG_TYPE_STRING)
+			key = config_setting_get_string(k);
+		else if (k != NULL &&
+		         (config_setting_type(k) == CONFIG_TYPE_INT ||
+		          config_setting_type(k) == CONFIG_TYPE_INT64)) {
+			snprintf(number, sizeof(number), "%lld",
+			         config_setting_get_int64(k));
+			key = number;
+		}
+		if (key == NULL || key[0] == '\0' ||
+		    strlen(key) > RS_PLAN_MAX_KEY)
+			plan_diag(ld, k != NULL ? setting_line(k) : line,
+			          "an override needs its key: the shard key's "
+			          "value as text of 1 to %d bytes, or an "
+			          "integer, e.g. key = \"cliente:42\";",
+			          RS_PLAN_MAX_KEY);
+		node = get_string(ld, r, "an override", "node", 1,
+		                  "node = \"db4\";");
+		if (node != NULL)
+			shard = resolve_shard(ld, node, line, "override node",
+			                      NULL, 0);
+		if (key != NULL && key[0] != '\0' &&
+		    strlen(key) <= RS_PLAN_MAX_KEY && shard >= 0)
+			add_override(ld, def, key, strlen(key), shard, line);
+	}
+	if (!ld->nomem)
+		check_override_keys(ld, def, NULL);
+}
+
 static int
 map_def_distinct_nodes(struct plan_loader *ld, const struct rs_map_def *def)
 {
@@ -1093,18 +1403,28 @@ static enum plan_map_state
 read_map(struct plan_loader *ld, const config_setting_t *root,
          const char *which, struct rs_map_def *def)
 {
-	static const char *const known[] = {
-		"map",          "nodes",          "databases", "tables_per_db",
-		"table_format", "vnodes",         "ranges",    "shift",
-		"bits",         "logical_shards", "assign",    NULL};
+	static const char *const known[] = {"map",
+	                                    "nodes",
+	                                    "databases",
+	                                    "tables_per_db",
+	                                    "table_format",
+	                                    "vnodes",
+	                                    "ranges",
+	                                    "shift",
+	                                    "bits",
+	                                    "logical_shards",
+	                                    "assign",
+	                                    "overrides",
+	                                    NULL};
 	/* Which of known[1..] each kind takes: nodes, databases, tables,
-	 * format, vnodes, ranges, shift, bits, logical_shards, assign. */
-	static const char kind_takes[5][10] = {
-		[RS_MAP_MODULO] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-		[RS_MAP_SLOTS] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
-		[RS_MAP_RING] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-		[RS_MAP_RANGES] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-		[RS_MAP_LOGICAL] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1},
+	 * format, vnodes, ranges, shift, bits, logical_shards, assign,
+	 * overrides. */
+	static const char kind_takes[5][11] = {
+		[RS_MAP_MODULO] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+		[RS_MAP_SLOTS] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},
+		[RS_MAP_RING] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1},
+		[RS_MAP_RANGES] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
+		[RS_MAP_LOGICAL] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1},
 	};
 	const char *example = "{ map = \"ring\"; vnodes = 100; nodes = "
 			      "[\"db0\", \"db1\"]; }";
@@ -1152,6 +1472,7 @@ read_map(struct plan_loader *ld, const config_setting_t *root,
 			          "it",
 			          known[k], kind);
 	}
+	read_overrides(ld, group, def);
 	if (def->kind == RS_MAP_RANGES) {
 		named = read_ranges(ld, group, def);
 		if (def->ranges != NULL)
@@ -1452,7 +1773,12 @@ static int
 diag_cmp(const void *a, const void *b)
 {
 	const struct diag_found *x = a, *y = b;
+	const char *fx = x->diag.file, *fy = y->diag.file;
 
+	if ((fx == NULL) != (fy == NULL))
+		return fx == NULL ? -1 : 1;
+	if (fx != NULL && strcmp(fx, fy) != 0)
+		return strcmp(fx, fy);
 	if (x->diag.line != y->diag.line)
 		return (x->diag.line > y->diag.line) -
 		       (x->diag.line < y->diag.line);
@@ -1589,15 +1915,19 @@ void
 plan_diags_print(const struct rs_plan_diags *diags, const char *path, FILE *out)
 {
 	for (int i = 0; i < diags->n; i++)
-		fprintf(out, "%s:%d: %s\n", path, diags->items[i].line,
-		        diags->items[i].message);
+		fprintf(out, "%s:%d: %s\n",
+		        diags->items[i].file != NULL ? diags->items[i].file
+		                                     : path,
+		        diags->items[i].line, diags->items[i].message);
 }
 
 void
 plan_diags_clear(struct rs_plan_diags *diags)
 {
-	for (int i = 0; i < diags->n; i++)
+	for (int i = 0; i < diags->n; i++) {
 		free(diags->items[i].message);
+		free(diags->items[i].file);
+	}
 	free(diags->items);
 	memset(diags, 0, sizeof(*diags));
 }

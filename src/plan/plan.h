@@ -30,6 +30,8 @@
  * databases × tables_per_db of one slots map.  RS_PLAN_MAX_PHYSICAL_TABLES:
  * tables × the physical tables each has under one map (one a node, or
  * databases × tables_per_db for slots); the live dry-run reads each.
+ * RS_PLAN_MAX_OVERRIDES: keys one map pins to a shard; RS_PLAN_MAX_KEY:
+ * bytes of one such key.
  */
 #define RS_PLAN_MAX_SHARDS          1024
 #define RS_PLAN_MAX_NAME            63
@@ -37,6 +39,8 @@
 #define RS_PLAN_MAX_RANGES          65536
 #define RS_PLAN_MAX_SLOT_TABLES     65536
 #define RS_PLAN_MAX_PHYSICAL_TABLES 1048576
+#define RS_PLAN_MAX_OVERRIDES       1000000
+#define RS_PLAN_MAX_KEY             1024
 
 enum rs_strategy {
 	RS_STRATEGY_DOUBLING, /* promote replicas, then purge both halves */
@@ -100,10 +104,14 @@ struct rs_plan {
 struct rs_plan_diag {
 	int line;      /* 1-based line in the plan file, 0 when unknown */
 	char *message; /* "what is wrong; what would be right" */
+	char *file;    /* NULL: the plan; else the file LINE is in (a map's
+	                  overrides file, as the plan names it) */
 };
 
 struct rs_plan_diags {
-	struct rs_plan_diag *items; /* sorted by line once plan_load returns */
+	/* sorted once plan_load returns: the plan's by line, then each
+	 * other file's by line */
+	struct rs_plan_diag *items;
 	int n;
 	int cap;
 };
@@ -119,7 +127,8 @@ int plan_load(const char *path, struct rs_plan **plan,
               struct rs_plan_diags *diags, struct rs_err *err);
 void plan_free(struct rs_plan *plan);
 
-/* Print each diagnostic as `PATH:LINE: message` to OUT. */
+/* Print each diagnostic as `PATH:LINE: message` to OUT (PATH the plan's,
+ * or the file the mistake is in). */
 void plan_diags_print(const struct rs_plan_diags *diags, const char *path,
                       FILE *out);
 void plan_diags_clear(struct rs_plan_diags *diags);

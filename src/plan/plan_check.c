@@ -14,6 +14,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "common/text.h"
+
 static int
 map_uses(const struct rs_map_def *def, int shard)
 {
@@ -22,6 +24,9 @@ map_uses(const struct rs_map_def *def, int shard)
 			return 1;
 	for (int i = 0; i < def->n_ranges; i++)
 		if (def->ranges[i].shard == shard)
+			return 1;
+	for (int i = 0; i < def->n_overrides; i++)
+		if (def->overrides[i].shard == shard)
 			return 1;
 	return 0;
 }
@@ -196,6 +201,67 @@ doubling_advice(const struct rs_plan *plan,
 	}
 }
 
+/* The doubling rule for the keys either map pins (the proof of the maps
+ * covers every other key): each key's owner under to is its owner under
+ * from or that shard's replica.  Each key that breaks it is reported at
+ * its override's line. */
+static void
+check_doubling_overrides(struct plan_loader *ld)
+{
+	const struct rs_plan *plan = ld->plan;
+
+	for (int m = 0; m < 2; m++) {
+		const struct rs_map_def *def =
+			m == 0 ? map_def(plan->from) : map_def(plan->to);
+
+		ld->diag_file = def->overrides_file;
+		for (int i = 0; i < def->n_overrides; i++) {
+			const struct rs_map_override *o = &def->overrides[i];
+			char key[TEXT_KEY_SHOWN_SIZE];
+			struct rs_owner f, t;
+			uint64_t point;
+			int replica;
+
+			if (hash_point(plan->hash, o->key, o->len, &point) !=
+			    0) {
+				plan_diag(ld, o->line,
+				          "key '%s' cannot be hashed with %s; "
+				          "an override's key is a shard key's "
+				          "value",
+				          text_key_shown(o->key, o->len, key,
+				                         sizeof(key)),
+				          hash_name(plan->hash));
+				continue;
+			}
+			f = map_owner_key(plan->from, o->key, o->len, point,
+			                  NULL);
+			t = map_owner_key(plan->to, o->key, o->len, point,
+			                  NULL);
+			replica = plan->shards[f.shard].replica;
+			if (t.shard == f.shard || t.shard == replica)
+				continue;
+			plan_diag(ld, o->line,
+			          "strategy \"doubling\" (line %d): key '%s' "
+			          "moves from %s to %s, but a doubling moves a "
+			          "shard's rows only to its replica (%s); pin "
+			          "it to %s%s%s in to, or use strategy = "
+			          "\"split\"",
+			          ld->strategy_line,
+			          text_key_shown(o->key, o->len, key,
+			                         sizeof(key)),
+			          plan->shards[f.shard].name,
+			          plan->shards[t.shard].name,
+			          replica >= 0 ? plan->shards[replica].name
+			                       : "none declared",
+			          plan->shards[f.shard].name,
+			          replica >= 0 ? " or " : "",
+			          replica >= 0 ? plan->shards[replica].name
+			                       : "");
+		}
+		ld->diag_file = NULL;
+	}
+}
+
 /* Prove the doubling rule and report every shard that breaks it. */
 static void
 check_doubling_moves(struct plan_loader *ld)
@@ -298,6 +364,8 @@ plan_check(struct plan_loader *ld)
 			plan_diag(ld, ld->to_line, "%s", err.message);
 	}
 	if (doubling && plan->from != NULL && plan->to != NULL &&
-	    ld->shards_ok && ld->diags->n == n_before)
+	    ld->shards_ok && ld->diags->n == n_before) {
 		check_doubling_moves(ld);
+		check_doubling_overrides(ld);
+	}
 }

@@ -21,8 +21,12 @@ enum plan_map_state {
 struct plan_loader {
 	struct rs_plan *plan;
 	struct rs_plan_diags *diags;
-	int nomem;     /* an allocation failed: report RS_ENOMEM */
-	int from_line; /* where `from` and `to` are, for map messages */
+	int nomem; /* an allocation failed: report RS_ENOMEM */
+	/* NULL, or the file being read other than the plan (an overrides
+	 * file): plan_diag's lines are then that file's */
+	const char *diag_file;
+	int overrides_full; /* the map read has RS_PLAN_MAX_OVERRIDES */
+	int from_line;      /* where `from` and `to` are, for map messages */
 	int to_line;
 	int strategy_line;
 	int hash_line;

@@ -53,6 +53,11 @@ struct rs_map {
 	int max_scan;           /* most ends in one bucket: scanned when at most
 	                           MAP_MAX_SCAN, else binary-searched */
 	uint64_t logical_mask;  /* logical, bits form: 2^bits - 1 */
+	/* Overrides: an open-addressing table of indices + 1 into
+	 * def.overrides (0: empty), override_mask + 1 slots, at most half
+	 * full; NULL when the map has none. */
+	uint32_t *override_slots;
+	uint64_t override_mask;
 };
 
 static const char *const map_kind_names[] = {
@@ -86,7 +91,33 @@ map_def_clear(struct rs_map_def *def)
 	free(def->nodes);
 	free(def->table_format);
 	free(def->ranges);
+	for (int i = 0; i < def->n_overrides; i++)
+		free(def->overrides[i].key);
+	free(def->overrides);
+	free(def->overrides_file);
 	memset(def, 0, sizeof(*def));
+}
+
+/* Deep copy of the N overrides of SRC into *DST.  0 or RS_ENOMEM (*DST
+ * then holds the keys copied so far, its count in *N_COPIED). */
+static int
+map_overrides_copy(struct rs_map_override **dst, int *n_copied,
+                   const struct rs_map_override *src, int n)
+{
+	*n_copied = 0;
+	*dst = n > 0 ? malloc(sizeof(**dst) * (size_t)n) : NULL;
+	if (n > 0 && *dst == NULL)
+		return RS_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		(*dst)[i] = src[i];
+		(*dst)[i].key = malloc(src[i].len + 1);
+		if ((*dst)[i].key == NULL)
+			return RS_ENOMEM;
+		memcpy((*dst)[i].key, src[i].key, src[i].len);
+		(*dst)[i].key[src[i].len] = '\0';
+		(*n_copied)++;
+	}
+	return 0;
 }
 
 /* Deep copy of SRC into DST.  Returns 0 or RS_ENOMEM (DST then cleared). */
@@ -97,6 +128,15 @@ map_def_copy(struct rs_map_def *dst, const struct rs_map_def *src)
 	dst->nodes = NULL;
 	dst->table_format = NULL;
 	dst->ranges = NULL;
+	dst->overrides = NULL;
+	dst->n_overrides = 0;
+	dst->overrides_file = NULL;
+	if (map_overrides_copy(&dst->overrides, &dst->n_overrides,
+	                       src->overrides, src->n_overrides) != 0)
+		goto fail;
+	if (src->overrides_file != NULL &&
+	    (dst->overrides_file = strdup(src->overrides_file)) == NULL)
+		goto fail;
 	if (src->n_nodes > 0) {
 		dst->nodes = malloc(sizeof(int) * (size_t)src->n_nodes);
 		if (dst->nodes == NULL)
@@ -322,6 +362,68 @@ map_build_logical(struct rs_map *map, struct rs_err *err)
 	return 0;
 }
 
+/* FNV-1a of a key's text: where it starts looking in override_slots. */
+static uint64_t
+map_key_hash(const char *key, size_t len)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+/* Index the overrides by key (the plan lists each key once). */
+static int
+map_build_overrides(struct rs_map *map, struct rs_err *err)
+{
+	size_t size = 16;
+
+	if (map->def.n_overrides == 0)
+		return 0;
+	while (size < 2 * (size_t)map->def.n_overrides)
+		size *= 2;
+	map->override_slots = calloc(size, sizeof(*map->override_slots));
+	if (map->override_slots == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	map->override_mask = size - 1;
+	for (int i = 0; i < map->def.n_overrides; i++) {
+		const struct rs_map_override *o = &map->def.overrides[i];
+		uint64_t at = map_key_hash(o->key, o->len) & map->override_mask;
+
+		while (map->override_slots[at] != 0)
+			at = (at + 1) & map->override_mask;
+		map->override_slots[at] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+int
+map_has_overrides(const struct rs_map *map)
+{
+	return map->override_slots != NULL;
+}
+
+int
+map_override(const struct rs_map *map, const char *key, size_t len)
+{
+	uint64_t at;
+
+	if (map->override_slots == NULL)
+		return -1;
+	at = map_key_hash(key, len) & map->override_mask;
+	for (uint32_t i; (i = map->override_slots[at]) != 0;
+	     at = (at + 1) & map->override_mask) {
+		const struct rs_map_override *o = &map->def.overrides[i - 1];
+
+		if (o->len == len && memcmp(o->key, key, len) == 0)
+			return o->shard;
+	}
+	return -1;
+}
+
 struct rs_map *
 map_new(const struct rs_map_def *def, enum rs_hash hash,
         const char *const *shard_names, struct rs_err *err)
@@ -342,6 +444,8 @@ map_new(const struct rs_map_def *def, enum rs_hash hash,
 		rc = map_build_logical(map, err);
 	if (rc == 0 && map->n_ends > 0 && map_index_ends(map) != 0)
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	if (rc == 0)
+		rc = map_build_overrides(map, err);
 	if (rc != 0) {
 		map_free(map);
 		return NULL;
@@ -358,6 +462,7 @@ map_free(struct rs_map *map)
 	free(map->ends);
 	free(map->end_shards);
 	free(map->bucket_first);
+	free(map->override_slots);
 	free(map);
 }
 
@@ -453,6 +558,20 @@ map_owner(const struct rs_map *map, uint64_t point)
 			map_interval_shard(map, map_logical_of(map, point));
 		break;
 	}
+	return owner;
+}
+
+struct rs_owner
+map_owner_key(const struct rs_map *map, const char *key, size_t len,
+              uint64_t point, int *by_override)
+{
+	struct rs_owner owner = map_owner(map, point);
+	int shard = map_override(map, key, len);
+
+	if (by_override != NULL)
+		*by_override = shard >= 0;
+	if (shard >= 0)
+		owner.shard = shard;
 	return owner;
 }
 

@@ -10,6 +10,12 @@
  *
  * Shard indices are positions in the plan's `shards` list, so that owners
  * under `from` and `to` compare directly.
+ *
+ * Any map may carry overrides (directory entries): keys pinned to a shard,
+ * consulted before the map.  They are looked up by the key's text, not by
+ * its point, so the functions that take a point alone (map_owner, the
+ * proofs, the pair maps) answer for the map without its overrides; callers
+ * that hold the key ask map_owner_key, or map_override after a batch.
  */
 #ifndef RS_MAP_H
 #define RS_MAP_H
@@ -36,6 +42,14 @@ struct rs_map_range {
 	int shard;    /* owner: index into the plan's shards */
 };
 
+/* A key pinned to a shard, consulted before the map. */
+struct rs_map_override {
+	char *key; /* the shard key's text, as it is hashed */
+	size_t len;
+	int shard; /* its owner: index into the plan's shards */
+	int line;  /* where it is written (the plan's line or the file's) */
+};
+
 struct rs_map_def {
 	enum rs_map_kind kind;
 	int *nodes; /* shard indices; databases for slots, in order */
@@ -53,6 +67,12 @@ struct rs_map_def {
 	int shift;
 	int bits;
 	uint64_t logical_shards;
+	/* Any map: keys pinned to a shard, each once; from the plan or from
+	 * overrides_file (NULL when written inline; else the file's path as
+	 * messages show it, relative to where reshard runs). */
+	struct rs_map_override *overrides;
+	int n_overrides;
+	char *overrides_file;
 };
 
 struct rs_owner {
@@ -92,6 +112,17 @@ int map_same_logical(const struct rs_map *a, const struct rs_map *b);
 /* The owner of POINT.  Never fails on a compiled map. */
 struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
 
+/* Whether MAP has overrides, and the shard KEY (LEN bytes) is pinned to,
+ * or -1 when it is not.  An override keeps the map's table index (a slot
+ * map's table is the key's, whichever database holds it). */
+int map_has_overrides(const struct rs_map *map);
+int map_override(const struct rs_map *map, const char *key, size_t len);
+
+/* The owner of KEY, whose point is POINT: its override, else the map's.
+ * *BY_OVERRIDE (when not NULL) tells which rule decided. */
+struct rs_owner map_owner_key(const struct rs_map *map, const char *key,
+                              size_t len, uint64_t point, int *by_override);
+
 /* The owners of N points at once: OWNERS[i] = map_owner(MAP, POINTS[i]).
  * Faster than N calls in a hot loop (the map's kind is looked at once and
  * the lookups' cache misses overlap). */
@@ -117,7 +148,8 @@ int map_format_table_name(const char *format, const char *logical, int table,
  * %% are allowed.  Returns 0, or -1 with a reason in WHY. */
 int map_check_table_format(const char *format, const char **why);
 
-/* Release what a def points to (nodes, table_format, ranges). */
+/* Release what a def points to (nodes, table_format, ranges,
+ * overrides). */
 void map_def_clear(struct rs_map_def *def);
 
 /*

@@ -356,7 +356,10 @@ pairmap_points(const struct rs_map *from, const struct rs_map *to,
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	if ((pf != 0) != (pt != 0))
+	/* A pinned key goes where its override says, whatever its point:
+	 * points alone no longer tell which rows move. */
+	if ((pf != 0) != (pt != 0) || map_has_overrides(from) ||
+	    map_has_overrides(to))
 		return RS_EUSAGE;
 	if (pf == 0) {
 		struct rs_owner ignored;

@@ -39,7 +39,9 @@ struct rs_pairmap *pairmap_new(const struct rs_map *from,
 void pairmap_free(struct rs_pairmap *pairs);
 
 /* FROM[i] = map_owner(from, POINTS[i]) and TO[i] = map_owner(to,
- * POINTS[i]) for the N points.  Cannot fail. */
+ * POINTS[i]) for the N points.  Cannot fail.  The maps' overrides are not
+ * looked at (they need the keys): a caller that has them applies
+ * map_override afterwards. */
 void pairmap_owners(const struct rs_pairmap *pairs, const uint64_t *points,
                     size_t n, struct rs_owner *from, struct rs_owner *to);
 
@@ -64,7 +66,8 @@ struct rs_moving {
  * and those it does not own under FROM (a fence on SHARD lets through only
  * the writes to rows that belong there before and after).  Returns 0;
  * RS_EUSAGE when these maps have no such description (one of each kind,
- * or a period longer than 4096: the caller then treats every point as
+ * a period longer than 4096, or a map with overrides, whose pinned keys
+ * move by key and not by point: the caller then treats every point as
  * moving); RS_ENOMEM with ERR filled. */
 int pairmap_moving(const struct rs_map *from, const struct rs_map *to,
                    int shard, struct rs_moving *out, struct rs_err *err);

@@ -80,21 +80,32 @@ stats_skew(const uint64_t *counts, const int *shards, int n)
 	return (double)(max - min) / (double)min;
 }
 
+#define STATS_SEEN_BITS 8192
+
 int
 stats_map_shards(const struct rs_map *map, int *out, int cap)
 {
 	const struct rs_map_def *def = map_def(map);
+	int listed = def->n_nodes + def->n_ranges;
+	/* Shards seen, as bits: overrides may name a million keys. */
+	unsigned char seen[STATS_SEEN_BITS / 8] = {0};
 	int n = 0;
 
-	for (int i = 0; i < def->n_nodes + def->n_ranges; i++) {
-		int shard = i < def->n_nodes
-		                    ? def->nodes[i]
-		                    : def->ranges[i - def->n_nodes].shard;
-		int seen = 0;
+	/* The map's nodes, then the shards only its overrides name. */
+	for (int i = 0; i < listed + def->n_overrides; i++) {
+		int shard = i < def->n_nodes ? def->nodes[i]
+		            : i < listed ? def->ranges[i - def->n_nodes].shard
+		                         : def->overrides[i - listed].shard;
+		int known = 0;
 
-		for (int j = 0; j < n; j++)
-			seen |= out[j] == shard;
-		if (seen)
+		if (shard >= 0 && shard < STATS_SEEN_BITS) {
+			known = seen[shard / 8] >> (shard % 8) & 1;
+			seen[shard / 8] |= (unsigned char)(1u << (shard % 8));
+		} else {
+			for (int j = 0; j < n; j++)
+				known |= out[j] == shard;
+		}
+		if (known)
 			continue;
 		if (n == cap)
 			break; /* plans have at most RS_PLAN_MAX_SHARDS */

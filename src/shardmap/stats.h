@@ -53,9 +53,10 @@ void stats_finish(struct rs_stats *stats);
 double stats_skew(const uint64_t *counts, const int *shards, int n);
 
 /* The distinct shards of a map, in the order they first appear (ranges may
- * name a shard several times).  Writes at most CAP indices into OUT and
- * returns how many it wrote, never more than CAP (RS_PLAN_MAX_SHARDS takes
- * every shard of a plan). */
+ * name a shard several times), and after them those only its overrides
+ * name (a shard that holds only pinned keys).  Writes at most CAP indices into
+ * OUT and returns how many it wrote, never more than CAP (RS_PLAN_MAX_SHARDS
+ * takes every shard of a plan). */
 int stats_map_shards(const struct rs_map *map, int *out, int cap);
 
 /*

@@ -36,6 +36,42 @@ publish_previous_epoch(const char *path)
 	return epoch;
 }
 
+/* KEY (LEN bytes) as a libconfig string: in double quotes, with \\, \"
+ * and control bytes escaped (\xHH). */
+static void
+publish_string(FILE *f, const char *key, size_t len)
+{
+	putc('"', f);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			putc(c, f);
+	}
+	putc('"', f);
+}
+
+/* The keys the map pins, so that routers apply them before the map. */
+static void
+publish_overrides(FILE *f, const struct rs_plan *plan,
+                  const struct rs_map_def *def)
+{
+	if (def->n_overrides == 0)
+		return;
+	fputs(" overrides = (", f);
+	for (int i = 0; i < def->n_overrides; i++) {
+		fputs(i ? ",\n    { key = " : "\n    { key = ", f);
+		publish_string(f, def->overrides[i].key, def->overrides[i].len);
+		fprintf(f, "; node = \"%s\"; }",
+		        plan->shards[def->overrides[i].shard].name);
+	}
+	fputs(" );", f);
+}
+
 static void
 publish_map(FILE *f, const struct rs_plan *plan)
 {
@@ -79,6 +115,7 @@ publish_map(FILE *f, const struct rs_plan *plan)
 			        plan->shards[def->ranges[i].shard].name);
 		fputs(");", f);
 	}
+	publish_overrides(f, plan, def);
 	fputs(" };\n", f);
 }
 
