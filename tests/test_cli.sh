@@ -278,12 +278,13 @@ for spec in "long-ring.cfg:t" "long-slots.cfg:order_lines_2026" "long-slots.cfg:
 	check "some movers of $spec" test "$(wc -l <"$tmp/want.tsv")" -gt 500
 done
 
-# route: from, to, moves|stays and the point (sha256("2") starts d4735e3a…).
+# route: from, to, moves|stays, the point (sha256("2") starts d4735e3a…)
+# and the rule that decided each owner.
 expect_exit 0 "route" "$bin" route "$data/slots-2x.cfg" 1 2
-check "route key 2" grep -qx $'2\tdb1.orders_2\tdb3.orders_2\tmoves\t0xd4735e3a265e16ee' "$tmp/out"
-check "route key 1" grep -qx $'1\tdb0.orders_1\tdb0.orders_1\tstays\t0x6b86b273ff34fce1' "$tmp/out"
+check "route key 2" grep -qx $'2\tdb1.orders_2\tdb3.orders_2\tmoves\t0xd4735e3a265e16ee\tmap:slots\tmap:slots' "$tmp/out"
+check "route key 1" grep -qx $'1\tdb0.orders_1\tdb0.orders_1\tstays\t0x6b86b273ff34fce1\tmap:slots\tmap:slots' "$tmp/out"
 expect_exit 0 "route negative key" "$bin" route "$data/ranges-ids.cfg" -- 7000 2000
-check "route by value" grep -qx $'7000\tb\tb\tstays\t0x0000000000001b58' "$tmp/out"
+check "route by value" grep -qx $'7000\tb\tb\tstays\t0x0000000000001b58\tmap:ranges\tmap:ranges' "$tmp/out"
 expect_exit 2 "route bad key" "$bin" route "$data/ranges-ids.cfg" -- -5
 
 # A slot table name past PostgreSQL's 63 bytes is refused when the plan is

@@ -46,6 +46,32 @@ print_owner(const struct rs_plan *plan, const struct rs_map *map,
 	}
 }
 
+/* Which rule of MAP decided KEY's owner: `map:KIND`, or
+ * `override:FILE:LINE` for a key it pins (FILE the plan's, or the
+ * overrides file's). */
+static void
+print_rule(const struct rs_plan *plan, const struct rs_map *map,
+           const char *key, int pinned)
+{
+	const struct rs_map_def *def = map_def(map);
+	const char *file;
+
+	if (!pinned) {
+		printf("map:%s", map_kind_name(def->kind));
+		return;
+	}
+	file = def->overrides_file != NULL ? def->overrides_file : plan->path;
+	for (int i = 0; i < def->n_overrides; i++)
+		if (def->overrides[i].len == strlen(key) &&
+		    memcmp(def->overrides[i].key, key, def->overrides[i].len) ==
+		            0) {
+			fputs("override:", stdout);
+			print_escaped(file, strlen(file));
+			printf(":%d", def->overrides[i].line);
+			return;
+		}
+}
+
 static int
 cli_route(int argc, char **argv, struct rs_err *err)
 {
@@ -91,6 +117,7 @@ cli_route(int argc, char **argv, struct rs_err *err)
 		const char *key = argv[i];
 		uint64_t point;
 		struct rs_owner from, to;
+		int from_pinned, to_pinned;
 
 		rc = hash_point(plan->hash, key, strlen(key), &point);
 		if (rc != 0) {
@@ -107,18 +134,24 @@ cli_route(int argc, char **argv, struct rs_err *err)
 			                   : ": it is not valid UTF-8");
 			break;
 		}
-		from = map_owner(plan->from, point);
-		to = map_owner(plan->to, point);
+		from = map_owner_key(plan->from, key, strlen(key), point,
+		                     &from_pinned);
+		to = map_owner_key(plan->to, key, strlen(key), point,
+		                   &to_pinned);
 		print_escaped(key, strlen(key));
 		putchar('\t');
 		print_owner(plan, plan->from, plan->tables[table].name, from);
 		putchar('\t');
 		print_owner(plan, plan->to, plan->tables[table].name, to);
-		printf("\t%s\t0x%016" PRIx64 "\n",
+		printf("\t%s\t0x%016" PRIx64 "\t",
 		       from.shard != to.shard || from.table != to.table
 		               ? "moves"
 		               : "stays",
 		       point);
+		print_rule(plan, plan->from, key, from_pinned);
+		putchar('\t');
+		print_rule(plan, plan->to, key, to_pinned);
+		putchar('\n');
 	}
 	plan_free(plan);
 	return rc;
@@ -128,8 +161,10 @@ const struct rs_command cli_route_command = {
 	.name = "route",
 	.usage = "PLAN [--table NAME] KEY...",
 	.summary = "Print, for each key, its owner under from and under to, "
-		   "whether it moves,\nand its point: "
-		   "key<TAB>from<TAB>to<TAB>moves|stays<TAB>0xPOINT.",
+		   "whether it moves,\nits point, and the rule that decided "
+		   "each owner (map:KIND, or override:FILE:LINE\nfor a key "
+		   "the map pins): key<TAB>from<TAB>to<TAB>moves|stays<TAB>"
+		   "0xPOINT<TAB>\nFROM_RULE<TAB>TO_RULE.",
 	.help = "  --table NAME     name slot tables after table NAME "
 		"(default: the plan's first)\n"
 		"  --               everything after it is a key, even if it "

@@ -9,7 +9,7 @@ begin "$@"
 section route
 fresh route
 mapfile -t keys < <(cut -f1 "$template/routes.tsv")
-"$bin" route plan.cfg -- "${keys[@]}" >route.tsv 2>route.err
+"$bin" route plan.cfg -- "${keys[@]}" 2>route.err | cut -f1-5 >route.tsv
 diff "$template/routes.tsv" route.tsv >route.diff 2>&1
 check "route: reshard route agrees with the oracle on all ${#keys[@]} keys" \
 	test ! -s route.diff -a ! -s route.err
