@@ -72,10 +72,18 @@ ITEMS_SQL = ("CREATE TABLE items (order_id INTEGER NOT NULL, "
 
 
 def make_map(spec):
-    return oracle.parse_map(spec, ro.sha256_64, "orders", "%s_%d")
+    """A map as tests/oracle.py takes it, optionally followed by pinned
+    keys: SPEC+pin:KEY=NODE,KEY=NODE (an override: the key's owner
+    whatever its point).  Returns (map, pins)."""
+    spec, _, pins = spec.partition("+pin:")
+    pinned = dict(p.rsplit("=", 1) for p in pins.split(",")) if pins else {}
+    return oracle.parse_map(spec, ro.sha256_64, "orders", "%s_%d"), pinned
 
 
 def owner(m, key):
+    m, pinned = m
+    if key in pinned:
+        return pinned[key]
     return m(ro.sha256_64(key.encode())).shard
 
 

@@ -14,6 +14,8 @@
 #          other sources give nothing
 #   logical  4096 logical shards in the point's top 12 bits, a quarter a
 #          source; a range of n0's, of n2's and of n3's goes to n4
+#   isolate  the ring of n0 … n3 stays, and `to` pins two customers to n4
+#          with an overrides file (big-customers.csv): tenant isolation
 #
 # The rows (tests/split/data.py: 3,000 orders, about 1,000 items, 700 keys
 # with Cyrillic, Chinese, emoji and quoted ones, NULL and empty notes, NULL
@@ -132,6 +134,16 @@ maps() {
     { last = 2559; node = "n4"; }, { last = 3071; node = "n2"; },
     { last = 3583; node = "n3"; }, { last = 4095; node = "n4"; } ); }'
 		;;
+	isolate)
+		# Tenant isolation: the ring stays, two customers are pinned
+		# to the new n4 by an overrides file (isolate_file).
+		plan_name=isolate5
+		oracle_from=ring:100:n0,n1,n2,n3
+		oracle_to="ring:100:n0,n1,n2,n3+pin:cust-00042=n4,🙂 19=n4"
+		plan_from='{ map = "ring"; vnodes = 100; nodes = ["n0", "n1", "n2", "n3"]; }'
+		plan_to='{ map = "ring"; vnodes = 100; nodes = ["n0", "n1", "n2", "n3"];
+    overrides = "big-customers.csv"; }'
+		;;
 	*) bail "unknown map kind $kind" ;;
 	esac
 	fence_message="writes paused by reshard: run $plan_name, step fence"
@@ -202,6 +214,9 @@ fresh() {
 	mkdir -p "$dir"
 	cp "$root/template-$kind"/n?.db "$dir"/
 	write_plan "$dir/plan.cfg" "${3:-}" "${4:-}"
+	[ "$kind" = isolate ] &&
+		printf 'key,node\n# isolated tenants\ncust-00042,n4\n"\360\237\231\202 19",n4\n' \
+			>"$dir/big-customers.csv"
 	cd "$dir" || exit 1
 }
 
@@ -393,6 +408,36 @@ complete() {
 	final_rows "$1: every row once, on its owner under to, unchanged"
 	no_leftovers "$1: no trigger and no change log left on any shard"
 	equals "$(markers)" "$(all_markers "done")" "$1: every marker says done"
+}
+
+# holds_oracle_rows NAME: each shard holds the oracle's number of orders
+# and items under `to`.
+holds_oracle_rows() {
+	local n expect master=$root/template-$kind/master.db
+	for n in "${nodes[@]}"; do
+		expect=$(sql "$master" "SELECT
+			(SELECT count(*) FROM orders JOIN routes ON key = customer
+			 WHERE to_owner = '$n') || '/' ||
+			(SELECT count(*) FROM items JOIN routes ON key = customer
+			 WHERE to_owner = '$n')")
+		equals "$(count_rows "$n")" "$expect" "$1: $n holds the oracle's orders/items"
+	done
+}
+
+# routing_routes_as_to NAME: the published routing file's map (its `map =`
+# setting, over one line or several) loads as a plan's map (routed.cfg,
+# left for more checks), and routes every key as `to` does.
+routing_routes_as_to() {
+	local got
+	awk '/^map = /,/};$/' "$dir/routing.cfg" | sed '1s/^map = //; $s/;$//' >"$dir/map.txt"
+	[ -s "$dir/map.txt" ] || not_ok "$1: routing.cfg has a map"
+	plan_from=$(cat "$dir/map.txt") plan_name=routed write_plan "$dir/routed.cfg"
+	sql "$root/template-$kind/master.db" "SELECT DISTINCT key FROM routes" >"$dir/keys.txt"
+	run_reshard 0 "$1: the routing file's map loads as a plan's" \
+		dry-run "$dir/routed.cfg" --keys "$dir/keys.txt" --summary --format json
+	got=$(sql :memory: "SELECT json_extract(readfile('$dir/out'), '\$.moved') || '/' ||
+		json_extract(readfile('$dir/out'), '\$.keys')")
+	equals "$got" "0/$(wc -l <"$dir/keys.txt")" "$1: the routing file routes every key as to does"
 }
 
 # journal_chunks STEP: "count|distinct|done" of STEP's chunks in $dir's journal.

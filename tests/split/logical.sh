@@ -33,25 +33,8 @@ equals "$got" "$flows" "logical: dry-run's flows are the oracle's"
 
 run_reshard 0 "logical: run --yes" run plan.cfg --yes
 complete logical
-# Rows per shard after the run, against the oracle's count under to.
-for n in "${nodes[@]}"; do
-	expect=$(sql "$(master)" "SELECT
-		(SELECT count(*) FROM orders JOIN routes ON key = customer WHERE to_owner = '$n')
-		|| '/' || (SELECT count(*) FROM items JOIN routes ON key = customer
-		WHERE to_owner = '$n')")
-	equals "$(count_rows "$n")" "$expect" "logical: $n holds the oracle's orders/items"
-done
-
-# The routing file's map is a plan's map, and it routes as `to` does.
-map_line=$(sed -n 's/^map = \(.*\);$/\1/p' routing.cfg)
-[ -n "$map_line" ] || not_ok "logical: routing.cfg has a map line"
-plan_from=$map_line plan_name=routed write_plan routed.cfg
+holds_oracle_rows logical
+routing_routes_as_to logical
 grep -q 'shift = 52; bits = 12; assign' routed.cfg ||
 	not_ok "logical: the routing file's map went into routed.cfg"
-sql "$(master)" "SELECT DISTINCT key FROM routes" >keys.txt
-run_reshard 0 "logical: the routing file's map loads as a plan's" \
-	dry-run routed.cfg --keys keys.txt --summary --format json
-got=$(sql :memory: "SELECT json_extract(readfile('$dir/out'), '\$.moved') || '/' ||
-	json_extract(readfile('$dir/out'), '\$.keys')")
-equals "$got" "0/$(wc -l <keys.txt)" "logical: the routing file routes every key as to does"
 finish
