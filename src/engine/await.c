@@ -250,6 +250,22 @@ await_load(uv_loop_t *loop, struct rs_backend *backend,
 }
 
 int
+await_load_start(uv_loop_t *loop, struct rs_backend *backend,
+                 const struct rs_table_def *table, const struct rs_rows *rows,
+                 struct await_waiter *w, struct rs_err *err)
+{
+	*w = (struct await_waiter){.loop = loop};
+	return waiter_started(
+		w, backend_load(backend, table, rows, on_done, w, err), err);
+}
+
+int
+await_load_finish(struct await_waiter *w, struct rs_err *err)
+{
+	return await_read_finish(w, err); /* the same wait */
+}
+
+int
 await_read_keys(uv_loop_t *loop, struct rs_backend *backend,
                 const struct rs_keys_request *request, struct rs_rowbuf *out,
                 struct rs_err *err)

@@ -68,6 +68,14 @@ int await_read_start(uv_loop_t *loop, struct rs_backend *backend,
                      struct rs_rowbuf *out, struct await_waiter *w,
                      struct rs_err *err);
 int await_read_finish(struct await_waiter *w, struct rs_err *err);
+/* backend_load in two halves, the same way: for a write left in flight
+ * while the next chunk is prepared (walk_defer).  TABLE and ROWS (and
+ * the bytes they point to) must stay until await_load_finish returns. */
+int await_load_start(uv_loop_t *loop, struct rs_backend *backend,
+                     const struct rs_table_def *table,
+                     const struct rs_rows *rows, struct await_waiter *w,
+                     struct rs_err *err);
+int await_load_finish(struct await_waiter *w, struct rs_err *err);
 /* backend_load, waited for. */
 int await_load(uv_loop_t *loop, struct rs_backend *backend,
                const struct rs_table_def *table, const struct rs_rows *rows,

@@ -386,6 +386,70 @@ walk_limit(const struct rs_walk *walk, const struct walk_sizes *z,
 	return (int)want;
 }
 
+/* A chunk whose last write is in flight (walk_defer). */
+struct walk_pending {
+	struct walk_tail tail;
+	int has_rec; /* REC is the chunk's (set once its function returned) */
+	struct rs_chunk_record rec;
+};
+
+/* Record chunk REC DONE, with the crash points the tests use on either
+ * side of it (engine_fault_effect, engine_fault_chunk). */
+static int
+walk_chunk_done(struct rs_walk *walk, struct rs_chunk_record *rec,
+                struct rs_err *err)
+{
+	struct rs_run *run = walk->run;
+	int rc;
+
+	engine_fault_effect(walk->step, run->step_chunks + 1);
+	rec->state = RS_CHUNK_DONE;
+	rc = journal_chunk_done(run->journal, rec, err);
+	if (rc == 0)
+		engine_fault_chunk(walk->step, ++run->step_chunks);
+	return rc;
+}
+
+int
+walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
+           struct rs_err *err)
+{
+	struct walk_pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL || walk->pending != NULL) {
+		struct rs_err ignored;
+
+		tail->finish(tail->ctx, &ignored);
+		tail->release(tail->ctx);
+		free(p);
+		return rs_err_set(err, p == NULL ? RS_ENOMEM : RS_EUSAGE,
+		                  p == NULL ? "out of memory"
+		                            : "a write is in flight already");
+	}
+	p->tail = *tail;
+	walk->pending = p;
+	return 0;
+}
+
+int
+walk_settle(struct rs_walk *walk, struct rs_err *err)
+{
+	struct walk_pending *p = walk->pending;
+	int rc;
+
+	if (p == NULL)
+		return 0;
+	walk->pending = NULL;
+	rc = p->tail.finish(p->tail.ctx, err);
+	p->tail.release(p->tail.ctx);
+	if (rc == 0 && p->has_rec)
+		rc = walk_chunk_done(walk, &p->rec, err);
+	free(p->rec.after_key);
+	free(p->rec.upto_key);
+	free(p);
+	return rc;
+}
+
 int
 walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
            struct rs_err *err)
@@ -545,15 +609,22 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			rc = fn(walk, &rows, req.after,
 			        more || !walk->open_end ? upto : NULL,
 			        &affected, &checksum, err);
-		if (rc == 0) {
-			engine_fault_effect(walk->step, run->step_chunks + 1);
-			rec.state = RS_CHUNK_DONE;
-			rec.affected = affected;
-			rec.checksum = checksum;
-			rc = journal_chunk_done(run->journal, &rec, err);
+		rec.affected = affected;
+		rec.checksum = checksum;
+		/* An earlier chunk's write still in flight (this one wrote
+		 * nothing): it ends first. */
+		if (rc == 0 && walk->pending != NULL && walk->pending->has_rec)
+			rc = walk_settle(walk, err);
+		if (rc == 0 && walk->pending != NULL) {
+			/* Its last write is in flight: DONE once settled. */
+			walk->pending->rec = rec;
+			walk->pending->has_rec = 1;
+		} else {
+			if (rc == 0)
+				rc = walk_chunk_done(walk, &rec, err);
+			free(rec.after_key);
+			free(rec.upto_key);
 		}
-		free(rec.after_key);
-		free(rec.upto_key);
 		if (rc == 0 && key_copy_set(&after, upto, walk->def->n_pk) != 0)
 			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 		if (rc != 0)
@@ -565,7 +636,6 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		number++;
 		walk->step_chunk++;
 		walk->affected += affected;
-		engine_fault_chunk(walk->step, ++run->step_chunks);
 		rc = engine_checkpoint(run, err);
 		if (rc != 0 || !more)
 			break;
@@ -586,6 +656,12 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	}
 	if (reading) /* the walk ends early: the read ahead is not needed */
 		await_read_finish(&pending, &ahead_err);
+	/* The last write left in flight: its chunk is DONE once it is in
+	 * (after an error, it is only waited for). */
+	if (rc == 0)
+		rc = walk_settle(walk, err);
+	else
+		walk_settle(walk, &ahead_err);
 	/* Ended on an empty read (an empty table, or one whose last chunk
 	 * was full): the range past the last key, with no rows here. */
 	if (rc == 0 && walk->open_end && rows.n_rows == 0) {

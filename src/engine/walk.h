@@ -11,6 +11,16 @@
  * resumes after the last chunk the journal records as done for (step,
  * shard, table): finished chunks are never repeated, a chunk that was
  * cut short is done again (chunk functions are idempotent).
+ *
+ * Write-behind: a chunk function may leave its chunk's last write in
+ * flight (walk_defer) and return; the walk then goes on to the next chunk,
+ * whose function reads nothing new but works on rows already read ahead
+ * (hashing, converting) while the engine takes that write, and settles it
+ * (walk_settle) before it writes anything itself.  Settling waits for the
+ * write, then records the earlier chunk DONE: chunks still end in order,
+ * one at most in flight a walk, and a chunk is never DONE before its
+ * write is.  The walk settles what is left before it returns, on every
+ * path.
  */
 #ifndef RS_WALK_H
 #define RS_WALK_H
@@ -55,6 +65,16 @@ struct rs_walk {
 	int64_t affected;   /* rows the chunk function reported affected in
 	                       this process, over the chunks before */
 	void *arg;          /* the step's own */
+	struct walk_pending *pending; /* walk.c's: a write left in flight */
+};
+
+/* A write a chunk function leaves in flight: FINISH(CTX, ERR) waits for
+ * it (0 or an error: the chunk is then not done), RELEASE(CTX) frees what
+ * it holds; each is called once. */
+struct walk_tail {
+	int (*finish)(void *ctx, struct rs_err *err);
+	void (*release)(void *ctx);
+	void *ctx;
 };
 
 /* Work on one chunk: ROWS in key order (pk columns, then the key or every
@@ -71,6 +91,18 @@ typedef int (*rs_chunk_fn)(struct rs_walk *walk, const struct rs_rowbuf *rows,
  * the rows the walk saw in this process.  Returns 0 or the first error. */
 int walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *rows,
                struct rs_err *err);
+
+/* Leave TAIL in flight behind the chunk being worked on (from its chunk
+ * function, after walk_settle).  The walk owns TAIL from here on.  Returns
+ * 0, or RS_ENOMEM with TAIL finished and released. */
+int walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
+               struct rs_err *err);
+
+/* Finish the write left in flight, if any: wait for it, release it, and
+ * when it was an earlier chunk's, record that chunk DONE.  Call it before
+ * any write on the walk's connections.  Returns 0 or the write's (or the
+ * journal's) error. */
+int walk_settle(struct rs_walk *walk, struct rs_err *err);
 
 /* The owner of a row under MAP from its shard key value (engine text
  * form).  Returns 0 or RS_EKEY with ERR naming the key. */

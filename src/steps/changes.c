@@ -237,7 +237,8 @@ replay_apply(struct rs_run *run, struct replay *r,
 		if (rc == 0)
 			rc = movers_send(run, r->walk.backend, src, &current,
 			                 t[i].upserts, t[i].n_upserts,
-			                 t[i].owner.shard, physical, 0, err);
+			                 t[i].owner.shard, physical, 0, NULL,
+			                 err);
 	}
 	steps_keyset_free(&unique);
 	steps_keyset_free(&found);
@@ -287,7 +288,7 @@ replay_apply_mirror(struct rs_run *run, struct replay *r,
 		                   r->walk.physical, NULL, err);
 	if (rc == 0)
 		rc = movers_send(run, r->walk.backend, src, &current, up, n_up,
-		                 r->mirror, r->walk.physical, 0, err);
+		                 r->mirror, r->walk.physical, 0, NULL, err);
 	steps_keyset_free(&found);
 	rowbuf_free(&current);
 	free(keys);

@@ -7,7 +7,10 @@
  * path for new rows (backend_load: PostgreSQL's COPY), since preflight
  * found the targets empty.  The journal records each chunk before and
  * after (walk.h): a resumed copy skips finished chunks and repeats a cut
- * one, whose load then meets rows it wrote and is upserted instead.  Memory:
+ * one, whose load then meets rows it wrote and is upserted instead.  A
+ * chunk's load is left in flight behind the walk (walk_defer) while the
+ * next chunk is hashed and converted: the target, which is what a copy
+ * waits for, is then never idle between chunks.  Memory:
  * one chunk per stream and its converted movers, batch_rows × parallel rows
  * whatever the table.
  *
@@ -42,7 +45,7 @@ copy_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
 	return movers_send(walk->run, walk->backend, walk->def, rows, idx, n,
-	                   owner.shard, physical, 1, err);
+	                   owner.shard, physical, 1, walk, err);
 }
 
 static int

@@ -180,33 +180,83 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
+/* A load left in flight behind a walk (walk_defer): the converted rows
+ * stay here until it is in. */
+struct movers_tail {
+	struct rs_run *run;
+	struct rs_backend *target;
+	const struct rs_table_def *dst;
+	struct movers_batch batch;
+	struct rs_rows rows;
+	struct await_waiter w;
+};
+
+static int
+movers_tail_finish(void *ctx, struct rs_err *err)
+{
+	struct movers_tail *t = ctx;
+	int rc = await_load_finish(&t->w, err);
+
+	if (rc != 0 && backend_load_conflict(err))
+		rc = await_upsert(&t->run->loop, t->target, t->dst, &t->rows,
+		                  err);
+	return rc;
+}
+
+static void
+movers_tail_release(void *ctx)
+{
+	struct movers_tail *t = ctx;
+
+	movers_batch_free(&t->batch);
+	free(t);
+}
+
 int
 movers_send(struct rs_run *run, struct rs_backend *src,
             const struct rs_table_def *src_def, const struct rs_rowbuf *rows,
             const int *idx, int n, int shard, const char *physical, int fresh,
-            struct rs_err *err)
+            struct rs_walk *behind, struct rs_err *err)
 {
-	struct movers_batch batch = {0};
-	const struct rs_table_def *dst;
-	struct rs_backend *target;
+	struct movers_tail *t = calloc(1, sizeof(*t));
 	int rc;
 
-	if (n == 0)
+	if (t == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (n == 0) {
+		free(t);
 		return 0;
-	rc = engine_shard(run, shard, &target, err);
-	if (rc == 0)
-		rc = engine_table(run, shard, physical, &dst, err);
-	if (rc == 0)
-		rc = movers_convert(src, src_def, rows, idx, n, dst, &batch,
-		                    err);
-	if (rc == 0)
-		rc = steps_wait_downstream(run, target, shard, "the copy", err);
-	if (rc == 0) {
-		struct rs_rows out = {n, dst->n_columns, batch.values};
-
-		rc = movers_write(run, target, dst, &out, fresh, err);
 	}
-	movers_batch_free(&batch);
+	t->run = run;
+	rc = engine_shard(run, shard, &t->target, err);
+	if (rc == 0)
+		rc = engine_table(run, shard, physical, &t->dst, err);
+	if (rc == 0)
+		rc = movers_convert(src, src_def, rows, idx, n, t->dst,
+		                    &t->batch, err);
+	/* The walk's earlier write goes in before this one is sent. */
+	if (rc == 0 && behind != NULL)
+		rc = walk_settle(behind, err);
+	if (rc == 0)
+		rc = steps_wait_downstream(run, t->target, shard, "the copy",
+		                           err);
+	if (rc == 0)
+		t->rows =
+			(struct rs_rows){n, t->dst->n_columns, t->batch.values};
+	if (rc == 0 && behind != NULL && fresh) {
+		rc = await_load_start(&run->loop, t->target, t->dst, &t->rows,
+		                      &t->w, err);
+		if (rc == 0 || backend_load_conflict(err)) {
+			struct walk_tail tail = {movers_tail_finish,
+			                         movers_tail_release, t};
+
+			streams_throttle(run, n);
+			return walk_defer(behind, &tail, err);
+		}
+	} else if (rc == 0) {
+		rc = movers_write(run, t->target, t->dst, &t->rows, fresh, err);
+	}
+	movers_tail_release(t);
 	if (rc == 0)
 		streams_throttle(run, n);
 	return rc;

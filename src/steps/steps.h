@@ -268,12 +268,16 @@ int movers_layout_check(struct rs_run *run, int from_shard,
  * (backend_load), upserted only where a key turns out to be there
  * already (a chunk repeated after a crash).  Waits first for the shard's
  * own replicas (steps_wait_downstream) and afterwards for
- * max_rows_per_second.  Returns 0 or the error (RS_EVALUE naming the
- * value that has no canonical form). */
+ * max_rows_per_second.  With BEHIND (a walk, FRESH rows), the write
+ * settles the walk's earlier one first (walk_settle) once the rows are
+ * converted, and is left in flight behind the walk (walk_defer): the
+ * next chunk is prepared while the engine takes it.  Returns 0 or the
+ * error (RS_EVALUE naming the value that has no canonical form). */
 int movers_send(struct rs_run *run, struct rs_backend *src,
                 const struct rs_table_def *src_def,
                 const struct rs_rowbuf *rows, const int *idx, int n, int shard,
-                const char *physical, int fresh, struct rs_err *err);
+                const char *physical, int fresh, struct rs_walk *behind,
+                struct rs_err *err);
 
 /* Delete from table PHYSICAL on shard SHARD the rows whose primary keys
  * are the n_pk values from column AT of ROWS[IDX[0]] … ROWS[IDX[N-1]]
