@@ -24,11 +24,13 @@ run_suite() { # run_suite NAME COMMAND...
 
 integration/build.sh release
 run_suite "integration/lint.sh" integration/lint.sh build
-run_suite "unit tests (release)" ctest --test-dir build --output-on-failure
+# Two at a time (the machine's cores): every test works in a folder of its
+# own, and none asserts on time.
+run_suite "unit tests (release)" ctest --test-dir build -j2 --output-on-failure
 integration/build.sh asan
 run_suite "unit tests (asan+ubsan)" \
 	env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	ctest --test-dir build-asan --output-on-failure
+	ctest --test-dir build-asan -j2 --output-on-failure
 
 # The server scripts themselves: start, replicate, stop, leave nothing.
 # With pair 1's downstreams (RESHARD_DOWNSTREAM=1); its last part checks
