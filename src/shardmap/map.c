@@ -58,6 +58,8 @@ struct rs_map {
 	 * full; NULL when the map has none. */
 	uint32_t *override_slots;
 	uint64_t override_mask;
+	unsigned char *uses; /* [n_uses]: 1 for a shard the map names */
+	int n_uses;
 };
 
 static const char *const map_kind_names[] = {
@@ -400,6 +402,46 @@ map_build_overrides(struct rs_map *map, struct rs_err *err)
 	return 0;
 }
 
+/* The shards the map names, for map_uses_shard. */
+static int
+map_build_uses(struct rs_map *map, struct rs_err *err)
+{
+	const struct rs_map_def *def = &map->def;
+	int listed = def->n_nodes + def->n_ranges;
+	int total = listed + def->n_overrides, top = -1;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < total; i++) {
+			int shard =
+				i < def->n_nodes ? def->nodes[i]
+				: i < listed
+					? def->ranges[i - def->n_nodes].shard
+					: def->overrides[i - listed].shard;
+
+			if (shard < 0)
+				continue;
+			if (pass == 0 && shard > top)
+				top = shard;
+			if (pass == 1)
+				map->uses[shard] = 1;
+		}
+		if (pass == 0) {
+			map->n_uses = top + 1;
+			map->uses = calloc((size_t)map->n_uses + 1, 1);
+			if (map->uses == NULL)
+				return rs_err_set(err, RS_ENOMEM,
+				                  "out of memory for a map");
+		}
+	}
+	return 0;
+}
+
+int
+map_uses_shard(const struct rs_map *map, int shard)
+{
+	return shard >= 0 && shard < map->n_uses && map->uses[shard];
+}
+
 int
 map_has_overrides(const struct rs_map *map)
 {
@@ -446,6 +488,8 @@ map_new(const struct rs_map_def *def, enum rs_hash hash,
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory for a map");
 	if (rc == 0)
 		rc = map_build_overrides(map, err);
+	if (rc == 0)
+		rc = map_build_uses(map, err);
 	if (rc != 0) {
 		map_free(map);
 		return NULL;
@@ -463,6 +507,7 @@ map_free(struct rs_map *map)
 	free(map->end_shards);
 	free(map->bucket_first);
 	free(map->override_slots);
+	free(map->uses);
 	free(map);
 }
 

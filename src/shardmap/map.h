@@ -112,6 +112,10 @@ int map_same_logical(const struct rs_map *a, const struct rs_map *b);
 /* The owner of POINT.  Never fails on a compiled map. */
 struct rs_owner map_owner(const struct rs_map *map, uint64_t point);
 
+/* Whether SHARD owns anything under MAP: a node of it, or the shard of one
+ * of its overrides.  Constant time. */
+int map_uses_shard(const struct rs_map *map, int shard);
+
 /* Whether MAP has overrides, and the shard KEY (LEN bytes) is pinned to,
  * or -1 when it is not.  An override keeps the map's table index (a slot
  * map's table is the key's, whichever database holds it). */

@@ -23,13 +23,7 @@ steps_map_shards(const struct rs_map *map, int *out)
 int
 steps_in_map(const struct rs_map *map, int shard)
 {
-	int shards[RS_PLAN_MAX_SHARDS];
-	int n = steps_map_shards(map, shards);
-
-	for (int i = 0; i < n; i++)
-		if (shards[i] == shard)
-			return 1;
-	return 0;
+	return map_uses_shard(map, shard);
 }
 
 int
