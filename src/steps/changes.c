@@ -381,6 +381,13 @@ replay_run(struct rs_run *run, struct rs_err *err)
 }
 
 int
+steps_replay_sources(struct rs_run *run, struct rs_err *err)
+{
+	return steps_each_table_stream(run, run->plan->from, replay_table, NULL,
+	                               err);
+}
+
+int
 steps_replay_mirror(struct rs_run *run, int shard, int replica,
                     struct rs_err *err)
 {

@@ -21,6 +21,10 @@
  * the replica logs what is written to it as a promoted server replica
  * does.
  *
+ * A split then replays what its sources logged during the comparison
+ * (steps_replay_sources), writes still open, so that under the fence
+ * final-catch-up has a batch at most left.
+ *
  * The capture it put up comes off at unfence (steps_pre_verify_off) and
  * in abort; a split's sources keep theirs until purge, as before.
  */
@@ -234,6 +238,15 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		        "compared again under the fence\n",
 		        (long long)differ);
 		pre_verify_estimate(run, differ);
+	}
+	/* A split: what the sources logged while the comparison ran goes to
+	 * the targets now, writes still open, so that final-catch-up under
+	 * the fence has a batch at most to replay.  The targets log what it
+	 * writes, and verify compares those keys again under the fence. */
+	if (rc == 0 && run->strategy->copies_movers) {
+		fprintf(stderr, "  pre-verify: catching up on the changes "
+		                "logged while it compared\n");
+		rc = steps_replay_sources(run, err);
 	}
 	return rc;
 }

@@ -165,6 +165,11 @@ int steps_capture_off_replica(struct rs_run *run, int shard, int replica,
 int steps_capture_target(struct rs_run *run, int shard, int on,
                          struct rs_err *err);
 
+/* changes.c: a split's catch-up, as the step does it, from inside another
+ * step: every source table's change log replayed onto the new owners
+ * until a batch comes back short.  Returns 0 or the first error. */
+int steps_replay_sources(struct rs_run *run, struct rs_err *err);
+
 /* changes.c: replay the change log of every source table of SHARD onto
  * REPLICA, a copy of SHARD that reshard made (a SQLite doubling): every
  * logged key is upserted there as SHARD has it now, or deleted there
