@@ -293,7 +293,9 @@ struct rs_difference {
 int journal_difference_add(struct rs_journal *journal,
                            const struct rs_difference *d, struct rs_err *err);
 /* Forget the differences of PASS: all of them (SHARD NULL), or those
- * that chunk CHUNK of SHARD's TABLE found (before it is done again). */
+ * that chunk CHUNK of SHARD's TABLE found (before it is done again), or
+ * with CHUNK JOURNAL_ALL_CHUNKS all of SHARD's TABLE. */
+#define JOURNAL_ALL_CHUNKS INT64_MIN
 int journal_differences_forget(struct rs_journal *journal, const char *pass,
                                const char *shard, const char *table,
                                int64_t chunk, struct rs_err *err);

@@ -57,7 +57,8 @@ journal_differences_forget(struct rs_journal *journal, const char *pass,
 		journal,
 		shard == NULL ? "DELETE FROM differences WHERE pass = ?1"
 			      : "DELETE FROM differences WHERE pass = ?1 AND "
-				"shard = ?2 AND table_name = ?3 AND chunk = ?4",
+				"shard = ?2 AND table_name = ?3 AND (chunk = "
+				"?4 OR ?4 = -9223372036854775808)",
 		&stmt, err);
 
 	if (rc != 0)

@@ -352,14 +352,26 @@ pairmap_points(const struct rs_map *from, const struct rs_map *to,
                          const void *arg),
                const void *arg, struct rs_moving *out, struct rs_err *err)
 {
+	memset(out, 0, sizeof(*out));
+	/* A pinned key goes where its override says, whatever its point:
+	 * points alone no longer tell which rows move. */
+	if (map_has_overrides(from) || map_has_overrides(to))
+		return RS_EUSAGE;
+	return pairmap_points_unpinned(from, to, in, arg, out, err);
+}
+
+int
+pairmap_points_unpinned(const struct rs_map *from, const struct rs_map *to,
+                        int (*in)(struct rs_owner from, struct rs_owner to,
+                                  const void *arg),
+                        const void *arg, struct rs_moving *out,
+                        struct rs_err *err)
+{
 	uint64_t pf = map_period(from), pt = map_period(to), period;
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	/* A pinned key goes where its override says, whatever its point:
-	 * points alone no longer tell which rows move. */
-	if ((pf != 0) != (pt != 0) || map_has_overrides(from) ||
-	    map_has_overrides(to))
+	if ((pf != 0) != (pt != 0))
 		return RS_EUSAGE;
 	if (pf == 0) {
 		struct rs_owner ignored;

@@ -22,8 +22,10 @@
  * does.
  *
  * A split then replays what its sources logged during the comparison
- * (steps_replay_sources), writes still open, so that under the fence
- * final-catch-up has a batch at most left.
+ * (steps_replay_sources) and compares those rows again
+ * (steps_verify_settle), writes still open, round after round while a
+ * round finds more than a batch: under the fence, final-catch-up and the
+ * recheck have only what was written during the last round.
  *
  * The capture it put up comes off at unfence (steps_pre_verify_off) and
  * in abort; a split's sources keep theirs until purge, as before.
@@ -32,6 +34,9 @@
 #include <uv.h>
 
 #include "common/text.h"
+
+/* Rounds of catch-up and compare-again before the fence, at most. */
+#define PRE_VERIFY_ROUNDS 4
 #include "steps/steps.h"
 
 /* Whether SHARD, a source the run touches, can be compared before the
@@ -167,6 +172,38 @@ pre_verify_seed(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	return steps_replica_seed(run, shard, err);
 }
 
+/* A split, writes open: replay what the sources logged while pre-verify
+ * compared, then compare those rows again (steps_verify_settle), and
+ * again, until a round has at most a batch left or PRE_VERIFY_ROUNDS
+ * rounds ran; the recheck under the fence then has what comes after. */
+static int
+pre_verify_settle(struct rs_run *run, struct rs_err *err)
+{
+	int64_t again = 0;
+	int rc = 0;
+
+	for (int round = 1; rc == 0 && round <= PRE_VERIFY_ROUNDS; round++) {
+		uint64_t t0 = uv_hrtime();
+
+		rc = steps_replay_sources(run, err);
+		if (rc == 0)
+			rc = steps_verify_settle(run, &again, err);
+		if (rc != 0 || again < 0)
+			break;
+		fprintf(stderr,
+		        "  pre-verify: caught up and compared again %lld rows "
+		        "changed meanwhile (round %d, %.2f s)\n",
+		        (long long)again, round,
+		        (double)(uv_hrtime() - t0) / 1e9);
+		journal_event(run->journal, "info",
+		              "pre-verify: round %d compared again %lld rows",
+		              round, (long long)again);
+		if (again <= run->plan->options.batch_rows)
+			break;
+	}
+	return rc;
+}
+
 static int
 pre_verify_run(struct rs_run *run, struct rs_err *err)
 {
@@ -243,11 +280,8 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	 * the targets now, writes still open, so that final-catch-up under
 	 * the fence has a batch at most to replay.  The targets log what it
 	 * writes, and verify compares those keys again under the fence. */
-	if (rc == 0 && run->strategy->copies_movers) {
-		fprintf(stderr, "  pre-verify: catching up on the changes "
-		                "logged while it compared\n");
-		rc = steps_replay_sources(run, err);
-	}
+	if (rc == 0 && run->strategy->copies_movers)
+		rc = pre_verify_settle(run, err);
 	return rc;
 }
 

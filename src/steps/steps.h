@@ -204,6 +204,16 @@ int steps_pre_verify_off(struct rs_run *run, struct rs_err *err);
 int steps_verify_pass(struct rs_run *run, const char *pass, int keep_going,
                       struct rs_err *err);
 
+/* verify.c: before the fence, a split: compare again the keys its
+ * targets logged since pre-verify compared them (what the replay wrote)
+ * and those pre-verify found different, record what still differs as
+ * pre-verify's, and trim the compared entries from the targets' logs, so
+ * that the recheck under the fence has only what changes from now on.
+ * *RECHECKED: the keys compared, -1 when the maps' pairs of owners cannot
+ * be listed (nothing done).  Returns 0 or the first error. */
+int steps_verify_settle(struct rs_run *run, int64_t *rechecked,
+                        struct rs_err *err);
+
 /* Whether SHARD is a target of a copy: a node of `to` that is not one of
  * `from` (a split copies only onto such shards). */
 int steps_is_target(const struct rs_plan *plan, int shard);

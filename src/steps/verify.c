@@ -53,6 +53,9 @@ struct verify_targets {
 struct verify_pass {
 	const char *name;               /* journal step and pass */
 	int keep_going;                 /* record and go on (the command) */
+	int settle;                     /* the recheck before the fence
+	                                   (steps_verify_settle) */
+	int64_t rechecked;              /* keys a recheck compared */
 	int64_t shown;                  /* differences printed so far */
 	int per_shard;                  /* tables per shard under `from` */
 	struct verify_targets *targets; /* [shard * per_shard + slot] */
@@ -465,6 +468,32 @@ verify_pair(struct rs_owner from, struct rs_owner to, const void *arg)
 	return 0;
 }
 
+/* The pairs of owners of the keys the maps pin (their overrides), for
+ * verify_pair as the maps' pairs are. */
+static void
+verify_pinned_pairs(const struct rs_plan *plan, struct verify_pair_ctx **ref)
+{
+	for (int m = 0; m < 2; m++) {
+		const struct rs_map_def *def =
+			map_def(m == 0 ? plan->from : plan->to);
+
+		for (int i = 0; i < def->n_overrides; i++) {
+			const struct rs_map_override *o = &def->overrides[i];
+			uint64_t point;
+
+			/* The plan checked it hashes (doubling) or it pins a
+			 * key no row can have (any other key hashes). */
+			if (hash_point(plan->hash, o->key, o->len, &point) != 0)
+				continue;
+			verify_pair(map_owner_key(plan->from, o->key, o->len,
+			                          point, NULL),
+			            map_owner_key(plan->to, o->key, o->len,
+			                          point, NULL),
+			            ref);
+		}
+	}
+}
+
 /* Fill PASS->targets for every source table of the plan. */
 static int
 verify_targets_init(struct rs_run *run, struct verify_pass *pass,
@@ -488,9 +517,11 @@ verify_targets_init(struct rs_run *run, struct verify_pass *pass,
 
 		if (!steps_in_map(plan->from, ctx.source.shard))
 			continue;
-		rc = pairmap_points(plan->from, plan->to, verify_pair, &ref,
-		                    &moving, err);
+		rc = pairmap_points_unpinned(plan->from, plan->to, verify_pair,
+		                             &ref, &moving, err);
 		pairmap_moving_free(&moving);
+		if (rc == 0)
+			verify_pinned_pairs(plan, &ref);
 		if (rc == RS_EUSAGE)
 			pass->targets[i].n = -1;
 		else if (rc != 0)
@@ -620,6 +651,10 @@ struct recheck {
 	struct recheck_keys keys;
 	int log_key_at; /* the shard key in an entry of the log's view */
 	int differ;
+	/* Settling: the positions of the entries taken from the target log
+	 * being read (their keys are compared, then they are trimmed). */
+	int64_t *taken;
+	int n_taken, cap_taken, taking;
 };
 
 /* Whether OWNER is the source table of RC. */
@@ -627,6 +662,25 @@ static int
 recheck_is_source(const struct recheck *rc, struct rs_owner owner)
 {
 	return owner.shard == rc->walk.shard && owner.table == rc->walk.slot;
+}
+
+/* Note the position POS (canonical integer text) of an entry taken. */
+static int
+recheck_take(struct recheck *rc, const struct rs_value *pos)
+{
+	if (rc->n_taken == rc->cap_taken) {
+		int cap = rc->cap_taken ? 2 * rc->cap_taken : 256;
+		int64_t *grown =
+			realloc(rc->taken, sizeof(*grown) * (size_t)cap);
+
+		if (grown == NULL)
+			return -1;
+		rc->taken = grown;
+		rc->cap_taken = cap;
+	}
+	rc->taken[rc->n_taken++] =
+		pos->text != NULL ? strtoll(pos->text, NULL, 10) : 0;
+	return 0;
 }
 
 /* A page of the change log's view (position, primary key, shard key, all
@@ -663,7 +717,8 @@ recheck_log_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 		}
 		memcpy(key, entry + 1, sizeof(*key) * (size_t)n_pk);
 		key[n_pk] = entry[rc->log_key_at];
-		if (recheck_add(&rc->keys, key) != 0)
+		if (recheck_add(&rc->keys, key) != 0 ||
+		    (rc->taking && recheck_take(rc, &entry[0]) != 0))
 			return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -920,8 +975,52 @@ recheck_batch(struct rs_run *run, struct recheck *rc, int begin, int n,
 	return r;
 }
 
+/* Delete from the change log of PHYSICAL on SHARD its N entries at the
+ * positions POS, a batch at a time. */
+static int
+recheck_trim(struct rs_run *run, int shard, const char *physical,
+             const int64_t *pos, int n, struct rs_err *err)
+{
+	int batch = run->plan->options.batch_rows, column[1];
+	const struct rs_table_def *log;
+	struct rs_table_def view;
+	struct rs_backend *backend;
+	char name[300], (*text)[24] = malloc(sizeof(*text) * (size_t)batch);
+	struct rs_value *values = malloc(sizeof(*values) * (size_t)batch);
+	int r = text == NULL || values == NULL
+	                ? rs_err_set(err, RS_ENOMEM, "out of memory")
+	                : engine_shard(run, shard, &backend, err);
+
+	backend_change_log_name(physical, name, sizeof(name));
+	if (r == 0)
+		r = engine_table(run, shard, name, &log, err);
+	if (r == 0) {
+		column[0] = steps_column(log, "reshard_pos");
+		view = *log;
+		view.pk = column;
+		view.n_pk = 1;
+	}
+	for (int b = 0; r == 0 && b < n; b += batch) {
+		int m = n - b < batch ? n - b : batch;
+		struct rs_rows keys = {m, 1, values};
+
+		for (int i = 0; i < m; i++) {
+			snprintf(text[i], sizeof(text[i]), "%lld",
+			         (long long)pos[b + i]);
+			values[i] = (struct rs_value){text[i], strlen(text[i])};
+		}
+		r = await_delete(&run->loop, backend, &view, &keys, err);
+	}
+	free(text);
+	free(values);
+	return r;
+}
+
 /* Recheck one source table: its change log's keys and pre-verify's
- * differences, a batch at a time, each key once. */
+ * differences, a batch at a time, each key once.  Settling (before the
+ * fence, a split): only the targets' logs and the differences; what still
+ * differs is recorded as pre-verify's again, and the targets' entries
+ * compared are trimmed from their logs. */
 static int
 recheck_table(struct rs_run *run, int shard, int table, int slot,
               const char *physical, void *arg, struct rs_err *err)
@@ -941,10 +1040,18 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 	struct rs_rowbuf view = {0};
 	struct steps_keyset unique = {0};
 	struct rs_value *uniq;
+	struct {
+		int64_t *pos;
+		int n;
+	} *trims = calloc((size_t)targets->n + 1, sizeof(*trims));
 	int batch = run->plan->options.batch_rows, r, n = 0;
 
-	if (!engine_touches(run, shard))
+	if (trims == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (!engine_touches(run, shard)) {
+		free(trims);
 		return 0;
+	}
 	snprintf(rc.walk.physical, sizeof(rc.walk.physical), "%s", physical);
 	r = engine_shard(run, shard, &rc.walk.backend, err);
 	if (r == 0)
@@ -953,30 +1060,42 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 		int key =
 			steps_column(rc.walk.def, run->plan->tables[table].key);
 
-		if (key < 0)
+		if (key < 0) {
+			free(trims);
 			return backend_fail(rc.walk.backend, err, RS_ESCHEMA,
 			                    "table %s has no column %s, the "
 			                    "plan's shard key",
 			                    physical,
 			                    run->plan->tables[table].key);
+		}
 		rc.walk.key_at = rc.walk.def->n_pk + key;
 		rc.keys.width = rc.walk.def->n_pk + 1;
-		r = journal_differences_forget(run->journal, "verify",
-		                               run->plan->shards[shard].name,
-		                               physical, -1, err);
 	}
-	if (r == 0)
+	/* The source's log holds what is not replayed yet: settling leaves
+	 * it to the replay, and to the recheck under the fence. */
+	if (r == 0 && !rc.pass->settle)
 		r = recheck_read_log(run, &rc, shard, physical, err);
 	for (int t = 0; r == 0 && t < targets->n; t++) {
 		char there[RS_PLAN_MAX_NAME + 1];
 
 		engine_physical(run->plan->to, run->plan->tables[table].name,
 		                targets->owners[t].table, there, sizeof(there));
+		rc.taking = rc.pass->settle;
 		r = recheck_read_log(run, &rc, targets->owners[t].shard, there,
 		                     err);
+		trims[t].pos = rc.taken;
+		trims[t].n = rc.n_taken;
+		rc.taken = NULL;
+		rc.n_taken = rc.cap_taken = rc.taking = 0;
 	}
 	if (r == 0)
 		r = recheck_read_differences(run, &rc, err);
+	/* Read: what this pass finds now replaces it. */
+	if (r == 0)
+		r = journal_differences_forget(
+			run->journal, rc.pass->name,
+			run->plan->shards[shard].name, physical,
+			rc.pass->settle ? JOURNAL_ALL_CHUNKS : -1, err);
 	/* Each (primary key, shard key) once, in the order first seen: a
 	 * key logged with several shard keys has as many owners to ask. */
 	view = (struct rs_rowbuf){.n_rows = rc.keys.n,
@@ -1004,8 +1123,23 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 			r = engine_checkpoint(run, err);
 		}
 	}
+	/* Compared (and what differs recorded): the entries may go. */
+	for (int t = 0; t < targets->n; t++) {
+		char there[RS_PLAN_MAX_NAME + 1];
+
+		engine_physical(run->plan->to, run->plan->tables[table].name,
+		                targets->owners[t].table, there, sizeof(there));
+		if (r == 0 && trims[t].n > 0)
+			r = recheck_trim(run, targets->owners[t].shard, there,
+			                 trims[t].pos, trims[t].n, err);
+		free(trims[t].pos);
+	}
+	free(trims);
+	free(rc.taken);
+	if (r == 0)
+		rc.pass->rechecked += n;
 	recheck_keys_free(&rc.keys);
-	if (r == 0 && rc.differ > 0)
+	if (r == 0 && rc.differ > 0 && !rc.pass->keep_going)
 		r = backend_fail(rc.walk.backend, err, RS_EVERIFY,
 		                 "table %s: %d moving rows differ from their "
 		                 "copy on the new owner (`reshard status %s` "
@@ -1068,6 +1202,31 @@ const struct rs_step_def step_verify = {
 	.summary = "compare the moving rows on old and new owner",
 	.run = verify_run,
 };
+
+int
+steps_verify_settle(struct rs_run *run, int64_t *rechecked, struct rs_err *err)
+{
+	/* What differs now is the replay's lag, not news: not printed. */
+	struct verify_pass pass = {.name = "pre-verify",
+	                           .keep_going = 1,
+	                           .settle = 1,
+	                           .shown = VERIFY_SHOWN};
+	int n = run->plan->n_shards, listed = 1, rc;
+
+	*rechecked = -1;
+	pass.per_shard = engine_tables_per_shard(run->plan->from);
+	n *= pass.per_shard;
+	rc = verify_targets_init(run, &pass, err);
+	for (int i = 0; rc == 0 && i < n; i++)
+		listed &= pass.targets[i].n >= 0;
+	if (rc == 0 && listed)
+		rc = steps_each_table_stream(run, run->plan->from,
+		                             recheck_table, &pass, err);
+	if (rc == 0 && listed)
+		*rechecked = pass.rechecked;
+	verify_targets_free(&pass, n);
+	return rc;
+}
 
 int
 steps_verify_pass(struct rs_run *run, const char *pass, int keep_going,
