@@ -402,37 +402,36 @@ map_build_overrides(struct rs_map *map, struct rs_err *err)
 	return 0;
 }
 
-/* The shards the map names, for map_uses_shard. */
+/* The shards the map names, for map_uses_shard: its nodes, its ranges'
+ * owners and its overrides' shards. */
 static int
 map_build_uses(struct rs_map *map, struct rs_err *err)
 {
 	const struct rs_map_def *def = &map->def;
-	int listed = def->n_nodes + def->n_ranges;
-	int total = listed + def->n_overrides, top = -1;
+	int n = def->n_nodes + def->n_ranges + def->n_overrides, k = 0, top = 0;
+	int *shards = malloc(sizeof(int) * ((size_t)n + 1));
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < total; i++) {
-			int shard =
-				i < def->n_nodes ? def->nodes[i]
-				: i < listed
-					? def->ranges[i - def->n_nodes].shard
-					: def->overrides[i - listed].shard;
-
-			if (shard < 0)
-				continue;
-			if (pass == 0 && shard > top)
-				top = shard;
-			if (pass == 1)
-				map->uses[shard] = 1;
-		}
-		if (pass == 0) {
-			map->n_uses = top + 1;
-			map->uses = calloc((size_t)map->n_uses + 1, 1);
-			if (map->uses == NULL)
-				return rs_err_set(err, RS_ENOMEM,
-				                  "out of memory for a map");
-		}
+	if (shards == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
+	for (int i = 0; def->nodes != NULL && i < def->n_nodes; i++)
+		shards[k++] = def->nodes[i];
+	for (int i = 0; def->ranges != NULL && i < def->n_ranges; i++)
+		shards[k++] = def->ranges[i].shard;
+	for (int i = 0; def->overrides != NULL && i < def->n_overrides; i++)
+		shards[k++] = def->overrides[i].shard;
+	for (int i = 0; i < k; i++)
+		if (shards[i] >= top)
+			top = shards[i] + 1;
+	map->uses = calloc((size_t)top + 1, 1);
+	if (map->uses == NULL) {
+		free(shards);
+		return rs_err_set(err, RS_ENOMEM, "out of memory for a map");
 	}
+	map->n_uses = top;
+	for (int i = 0; i < k; i++)
+		if (shards[i] >= 0)
+			map->uses[shards[i]] = 1;
+	free(shards);
 	return 0;
 }
 

@@ -82,8 +82,8 @@ int pairmap_points(const struct rs_map *from, const struct rs_map *to,
  * caller that looks at the pinned keys' own owners too (the pairs of
  * owners verify reads, say). */
 int pairmap_points_unpinned(const struct rs_map *from, const struct rs_map *to,
-                            int (*in)(struct rs_owner from,
-                                      struct rs_owner to, const void *arg),
+                            int (*in)(struct rs_owner from, struct rs_owner to,
+                                      const void *arg),
                             const void *arg, struct rs_moving *out,
                             struct rs_err *err);
 void pairmap_moving_free(struct rs_moving *moving);
