@@ -23,21 +23,28 @@
  *
  * A split then replays what its sources logged during the comparison
  * (steps_replay_sources) and compares those rows again
- * (steps_verify_settle), writes still open, round after round while a
- * round finds more than a batch: under the fence, final-catch-up and the
- * recheck have only what was written during the last round.
+ * (steps_verify_settle), writes still open, round after round until a
+ * round is short (PRE_VERIFY_SETTLED_NS) or stops getting shorter: under
+ * the fence, final-catch-up and the recheck have only what was written
+ * during the last round, so the fenced work follows the write rate times
+ * a short round, not the table's size.
  *
  * The capture it put up comes off at unfence (steps_pre_verify_off) and
  * in abort; a split's sources keep theirs until purge, as before.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <uv.h>
 
 #include "common/text.h"
 
-/* Rounds of catch-up and compare-again before the fence, at most. */
-#define PRE_VERIFY_ROUNDS 4
 #include "steps/steps.h"
+
+/* Rounds of catch-up and compare-again before the fence, at most. */
+#define PRE_VERIFY_ROUNDS 12
+/* A round this short leaves the fence little to do: what the writers
+ * wrote meanwhile (a quarter of a second of writes). */
+#define PRE_VERIFY_SETTLED_NS 250000000ULL
 
 /* Whether SHARD, a source the run touches, can be compared before the
  * fence: a doubling's replica exists already and streams from it; a
@@ -174,32 +181,42 @@ pre_verify_seed(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 
 /* A split, writes open: replay what the sources logged while pre-verify
  * compared, then compare those rows again (steps_verify_settle), and
- * again, until a round has at most a batch left or PRE_VERIFY_ROUNDS
- * rounds ran; the recheck under the fence then has what comes after. */
+ * again.  Each round has what the writers wrote during the one before,
+ * so rounds shrink while reshard outpaces the writers.  They stop when a
+ * round took PRE_VERIFY_SETTLED_NS or less, found nothing, or was no
+ * shorter than the one before (the writers keep pace: more rounds would
+ * not shrink what the fence has left), or after PRE_VERIFY_ROUNDS; the
+ * recheck under the fence then has what comes after.  A rule by time,
+ * not by rows: the same count of rows costs more on a table that no
+ * longer fits in the servers' caches, and the fence waits for time. */
 static int
 pre_verify_settle(struct rs_run *run, struct rs_err *err)
 {
+	uint64_t before = UINT64_MAX;
 	int64_t again = 0;
 	int rc = 0;
 
 	for (int round = 1; rc == 0 && round <= PRE_VERIFY_ROUNDS; round++) {
-		uint64_t t0 = uv_hrtime();
+		uint64_t t0 = uv_hrtime(), took;
 
 		rc = steps_replay_sources(run, err);
 		if (rc == 0)
 			rc = steps_verify_settle(run, &again, err);
 		if (rc != 0 || again < 0)
 			break;
+		took = uv_hrtime() - t0;
 		fprintf(stderr,
 		        "  pre-verify: caught up and compared again %lld rows "
 		        "changed meanwhile (round %d, %.2f s)\n",
-		        (long long)again, round,
-		        (double)(uv_hrtime() - t0) / 1e9);
+		        (long long)again, round, (double)took / 1e9);
 		journal_event(run->journal, "info",
-		              "pre-verify: round %d compared again %lld rows",
-		              round, (long long)again);
-		if (again <= run->plan->options.batch_rows)
+		              "pre-verify: round %d compared again %lld rows "
+		              "in %.2f s",
+		              round, (long long)again, (double)took / 1e9);
+		if (again == 0 || took <= PRE_VERIFY_SETTLED_NS ||
+		    took >= before)
 			break;
+		before = took;
 	}
 	return rc;
 }
