@@ -961,6 +961,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->fence != NULL && ops->fence_rows;
 	case RS_CAP_GUARD:
 		return ops->guard_sql != NULL;
+	case RS_CAP_KEEP_IDLE:
+		return backend->url.engine != RS_ENGINE_SQLITE;
 	}
 	return 0;
 }

@@ -563,6 +563,10 @@ enum rs_capability {
 	RS_CAP_CREATE_TABLE,    /* backend_table_sql */
 	RS_CAP_FENCE_ROWS,      /* backend_fence of the rows that move */
 	RS_CAP_GUARD,           /* backend_guard_sql */
+	/* A connection worth keeping idle for later work: connecting costs
+	 * a server process and an authentication, and the database behind
+	 * it is not replaced while it is open (a server, not a file). */
+	RS_CAP_KEEP_IDLE,
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

@@ -315,8 +315,7 @@ abort_finish(struct rs_run *run)
 {
 	struct rs_err err = {0};
 
-	for (int i = 0; i < run->plan->n_shards; i++)
-		await_close(&run->loop, run->shards[i]);
+	engine_shards_close(run);
 	if (await_loop_close(&run->loop, &err) != 0)
 		fprintf(stderr, "reshard: %s\n", err.message);
 	engine_tables_release(run);

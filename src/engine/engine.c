@@ -230,6 +230,15 @@ engine_shard_close(struct rs_run *run, int shard)
 {
 	await_close(&run->loop, run->shards[shard]);
 	run->shards[shard] = NULL;
+	streams_close_idle(run, shard);
+}
+
+void
+engine_shards_close(struct rs_run *run)
+{
+	for (int i = 0; run->shards != NULL && i < run->plan->n_shards; i++)
+		engine_shard_close(run, i);
+	streams_close_idle(run, -1);
 }
 
 int
@@ -608,8 +617,7 @@ engine_touches(const struct rs_run *run, int shard)
 static int
 engine_close(struct rs_run *run, int rc, struct rs_err *err)
 {
-	for (int i = 0; i < run->plan->n_shards; i++)
-		await_close(&run->loop, run->shards[i]);
+	engine_shards_close(run);
 	uv_close((uv_handle_t *)&run->sigint, NULL);
 	uv_close((uv_handle_t *)&run->sigterm, NULL);
 	if (await_loop_close(&run->loop, rc == 0 ? err : NULL) != 0 && rc == 0)

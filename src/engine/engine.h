@@ -27,6 +27,7 @@
 
 struct rs_run;
 struct streams_group;
+struct streams_idle;
 
 /* One described table, cached by engine_table. */
 struct engine_table {
@@ -116,6 +117,8 @@ struct rs_run {
 	int n_tables;
 	struct streams_group *streams; /* the step's streams running now
 	                                  (streams.h), NULL between them */
+	struct streams_idle *idle;     /* streams' server connections kept for
+	                                  the next group (streams.c), or NULL */
 	uint64_t throttle_at; /* loop time when max_rows_per_second lets the
 	                         next rows go (streams_throttle) */
 	/* Per shard: loop time when its replicas were last found within
@@ -269,8 +272,13 @@ int engine_verify_report(const struct rs_plan *plan, const char *pass, int json,
 int engine_table(struct rs_run *run, int shard, const char *physical,
                  const struct rs_table_def **out, struct rs_err *err);
 
-/* Close shard SHARD's control connection (so a file can be replaced). */
+/* Close shard SHARD's connections: the control connection and those the
+ * streams keep idle (so a file can be replaced). */
 void engine_shard_close(struct rs_run *run, int shard);
+
+/* Close every shard's connections (engine_shard_close), before the
+ * run's loop closes. */
+void engine_shards_close(struct rs_run *run);
 
 /* 0, or RS_ECANCELED with ERR filled when a signal asked the run to stop
  * or, inside a stream, when another stream of the step failed, or

@@ -199,8 +199,7 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 		st->n_fences++;
 		st->fenced = 1;
 	}
-	for (int i = 0; i < plan->n_shards; i++)
-		await_close(&run.loop, run.shards[i]);
+	engine_shards_close(&run);
 	if (await_loop_close(&run.loop, &loop_err) != 0)
 		fprintf(stderr, "reshard: %s\n", loop_err.message);
 	free(run.shards);

@@ -6,6 +6,7 @@
  */
 #include "engine/streams.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +15,16 @@
 #include "engine/await.h"
 
 struct stream;
+
+/* Connections kept between groups (streams.h), per shard and role. */
+#define STREAMS_IDLE_MAX 16
+#define STREAMS_IDLE_MS  30000 /* older than this, closed, not used */
+
+struct streams_idle {
+	struct rs_backend *conn[STREAMS_IDLE_MAX];
+	uint64_t since[STREAMS_IDLE_MAX]; /* loop time it was put back */
+	int n;
+};
 
 /* One streams_run. */
 struct streams_group {
@@ -31,6 +42,7 @@ struct stream {
 	struct rs_backend **own; /* when own_connections: [n_shards] the
 	                            stream's connections, then [n_shards]
 	                            its readers */
+	int failed;              /* one of its tasks did not succeed */
 };
 
 static struct stream *
@@ -61,6 +73,64 @@ group_note(struct streams_group *g, int rc, const struct rs_err *err)
 	}
 }
 
+/* Keep CONN, the stream connection of SLOT (a shard, or n_shards + a
+ * shard for a reader), idle for the next group, or close it. */
+static void
+idle_put(struct rs_run *run, int slot, struct rs_backend *conn, int keep)
+{
+	struct streams_idle *idle;
+
+	if (conn == NULL)
+		return;
+	if (keep && backend_supports(conn, RS_CAP_KEEP_IDLE) &&
+	    run->idle == NULL)
+		run->idle = calloc(2 * (size_t)run->plan->n_shards,
+		                   sizeof(*run->idle));
+	idle = run->idle != NULL ? &run->idle[slot] : NULL;
+	if (!keep || !backend_supports(conn, RS_CAP_KEEP_IDLE) ||
+	    idle == NULL || idle->n == STREAMS_IDLE_MAX) {
+		await_close(&run->loop, conn);
+		return;
+	}
+	idle->since[idle->n] = uv_now(&run->loop);
+	idle->conn[idle->n++] = conn;
+}
+
+/* The most recently kept connection of SLOT, or NULL; those idle too
+ * long are closed on the way. */
+static struct rs_backend *
+idle_take(struct rs_run *run, int slot)
+{
+	struct streams_idle *idle = run->idle != NULL ? &run->idle[slot] : NULL;
+
+	while (idle != NULL && idle->n > 0) {
+		struct rs_backend *conn = idle->conn[--idle->n];
+
+		if (uv_now(&run->loop) - idle->since[idle->n] <=
+		    STREAMS_IDLE_MS)
+			return conn;
+		await_close(&run->loop, conn);
+	}
+	return NULL;
+}
+
+void
+streams_close_idle(struct rs_run *run, int shard)
+{
+	int n = run->plan->n_shards;
+
+	for (int slot = 0; run->idle != NULL && slot < 2 * n; slot++)
+		if (shard < 0 || slot % n == shard)
+			while (run->idle[slot].n > 0)
+				await_close(&run->loop,
+				            run->idle[slot]
+				                    .conn[--run->idle[slot].n]);
+	if (shard < 0) {
+		free(run->idle);
+		run->idle = NULL;
+	}
+}
+
 static void
 stream_main(void *arg)
 {
@@ -73,11 +143,14 @@ stream_main(void *arg)
 		int i = g->next++;
 		int rc = g->spec->task(run, i, g->spec->arg, &err);
 
+		s->failed |= rc != 0;
 		group_note(g, rc, &err);
 	}
+	/* A task that failed may leave its connection mid-statement or in
+	 * a transaction: only a stream that succeeded gives its back. */
 	if (s->own != NULL)
 		for (int i = 0; i < 2 * run->plan->n_shards; i++)
-			await_close(&run->loop, s->own[i]);
+			idle_put(run, i, s->own[i], !s->failed);
 }
 
 /* Tasks one after another in the calling stream (a nested group). */
@@ -212,6 +285,9 @@ streams_connection(struct rs_run *run, int shard, int reader, int *mine,
 	if (!*mine)
 		return 0;
 	slot = &s->own[reader ? run->plan->n_shards + shard : shard];
+	if (*slot == NULL)
+		*slot = idle_take(run,
+		                  reader ? run->plan->n_shards + shard : shard);
 	if (*slot == NULL)
 		rc = engine_connect(run, shard, slot, err);
 	*out = *slot;

@@ -15,9 +15,16 @@
  * shards, so they share the run's control connections (engine_shard).  A
  * walk may meet any shard as a row's owner, so walk tasks (own_connections
  * 1) get connections of their own: inside such a stream engine_shard
- * returns the stream's connection to that shard, made on first use and
- * closed when the stream ends.  A backend runs one operation at a time;
- * this is what keeps two streams from ever sharing one.
+ * returns the stream's connection to that shard, made on first use.  A
+ * backend runs one operation at a time; this is what keeps two streams
+ * from ever sharing one.  When a stream ends, its connections to servers
+ * (RS_CAP_KEEP_IDLE) are kept idle for the next group, so that a step's
+ * streams do not each pay a connection (a server process and an
+ * authentication: 20-40 ms on a busy machine) when the step before just
+ * closed one; only those of a stream whose every task succeeded, at most
+ * STREAMS_IDLE_MAX per shard, and not past STREAMS_IDLE_MS idle (a
+ * server may have dropped it).  The others are closed; streams_close_idle
+ * closes the rest.
  *
  * Errors and stops.  The first task that fails makes the group fail: no
  * new task starts, and the running ones end at their next checkpoint
@@ -57,6 +64,10 @@ int streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
  * connecting. */
 int streams_connection(struct rs_run *run, int shard, int reader, int *mine,
                        struct rs_backend **out, struct rs_err *err);
+
+/* Close the connections kept idle to SHARD (-1: to every shard): at the
+ * end of a run, and when the shard's database is replaced or goes. */
+void streams_close_idle(struct rs_run *run, int shard);
 
 /* Whether the running stream should stop: its group has failed. */
 int streams_failed(const struct rs_run *run);

@@ -623,9 +623,7 @@ explain_look(struct explain *ex, struct rs_err *err)
 				         "will refuse (pre-verify makes it)");
 		}
 	}
-	for (int i = 0; i < ex->plan->n_shards; i++)
-		if (ex->run.shards[i] != NULL)
-			engine_shard_close(&ex->run, i);
+	engine_shards_close(&ex->run);
 	return rc;
 }
 
