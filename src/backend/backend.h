@@ -370,13 +370,19 @@ int backend_mark(struct rs_backend *backend, const struct rs_marker *marker,
 int backend_exists(const struct rs_backend *backend);
 
 /*
- * The delete log of TABLE: with ON, a table named by backend_delete_log_name
- * holding TABLE's primary key columns, and triggers that record there, in
- * the writer's own transaction, the key of every row deleted from TABLE
- * (or moved away from its key by an update); with ON = 0, both removed.
+ * The delete log of TABLE: with ON = RS_DELETE_LOG_ON, a table named by
+ * backend_delete_log_name holding TABLE's primary key columns, and
+ * triggers that record there, in the writer's own transaction, the key of
+ * every row deleted from TABLE (or moved away from its key by an update);
+ * with RS_DELETE_LOG_OFF, both removed; with RS_DELETE_LOG_EMPTY, the
+ * entries deleted and the triggers kept: a plain DELETE, no DDL, so no
+ * lock on TABLE to wait for (an autovacuum, a long transaction).
  * Idempotent.  Purge reads it to tell a row the application deleted on its
  * new owner from a row the new owner never saw.
  */
+#define RS_DELETE_LOG_OFF   0
+#define RS_DELETE_LOG_ON    1
+#define RS_DELETE_LOG_EMPTY 2
 int backend_delete_log(struct rs_backend *backend,
                        const struct rs_table_def *table, int on,
                        rs_backend_cb cb, void *arg, struct rs_err *err);

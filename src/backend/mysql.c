@@ -3368,7 +3368,8 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	esc = my_escaper(e);
 	if (my_steps_names(e, keys, table->n_pk) != 0 ||
 	    (e->st.text = strdup(table->name)) == NULL ||
-	    (on && mysql_sql_log_columns(&b, &esc, table->name) != 0))
+	    (on == RS_DELETE_LOG_ON &&
+	     mysql_sql_log_columns(&b, &esc, table->name) != 0))
 		rc = b.failed || e->st.text == NULL ? RS_ENOMEM : RS_EVALUE;
 	e->st.n_keys = table->n_pk;
 	free(keys);
@@ -3385,7 +3386,16 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	e->cb.done = cb;
 	my_steps_begin(e, NULL, MY_REPLY_DONE, my_log_step, arg);
 	e->in_call = 1;
-	if (on) {
+	if (on == RS_DELETE_LOG_EMPTY) {
+		strbuf_clear(&b);
+		strbuf_str(&b, "DELETE FROM ");
+		mysql_sql_ident(&b, log);
+		e->st.stage = MY_LOG_UPDATE; /* then done */
+		snprintf(e->what_buf, sizeof(e->what_buf),
+		         "could not empty the delete log %s of table %s", log,
+		         table->name);
+		my_step_sendb(e, e, &b, e->what_buf);
+	} else if (on) {
 		e->st.stage = MY_LOG_COLUMNS;
 		snprintf(e->what_buf, sizeof(e->what_buf),
 		         "could not read the key columns of table %s for its "

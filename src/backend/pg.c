@@ -2912,8 +2912,9 @@ pg_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 		                    "key (a bug in the caller)");
 	rc = pg_sql_delete_log(table, on, &sql, &local);
 	return pg_ddl_task(backend, table, PG_TASK_DELETE_LOG,
-	                   on ? "installing the delete log"
-	                      : "removing the delete log",
+	                   on == RS_DELETE_LOG_EMPTY ? "emptying the delete log"
+	                   : on ? "installing the delete log"
+	                        : "removing the delete log",
 	                   rc, sql, &local, cb, arg, err);
 }
 

@@ -1108,6 +1108,11 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	backend_delete_log_name(t->name, log, sizeof(log));
 	if (strlen(log) > PG_SQL_NAME_MAX)
 		return pg_log_name_too_long(t, "delete log", log, err);
+	if (on == RS_DELETE_LOG_EMPTY) {
+		strbuf_str(&sql, "DELETE FROM ");
+		pg_sql_ident(&sql, log);
+		goto done;
+	}
 	if (!on) {
 		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_dellog ON ");
 		pg_sql_ident(&sql, t->name);

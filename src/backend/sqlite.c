@@ -2155,6 +2155,12 @@ sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	char *sql = sqlite3_mprintf("%s", "");
 
 	backend_delete_log_name(table->name, log, sizeof(log));
+	if (on == RS_DELETE_LOG_EMPTY) {
+		sqlite_script_add(&sql, "DELETE FROM \"%w\";", log);
+		return sqlite_script(backend, sql,
+		                     "emptying the delete log failed", cb, arg,
+		                     err);
+	}
 	if (!on) {
 		sqlite_script_add(
 			&sql,

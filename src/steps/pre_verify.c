@@ -274,6 +274,16 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
 	if (rc == 0)
 		rc = pre_verify_each(run, 1, err);
+	/* The delete logs purge needs start here, not in the fenced
+	 * publish (which empties them): their trigger DDL may wait for a
+	 * lock on the table, and before the fence that wait costs no
+	 * writer anything.  Before the replica files are made, which
+	 * inherit them. */
+	if (rc == 0)
+		rc = journal_fact_set(run->journal, "delete_logs", "started",
+		                      err);
+	if (rc == 0)
+		rc = steps_delete_logs(run, RS_DELETE_LOG_ON, err);
 	if (rc == 0 && run->strategy->promotes_replicas)
 		rc = steps_each_shard_of(run, run->plan->from, 1,
 		                         pre_verify_seed, NULL, err);
@@ -349,8 +359,14 @@ pre_verify_undo(struct rs_run *run, struct rs_err *err)
 {
 	int rc = 0;
 
+	char state[16];
+
 	if (run->strategy->promotes_replicas)
 		rc = steps_replica_remove_made(run, err);
+	if (rc == 0 && (run->journal == NULL ||
+	                journal_fact_get(run->journal, "delete_logs", state,
+	                                 sizeof(state)) == 1))
+		rc = steps_delete_logs(run, RS_DELETE_LOG_OFF, err);
 	return rc != 0 ? rc : steps_pre_verify_off(run, err);
 }
 

@@ -5,8 +5,9 @@
  * with RESHARD_EPOCH set and no secret in its environment.  The epoch is
  * recorded in the journal, and the shards' markers say "published", before
  * the file is written, so a repeated publish writes the same epoch again
- * and a lost journal cannot hide live routing.  The delete logs of the
- * tables under `to` start before that too (see delete_log_table).
+ * and a lost journal cannot hide live routing.  Before that too, the
+ * delete logs of the tables under `to` are emptied (pre-verify started
+ * them) or started: from here on they hold every delete, for purge.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -305,35 +306,69 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 	return 0;
 }
 
-/* Start the delete log of every table of SHARD under `to`, where the
- * engine keeps one: purge's proof of the deletes made once the new
- * routing is live.  Before the routing file, so that none goes
- * unrecorded: a split's targets are not fenced, and an application that
- * reads the file may delete a moved row there before unfence. */
+/* Do OP (RS_DELETE_LOG_…) to the delete log of PHYSICAL on SHARD, where
+ * the engine keeps one. */
 static int
 delete_log_table(struct rs_run *run, int shard, int table, int slot,
                  const char *physical, void *arg, struct rs_err *err)
 {
+	const int *op = arg;
 	struct rs_backend *backend;
 	const struct rs_table_def *def;
 	int rc = engine_shard(run, shard, &backend, err);
 
 	(void)table;
 	(void)slot;
-	(void)arg;
 	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
 		return rc;
 	rc = engine_table(run, shard, physical, &def, err);
 	return rc != 0 ? rc
-	               : await_delete_log(&run->loop, backend, def, 1, err);
+	               : await_delete_log(&run->loop, backend, def, *op, err);
 }
 
-/* Start the delete log on every table of SHARD under `to`. */
+/* Whether SHARD is a doubling's replica, whose delete logs come from its
+ * primary: by replication, or in the copy reshard makes of its file. */
+static int
+delete_log_from_primary(const struct rs_run *run, int shard)
+{
+	for (int i = 0;
+	     run->strategy->promotes_replicas && i < run->plan->n_shards; i++)
+		if (run->plan->shards[i].replica == shard)
+			return 1;
+	return 0;
+}
+
 static int
 delete_log_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
+	const int *op = arg;
+	struct rs_backend *backend;
+	int promoted = 0, rc = 0;
+
+	if (*op != RS_DELETE_LOG_EMPTY && delete_log_from_primary(run, shard)) {
+		/* ON: before the fence the primary's reach it.  OFF: a
+		 * replica still replicating loses them with its primary; a
+		 * promoted one, or a file that is still there, here. */
+		if (*op == RS_DELETE_LOG_ON || !engine_shard_exists(run, shard))
+			return 0;
+		rc = engine_shard(run, shard, &backend, err);
+		if (rc == 0 && !backend_supports(backend, RS_CAP_MADE_REPLICA))
+			rc = await_promoted(&run->loop, backend, &promoted,
+			                    err);
+		else
+			promoted = 1;
+		if (rc != 0 || !promoted)
+			return rc;
+	}
 	return steps_each_table(run, run->plan->to, shard, delete_log_table,
 	                        arg, err);
+}
+
+int
+steps_delete_logs(struct rs_run *run, int op, struct rs_err *err)
+{
+	return steps_each_shard_of(run, run->plan->to, 1, delete_log_shard, &op,
+	                           err);
 }
 
 static int
@@ -359,7 +394,21 @@ publish_run(struct rs_run *run, struct rs_err *err)
 		if (rc != 0)
 			return rc;
 	}
-	rc = steps_each_shard_of(run, plan->to, 1, delete_log_shard, NULL, err);
+	/* Started before the fence by pre-verify (out of the fenced time:
+	 * trigger DDL waits for any lock on the table, an autovacuum's
+	 * included), they are emptied now, once, so that they hold the
+	 * deletes made from here on only: a repeated publish must not drop
+	 * what the applications deleted since the routing went out.  Else
+	 * (pre-verify was skipped) they start now. */
+	if (journal_fact_get(run->journal, "delete_logs", value,
+	                     sizeof(value)) != 1)
+		rc = steps_delete_logs(run, RS_DELETE_LOG_ON, err);
+	else if (strcmp(value, "emptied") != 0) {
+		rc = steps_delete_logs(run, RS_DELETE_LOG_EMPTY, err);
+		if (rc == 0)
+			rc = journal_fact_set(run->journal, "delete_logs",
+			                      "emptied", err);
+	}
 	/* The shards say "published" before the routing file does, so
 	 * that no crash leaves live routing that no shard knows of. */
 	if (rc == 0)

@@ -192,6 +192,14 @@ int steps_replica_seed(struct rs_run *run, int shard, struct rs_err *err);
  * catch-up's undo.  Idempotent. */
 int steps_replica_remove_made(struct rs_run *run, struct rs_err *err);
 
+/* publish.c: OP (RS_DELETE_LOG_ON, _OFF, _EMPTY) on the delete logs of
+ * the tables under `to`, on every shard of `to` the run touches; a
+ * doubling's replica gets ON and OFF from its primary (by replication, or
+ * in the file reshard copies), unless promoted.  pre-verify starts them
+ * before the fence, publish empties them (or starts them, when pre-verify
+ * did not), final-check removes them, abort too.  Idempotent. */
+int steps_delete_logs(struct rs_run *run, int op, struct rs_err *err);
+
 /* pre_verify.c: take off the change capture pre-verify put up (a
  * doubling's sources and promoted replicas, a split's targets), for
  * unfence and abort.  Nothing when there was no pre-verify.  Idempotent. */

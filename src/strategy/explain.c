@@ -987,7 +987,8 @@ explain_step(struct explain *ex, struct explain_step *st)
 		}
 		st->seconds = explain_sum_all(&sum);
 		snprintf(st->basis, sizeof(st->basis),
-		         "writes %s%s%s; a statement a table (delete logs) at "
+		         "writes %s%s%s; a statement a table (the delete logs "
+		         "emptied) at "
 		         "the measured round trip%s",
 		         plan->publish_file,
 		         plan->publish_command != NULL ? " and runs " : "",

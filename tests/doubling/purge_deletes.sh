@@ -59,6 +59,39 @@ complete "purge-deletes"
 check "purge-deletes: no delete log left" test \
 	"$(for db in db0 db1 db2 db3; do sql "$db.db" "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'reshard_del%'"; done | sort -u)" = 0
 
+# The delete logs start before the fence (pre-verify), out of the fenced
+# time, and publish empties them: what they held before — here catch-up's
+# delete, on db2, of a row the application deleted on db0 before the
+# fence — must not pass for a delete made on the new routing.  A stale
+# router that writes that row again to the old owner after unfence then
+# has it kept, as above, not purged on the strength of the older delete.
+section purge-stale-delete
+fresh purge-stale-delete
+own_master
+run_reshard 0 "purge-stale-delete: run --until pre-verify" run plan.cfg --until pre-verify --yes
+check "purge-stale-delete: pre-verify started db0's delete logs" test \
+	"$(sql db0.db "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'reshard_dellog%'")" -gt 0
+read -r gone_id gone_key < <(sql master.db "SELECT o.id, o.customer_id FROM orders o
+	JOIN routes r ON r.key = o.customer_id WHERE r.from_owner = 'db0.orders_0'
+	AND r.to_owner = 'db2.orders_0' ORDER BY o.id LIMIT 1" | tr '|' ' ')
+gone_row=$(sql db0.db "SELECT quote(id) || ', ' || quote(customer_id) || ', ' ||
+	quote(amount) || ', ' || quote(note) FROM orders_0 WHERE id = $gone_id")
+equals "$(sql db0.db "DELETE FROM orders_0 WHERE id = $gone_id; SELECT changes();")" 1 \
+	"purge-stale-delete: the application deletes row $gone_id on db0 before the fence"
+run_reshard 0 "purge-stale-delete: run --until verify" run plan.cfg --until verify --yes
+equals "$(sql db2.db "SELECT count(*) FROM reshard_del_orders_0 WHERE id = $gone_id")" 1 \
+	"purge-stale-delete: catch-up's delete on db2 is in db2's log before publish"
+run_reshard 0 "purge-stale-delete: run --until unfence" run plan.cfg --until unfence --yes
+equals "$(for db in db0 db1 db2 db3; do for t in 0 1; do
+	sql "$db.db" "SELECT count(*) FROM reshard_del_orders_$t"; done; done | sort -u)" 0 \
+	"purge-stale-delete: publish emptied every delete log"
+equals "$(sql db0.db "INSERT INTO orders_0 VALUES ($gone_row); SELECT changes();")" 1 \
+	"purge-stale-delete: a stale router writes row $gone_id ($gone_key) to db0 again"
+run_reshard 3 "purge-stale-delete: run exits 3 (the row kept)" run plan.cfg --yes
+has err "(id = '$gone_id')" "purge-stale-delete: purge names the row it kept"
+check "purge-stale-delete: the stale write is still on db0" \
+	test "$(sql db0.db "SELECT count(*) FROM orders_0 WHERE id = $gone_id")" = 1
+
 # Purge's own deletes bypass the delete log (backend_purge_keys): only the
 # application's are recorded.  After purge the logs hold exactly the one
 # key the application deleted, every log trigger is back in place, and an
