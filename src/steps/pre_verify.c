@@ -29,8 +29,8 @@
  * during the last round, so the fenced work follows the write rate times
  * a short round, not the table's size.
  *
- * The capture it put up comes off at unfence (steps_pre_verify_off) and
- * in abort; a split's sources keep theirs until purge, as before.
+ * The capture it put up comes off in purge (steps_pre_verify_off) and
+ * in abort, with a split's own on its sources.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -270,7 +270,7 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		                "verify compares every row under the fence\n");
 		return 0;
 	}
-	/* On record before the capture goes on, for unfence and abort. */
+	/* On record before the capture goes on, for purge and abort. */
 	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
 	if (rc == 0)
 		rc = pre_verify_each(run, 1, err);

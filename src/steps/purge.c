@@ -317,9 +317,14 @@ purge_run(struct rs_run *run, struct rs_err *err)
 	char epoch[32] = "0";
 	int rc = 0;
 
-	/* A split's change capture has served: the last change was
-	 * replayed under the fence, and the routing is published. */
-	if (run->strategy->copies_movers)
+	/* The change capture has served: the last change was replayed and
+	 * verified under the fence, and the routing is published.  First
+	 * what pre-verify put up (a doubling's sources and promoted
+	 * replicas, a split's targets), then a split's own on its sources;
+	 * here, not in unfence, so that its trigger DDL never waits inside
+	 * the fence. */
+	rc = steps_pre_verify_off(run, err);
+	if (rc == 0 && run->strategy->copies_movers)
 		rc = steps_each_shard(run, run->plan->from, purge_uncapture,
 		                      NULL, err);
 	if (rc == 0)

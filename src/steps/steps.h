@@ -202,7 +202,7 @@ int steps_delete_logs(struct rs_run *run, int op, struct rs_err *err);
 
 /* pre_verify.c: take off the change capture pre-verify put up (a
  * doubling's sources and promoted replicas, a split's targets), for
- * unfence and abort.  Nothing when there was no pre-verify.  Idempotent. */
+ * purge and abort.  Nothing when there was no pre-verify.  Idempotent. */
 int steps_pre_verify_off(struct rs_run *run, struct rs_err *err);
 
 /* verify.c: verify's comparison of every source table with the new
