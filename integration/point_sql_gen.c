@@ -4,25 +4,30 @@
  * that the servers compute a key's point (pg_sql_point, mysql_sql_point)
  * exactly as reshard does.  Usage: point_sql_gen DIR.  Writes:
  *
- *   DIR/text.tsv   n, the key's bytes in hex, its sha256_64 point and its
- *                  identity point (\N where hash_identity refuses it), for
- *                  the UTF-8 keys of tests/vectors/hash_vectors.h without
- *                  a NUL (PostgreSQL text holds none), whose sha256_64
- *                  points come from Python's hashlib, not from reshard;
+ *   DIR/text.tsv   n, the key's bytes in hex, its sha256_64 point, its
+ *                  identity point (\N where hash_identity refuses it), its
+ *                  fnv1a_64 and its java point, for the UTF-8 keys of
+ *                  tests/vectors/hash_vectors.h without a NUL (PostgreSQL
+ *                  text holds none), whose sha256_64 points come from
+ *                  Python's hashlib, fnv1a_64 from a Python FNV-1a and
+ *                  java from a JVM, not from reshard;
  *                  then 100,000 keys of a fixed pseudo-random sequence
  *                  (customer ids, UTF-8 text of one to four bytes a
  *                  character, digit strings with leading zeros and past
  *                  2^64), expected from hash_point;
  *   DIR/int.tsv    n, a 64-bit integer key (the vectors' integer keys,
  *                  then 20,000 pseudo-random ones, negatives included),
- *                  and its two points as above;
+ *                  and its four points as above;
  *   DIR/pg.sql, DIR/my.sql
  *                  the SELECTs that compute the same columns on each
  *                  server from the tables tk (n, hex, k text) and ti (n,
- *                  k bigint), in the same order;
+ *                  k bigint), in the same order: all four points on
+ *                  PostgreSQL, the first two on MariaDB (which computes
+ *                  no other);
  *   DIR/moves.tsv  one line a pair of maps: NAME, the hash, the key
- *                  table (km: text keys, ki: integer keys) and the two
- *                  maps as tests/oracle.py spells them;
+ *                  table (km: text keys, ki: integer keys), the two maps
+ *                  as tests/oracle.py spells them, and the engines that
+ *                  compute that hash ("pg my" or "pg");
  *   DIR/moves-NAME.pg.sql, DIR/moves-NAME.my.sql
  *                  a SELECT of n and "moves" or "stays" for every key of
  *                  that table, ordered by n, by the point in SQL and the
@@ -110,25 +115,44 @@ random_key(int i, char *key)
 	}
 }
 
+/* The points after n and the key: sha256_64 SHA, identity (\N where
+ * refused), fnv1a_64 FNV, java JAVA (\N: not UTF-8, never here). */
 static void
-print_identity(FILE *f, const char *key, size_t len)
+print_points(FILE *f, const char *key, size_t len, uint64_t sha, uint64_t fnv,
+             int java_ok, uint64_t java)
 {
 	uint64_t point;
 
+	fprintf(f, "\t%llu", (unsigned long long)sha);
 	if (hash_identity(key, len, &point) == 0)
-		fprintf(f, "\t%llu\n", (unsigned long long)point);
+		fprintf(f, "\t%llu", (unsigned long long)point);
+	else
+		fprintf(f, "\t\\N");
+	fprintf(f, "\t%llu", (unsigned long long)fnv);
+	if (java_ok)
+		fprintf(f, "\t%llu\n", (unsigned long long)java);
 	else
 		fprintf(f, "\t\\N\n");
 }
 
+/* A key whose points reshard's C code gives. */
 static void
-print_text(FILE *f, int n, const char *key, size_t len, uint64_t sha)
+print_points_c(FILE *f, const char *key, size_t len)
+{
+	uint64_t java = 0;
+	int java_ok = hash_java(key, len, &java) == 0;
+
+	print_points(f, key, len, hash_sha256_64(key, len),
+	             hash_fnv1a_64(key, len), java_ok, java);
+}
+
+static void
+print_text(FILE *f, int n, const char *key, size_t len)
 {
 	char hex[200];
 
 	text_hex_encode(key, len, hex)[2 * len] = '\0';
-	fprintf(f, "%d\t%s\t%llu", n, hex, (unsigned long long)sha);
-	print_identity(f, key, len);
+	fprintf(f, "%d\t%s", n, hex);
 }
 
 static void
@@ -137,9 +161,8 @@ print_int(FILE *f, int n, long long value)
 	char key[32];
 	int len = snprintf(key, sizeof(key), "%lld", value);
 
-	fprintf(f, "%d\t%lld\t%llu", n, value,
-	        (unsigned long long)hash_sha256_64(key, (size_t)len));
-	print_identity(f, key, (size_t)len);
+	fprintf(f, "%d\t%lld", n, value);
+	print_points_c(f, key, (size_t)len);
 }
 
 /* The SELECT of one engine over tk or ti. */
@@ -159,6 +182,10 @@ write_sql(const char *path, int pg)
 			pg_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
 			strbuf_str(&b, ", ");
 			pg_sql_point(&b, RS_HASH_IDENTITY, kind, "k");
+			strbuf_str(&b, ", ");
+			pg_sql_point(&b, RS_HASH_FNV1A_64, kind, "k");
+			strbuf_str(&b, ", ");
+			pg_sql_point(&b, RS_HASH_JAVA, kind, "k");
 		} else {
 			mysql_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
 			strbuf_str(&b, ", ");
@@ -179,6 +206,7 @@ struct map_pair {
 	const char *keys; /* km or ki */
 	struct rs_map_def from, to;
 	const char *oracle_from, *oracle_to;
+	int pg_only; /* a hash MariaDB does not compute in SQL */
 };
 
 static int four[] = {0, 1, 2, 3}, five[] = {0, 1, 2, 3, 4}, two[] = {0, 1};
@@ -202,7 +230,8 @@ static const struct map_pair pairs[] = {
          {.kind = RS_MAP_RING, .nodes = four, .n_nodes = 4, .vnodes = 100},
          {.kind = RS_MAP_RING, .nodes = five, .n_nodes = 5, .vnodes = 100},
          "ring:100:n0,n1,n2,n3",
-         "ring:100:n0,n1,n2,n3,n4"},
+         "ring:100:n0,n1,n2,n3,n4",
+         0},
 	{"ranges",
          RS_HASH_SHA256_64,
          "km",
@@ -211,14 +240,16 @@ static const struct map_pair pairs[] = {
          "ranges:0x3fffffffffffffff=n0,0x7fffffffffffffff=n1,"
          "0xbfffffffffffffff=n2,max=n3",
          "ranges:0x1fffffffffffffff=n0,0x3fffffffffffffff=n4,"
-         "0x7fffffffffffffff=n1,0xbfffffffffffffff=n2,max=n3"},
+         "0x7fffffffffffffff=n1,0xbfffffffffffffff=n2,max=n3",
+         0},
 	{"modulo",
          RS_HASH_SHA256_64,
          "km",
          {.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4},
          {.kind = RS_MAP_MODULO, .nodes = five, .n_nodes = 5},
          "modulo:n0,n1,n2,n3",
-         "modulo:n0,n1,n2,n3,n4"},
+         "modulo:n0,n1,n2,n3,n4",
+         0},
 	{"slots",
          RS_HASH_SHA256_64,
          "km",
@@ -233,14 +264,32 @@ static const struct map_pair pairs[] = {
           .databases = 4,
           .tables_per_db = 4},
          "slots:2:4:n0,n1",
-         "slots:4:4:n0,n1,n2,n3"},
+         "slots:4:4:n0,n1,n2,n3",
+         0},
 	{"identity",
          RS_HASH_IDENTITY,
          "ki",
          {.kind = RS_MAP_RANGES, .ranges = by_value, .n_ranges = 2},
          {.kind = RS_MAP_RANGES, .ranges = by_value_split, .n_ranges = 3},
          "ranges:1000=n0,max=n1",
-         "ranges:500=n0,1000=n2,max=n1"},
+         "ranges:500=n0,1000=n2,max=n1",
+         0},
+	{"ring-fnv1a",
+         RS_HASH_FNV1A_64,
+         "km",
+         {.kind = RS_MAP_RING, .nodes = four, .n_nodes = 4, .vnodes = 100},
+         {.kind = RS_MAP_RING, .nodes = five, .n_nodes = 5, .vnodes = 100},
+         "ring:100:n0,n1,n2,n3",
+         "ring:100:n0,n1,n2,n3,n4",
+         1},
+	{"modulo-java",
+         RS_HASH_JAVA,
+         "km",
+         {.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4},
+         {.kind = RS_MAP_MODULO, .nodes = five, .n_nodes = 5},
+         "modulo:n0,n1,n2,n3",
+         "modulo:n0,n1,n2,n3,n4",
+         1},
 };
 
 static const char *const shard_names[] = {"n0", "n1", "n2", "n3", "n4"};
@@ -301,11 +350,13 @@ write_pairs(const char *dir)
 	if (f == NULL)
 		return -1;
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
-		fprintf(f, "%s\t%s\t%s\t%s\t%s\n", pairs[i].name,
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", pairs[i].name,
 		        hash_name(pairs[i].hash), pairs[i].keys,
-		        pairs[i].oracle_from, pairs[i].oracle_to);
+		        pairs[i].oracle_from, pairs[i].oracle_to,
+		        pairs[i].pg_only ? "pg" : "pg my");
 		if (write_moves(dir, &pairs[i], 1) != 0 ||
-		    write_moves(dir, &pairs[i], 0) != 0) {
+		    (!pairs[i].pg_only &&
+		     write_moves(dir, &pairs[i], 0) != 0)) {
 			fclose(f);
 			return -1;
 		}
@@ -338,7 +389,9 @@ main(int argc, char **argv)
 
 		if (memchr(v->key, '\0', v->len) != NULL || v->len > 90)
 			continue;
-		print_text(text, n++, v->key, v->len, v->sha256_64);
+		print_text(text, n++, v->key, v->len);
+		print_points(text, v->key, v->len, v->sha256_64, v->fnv1a_64, 1,
+		             v->java);
 		value = strtoll(v->key, &end, 10);
 		if (v->len > 0 && end == v->key + v->len &&
 		    (value != 0 || v->key[0] == '0') && value > INT64_MIN &&
@@ -348,7 +401,8 @@ main(int argc, char **argv)
 	for (int i = 0; i < 100000; i++) {
 		size_t len = random_key(i, key);
 
-		print_text(text, n++, key, len, hash_sha256_64(key, len));
+		print_text(text, n++, key, len);
+		print_points_c(text, key, len);
 	}
 	for (int i = 0; i < 20000; i++)
 		print_int(ints, n++,

@@ -15,6 +15,9 @@
 # unfence or publish it waits, retries and fails.  Released, the run ends
 # with every row once on the target, none left on the source, and nothing
 # of reshard's left but its marker.
+# Then a fence of the rows that move by the `java` hash, which PostgreSQL
+# computes in SQL: a write to a key that stays goes through, one to a key
+# that moves is refused, and the run moves exactly the oracle's keys.
 # Usage: integration/scenario_fence_locks_pg.sh (after servers.sh start).
 set -uo pipefail
 export LC_ALL=C.UTF-8
@@ -103,6 +106,47 @@ equals "$(for db in "$src" "$dst"; do
 		UNION ALL SELECT tablename FROM pg_tables
 		WHERE tablename LIKE 'reshard%' AND tablename <> 'reshard_marker'"
 done)" "" "locks: no trigger or log table of reshard's left"
+
+# A fence of the rows that move, by java: PostgreSQL computes
+# String.hashCode() in SQL.  A split from modulo [src] to modulo [src,
+# dst] moves the keys with an odd hash; tests/oracle.py, which shares no
+# code with reshard, says which.  With the fence up, a write to a key
+# that stays goes through and one to a key that moves is refused.
+for db in locks_src locks_dst; do
+	pg "$pg_app" "DROP DATABASE IF EXISTS $db WITH (FORCE)" &&
+		pg "$pg_app" "CREATE DATABASE $db" || exit 1
+done
+pg "$src" "$table; INSERT INTO orders SELECT i, 'cliente:' || i, i / 100.0
+	FROM generate_series(1, 2000) i" && pg "$dst" "$table" || exit 1
+seq 1 2000 | sed 's/^/cliente:/' |
+	python3 "$root/tests/oracle.py" --hash java --from modulo:src --to modulo:src,dst >"$tmp/owners"
+stay=$(awk -F'\t' '$4 == "stays" { print $1; exit }' "$tmp/owners")
+move=$(awk -F'\t' '$4 == "moves" { print $1; exit }' "$tmp/owners")
+rm -f "$tmp"/*.journal* "$tmp/routing.cfg"
+sed -i 's/name = "locks"; hash = "sha256_64"/name = "java"; hash = "java"/;
+	s/^from = .*/from = { map = "modulo"; nodes = ["src"]; };/;
+	s/^to = .*/to = { map = "modulo"; nodes = ["src", "dst"]; };/' "$tmp/plan.cfg"
+run_reshard 0 "java: run --until fence" run plan.cfg --until fence --yes
+if grep -q "src: writes fenced to the rows that move" "$tmp/err"; then
+	ok "java: src fences only the rows that move"
+else
+	cp "$tmp/err" "$tmp/why" && not_ok "java: src fences only the rows that move" "$tmp/why"
+fi
+equals "$(pg "$src" "UPDATE orders SET amount = amount + 1 WHERE customer = '$stay'" 2>&1)" "" \
+	"java: a write to $stay, which stays, goes through"
+equals "$(pg "$src" "UPDATE orders SET amount = amount + 1 WHERE customer = '$move'" 2>&1 |
+	grep -c 'writes paused by reshard')" 1 "java: a write to $move, which moves, is refused"
+run_reshard 0 "java: the run ends" run plan.cfg --yes
+awk -F'\t' '$4 == "moves" { print $1 }' "$tmp/owners" | sort >"$tmp/moved"
+pg "$dst" "SELECT customer FROM orders" | sort >"$tmp/on-dst"
+if cmp -s "$tmp/moved" "$tmp/on-dst"; then
+	ok "java: dst holds exactly the keys the oracle moves ($(wc -l <"$tmp/moved"))"
+else
+	diff "$tmp/moved" "$tmp/on-dst" | head >"$tmp/why"
+	not_ok "java: dst holds exactly the keys the oracle moves" "$tmp/why"
+fi
+equals "$(pg "$src" "SELECT amount FROM orders WHERE customer = '$stay'")" \
+	"$(pg "$src" "SELECT (${stay#cliente:} / 100.0 + 1)::numeric(12,2)")" "java: the write to $stay is there"
 for db in locks_src locks_dst; do
 	pg "$pg_app" "DROP DATABASE IF EXISTS $db WITH (FORCE)"
 done

@@ -605,9 +605,13 @@ test_fence_rows_functions(void **state)
 	                               "NEW) ->> TG_ARGV[1]) IS NOT FALSE"));
 	assert_non_null(strstr(b.text, "ERRCODE = 'RS001'"));
 	strbuf_clear(&b);
-	assert_int_equal(pg_sql_fence_rows_functions(&b, RS_HASH_JAVA, &moving),
-	                 RS_EUSAGE);
-	assert_null(b.text);
+	assert_int_equal(
+		pg_sql_fence_rows_functions(&b, RS_HASH_FNV1A_64, &moving), 0);
+	assert_non_null(strstr(b.text, "(WITH RECURSIVE \"f\"(i, h, b) AS "
+	                               "(SELECT 0, 14695981039346656037::"
+	                               "numeric, pg_catalog.convert_to(k, "
+	                               "'UTF8') UNION ALL"));
+	strbuf_clear(&b);
 	assert_non_null(strstr(pg_sql_fence_function_drop,
 	                       "DROP FUNCTION reshard_fence_rows(); "
 	                       "DROP FUNCTION IF EXISTS reshard_moves(text)"));
@@ -660,13 +664,16 @@ test_guard(void **state)
 	                            "DROP FUNCTION IF EXISTS "
 	                            "reshard_owner(text)"));
 	free(sql);
+	/* java's point is a loop in SQL too. */
+	guard.hash = RS_HASH_JAVA;
+	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
+	                 0);
+	assert_non_null(strstr(sql, "FROM (SELECT (WITH RECURSIVE \"j\"(i, h, "
+	                            "s) AS (SELECT 1, 0::numeric, k UNION"));
+	free(sql);
 	messages[1] = "refuse";
 	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
 	                 RS_EQUERY);
-	assert_null(sql);
-	guard.hash = RS_HASH_JAVA;
-	assert_int_equal(pg_sql_guard(tables, 2, &guard, &literal, &sql, &err),
-	                 RS_EUSAGE);
 	assert_null(sql);
 }
 
@@ -980,9 +987,9 @@ test_same_host(void **state)
 	                 0);
 }
 
-/* The point in SQL: sha256_64 and identity of text and integer keys
+/* The point in SQL: every hash of text and integer keys
  * (integration/scenario_point_sql.sh runs them on a server); any other
- * hash or key kind refused with nothing appended. */
+ * key kind refused with nothing appended. */
 static void
 test_point(void **state)
 {
@@ -996,10 +1003,16 @@ test_point(void **state)
 	assert_int_equal(
 		pg_sql_point(&b, RS_HASH_IDENTITY, RS_COL_INTEGER, "k"), 0);
 	strbuf_clear(&b);
-	assert_int_equal(pg_sql_point(&b, RS_HASH_JAVA, RS_COL_TEXT, "k"),
-	                 RS_EUSAGE);
-	assert_int_equal(pg_sql_point(&b, RS_HASH_FNV1A_64, RS_COL_TEXT, "k"),
-	                 RS_EUSAGE);
+	/* java and fnv1a_64 of an integer key: of its decimal text. */
+	assert_int_equal(pg_sql_point(&b, RS_HASH_JAVA, RS_COL_INTEGER, "k"),
+	                 0);
+	assert_non_null(strstr(b.text, "SELECT 1, 0::numeric, k::text UNION"));
+	strbuf_clear(&b);
+	assert_int_equal(
+		pg_sql_point(&b, RS_HASH_FNV1A_64, RS_COL_INTEGER, "k"), 0);
+	assert_non_null(
+		strstr(b.text, "pg_catalog.convert_to(k::text, 'UTF8')"));
+	strbuf_clear(&b);
 	assert_int_equal(
 		pg_sql_point(&b, RS_HASH_SHA256_64, RS_COL_DECIMAL, "k"),
 		RS_EUSAGE);

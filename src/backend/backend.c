@@ -157,7 +157,7 @@ backend_engine_fences_rows(enum rs_engine engine, enum rs_hash hash)
 	const struct rs_backend_ops *ops = backend_ops_of(engine);
 
 	return ops->fence != NULL && ops->fence_rows &&
-	       backend_fence_rows_hash(hash, RS_COL_TEXT);
+	       (ops->point_hashes >> hash & 1u);
 }
 
 /* Refuse a second concurrent operation: engines drive one at a time. */
@@ -512,7 +512,7 @@ backend_points_computable(struct rs_backend *backend, const char *what,
                           const enum rs_col_kind *kinds, struct rs_err *err)
 {
 	for (int i = 0; i < n; i++)
-		if (!backend_fence_rows_hash(hash, kinds[i]))
+		if (!backend_fence_rows_hash(backend, hash, kinds[i]))
 			return backend_fail(backend, err, RS_EUSAGE,
 			                    "cannot %s %s: the server cannot "
 			                    "compute its key's point (a bug in "
@@ -607,9 +607,10 @@ backend_sql_list_add(struct rs_sql_list *list, struct rs_strbuf *b)
 }
 
 int
-backend_fence_rows_hash(enum rs_hash hash, enum rs_col_kind kind)
+backend_fence_rows_hash(const struct rs_backend *backend, enum rs_hash hash,
+                        enum rs_col_kind kind)
 {
-	return (hash == RS_HASH_SHA256_64 || hash == RS_HASH_IDENTITY) &&
+	return (backend->ops->point_hashes >> hash & 1u) &&
 	       (kind == RS_COL_TEXT || kind == RS_COL_INTEGER);
 }
 

@@ -58,6 +58,10 @@ struct rs_backend_ops {
 	             const struct rs_fence_rows *rows, rs_backend_cb cb,
 	             void *arg, struct rs_err *err);
 	int fence_rows; /* fence takes ROWS (RS_CAP_FENCE_ROWS) */
+	/* Bit 1 << HASH (enum rs_hash) for each hash whose point the
+	 * server computes in SQL (pg_sql_point, mysql_sql_point), for a
+	 * fence of rows and the guard. */
+	unsigned point_hashes;
 	/* backend_guard_sql, after backend.c's checks: append each
 	 * statement to LIST (backend_sql_list_add). */
 	int (*guard_sql)(struct rs_backend *backend, const char *const *tables,

@@ -4492,6 +4492,10 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.count = my_count,
 	.fence = my_fence,
 	.fence_rows = 1,
+	/* Not fnv1a_64 nor java: their loop over the key's bytes needs a
+         * recursive CTE that reads the row, and MariaDB's cannot refer to
+         * an outer query. */
+	.point_hashes = 1u << RS_HASH_SHA256_64 | 1u << RS_HASH_IDENTITY,
 	.guard_sql = my_guard_sql,
 	.markers = my_markers,
 	.mark = my_mark,

@@ -3613,6 +3613,8 @@ const struct rs_backend_ops backend_pg_ops = {
 	.count = pg_count,
 	.fence = pg_fence,
 	.fence_rows = 1,
+	.point_hashes = 1u << RS_HASH_SHA256_64 | 1u << RS_HASH_IDENTITY |
+                        1u << RS_HASH_FNV1A_64 | 1u << RS_HASH_JAVA,
 	.guard_sql = pg_guard_sql,
 	.markers = pg_markers,
 	.mark = pg_mark,

@@ -1595,6 +1595,47 @@ pg_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
 			strbuf_str(b, "::numeric END)");
 		}
 		return 0;
+	case RS_HASH_FNV1A_64:
+		/* A loop over the key's UTF-8 bytes, as a recursive CTE
+		 * (it may read the outer row): h XOR byte touches only the
+		 * low byte of h, so it is done on h mod 256 as an int; the
+		 * product stays exact in numeric, then mod 2^64. */
+		strbuf_str(b, "(WITH RECURSIVE \"f\"(i, h, b) AS (SELECT 0, "
+		              "14695981039346656037::numeric, "
+		              "pg_catalog.convert_to(");
+		strbuf_str(b, expr);
+		strbuf_str(b, text ? ", 'UTF8')" : "::text, 'UTF8')");
+		strbuf_str(b,
+		           " UNION ALL SELECT i + 1, ((h - pg_catalog.mod(h, "
+		           "256)) + (pg_catalog.mod(h, 256)::int # "
+		           "pg_catalog.get_byte(b, i))) * 1099511628211 % "
+		           "18446744073709551616, b FROM \"f\" WHERE i < "
+		           "pg_catalog.length(b)) SELECT h FROM \"f\" WHERE "
+		           "i = pg_catalog.length(b))");
+		return 0;
+	case RS_HASH_JAVA:
+		/* String.hashCode() over the UTF-16 code units (a code
+		 * point past U+FFFF as its two surrogates), wrapping at
+		 * 2^32, then Math.abs of it as a signed int; a database in
+		 * UTF8, where ascii() gives the code point. */
+		strbuf_str(b, "(WITH RECURSIVE \"j\"(i, h, s) AS (SELECT 1, "
+		              "0::numeric, ");
+		strbuf_str(b, expr);
+		strbuf_str(b, text ? "" : "::text");
+		strbuf_str(
+			b,
+			" UNION ALL SELECT i + 1, CASE WHEN pg_catalog.ascii("
+			"pg_catalog.substr(s, i, 1)) < 65536 THEN (31 * h + "
+			"pg_catalog.ascii(pg_catalog.substr(s, i, 1))) % "
+			"4294967296 ELSE (31 * ((31 * h + 55296 + "
+			"(pg_catalog.ascii(pg_catalog.substr(s, i, 1)) - "
+			"65536) / 1024) % 4294967296) + 56320 + "
+			"(pg_catalog.ascii(pg_catalog.substr(s, i, 1)) - "
+			"65536) % 1024) % 4294967296 END, s FROM \"j\" "
+			"WHERE i <= pg_catalog.length(s)) SELECT CASE WHEN "
+			"h >= 2147483648 THEN 4294967296 - h ELSE h END FROM "
+			"\"j\" WHERE i = pg_catalog.length(s) + 1)");
+		return 0;
 	default:
 		return RS_EUSAGE;
 	}

@@ -387,9 +387,12 @@ int pg_sql_same_host(const char *sender, const char *replica,
  * of KIND, exactly as hash_point does; NULL for a key hash_point refuses
  * (identity: not a non-negative integer that fits 64 bits) and for NULL.
  * Text keys are hashed as UTF-8 (convert_to), integers as their decimal
- * text.  Returns 0, or RS_EUSAGE (nothing appended) for a hash or a key
- * kind this version cannot compute in SQL (java, fnv1a_64; keys other
- * than text and integers, whose canonical text is not the server's). */
+ * text.  Every hash: sha256_64 with sha256(); identity with a cast;
+ * fnv1a_64 and java as a loop over the key's bytes or characters in a
+ * recursive CTE (java needs a UTF8 database: ascii() gives code points).
+ * Returns 0, or RS_EUSAGE (nothing appended) for a key kind this version
+ * cannot compute in SQL (other than text and integers, whose canonical
+ * text is not the server's). */
 int pg_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
                  const char *expr);
 

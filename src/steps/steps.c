@@ -176,8 +176,8 @@ steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
  * (backend_fence_rows_hash), 0 when not or a table is missing (the fence
  * says which), or an error. */
 static int
-key_kinds(struct rs_run *run, int shard, struct table_list *list,
-          struct rs_err *err)
+key_kinds(struct rs_run *run, int shard, const struct rs_backend *backend,
+          struct table_list *list, struct rs_err *err)
 {
 	const char **keys = list->keys;
 	enum rs_col_kind *kinds = list->kinds;
@@ -193,8 +193,8 @@ key_kinds(struct rs_run *run, int shard, struct table_list *list,
 			return rc;
 		keys[i] = plan->tables[list->tables[i]].key;
 		k = steps_column(def, keys[i]);
-		if (k < 0 ||
-		    !backend_fence_rows_hash(plan->hash, def->columns[k].kind))
+		if (k < 0 || !backend_fence_rows_hash(backend, plan->hash,
+		                                      def->columns[k].kind))
 			return 0;
 		kinds[i] = def->columns[k].kind;
 	}
@@ -218,7 +218,7 @@ fence_rows_for(struct rs_run *run, int shard, struct rs_backend *backend,
 
 	if (!backend_supports(backend, RS_CAP_FENCE_ROWS))
 		return 0;
-	rc = key_kinds(run, shard, list, err);
+	rc = key_kinds(run, shard, backend, list, err);
 	if (rc <= 0)
 		return rc;
 	/* Not only the rows that move: a write to a row this shard does
@@ -371,7 +371,7 @@ steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 	if (rc == 0)
 		rc = table_list_load(run, shard, &list, err);
 	if (rc == 0 && on) {
-		usable = key_kinds(run, shard, &list, err);
+		usable = key_kinds(run, shard, backend, &list, err);
 		rc = usable < 0 ? usable : 0;
 		if (run->journal != NULL)
 			journal_fact_get(run->journal, "epoch", epoch,

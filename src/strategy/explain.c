@@ -366,8 +366,9 @@ explain_fence_rows(struct explain *ex, struct explain_shard *s,
 				if (strcmp(def->columns[c].name,
 				           plan->tables[t].key) == 0)
 					k = c;
-			if (k < 0 || !backend_fence_rows_hash(
-					     plan->hash, def->columns[k].kind))
+			if (k < 0 ||
+			    !backend_fence_rows_hash(backend, plan->hash,
+			                             def->columns[k].kind))
 				return 0;
 		}
 	rc = pairmap_moving(plan->from, plan->to, s->shard, &moving, &ignored);
