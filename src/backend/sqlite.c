@@ -37,8 +37,11 @@
  * new shard).  Left to SQLite's busy handler they poll for the lock, and
  * one of them can lose every round for the whole SQLITE_LOCK_TIMEOUT_MS
  * while the others take turns; so the process's own writers queue for a
- * file on a mutex (sqlite_writer_lock) and the busy handler only ever
- * waits for other processes.
+ * file on a mutex (sqlite_writer_lock), and a connection that finds the
+ * file locked while one of them holds the mutex (a reader, starting its
+ * read) waits for that writer's transaction to end on the mutex, then
+ * tries again at once: polling, it could lose every round to writers that
+ * take turns.  Only other processes' locks are polled for.
  * Only a worker stuck inside one system call (a hung disk) is beyond
  * reach.
  */
@@ -98,6 +101,7 @@ struct sqlite_engine {
 	int timed_out;          /* the worker passed the deadline */
 	uint64_t busy_since_ns; /* when the current lock wait began */
 	uv_mutex_t *writer;     /* the file's writers queue here (connect) */
+	int writing;            /* this connection holds *writer now */
 	union {
 		rs_backend_cb done; /* connect, exec */
 		rs_describe_cb describe;
@@ -206,8 +210,38 @@ sqlite_on_busy(void *arg, int n)
 		left_ms = (e->deadline_ns - now) / 1000000 + 1;
 	if ((uint64_t)delay > left_ms)
 		delay = (int)left_ms;
+	/* The process's own writer holds the file: wait for its
+	 * transaction, then try again before the next one commits. */
+	if (e->writer != NULL && !e->writing &&
+	    uv_mutex_trylock(e->writer) != 0) {
+		uv_mutex_lock(e->writer);
+		uv_mutex_unlock(e->writer);
+		return 1;
+	}
+	if (e->writer != NULL && !e->writing)
+		uv_mutex_unlock(e->writer);
 	sqlite3_sleep(delay);
 	return 1;
+}
+
+/* Take (enter) or give back (leave) the file's writer mutex around a
+ * write transaction (see the top of the file). */
+static void
+sqlite_writer_enter(struct sqlite_engine *e)
+{
+	if (e->writer != NULL) {
+		uv_mutex_lock(e->writer);
+		e->writing = 1;
+	}
+}
+
+static void
+sqlite_writer_leave(struct sqlite_engine *e)
+{
+	if (e->writer != NULL) {
+		e->writing = 0;
+		uv_mutex_unlock(e->writer);
+	}
 }
 
 /* Worker: roll back after a failure.  Never interrupted: the deadline is
@@ -1432,21 +1466,17 @@ sqlite_work(uv_work_t *work)
 		break;
 	case SQLITE_OP_UPSERT:
 	case SQLITE_OP_DELETE:
-		if (e->writer != NULL)
-			uv_mutex_lock(e->writer);
+		sqlite_writer_enter(e);
 		sqlite_work_write(backend);
-		if (e->writer != NULL)
-			uv_mutex_unlock(e->writer);
+		sqlite_writer_leave(e);
 		break;
 	case SQLITE_OP_COUNT:
 		sqlite_work_count(backend);
 		break;
 	case SQLITE_OP_SCRIPT:
-		if (e->writer != NULL)
-			uv_mutex_lock(e->writer);
+		sqlite_writer_enter(e);
 		sqlite_work_script(backend);
-		if (e->writer != NULL)
-			uv_mutex_unlock(e->writer);
+		sqlite_writer_leave(e);
 		break;
 	case SQLITE_OP_MARKERS:
 		sqlite_work_markers(backend);
