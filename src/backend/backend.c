@@ -151,13 +151,20 @@ backend_new(uv_loop_t *loop, const struct rs_backend_config *config,
 	return 0;
 }
 
+/* Whether OPS's server computes the point of HASH in SQL. */
+static int
+backend_ops_point_sql(const struct rs_backend_ops *ops, enum rs_hash hash)
+{
+	return (ops->point_hashes >> hash & 1u) != 0;
+}
+
 int
 backend_engine_fences_rows(enum rs_engine engine, enum rs_hash hash)
 {
 	const struct rs_backend_ops *ops = backend_ops_of(engine);
 
 	return ops->fence != NULL && ops->fence_rows &&
-	       (ops->point_hashes >> hash & 1u);
+	       backend_ops_point_sql(ops, hash);
 }
 
 /* Refuse a second concurrent operation: engines drive one at a time. */
@@ -610,7 +617,7 @@ int
 backend_fence_rows_hash(const struct rs_backend *backend, enum rs_hash hash,
                         enum rs_col_kind kind)
 {
-	return (backend->ops->point_hashes >> hash & 1u) &&
+	return backend_ops_point_sql(backend->ops, hash) &&
 	       (kind == RS_COL_TEXT || kind == RS_COL_INTEGER);
 }
 

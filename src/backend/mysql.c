@@ -3387,7 +3387,6 @@ my_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	my_steps_begin(e, NULL, MY_REPLY_DONE, my_log_step, arg);
 	e->in_call = 1;
 	if (on == RS_DELETE_LOG_EMPTY) {
-		strbuf_clear(&b);
 		strbuf_str(&b, "DELETE FROM ");
 		mysql_sql_ident(&b, log);
 		e->st.stage = MY_LOG_UPDATE; /* then done */

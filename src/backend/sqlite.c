@@ -212,14 +212,15 @@ sqlite_on_busy(void *arg, int n)
 		delay = (int)left_ms;
 	/* The process's own writer holds the file: wait for its
 	 * transaction, then try again before the next one commits. */
-	if (e->writer != NULL && !e->writing &&
-	    uv_mutex_trylock(e->writer) != 0) {
-		uv_mutex_lock(e->writer);
+	if (e->writer != NULL && !e->writing) {
+		int ours = uv_mutex_trylock(e->writer) != 0;
+
+		if (ours)
+			uv_mutex_lock(e->writer);
 		uv_mutex_unlock(e->writer);
-		return 1;
+		if (ours)
+			return 1;
 	}
-	if (e->writer != NULL && !e->writing)
-		uv_mutex_unlock(e->writer);
 	sqlite3_sleep(delay);
 	return 1;
 }

@@ -82,13 +82,12 @@ idle_put(struct rs_run *run, int slot, struct rs_backend *conn, int keep)
 
 	if (conn == NULL)
 		return;
-	if (keep && backend_supports(conn, RS_CAP_KEEP_IDLE) &&
-	    run->idle == NULL)
+	keep = keep && backend_supports(conn, RS_CAP_KEEP_IDLE);
+	if (keep && run->idle == NULL)
 		run->idle = calloc(2 * (size_t)run->plan->n_shards,
 		                   sizeof(*run->idle));
 	idle = run->idle != NULL ? &run->idle[slot] : NULL;
-	if (!keep || !backend_supports(conn, RS_CAP_KEEP_IDLE) ||
-	    idle == NULL || idle->n == STREAMS_IDLE_MAX) {
+	if (!keep || idle == NULL || idle->n == STREAMS_IDLE_MAX) {
 		await_close(&run->loop, conn);
 		return;
 	}

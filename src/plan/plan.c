@@ -1943,6 +1943,15 @@ plan_shard_index(const struct rs_plan *plan, const char *name)
 }
 
 int
+plan_primary_of(const struct rs_plan *plan, int shard)
+{
+	for (int i = 0; i < plan->n_shards; i++)
+		if (plan->shards[i].replica == shard)
+			return i;
+	return -1;
+}
+
+int
 plan_table_index(const struct rs_plan *plan, const char *name)
 {
 	for (int i = 0; i < plan->n_tables; i++)

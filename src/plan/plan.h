@@ -137,6 +137,9 @@ void plan_diags_clear(struct rs_plan_diags *diags);
 int plan_shard_index(const struct rs_plan *plan, const char *name);
 int plan_table_index(const struct rs_plan *plan, const char *name);
 
+/* Index of the shard whose declared replica SHARD is, or -1. */
+int plan_primary_of(const struct rs_plan *plan, int shard);
+
 const char *plan_strategy_name(enum rs_strategy strategy);
 
 #endif

@@ -320,15 +320,12 @@ pre_verify_off_replica(struct rs_run *run, int shard, void *arg,
                        struct rs_err *err)
 {
 	int replica = run->plan->shards[shard].replica, promoted = 0;
-	struct rs_backend *r;
 	int rc;
 
 	(void)arg;
-	if (replica < 0 || !engine_shard_exists(run, replica))
+	if (replica < 0)
 		return 0;
-	rc = engine_shard(run, replica, &r, err);
-	if (rc == 0)
-		rc = await_promoted(&run->loop, r, &promoted, err);
+	rc = steps_replica_promoted(run, replica, &promoted, err);
 	if (rc == 0 && promoted)
 		rc = steps_capture_off_replica(run, shard, replica, err);
 	return rc;
@@ -357,9 +354,8 @@ steps_pre_verify_off(struct rs_run *run, struct rs_err *err)
 static int
 pre_verify_undo(struct rs_run *run, struct rs_err *err)
 {
-	int rc = 0;
-
 	char state[16];
+	int rc = 0;
 
 	if (run->strategy->promotes_replicas)
 		rc = steps_replica_remove_made(run, err);

@@ -326,37 +326,20 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	               : await_delete_log(&run->loop, backend, def, *op, err);
 }
 
-/* Whether SHARD is a doubling's replica, whose delete logs come from its
- * primary: by replication, or in the copy reshard makes of its file. */
-static int
-delete_log_from_primary(const struct rs_run *run, int shard)
-{
-	for (int i = 0;
-	     run->strategy->promotes_replicas && i < run->plan->n_shards; i++)
-		if (run->plan->shards[i].replica == shard)
-			return 1;
-	return 0;
-}
-
+/* OP on the delete logs of SHARD's tables.  A doubling's replica gets
+ * its logs from its primary (by replication, or in the copy reshard makes
+ * of its file), and loses them with it while it still replicates: it is
+ * sent OFF only once promoted, and ON never. */
 static int
 delete_log_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	const int *op = arg;
-	struct rs_backend *backend;
 	int promoted = 0, rc = 0;
 
-	if (*op != RS_DELETE_LOG_EMPTY && delete_log_from_primary(run, shard)) {
-		/* ON: before the fence the primary's reach it.  OFF: a
-		 * replica still replicating loses them with its primary; a
-		 * promoted one, or a file that is still there, here. */
-		if (*op == RS_DELETE_LOG_ON || !engine_shard_exists(run, shard))
-			return 0;
-		rc = engine_shard(run, shard, &backend, err);
-		if (rc == 0 && !backend_supports(backend, RS_CAP_MADE_REPLICA))
-			rc = await_promoted(&run->loop, backend, &promoted,
-			                    err);
-		else
-			promoted = 1;
+	if (*op != RS_DELETE_LOG_EMPTY && run->strategy->promotes_replicas &&
+	    plan_primary_of(run->plan, shard) >= 0) {
+		if (*op == RS_DELETE_LOG_OFF)
+			rc = steps_replica_promoted(run, shard, &promoted, err);
 		if (rc != 0 || !promoted)
 			return rc;
 	}

@@ -453,3 +453,17 @@ const struct rs_step_def step_promote = {
 	.irreversible = 1,
 	.run = promote_run,
 };
+
+int
+steps_replica_promoted(struct rs_run *run, int replica, int *promoted,
+                       struct rs_err *err)
+{
+	struct rs_backend *r;
+	int rc;
+
+	*promoted = 0;
+	if (!engine_shard_exists(run, replica))
+		return 0;
+	rc = engine_shard(run, replica, &r, err);
+	return rc != 0 ? rc : await_promoted(&run->loop, r, promoted, err);
+}

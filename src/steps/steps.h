@@ -192,6 +192,11 @@ int steps_replica_seed(struct rs_run *run, int shard, struct rs_err *err);
  * catch-up's undo.  Idempotent. */
 int steps_replica_remove_made(struct rs_run *run, struct rs_err *err);
 
+/* replica.c: *PROMOTED 1 when the replica REPLICA exists and is a
+ * primary of its own now, else 0.  Returns 0 or the error of asking. */
+int steps_replica_promoted(struct rs_run *run, int replica, int *promoted,
+                           struct rs_err *err);
+
 /* publish.c: OP (RS_DELETE_LOG_ON, _OFF, _EMPTY) on the delete logs of
  * the tables under `to`, on every shard of `to` the run touches; a
  * doubling's replica gets ON and OFF from its primary (by replication, or

@@ -17,12 +17,8 @@ static const struct rs_step_def *const doubling_steps[] = {
 static int
 doubling_touches(const struct rs_plan *plan, int shard)
 {
-	if (plan->shards[shard].replica >= 0)
-		return 1;
-	for (int i = 0; i < plan->n_shards; i++)
-		if (plan->shards[i].replica == shard)
-			return 1;
-	return 0;
+	return plan->shards[shard].replica >= 0 ||
+	       plan_primary_of(plan, shard) >= 0;
 }
 
 const struct rs_strategy_def strategy_doubling = {
