@@ -1,7 +1,7 @@
 /*
  * point_sql_gen: the keys and expected points that
  * integration/scenario_point_sql.sh gives PostgreSQL and MariaDB, to check
- * that the servers compute a key's point (pg_sql_point, mysql_sql_point)
+ * that the servers compute a key's point (pg_sql_point, mysql_sql_point_set)
  * exactly as reshard does.  Usage: point_sql_gen DIR.  Writes:
  *
  *   DIR/text.tsv   n, the key's bytes in hex, its sha256_64 point, its
@@ -18,19 +18,21 @@
  *   DIR/int.tsv    n, a 64-bit integer key (the vectors' integer keys,
  *                  then 20,000 pseudo-random ones, negatives included),
  *                  and its four points as above;
- *   DIR/pg.sql, DIR/my.sql
- *                  the SELECTs that compute the same columns on each
- *                  server from the tables tk (n, hex, k text) and ti (n,
- *                  k bigint), in the same order: all four points on
- *                  PostgreSQL, the first two on MariaDB (which computes
- *                  no other);
+ *   DIR/pg.sql     the SELECTs that compute the same columns on
+ *                  PostgreSQL from the tables tk (n, hex, k text) and ti
+ *                  (n, k bigint), in the same order (pg_sql_point);
+ *   DIR/my.sql     the same on MariaDB, computed as its fence and guard
+ *                  triggers do (mysql_sql_point_declare and _set in a
+ *                  BEFORE INSERT trigger of a copy of tk and of ti);
+ *   DIR/my-latin1.sql
+ *                  the same over tk's column l (latin1), text keys only;
  *   DIR/moves.tsv  one line a pair of maps: NAME, the hash, the key
  *                  table (km: text keys, ki: integer keys), the two maps
- *                  as tests/oracle.py spells them, and the engines that
- *                  compute that hash ("pg my" or "pg");
+ *                  as tests/oracle.py spells them;
  *   DIR/moves-NAME.pg.sql, DIR/moves-NAME.my.sql
  *                  a SELECT of n and "moves" or "stays" for every key of
- *                  that table, ordered by n, by the point in SQL and the
+ *                  that table, ordered by n, by the point in SQL (on
+ *                  MariaDB computed by a trigger, as above) and the
  *                  moving set of the two maps (pairmap_moving,
  *                  backend_sql_moves), for tests/oracle.py to confirm.
  *
@@ -165,9 +167,13 @@ print_int(FILE *f, int n, long long value)
 	print_points_c(f, key, (size_t)len);
 }
 
-/* The SELECT of one engine over tk or ti. */
+/* The columns of text.tsv and int.tsv after the key, in order. */
+static const enum rs_hash hashes[] = {RS_HASH_SHA256_64, RS_HASH_IDENTITY,
+                                      RS_HASH_FNV1A_64, RS_HASH_JAVA};
+
+/* The SELECT of PostgreSQL over tk or ti. */
 static int
-write_sql(const char *path, int pg)
+write_pg_sql(const char *path)
 {
 	FILE *f = fopen(path, "w");
 	struct rs_strbuf b = {0};
@@ -177,22 +183,78 @@ write_sql(const char *path, int pg)
 	for (int t = 0; t < 2; t++) {
 		enum rs_col_kind kind = t == 0 ? RS_COL_TEXT : RS_COL_INTEGER;
 
-		strbuf_str(&b, t == 0 ? "SELECT n, hex, " : "SELECT n, k, ");
-		if (pg) {
-			pg_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
+		strbuf_str(&b, t == 0 ? "SELECT n, hex" : "SELECT n, k");
+		for (size_t h = 0; h < sizeof(hashes) / sizeof(*hashes); h++) {
 			strbuf_str(&b, ", ");
-			pg_sql_point(&b, RS_HASH_IDENTITY, kind, "k");
-			strbuf_str(&b, ", ");
-			pg_sql_point(&b, RS_HASH_FNV1A_64, kind, "k");
-			strbuf_str(&b, ", ");
-			pg_sql_point(&b, RS_HASH_JAVA, kind, "k");
-		} else {
-			mysql_sql_point(&b, RS_HASH_SHA256_64, kind, "k");
-			strbuf_str(&b, ", ");
-			mysql_sql_point(&b, RS_HASH_IDENTITY, kind, "k");
+			pg_sql_point(&b, hashes[h], kind, "k");
 		}
 		strbuf_str(&b, t == 0 ? " FROM tk ORDER BY n;\n"
 		                      : " FROM ti ORDER BY n;\n");
+	}
+	fputs(b.text, f);
+	strbuf_clear(&b);
+	return fclose(f);
+}
+
+/* Append to B a MariaDB table TABLE (n, NAME KEY_TYPE, p1 … pN) whose
+ * BEFORE INSERT trigger sets each p to the point of NEW.`k` by one of
+ * the N HASHES, as the fence and guard triggers compute it. */
+static void
+my_point_table(struct rs_strbuf *b, const char *table, const char *key_type,
+               enum rs_col_kind kind, const enum rs_hash *hashes_of, int n)
+{
+	strbuf_printf(b,
+	              "DROP TABLE IF EXISTS %s;\nCREATE TABLE %s (n int, "
+	              "hex text, k %s",
+	              table, table, key_type);
+	for (int h = 0; h < n; h++)
+		strbuf_printf(b, ", p%d DECIMAL(65,0)", h + 1);
+	strbuf_printf(b,
+	              ") DEFAULT CHARSET=utf8mb4;\nDELIMITER ;;\n"
+	              "CREATE TRIGGER %s_points BEFORE INSERT ON %s FOR "
+	              "EACH ROW BEGIN ",
+	              table, table);
+	mysql_sql_point_declare(b, RS_HASH_JAVA); /* every variable */
+	for (int h = 0; h < n; h++) {
+		mysql_sql_point_set(b, hashes_of[h], kind, "NEW.`k`");
+		strbuf_printf(b, "; SET NEW.p%d = p; ", h + 1);
+	}
+	strbuf_str(b, "END;;\nDELIMITER ;\n");
+}
+
+/* The statements of MariaDB over tk and ti, or over tk's latin1 column l
+ * (LATIN1). */
+static int
+write_my_sql(const char *path, int latin1)
+{
+	FILE *f = fopen(path, "w");
+	struct rs_strbuf b = {0};
+	int n = (int)(sizeof(hashes) / sizeof(*hashes));
+
+	if (f == NULL)
+		return -1;
+	for (int t = 0; t < (latin1 ? 1 : 2); t++) {
+		const char *table = t == 0 ? "pt_tk" : "pt_ti";
+
+		my_point_table(&b, table,
+		               t == 1   ? "bigint"
+		               : latin1 ? "varchar(200) CHARACTER SET latin1"
+		                        : "text",
+		               t == 0 ? RS_COL_TEXT : RS_COL_INTEGER, hashes,
+		               n);
+		strbuf_printf(
+			&b,
+			"INSERT INTO %s (n, hex, k) SELECT n, %s FROM %s%s;\n",
+			table,
+			t == 1   ? "NULL, k"
+			: latin1 ? "hex, l"
+				 : "hex, k",
+			t == 0 ? "tk" : "ti",
+			latin1 ? " WHERE l IS NOT NULL" : "");
+		strbuf_printf(
+			&b,
+			"SELECT n, %s, p1, p2, p3, p4 FROM %s ORDER BY n;\n",
+			t == 0 ? "hex" : "k", table);
 	}
 	fputs(b.text, f);
 	strbuf_clear(&b);
@@ -206,7 +268,6 @@ struct map_pair {
 	const char *keys; /* km or ki */
 	struct rs_map_def from, to;
 	const char *oracle_from, *oracle_to;
-	int pg_only; /* a hash MariaDB does not compute in SQL */
 };
 
 static int four[] = {0, 1, 2, 3}, five[] = {0, 1, 2, 3, 4}, two[] = {0, 1};
@@ -230,8 +291,7 @@ static const struct map_pair pairs[] = {
          {.kind = RS_MAP_RING, .nodes = four, .n_nodes = 4, .vnodes = 100},
          {.kind = RS_MAP_RING, .nodes = five, .n_nodes = 5, .vnodes = 100},
          "ring:100:n0,n1,n2,n3",
-         "ring:100:n0,n1,n2,n3,n4",
-         0},
+         "ring:100:n0,n1,n2,n3,n4"},
 	{"ranges",
          RS_HASH_SHA256_64,
          "km",
@@ -240,16 +300,14 @@ static const struct map_pair pairs[] = {
          "ranges:0x3fffffffffffffff=n0,0x7fffffffffffffff=n1,"
          "0xbfffffffffffffff=n2,max=n3",
          "ranges:0x1fffffffffffffff=n0,0x3fffffffffffffff=n4,"
-         "0x7fffffffffffffff=n1,0xbfffffffffffffff=n2,max=n3",
-         0},
+         "0x7fffffffffffffff=n1,0xbfffffffffffffff=n2,max=n3"},
 	{"modulo",
          RS_HASH_SHA256_64,
          "km",
          {.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4},
          {.kind = RS_MAP_MODULO, .nodes = five, .n_nodes = 5},
          "modulo:n0,n1,n2,n3",
-         "modulo:n0,n1,n2,n3,n4",
-         0},
+         "modulo:n0,n1,n2,n3,n4"},
 	{"slots",
          RS_HASH_SHA256_64,
          "km",
@@ -264,32 +322,28 @@ static const struct map_pair pairs[] = {
           .databases = 4,
           .tables_per_db = 4},
          "slots:2:4:n0,n1",
-         "slots:4:4:n0,n1,n2,n3",
-         0},
+         "slots:4:4:n0,n1,n2,n3"},
 	{"identity",
          RS_HASH_IDENTITY,
          "ki",
          {.kind = RS_MAP_RANGES, .ranges = by_value, .n_ranges = 2},
          {.kind = RS_MAP_RANGES, .ranges = by_value_split, .n_ranges = 3},
          "ranges:1000=n0,max=n1",
-         "ranges:500=n0,1000=n2,max=n1",
-         0},
+         "ranges:500=n0,1000=n2,max=n1"},
 	{"ring-fnv1a",
          RS_HASH_FNV1A_64,
          "km",
          {.kind = RS_MAP_RING, .nodes = four, .n_nodes = 4, .vnodes = 100},
          {.kind = RS_MAP_RING, .nodes = five, .n_nodes = 5, .vnodes = 100},
          "ring:100:n0,n1,n2,n3",
-         "ring:100:n0,n1,n2,n3,n4",
-         1},
+         "ring:100:n0,n1,n2,n3,n4"},
 	{"modulo-java",
          RS_HASH_JAVA,
          "km",
          {.kind = RS_MAP_MODULO, .nodes = four, .n_nodes = 4},
          {.kind = RS_MAP_MODULO, .nodes = five, .n_nodes = 5},
          "modulo:n0,n1,n2,n3",
-         "modulo:n0,n1,n2,n3,n4",
-         1},
+         "modulo:n0,n1,n2,n3,n4"},
 };
 
 static const char *const shard_names[] = {"n0", "n1", "n2", "n3", "n4"};
@@ -316,14 +370,25 @@ write_moves(const char *dir, const struct map_pair *pair, int pg)
 		        pair->name, err.message);
 		return -1;
 	}
+	if (!pg) {
+		my_point_table(&b, "pt_moves",
+		               kind == RS_COL_TEXT ? "text" : "bigint", kind,
+		               &pair->hash, 1);
+		strbuf_printf(&b,
+		              "INSERT INTO pt_moves (n, k) SELECT n, k FROM "
+		              "%s;\n",
+		              pair->keys);
+	}
 	strbuf_str(&b, "SELECT n, CASE WHEN ");
 	backend_sql_moves(&b, &moving, "p");
 	strbuf_str(&b, " THEN 'moves' ELSE 'stays' END FROM (SELECT n, ");
-	if (pg)
+	if (pg) {
 		pg_sql_point(&b, pair->hash, kind, "k");
-	else
-		mysql_sql_point(&b, pair->hash, kind, "k");
-	strbuf_printf(&b, " AS p FROM %s) AS t ORDER BY n;\n", pair->keys);
+		strbuf_printf(&b, " AS p FROM %s", pair->keys);
+	} else {
+		strbuf_str(&b, "p1 AS p FROM pt_moves");
+	}
+	strbuf_str(&b, ") AS t ORDER BY n;\n");
 	snprintf(path, sizeof(path), "%s/moves-%s.%s.sql", dir, pair->name,
 	         pg ? "pg" : "my");
 	f = fopen(path, "w");
@@ -350,13 +415,11 @@ write_pairs(const char *dir)
 	if (f == NULL)
 		return -1;
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
-		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", pairs[i].name,
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\n", pairs[i].name,
 		        hash_name(pairs[i].hash), pairs[i].keys,
-		        pairs[i].oracle_from, pairs[i].oracle_to,
-		        pairs[i].pg_only ? "pg" : "pg my");
+		        pairs[i].oracle_from, pairs[i].oracle_to);
 		if (write_moves(dir, &pairs[i], 1) != 0 ||
-		    (!pairs[i].pg_only &&
-		     write_moves(dir, &pairs[i], 0) != 0)) {
+		    write_moves(dir, &pairs[i], 0) != 0) {
 			fclose(f);
 			return -1;
 		}
@@ -411,10 +474,13 @@ main(int argc, char **argv)
 	if (fclose(text) != 0 || fclose(ints) != 0)
 		return 1;
 	snprintf(path, sizeof(path), "%s/pg.sql", argv[1]);
-	if (write_sql(path, 1) != 0)
+	if (write_pg_sql(path) != 0)
 		return 1;
 	snprintf(path, sizeof(path), "%s/my.sql", argv[1]);
-	if (write_sql(path, 0) != 0)
+	if (write_my_sql(path, 0) != 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/my-latin1.sql", argv[1]);
+	if (write_my_sql(path, 1) != 0)
 		return 1;
 	return write_pairs(argv[1]) != 0;
 }

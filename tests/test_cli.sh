@@ -149,9 +149,9 @@ expect_exit 0 "summary only" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/
 check "summary on stdout" grep -q 'top 1 keys by rows' "$tmp/out"
 check "no movers in summary" bash -c "! grep -q $'\t' '$tmp/out'"
 # The summary says what the run's fence will hold on each shard that gives
-# rows away: PostgreSQL and MariaDB only the rows that move under
-# sha256_64, SQLite (and fnv1a_64 on any engine) whole tables; s4 gives
-# none.
+# rows away: PostgreSQL and MariaDB only the rows that move (under
+# sha256_64, and under fnv1a_64, which both compute in SQL too), SQLite
+# whole tables; s4 gives none.
 sed -e 's|sqlite:///tmp/s0.db|postgresql://app@127.0.0.1:5432/app|' \
 	-e 's|sqlite:///tmp/s1.db|mysql://app@127.0.0.1:3306/app|' \
 	"$data/ring-4to5.cfg" >"$tmp/fence.cfg"
@@ -163,7 +163,8 @@ check "a SQLite shard's fence holds whole tables" grep -qx '  s2 (sqlite): whole
 check "a shard that gives nothing away is not fenced" bash -c "! grep -q '^  s4 (' '$tmp/out'"
 sed -i 's/hash = "sha256_64";/hash = "fnv1a_64";/' "$tmp/fence.cfg"
 expect_exit 0 "summary with the fence, fnv1a_64" "$bin" dry-run "$tmp/fence.cfg" --keys "$data/keys.txt" --summary
-check "fnv1a_64: MariaDB fences whole tables" grep -qx '  s1 (mysql): whole tables' "$tmp/out"
+check "fnv1a_64: MariaDB fences the rows that move" grep -q '^  s1 (mysql): only writes to the rows that move' "$tmp/out"
+check "fnv1a_64: SQLite fences whole tables" grep -qx '  s3 (sqlite): whole tables' "$tmp/out"
 # --format json alone prints the JSON summary on standard output, as with
 # --summary, and no mover (before: movers on stdout, JSON on stderr).
 expect_exit 0 "--format json alone" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --format json

@@ -951,7 +951,19 @@ test_fence_rows(void **state)
 	assert_non_null(strstr(b.text, "OLD."));
 	assert_null(strstr(b.text, "NEW."));
 	b.len = 0;
+	/* fnv1a_64: the loop's variables declared, its point left in p. */
 	rows.hash = RS_HASH_FNV1A_64;
+	assert_int_equal(
+		mysql_sql_fence_create(&b, &esc, 0, "t", "m", &rows, 0), 0);
+	assert_non_null(strstr(b.text, "BEGIN DECLARE p DECIMAL(65,0); "
+	                               "DECLARE reshard_b LONGBLOB; "));
+	assert_non_null(strstr(b.text, "CAST(NEW.`cu``st` AS CHAR) USING "
+	                               "utf8mb4"));
+	assert_non_null(strstr(b.text, "END WHILE; SET p = IF(reshard_b IS "
+	                               "NULL, NULL, reshard_h); IF (MOD(p, "
+	                               "4) IN (1, 3)) IS NOT FALSE"));
+	b.len = 0;
+	kinds[0] = RS_COL_DECIMAL;
 	assert_int_equal(
 		mysql_sql_fence_create(&b, &esc, 0, "t", "m", &rows, 0), -1);
 	strbuf_clear(&b);
@@ -1619,6 +1631,59 @@ test_point(void **state)
 	strbuf_clear(&b);
 }
 
+/* The point in a trigger's body: "SET p = <mysql_sql_point>" for the
+ * hashes it computes, a loop for fnv1a_64 (UTF-8 bytes) and java (UTF-16
+ * code units), whose variables mysql_sql_point_declare adds; nothing
+ * appended for a key kind no hash takes.  (Their results are checked on
+ * a server by integration/scenario_point_sql.sh.) */
+static void
+test_point_set(void **state)
+{
+	struct rs_strbuf b = {0};
+
+	(void)state;
+	mysql_sql_point_declare(&b, RS_HASH_SHA256_64);
+	assert_string_equal(b.text, "DECLARE p DECIMAL(65,0); ");
+	b.len = 0;
+	mysql_sql_point_declare(&b, RS_HASH_JAVA);
+	assert_string_equal(b.text, "DECLARE p DECIMAL(65,0); DECLARE "
+	                            "reshard_b LONGBLOB; DECLARE reshard_i "
+	                            "INT; DECLARE reshard_h DECIMAL(65,0); ");
+	b.len = 0;
+	assert_int_equal(
+		mysql_sql_point_set(&b, RS_HASH_IDENTITY, RS_COL_INTEGER, "k"),
+		0);
+	assert_string_equal(b.text, "SET p = (CASE WHEN k >= 0 THEN "
+	                            "CAST(k AS UNSIGNED) END)");
+	b.len = 0;
+	assert_int_equal(
+		mysql_sql_point_set(&b, RS_HASH_FNV1A_64, RS_COL_TEXT, "k"), 0);
+	assert_string_equal(
+		b.text,
+		"SET reshard_b = CAST(CONVERT(k USING utf8mb4) AS BINARY), "
+		"reshard_h = 14695981039346656037, reshard_i = 1; WHILE "
+		"reshard_i <= LENGTH(reshard_b) DO SET reshard_h = "
+		"MOD(CAST(reshard_h ^ ASCII(SUBSTRING(reshard_b, reshard_i, "
+		"1)) AS DECIMAL(65,0)) * 1099511628211, "
+		"18446744073709551616), reshard_i = reshard_i + 1; END WHILE; "
+		"SET p = IF(reshard_b IS NULL, NULL, reshard_h)");
+	b.len = 0;
+	assert_int_equal(
+		mysql_sql_point_set(&b, RS_HASH_JAVA, RS_COL_INTEGER, "k"), 0);
+	assert_non_null(strstr(b.text, "CONVERT(CAST(k AS CHAR) USING "
+	                               "utf16) AS BINARY)"));
+	assert_non_null(strstr(b.text, "reshard_i = reshard_i + 2"));
+	b.len = 0;
+	assert_int_equal(
+		mysql_sql_point_set(&b, RS_HASH_JAVA, RS_COL_DECIMAL, "k"),
+		RS_EUSAGE);
+	assert_int_equal(
+		mysql_sql_point_set(&b, RS_HASH_SHA256_64, RS_COL_UUID, "k"),
+		RS_EUSAGE);
+	assert_int_equal((int)b.len, 0);
+	strbuf_clear(&b);
+}
+
 int
 main(void)
 {
@@ -1662,6 +1727,7 @@ main(void)
 		cmocka_unit_test(test_catch_up_verdict),
 		cmocka_unit_test(test_table_sql),
 		cmocka_unit_test(test_point),
+		cmocka_unit_test(test_point_set),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

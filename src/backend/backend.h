@@ -318,9 +318,8 @@ int backend_fence(struct rs_backend *backend, const char *const *tables,
 int backend_engine_fences_rows(enum rs_engine engine, enum rs_hash hash);
 
 /* Whether a fence of rows (RS_CAP_FENCE_ROWS) on BACKEND can use HASH on
- * a key of KIND: text and integer keys; sha256_64 and identity on
- * PostgreSQL and MariaDB, fnv1a_64 and java on PostgreSQL too.  The same
- * holds for the ownership guard. */
+ * a key of KIND: text and integer keys, all four hashes on PostgreSQL
+ * and MariaDB.  The same holds for the ownership guard. */
 int backend_fence_rows_hash(const struct rs_backend *backend, enum rs_hash hash,
                             enum rs_col_kind kind);
 

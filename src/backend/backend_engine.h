@@ -59,7 +59,7 @@ struct rs_backend_ops {
 	             void *arg, struct rs_err *err);
 	int fence_rows; /* fence takes ROWS (RS_CAP_FENCE_ROWS) */
 	/* Bit 1 << HASH (enum rs_hash) for each hash whose point the
-	 * server computes in SQL (pg_sql_point, mysql_sql_point), for a
+	 * server computes in SQL (pg_sql_point, mysql_sql_point_set), for a
 	 * fence of rows and the guard. */
 	unsigned point_hashes;
 	/* backend_guard_sql, after backend.c's checks: append each

@@ -4491,10 +4491,9 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.count = my_count,
 	.fence = my_fence,
 	.fence_rows = 1,
-	/* Not fnv1a_64 nor java: their loop over the key's bytes needs a
-         * recursive CTE that reads the row, and MariaDB's cannot refer to
-         * an outer query. */
-	.point_hashes = 1u << RS_HASH_SHA256_64 | 1u << RS_HASH_IDENTITY,
+	/* fnv1a_64 and java as loops in the triggers' bodies. */
+	.point_hashes = 1u << RS_HASH_SHA256_64 | 1u << RS_HASH_IDENTITY |
+                        1u << RS_HASH_FNV1A_64 | 1u << RS_HASH_JAVA,
 	.guard_sql = my_guard_sql,
 	.markers = my_markers,
 	.mark = my_mark,

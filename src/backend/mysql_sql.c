@@ -926,8 +926,9 @@ mysql_sql_op_has(int op, int side)
 	return side == 0 ? op != 0 : op != 2;
 }
 
-/* Append "SET p = <point of OLD.`key` or NEW.`key`>" for SIDE (0: OLD).
- * 0, or -1 when the point cannot be computed (or out of memory). */
+/* Append "SET p = <point of OLD.`key` or NEW.`key`>" for SIDE (0: OLD),
+ * or the loop that leaves it in p (mysql_sql_point_set).  0, or -1 when
+ * the point cannot be computed (or out of memory). */
 static int
 mysql_sql_set_point(struct rs_strbuf *b, int side, const char *column,
                     enum rs_hash hash, enum rs_col_kind kind)
@@ -937,8 +938,7 @@ mysql_sql_set_point(struct rs_strbuf *b, int side, const char *column,
 
 	strbuf_str(&key, side == 0 ? "OLD." : "NEW.");
 	mysql_sql_ident(&key, column);
-	strbuf_str(b, "SET p = ");
-	rc = key.failed ? -1 : mysql_sql_point(b, hash, kind, key.text);
+	rc = key.failed ? -1 : mysql_sql_point_set(b, hash, kind, key.text);
 	strbuf_clear(&key);
 	return rc != 0 ? -1 : 0;
 }
@@ -961,7 +961,8 @@ mysql_sql_fence_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	}
 	/* The point is computed once a row, into p, then tested against
 	 * every span or residue. */
-	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); ");
+	strbuf_str(b, " FOR EACH ROW BEGIN ");
+	mysql_sql_point_declare(b, rows->hash);
 	for (int side = 0; side < 2; side++) {
 		if (!mysql_sql_op_has(op, side))
 			continue;
@@ -996,8 +997,9 @@ mysql_sql_guard_create(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 
 	mysql_sql_guard_trigger(name, sizeof(name), op, table);
 	mysql_sql_trigger_head(b, name, op, table);
-	strbuf_str(b, " FOR EACH ROW BEGIN DECLARE p DECIMAL(65,0); "
-	              "IF @reshard_purging IS NULL THEN ");
+	strbuf_str(b, " FOR EACH ROW BEGIN ");
+	mysql_sql_point_declare(b, guard->hash);
+	strbuf_str(b, "IF @reshard_purging IS NULL THEN ");
 	for (int side = 0; side < 2; side++) {
 		if (!mysql_sql_op_has(op, side))
 			continue;
@@ -1767,4 +1769,77 @@ mysql_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
 	default:
 		return RS_EUSAGE;
 	}
+}
+
+/* Whether HASH's point is a loop over the key's code units, which MariaDB
+ * runs only in a compound statement: its recursive CTEs cannot refer to
+ * the row of an outer query. */
+static int
+mysql_sql_point_loops(enum rs_hash hash)
+{
+	return hash == RS_HASH_FNV1A_64 || hash == RS_HASH_JAVA;
+}
+
+void
+mysql_sql_point_declare(struct rs_strbuf *b, enum rs_hash hash)
+{
+	strbuf_str(b, "DECLARE p DECIMAL(65,0); ");
+	if (mysql_sql_point_loops(hash))
+		strbuf_str(b, "DECLARE reshard_b LONGBLOB; DECLARE reshard_i "
+		              "INT; DECLARE reshard_h DECIMAL(65,0); ");
+}
+
+int
+mysql_sql_point_set(struct rs_strbuf *b, enum rs_hash hash,
+                    enum rs_col_kind kind, const char *expr)
+{
+	int text = kind == RS_COL_TEXT;
+
+	if (!mysql_sql_point_loops(hash)) {
+		struct rs_strbuf point = {0};
+		int rc = mysql_sql_point(&point, hash, kind, expr);
+
+		if (rc == 0) {
+			strbuf_str(b, "SET p = ");
+			strbuf_add(b, point.text, point.len);
+		}
+		strbuf_clear(&point);
+		return rc != 0 ? rc : b->failed ? -1 : 0;
+	}
+	if (kind != RS_COL_TEXT && kind != RS_COL_INTEGER)
+		return RS_EUSAGE;
+	/* The key's text as bytes: UTF-8 for fnv1a_64, UTF-16 (big-endian
+	 * code units, a code point past U+FFFF as its two surrogates) for
+	 * java; an integer key as its decimal digits. */
+	strbuf_str(b, "SET reshard_b = CAST(CONVERT(");
+	strbuf_str(b, text ? "" : "CAST(");
+	strbuf_str(b, expr);
+	strbuf_str(b, text ? "" : " AS CHAR)");
+	if (hash == RS_HASH_FNV1A_64) {
+		/* h XOR byte in 64-bit unsigned, the product exact in
+		 * DECIMAL(65,0), then mod 2^64. */
+		strbuf_str(b,
+		           " USING utf8mb4) AS BINARY), reshard_h = "
+		           "14695981039346656037, reshard_i = 1; WHILE "
+		           "reshard_i <= LENGTH(reshard_b) DO SET reshard_h "
+		           "= MOD(CAST(reshard_h ^ ASCII(SUBSTRING("
+		           "reshard_b, reshard_i, 1)) AS DECIMAL(65,0)) * "
+		           "1099511628211, 18446744073709551616), reshard_i "
+		           "= reshard_i + 1; END WHILE; SET p = IF(reshard_b "
+		           "IS NULL, NULL, reshard_h)");
+	} else {
+		/* String.hashCode(), wrapping at 2^32, then Math.abs of it
+		 * as a signed int (as pg_sql_point). */
+		strbuf_str(b,
+		           " USING utf16) AS BINARY), reshard_h = 0, "
+		           "reshard_i = 1; WHILE reshard_i < LENGTH("
+		           "reshard_b) DO SET reshard_h = MOD(31 * reshard_h "
+		           "+ ASCII(SUBSTRING(reshard_b, reshard_i, 1)) * 256 "
+		           "+ ASCII(SUBSTRING(reshard_b, reshard_i + 1, 1)), "
+		           "4294967296), reshard_i = reshard_i + 2; END "
+		           "WHILE; SET p = CASE WHEN reshard_b IS NULL THEN "
+		           "NULL WHEN reshard_h >= 2147483648 THEN 4294967296 "
+		           "- reshard_h ELSE reshard_h END");
+	}
+	return b->failed ? -1 : 0;
 }

@@ -251,7 +251,7 @@ int mysql_sql_fence_existing(struct rs_strbuf *b,
  *   SET p = <point of NEW.`key`>; IF (<p moves>) IS NOT FALSE THEN
  *   SIGNAL …; END IF; END
  * Returns 0 or -1 (out of memory, escaping refused, or a hash or key kind
- * mysql_sql_point cannot compute). */
+ * mysql_sql_point_set cannot compute). */
 int mysql_sql_fence_create(struct rs_strbuf *b,
                            const struct mysql_sql_escape *esc, int op,
                            const char *table, const char *message,
@@ -273,7 +273,7 @@ void mysql_sql_guard_trigger(char *buf, size_t size, int op, const char *table);
  *   IF <p in owned[0]> THEN SIGNAL … 'message 0'; ELSEIF … END IF;
  *   END IF; END
  * Returns 0 or -1 (out of memory, escaping refused, a hash or key kind
- * mysql_sql_point cannot compute). */
+ * mysql_sql_point_set cannot compute). */
 int mysql_sql_guard_create(struct rs_strbuf *b,
                            const struct mysql_sql_escape *esc, int op,
                            const char *table, const struct rs_guard *guard,
@@ -500,5 +500,19 @@ int mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
  * USING utf8mb4, so a latin1 column's key is hashed as its UTF-8 text). */
 int mysql_sql_point(struct rs_strbuf *b, enum rs_hash hash,
                     enum rs_col_kind kind, const char *expr);
+
+/* The point in a compound statement (a trigger's body), for every hash
+ * pg_sql_point computes: mysql_sql_point_declare appends the local
+ * variables (p, and for fnv1a_64 and java the loop's reshard_b, reshard_i
+ * and reshard_h), which must open the BEGIN block; mysql_sql_point_set
+ * appends the statements that leave EXPR's point in p (NULL for a NULL
+ * key) without a final ";": "SET p = <mysql_sql_point>" for sha256_64
+ * and identity, a WHILE loop over the key's UTF-8 bytes (fnv1a_64) or
+ * UTF-16 code units (java) for the others.  mysql_sql_point_set returns
+ * 0, RS_EUSAGE for a hash or key kind it cannot compute (nothing
+ * appended), or -1 out of memory. */
+void mysql_sql_point_declare(struct rs_strbuf *b, enum rs_hash hash);
+int mysql_sql_point_set(struct rs_strbuf *b, enum rs_hash hash,
+                        enum rs_col_kind kind, const char *expr);
 
 #endif
