@@ -203,10 +203,11 @@ static void
 my_point_table(struct rs_strbuf *b, const char *table, const char *key_type,
                enum rs_col_kind kind, const enum rs_hash *hashes_of, int n)
 {
-	strbuf_printf(b,
-	              "DROP TABLE IF EXISTS %s;\nCREATE TABLE %s (n int, "
-	              "hex text, k %s",
-	              table, table, key_type);
+	strbuf_printf(
+		b,
+		"DROP TABLE IF EXISTS %s;\nCREATE TABLE %s (n int PRIMARY KEY, "
+		"hex text, k %s",
+		table, table, key_type);
 	for (int h = 0; h < n; h++)
 		strbuf_printf(b, ", p%d DECIMAL(65,0)", h + 1);
 	strbuf_printf(b,
