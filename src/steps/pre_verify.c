@@ -27,7 +27,11 @@
  * round is short (PRE_VERIFY_SETTLED_NS) or stops getting shorter: under
  * the fence, final-catch-up and the recheck have only what was written
  * during the last round, so the fenced work follows the write rate times
- * a short round, not the table's size.
+ * a short round, not the table's size.  A doubling onto replicas reshard
+ * makes does the same, replaying onto them (steps_replay_mirror); one
+ * onto server replicas does not (they replicate by themselves, and their
+ * change log is a replicated copy of the primary's, which the recheck
+ * under the fence reads).
  *
  * The capture it put up comes off in purge (steps_pre_verify_off) and
  * in abort, with a split's own on its sources.
@@ -179,16 +183,59 @@ pre_verify_seed(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	return steps_replica_seed(run, shard, err);
 }
 
-/* A split, writes open: replay what the sources logged while pre-verify
- * compared, then compare those rows again (steps_verify_settle), and
- * again.  Each round has what the writers wrote during the one before,
- * so rounds shrink while reshard outpaces the writers.  They stop when a
- * round took PRE_VERIFY_SETTLED_NS or less, found nothing, or was no
- * shorter than the one before (the writers keep pace: more rounds would
- * not shrink what the fence has left), or after PRE_VERIFY_ROUNDS; the
- * recheck under the fence then has what comes after.  A rule by time,
- * not by rows: the same count of rows costs more on a table that no
- * longer fits in the servers' caches, and the fence waits for time. */
+/* A doubling's replica that reshard made: what its primary logged since
+ * the last replay, replayed onto it (steps_replay_mirror).  A server
+ * replica streams by itself. */
+static int
+pre_verify_mirror(struct rs_run *run, int shard, void *arg, struct rs_err *err)
+{
+	int r = run->plan->shards[shard].replica, rc;
+	struct rs_backend *primary;
+
+	(void)arg;
+	if (r < 0)
+		return 0;
+	rc = engine_shard(run, shard, &primary, err);
+	if (rc != 0 || !backend_supports(primary, RS_CAP_MADE_REPLICA))
+		return rc;
+	return steps_replay_mirror(run, shard, r, err);
+}
+
+/* Whether pre-verify settles in rounds (pre_verify_settle): a split, or
+ * a doubling whose replicas reshard makes, both replaying a change log
+ * onto the new owners, whose own logs then tell what to compare again.
+ * Not a doubling onto server replicas: they replicate their primary's
+ * log, and a standby's cannot be trimmed. */
+static int
+pre_verify_settles(struct rs_run *run, int *settles, struct rs_err *err)
+{
+	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0;
+
+	*settles = run->strategy->copies_movers;
+	n = steps_map_shards(run->plan->from, shards);
+	for (int i = 0; i < n && rc == 0 && !*settles; i++) {
+		struct rs_backend *p;
+
+		if (run->plan->shards[shards[i]].replica < 0 ||
+		    !engine_touches(run, shards[i]))
+			continue;
+		rc = engine_shard(run, shards[i], &p, err);
+		*settles = rc == 0 && backend_supports(p, RS_CAP_MADE_REPLICA);
+	}
+	return rc;
+}
+
+/* A split or a doubling onto replicas reshard makes, writes open: replay
+ * what the sources logged while pre-verify compared onto the new owners
+ * (steps_replay_sources; steps_replay_mirror), then compare those rows
+ * again (steps_verify_settle), and again.  Each round has what the writers
+ * wrote during the one before, so rounds shrink while reshard outpaces the
+ * writers.  They stop when a round took PRE_VERIFY_SETTLED_NS or less, found
+ * nothing, or was no shorter than the one before (the writers keep pace: more
+ * rounds would not shrink what the fence has left), or after PRE_VERIFY_ROUNDS;
+ * the recheck under the fence then has what comes after.  A rule by time, not
+ * by rows: the same count of rows costs more on a table that no longer fits in
+ * the servers' caches, and the fence waits for time. */
 static int
 pre_verify_settle(struct rs_run *run, struct rs_err *err)
 {
@@ -199,7 +246,11 @@ pre_verify_settle(struct rs_run *run, struct rs_err *err)
 	for (int round = 1; rc == 0 && round <= PRE_VERIFY_ROUNDS; round++) {
 		uint64_t t0 = uv_hrtime(), took;
 
-		rc = steps_replay_sources(run, err);
+		rc = run->strategy->copies_movers
+		             ? steps_replay_sources(run, err)
+		             : steps_each_shard_of(run, run->plan->from, 1,
+		                                   pre_verify_mirror, NULL,
+		                                   err);
 		if (rc == 0)
 			rc = steps_verify_settle(run, &again, err);
 		if (rc != 0 || again < 0)
@@ -224,7 +275,7 @@ pre_verify_settle(struct rs_run *run, struct rs_err *err)
 static int
 pre_verify_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1;
+	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1, settles = 0;
 	struct rs_difference *d = NULL;
 	int64_t differ = 0;
 	int listed = 0;
@@ -303,11 +354,14 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		        (long long)differ);
 		pre_verify_estimate(run, differ);
 	}
-	/* A split: what the sources logged while the comparison ran goes to
-	 * the targets now, writes still open, so that final-catch-up under
-	 * the fence has a batch at most to replay.  The targets log what it
-	 * writes, and verify compares those keys again under the fence. */
-	if (rc == 0 && run->strategy->copies_movers)
+	/* A split, or a doubling onto replicas reshard makes: what the
+	 * sources logged while the comparison ran goes to the new owners
+	 * now, writes still open, so that the replay under the fence has
+	 * little left.  The new owners log what it writes, and verify
+	 * compares those keys again under the fence. */
+	if (rc == 0)
+		rc = pre_verify_settles(run, &settles, err);
+	if (rc == 0 && settles)
 		rc = pre_verify_settle(run, err);
 	return rc;
 }
