@@ -893,13 +893,19 @@ test_capture_long(void **state)
 static void
 test_replication_sql(void **state)
 {
-	char buf[64];
+	char buf[PG_SQL_PROMOTE_SIZE];
 
 	(void)state;
 	pg_sql_promote(buf, sizeof(buf), 58);
-	assert_string_equal(buf, "SELECT pg_catalog.pg_promote(true, 58)");
+	assert_string_equal(
+		buf, "WITH RECURSIVE \"w\"(i, r) AS (SELECT 0, "
+		     "pg_catalog.pg_promote(false) UNION ALL SELECT i + 1, "
+		     "pg_catalog.pg_is_in_recovery() FROM \"w\" WHERE r AND "
+		     "i < 11600 AND pg_catalog.pg_sleep(0.005)::text = '') "
+		     "SELECT coalesce(bool_or(NOT r), false) FROM \"w\" WHERE "
+		     "i > 0");
 	pg_sql_promote(buf, sizeof(buf), -1);
-	assert_string_equal(buf, "SELECT pg_catalog.pg_promote(true, 1)");
+	assert_non_null(strstr(buf, "i < 200 AND"));
 	assert_non_null(strstr(pg_sql_catch_up, "pg_last_wal_replay_lsn() >= "
 	                                        "$1::pg_catalog.pg_lsn"));
 	assert_non_null(strstr(pg_sql_replica_lag, "pg_wal_lsn_diff("));

@@ -3418,14 +3418,15 @@ pg_promote_hook(struct pg_task *t, int i, PGresult *result)
 }
 
 /* Promote REPLICA (see backend_promote): nothing when it is not in
- * recovery any more; else pg_promote(true, N), N seconds a little under
- * the op bound, then pg_is_in_recovery() must be false. */
+ * recovery any more; else pg_promote and a wait of up to N seconds, a
+ * little under the op bound, for it to finish (pg_sql_promote), then
+ * pg_is_in_recovery() must be false. */
 static int
 pg_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
            struct rs_err *err)
 {
 	struct pg_task *t;
-	char sql[64];
+	char sql[PG_SQL_PROMOTE_SIZE];
 	int rc = pg_task_make(replica, NULL, PG_TASK_PROMOTE, "promoting", &t,
 	                      err),
 	    added;

@@ -1375,8 +1375,18 @@ const char pg_sql_downstream_lag[] =
 void
 pg_sql_promote(char *buf, size_t size, int wait_s)
 {
-	snprintf(buf, size, "SELECT pg_catalog.pg_promote(true, %d)",
-	         wait_s > 0 ? wait_s : 1);
+	/* pg_promote(true) looks whether the promotion is done every
+	 * 100 ms, and it takes some 10 to 50: so the statement asks for it
+	 * without waiting and looks every 5 ms itself, in a loop of a
+	 * recursive CTE (the sleep in the filter, before each look). */
+	snprintf(buf, size,
+	         "WITH RECURSIVE \"w\"(i, r) AS (SELECT 0, "
+	         "pg_catalog.pg_promote(false) UNION ALL SELECT i + 1, "
+	         "pg_catalog.pg_is_in_recovery() FROM \"w\" WHERE r AND i < "
+	         "%d AND pg_catalog.pg_sleep(0.005)::text = '') "
+	         "SELECT coalesce(bool_or(NOT r), false) FROM \"w\" WHERE "
+	         "i > 0",
+	         (wait_s > 0 ? wait_s : 1) * 200);
 }
 
 const char pg_sql_slot_name[] =

@@ -349,7 +349,11 @@ extern const char pg_sql_in_recovery[];
  * report), -1 when none streams or none lags. */
 extern const char pg_sql_downstream_lag[];
 
-/* SELECT pg_promote(true, WAIT_S) into BUF (64 bytes are enough). */
+/* Into BUF (PG_SQL_PROMOTE_SIZE bytes are enough): the statement that
+ * promotes a standby (pg_promote without waiting) and then looks every
+ * 5 ms, for up to WAIT_S seconds, whether it has left recovery; its one
+ * value is true when it has. */
+#define PG_SQL_PROMOTE_SIZE 512
 void pg_sql_promote(char *buf, size_t size, int wait_s);
 
 /* release: on the replica (0) in recovery, (1) primary_slot_name; on the
