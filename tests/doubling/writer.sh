@@ -67,6 +67,12 @@ background+=("$writer_pid")
 check "writer: writes go through before the fence" \
 	wait_for "10 writes" 20 log_lines writer.log 10
 run_reshard 0 "writer: run --until fence" run plan.cfg --until fence --yes
+# Before the fence, writes open, pre-verify replayed the writer's changes
+# onto the replica files it made and compared them again (a round), so
+# that the fence has only the last round's writes left.
+"$bin" log plan.cfg >log.out 2>&1
+has log.out "pre-verify: round 1 compared again" \
+	"writer: pre-verify settled in rounds before the fence"
 status_json
 equals "$(jget '$.fenced')" 1 "writer: status shows writes fenced"
 check "writer: its writes are refused while fenced" \
