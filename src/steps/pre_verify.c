@@ -52,9 +52,10 @@
 
 /* Whether SHARD, a source the run touches, can be compared before the
  * fence: a doubling's replica exists already and streams from it; a
- * split's sources and targets can capture changes. */
+ * split's sources and targets can capture changes.  *MADE is set to 1
+ * when SHARD's replica is one reshard makes (SQLite). */
 static int
-pre_verify_possible(struct rs_run *run, int shard, int *possible,
+pre_verify_possible(struct rs_run *run, int shard, int *possible, int *made,
                     struct rs_err *err)
 {
 	int replica = run->plan->shards[shard].replica;
@@ -74,6 +75,7 @@ pre_verify_possible(struct rs_run *run, int shard, int *possible,
 	/* A replica reshard makes: made here, from a source that logs. */
 	if (rc == 0 && backend_supports(p, RS_CAP_MADE_REPLICA)) {
 		*possible = backend_supports(p, RS_CAP_CAPTURE);
+		*made = 1;
 		return 0;
 	}
 	if (rc != 0 || !engine_shard_exists(run, replica))
@@ -201,30 +203,6 @@ pre_verify_mirror(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	return steps_replay_mirror(run, shard, r, err);
 }
 
-/* Whether pre-verify settles in rounds (pre_verify_settle): a split, or
- * a doubling whose replicas reshard makes, both replaying a change log
- * onto the new owners, whose own logs then tell what to compare again.
- * Not a doubling onto server replicas: they replicate their primary's
- * log, and a standby's cannot be trimmed. */
-static int
-pre_verify_settles(struct rs_run *run, int *settles, struct rs_err *err)
-{
-	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0;
-
-	*settles = run->strategy->copies_movers;
-	n = steps_map_shards(run->plan->from, shards);
-	for (int i = 0; i < n && rc == 0 && !*settles; i++) {
-		struct rs_backend *p;
-
-		if (run->plan->shards[shards[i]].replica < 0 ||
-		    !engine_touches(run, shards[i]))
-			continue;
-		rc = engine_shard(run, shards[i], &p, err);
-		*settles = rc == 0 && backend_supports(p, RS_CAP_MADE_REPLICA);
-	}
-	return rc;
-}
-
 /* A split or a doubling onto replicas reshard makes, writes open: replay
  * what the sources logged while pre-verify compared onto the new owners
  * (steps_replay_sources; steps_replay_mirror), then compare those rows
@@ -275,7 +253,7 @@ pre_verify_settle(struct rs_run *run, struct rs_err *err)
 static int
 pre_verify_run(struct rs_run *run, struct rs_err *err)
 {
-	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1, settles = 0;
+	int shards[RS_PLAN_MAX_SHARDS], n, rc = 0, possible = 1, made = 0;
 	struct rs_difference *d = NULL;
 	int64_t differ = 0;
 	int listed = 0;
@@ -304,7 +282,7 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	for (int i = 0; i < n && rc == 0 && possible; i++)
 		if (engine_touches(run, shards[i]))
 			rc = pre_verify_possible(run, shards[i], &possible,
-			                         err);
+			                         &made, err);
 	for (int i = 0; i < run->plan->n_shards && rc == 0 && possible; i++)
 		if (!run->strategy->promotes_replicas &&
 		    steps_is_target(run->plan, i)) {
@@ -358,10 +336,10 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	 * sources logged while the comparison ran goes to the new owners
 	 * now, writes still open, so that the replay under the fence has
 	 * little left.  The new owners log what it writes, and verify
-	 * compares those keys again under the fence. */
-	if (rc == 0)
-		rc = pre_verify_settles(run, &settles, err);
-	if (rc == 0 && settles)
+	 * compares those keys again under the fence.  Not a doubling onto
+	 * server replicas: they replicate their primary's change log, and
+	 * a standby's cannot be trimmed. */
+	if (rc == 0 && (run->strategy->copies_movers || made))
 		rc = pre_verify_settle(run, err);
 	return rc;
 }
