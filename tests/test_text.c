@@ -3,7 +3,7 @@
  * whether a key needs escaping against a byte-by-byte reference at every
  * length and position (its word-at-a-time loads have edges at 3, 4, 8 and
  * every multiple of 8), the escaped form of every byte, keys cut for
- * messages, and times in ISO-8601.
+ * messages, times in ISO-8601, and integers in decimal against printf.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -262,6 +262,62 @@ test_iso_time(void **state)
 	assert_string_equal(text_iso_time(0, buf, 20), "");
 }
 
+/* Integers as printf's %lld writes them: the edges of every digit count,
+ * both ends of the range, and a million pseudo-random values of every
+ * magnitude. */
+static void
+test_int64_as_printf(void **state)
+{
+	const int64_t edges[] = {0,
+	                         1,
+	                         -1,
+	                         9,
+	                         10,
+	                         99,
+	                         100,
+	                         INT64_MAX,
+	                         INT64_MIN,
+	                         INT64_MIN + 1,
+	                         INT64_MAX - 1};
+	char mine[TEXT_INT64_SIZE + 1], theirs[32];
+	uint64_t x = 0x9e3779b97f4a7c15ULL, p = 1;
+
+	(void)state;
+	for (int i = 0; i < 19; i++, p *= 10)
+		for (int d = -1; d <= 0; d++)
+			for (int sign = -1; sign <= 1; sign += 2) {
+				int64_t v = sign * ((int64_t)p + d);
+				size_t n = text_int64(v, mine);
+
+				mine[n] = '\0';
+				snprintf(theirs, sizeof(theirs), "%lld",
+				         (long long)v);
+				assert_string_equal(mine, theirs);
+			}
+	for (size_t i = 0; i < sizeof(edges) / sizeof(*edges); i++) {
+		size_t n = text_int64(edges[i], mine);
+
+		mine[n] = '\0';
+		snprintf(theirs, sizeof(theirs), "%lld", (long long)edges[i]);
+		assert_string_equal(mine, theirs);
+	}
+	for (int i = 0; i < 1000000; i++) {
+		int64_t v;
+		size_t n;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = (int64_t)(x >> (x % 64)); /* every magnitude */
+		if ((x & 1) && v != INT64_MIN)
+			v = -v;
+		n = text_int64(v, mine);
+		mine[n] = '\0';
+		snprintf(theirs, sizeof(theirs), "%lld", (long long)v);
+		assert_string_equal(mine, theirs);
+	}
+}
+
 int
 main(void)
 {
@@ -277,6 +333,7 @@ main(void)
 		cmocka_unit_test(
 			test_key_shown_fits_or_is_cut_after_a_whole_escape),
 		cmocka_unit_test(test_iso_time),
+		cmocka_unit_test(test_int64_as_printf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -757,6 +757,7 @@ sqlite_collect(struct rs_backend *backend, sqlite3_stmt *stmt,
 			e->values_cap = cap;
 		}
 		for (int c = 0; c < e->n_cols; c++, (*k)++) {
+			char digits[TEXT_INT64_SIZE];
 			const void *bytes = NULL;
 			int n = 0;
 
@@ -777,6 +778,12 @@ sqlite_collect(struct rs_backend *backend, sqlite3_stmt *stmt,
 			case SQLITE_BLOB:
 				bytes = sqlite3_column_blob(stmt, c);
 				n = sqlite3_column_bytes(stmt, c);
+				break;
+			case SQLITE_INTEGER: /* the text sqlite3_column_text
+			                      * makes, without its malloc */
+				n = (int)text_int64(
+					sqlite3_column_int64(stmt, c), digits);
+				bytes = digits;
 				break;
 			default:
 				bytes = sqlite3_column_text(stmt, c);

@@ -62,6 +62,42 @@ text_closest(const char *word, const char *const *words, size_t n)
 	return best;
 }
 
+size_t
+text_int64(int64_t v, char *out)
+{
+	static const char pairs[201] = "00010203040506070809"
+				       "10111213141516171819"
+				       "20212223242526272829"
+				       "30313233343536373839"
+				       "40414243444546474849"
+				       "50515253545556575859"
+				       "60616263646566676869"
+				       "70717273747576777879"
+				       "80818283848586878889"
+				       "90919293949596979899";
+	/* The magnitude as unsigned: INT64_MIN has no positive int64. */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char digits[TEXT_INT64_SIZE];
+	size_t first = sizeof(digits), n = 0;
+
+	while (u >= 100) {
+		unsigned d = (unsigned)(u % 100) * 2;
+
+		u /= 100;
+		digits[--first] = pairs[d + 1];
+		digits[--first] = pairs[d];
+	}
+	if (u >= 10) {
+		digits[--first] = pairs[u * 2 + 1];
+		digits[--first] = pairs[u * 2];
+	} else
+		digits[--first] = (char)('0' + u);
+	if (v < 0)
+		out[n++] = '-';
+	memcpy(out + n, digits + first, sizeof(digits) - first);
+	return n + sizeof(digits) - first;
+}
+
 char *
 text_thousands(uint64_t v, char *buf, size_t size)
 {
