@@ -67,6 +67,8 @@
 #define SQLITE_LOCK_TIMEOUT_MS 2000 /* the longest wait for a lock */
 #define SQLITE_PROGRESS_OPS    1000 /* VM steps between looks at the clock */
 #define SQLITE_WRITER_LOCKS    64   /* mutexes the files' writers share */
+#define SQLITE_DELETE_GROUP                                                    \
+	100 /* keys a DELETE statement (sqlite_work_write) */
 
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
@@ -937,9 +939,10 @@ sqlite_upsert_sql(const struct rs_table_def *t)
 	return strbuf_finish(&q);
 }
 
-/* DELETE FROM t WHERE (pk…) = (?…) */
+/* DELETE FROM t WHERE (pk…) = (?…), or for N keys of a one-column key
+ * DELETE FROM t WHERE pk IN (?, … N of them). */
 static char *
-sqlite_delete_sql(const struct rs_table_def *t)
+sqlite_delete_sql(const struct rs_table_def *t, int n)
 {
 	struct rs_strbuf q = {0};
 
@@ -947,8 +950,8 @@ sqlite_delete_sql(const struct rs_table_def *t)
 	sql_ident(&q, t->name);
 	strbuf_str(&q, " WHERE (");
 	sql_columns(&q, t, t->pk, t->n_pk, ", ");
-	strbuf_str(&q, ") = (");
-	sql_params(&q, t->n_pk);
+	strbuf_str(&q, n > 1 ? ") IN (" : ") = (");
+	sql_params(&q, n > 1 ? n : t->n_pk);
 	strbuf_str(&q, ")");
 	return strbuf_finish(&q);
 }
@@ -998,7 +1001,12 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-/* Upsert or delete a batch in one transaction. */
+/* Upsert or delete a batch in one transaction.  A delete of a one-column
+ * key takes SQLITE_DELETE_GROUP keys a statement: run once a row, the
+ * statement costs SQLite a cursor opened and closed a row, a malloc and
+ * a free under its process-wide memory mutex, which the streams' threads
+ * then queue on (a fifth of a million-row purge's time).  A composite key
+ * keeps one a statement: (a, b) IN (VALUES …) is a scan of the table. */
 static void
 sqlite_work_write(struct rs_backend *backend)
 {
@@ -1006,56 +1014,70 @@ sqlite_work_write(struct rs_backend *backend)
 	const struct rs_table_def *t = e->write_table;
 	const struct rs_rows *rows = e->write_rows;
 	int upsert = e->op == SQLITE_OP_UPSERT;
-	char *sql = upsert ? sqlite_upsert_sql(t) : sqlite_delete_sql(t);
 	int width = upsert ? t->n_columns : t->n_pk;
+	int group = !upsert && t->n_pk == 1 ? SQLITE_DELETE_GROUP : 1;
 	sqlite3_stmt *stmt = NULL;
+	int stmt_rows = 0;   /* the rows STMT takes */
 	char *logged = NULL; /* the delete log's triggers, to put back */
 	int rc;
 
-	if (sql == NULL) {
-		e->status = backend_fail(backend, &e->err, RS_ENOMEM,
-		                         "out of memory");
-		return;
-	}
 	if (rows->n_cols != width) {
 		e->status = backend_fail(backend, &e->err, RS_EINTERNAL,
 		                         "%s of %d values per row into %s, "
 		                         "which needs %d (a bug)",
 		                         upsert ? "upsert" : "delete",
 		                         rows->n_cols, t->name, width);
-		free(sql);
 		return;
 	}
 	rc = sqlite3_exec(e->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		free(sql);
 		e->status = sqlite_fail(backend, RS_EQUERY,
 		                        "cannot start a transaction");
 		return;
 	}
 	if (!upsert && e->unlogged && sqlite_log_triggers(e, t, &logged) != 0)
 		goto fail;
-	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		goto fail;
-	for (int r = 0; r < rows->n_rows; r++) {
-		const struct rs_value *row =
-			rows->values + (size_t)r * (size_t)rows->n_cols;
+	for (int r = 0; r < rows->n_rows; r += stmt_rows) {
+		int n = rows->n_rows - r < group ? rows->n_rows - r : group;
 
-		for (int c = 0; c < width; c++) {
-			const struct rs_column *col =
-				&t->columns[upsert ? c : t->pk[c]];
-			int brc = sqlite_bind_canonical(backend, stmt, c + 1,
-			                                col, &row[c]);
+		if (stmt == NULL || n != stmt_rows) {
+			char *sql = upsert ? sqlite_upsert_sql(t)
+			                   : sqlite_delete_sql(t, n);
 
-			if (brc != 0) {
-				if (brc == RS_ENOMEM)
-					backend_fail(backend, &e->err,
-					             RS_ENOMEM,
-					             "out of memory");
-				e->status = brc;
+			sqlite3_finalize(stmt);
+			stmt = NULL;
+			if (sql == NULL) {
+				e->status = backend_fail(backend, &e->err,
+				                         RS_ENOMEM,
+				                         "out of memory");
 				goto rollback;
+			}
+			rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+			free(sql);
+			if (rc != SQLITE_OK)
+				goto fail;
+			stmt_rows = n;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct rs_value *row =
+				rows->values +
+				(size_t)(r + i) * (size_t)rows->n_cols;
+
+			for (int c = 0; c < width; c++) {
+				const struct rs_column *col =
+					&t->columns[upsert ? c : t->pk[c]];
+				int brc = sqlite_bind_canonical(
+					backend, stmt, i * width + c + 1, col,
+					&row[c]);
+
+				if (brc != 0) {
+					if (brc == RS_ENOMEM)
+						backend_fail(backend, &e->err,
+						             RS_ENOMEM,
+						             "out of memory");
+					e->status = brc;
+					goto rollback;
+				}
 			}
 		}
 		if (sqlite3_step(stmt) != SQLITE_DONE)
