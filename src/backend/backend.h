@@ -77,7 +77,8 @@ struct rs_table_def {
 	int n_columns;
 	int *pk; /* indexes into columns, in key order */
 	int n_pk;
-	int64_t estimated_rows; /* from the catalog's statistics; -1 unknown */
+	int64_t estimated_rows; /* from the catalog's statistics; -1 unknown
+	                           (SQLite: RS_CAP_CHEAP_COUNT) */
 };
 
 /* Rows of one batch: N_ROWS × N_COLS values, row-major. */
@@ -574,6 +575,11 @@ enum rs_capability {
 	 * a server process and an authentication, and the database behind
 	 * it is not replaced while it is open (a server, not a file). */
 	RS_CAP_KEEP_IDLE,
+	/* Counting a table's rows exactly (backend_count) costs little
+	 * beside reading them, and the catalog keeps no estimate (a local
+	 * file): describe leaves estimated_rows at -1, and whoever wants a
+	 * total before a walk (the live dry-run's progress) counts. */
+	RS_CAP_CHEAP_COUNT,
 };
 
 int backend_supports(const struct rs_backend *backend, enum rs_capability cap);

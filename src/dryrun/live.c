@@ -314,6 +314,10 @@ live_stream_scan_begun(struct rs_backend *backend, int status,
 	live_stream_read(s);
 }
 
+static void live_stream_counted(struct rs_backend *backend, int status,
+                                const struct rs_err *err, int64_t rows,
+                                void *arg);
+
 static void
 live_stream_described(struct rs_backend *backend, int status,
                       const struct rs_err *err, struct rs_table_def *def,
@@ -345,16 +349,43 @@ live_stream_described(struct rs_backend *backend, int status,
 		live_stream_finish(s);
 		return;
 	}
-	if (def->estimated_rows > 0)
-		progress_expect(&live->progress, (uint64_t)def->estimated_rows);
-	s->request.table = def;
+	if (def->estimated_rows < 0 &&
+	    backend_supports(backend, RS_CAP_CHEAP_COUNT)) {
+		if (backend_count(backend, s->physical, live_stream_counted, s,
+		                  &local) != 0) {
+			live_fail(live, &local);
+			live_stream_finish(s);
+		}
+		return;
+	}
+	live_stream_counted(backend, 0, NULL, def->estimated_rows, s);
+}
+
+/* The table's rows are known (ROWS; -1 not known): read them. */
+static void
+live_stream_counted(struct rs_backend *backend, int status,
+                    const struct rs_err *err, int64_t rows, void *arg)
+{
+	struct live_stream *s = arg;
+	struct live *live = s->live;
+	struct rs_err local = {0};
+
+	if (status != 0 || live->failed) {
+		if (status != 0)
+			live_fail(live, err);
+		live_stream_finish(s);
+		return;
+	}
+	if (rows > 0)
+		progress_expect(&live->progress, (uint64_t)rows);
+	s->request.table = s->def;
 	s->request.columns = &s->key_column;
 	s->request.n_columns = 1;
 	s->request.after = NULL;
 	s->request.limit = live->plan->options.batch_rows;
 	if (backend_supports(backend, RS_CAP_SCAN)) {
 		s->scan = 1;
-		if (backend_scan_begin(backend, def, &s->key_column, 1,
+		if (backend_scan_begin(backend, s->def, &s->key_column, 1,
 		                       live_stream_scan_begun, s,
 		                       &local) != 0) {
 			live_fail(live, &local);
