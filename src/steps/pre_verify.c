@@ -41,6 +41,7 @@
 #include <uv.h>
 
 #include "common/text.h"
+#include "engine/streams.h"
 
 #include "steps/steps.h"
 
@@ -344,17 +345,25 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	return rc;
 }
 
-/* A doubling: the promoted replica of SHARD got the capture by
- * replication and keeps it; one still replicating loses it with its
+/* Capture off on a doubling's touched source (task 2 i) and on its
+ * replica (task 2 i + 1), all at once: the replicas' DDL does not wait
+ * for the sources'.  A promoted replica got the capture by replication
+ * (or in its file) and keeps it; one still replicating loses it with its
  * primary. */
+struct pre_verify_off {
+	int shards[RS_PLAN_MAX_SHARDS];
+};
+
 static int
-pre_verify_off_replica(struct rs_run *run, int shard, void *arg,
-                       struct rs_err *err)
+pre_verify_off_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
 {
+	const struct pre_verify_off *off = arg;
+	int shard = off->shards[i / 2];
 	int replica = run->plan->shards[shard].replica, promoted = 0;
 	int rc;
 
-	(void)arg;
+	if (i % 2 == 0)
+		return steps_capture_shard(run, shard, 0, err);
 	if (replica < 0)
 		return 0;
 	rc = steps_replica_promoted(run, replica, &promoted, err);
@@ -366,19 +375,26 @@ pre_verify_off_replica(struct rs_run *run, int shard, void *arg,
 int
 steps_pre_verify_off(struct rs_run *run, struct rs_err *err)
 {
+	struct pre_verify_off off;
+	struct rs_streams_spec spec = {.task = pre_verify_off_task,
+	                               .arg = &off};
 	char state[16];
-	int rc;
+	int n, m = 0;
 
 	/* Without a journal (an abort by the markers) it is taken off
 	 * wherever it may be: removing it is idempotent. */
 	if (run->journal != NULL && journal_fact_get(run->journal, "pre_verify",
 	                                             state, sizeof(state)) != 1)
 		return 0;
-	rc = pre_verify_each(run, 0, err);
-	if (rc == 0 && run->strategy->promotes_replicas)
-		rc = steps_each_shard_of(run, run->plan->from, 1,
-		                         pre_verify_off_replica, NULL, err);
-	return rc;
+	if (!run->strategy->promotes_replicas)
+		return pre_verify_each(run, 0, err);
+	n = steps_map_shards(run->plan->from, off.shards);
+	for (int i = 0; i < n; i++)
+		if (engine_touches(run, off.shards[i]))
+			off.shards[m++] = off.shards[i];
+	spec.n = 2 * m;
+	spec.parallel = spec.n;
+	return streams_run(run, &spec, err);
 }
 
 /* Abort: the replica files made here go (those the run marked, or the
