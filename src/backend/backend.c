@@ -755,6 +755,20 @@ backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 }
 
 int
+backend_promote_ready(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+                      struct rs_err *err)
+{
+	int rc = backend_enter_replication(
+		replica, NULL, "preparing a replica's promotion", err);
+
+	if (rc == 0 && !backend_supports(replica, RS_CAP_PROMOTE_READY))
+		rc = backend_unsupported(
+			replica, "preparing a replica's promotion", err);
+	return rc != 0 ? rc
+	               : replica->ops->promote_ready(replica, cb, arg, err);
+}
+
+int
 backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb, void *arg,
                        struct rs_err *err)
 {
@@ -959,6 +973,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return backend->url.engine == RS_ENGINE_SQLITE;
 	case RS_CAP_RELEASE_REPLICA:
 		return ops->release != NULL;
+	case RS_CAP_PROMOTE_READY:
+		return ops->promote_ready != NULL;
 	case RS_CAP_DOWNSTREAM_LAG:
 		return ops->downstream_lag != NULL;
 	case RS_CAP_CAPTURE:

@@ -485,6 +485,14 @@ int backend_fenced(struct rs_backend *backend, const char *table,
  * nothing to do).  backend_promoted: whether it is one already (1 or 0),
  * so that a resumed step does not promote twice.
  *
+ * backend_promote_ready: before the fence, do what would otherwise make
+ * REPLICA's promotion slow under it, with writes still open; the replica
+ * goes on replicating.  MariaDB: its relay log is started again twice,
+ * so that the SQL thread, passing both rotations, deletes the log it has
+ * applied (a 5 M-row load leaves about 450 MB there, which RESET SLAVE
+ * ALL deleted under the fence in 0.2 s).  Repeats without harm.  Only
+ * where backend_supports RS_CAP_PROMOTE_READY, else RS_EUSAGE.
+ *
  * backend_release: after REPLICA's promotion, free what PRIMARY still
  * keeps for it (PostgreSQL: the physical replication slot it streamed
  * from, which would otherwise hold WAL until the disk fills).  The
@@ -504,6 +512,8 @@ int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
 int backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
                      struct rs_err *err);
+int backend_promote_ready(struct rs_backend *replica, rs_backend_cb cb,
+                          void *arg, struct rs_err *err);
 int backend_release(struct rs_backend *primary, struct rs_backend *replica,
                     rs_position_cb cb, void *arg, struct rs_err *err);
 
@@ -566,6 +576,7 @@ enum rs_capability {
 	 * fence. */
 	RS_CAP_MADE_REPLICA,
 	RS_CAP_RELEASE_REPLICA, /* backend_release */
+	RS_CAP_PROMOTE_READY,   /* backend_promote_ready */
 	RS_CAP_DOWNSTREAM_LAG,  /* backend_downstream_lag */
 	RS_CAP_CAPTURE,         /* backend_capture, backend_read_keys */
 	RS_CAP_CREATE_TABLE,    /* backend_table_sql */

@@ -110,6 +110,9 @@ struct rs_backend_ops {
 	/* Optional (RS_CAP_DOWNSTREAM_LAG). */
 	int (*downstream_lag)(struct rs_backend *backend, rs_count_cb cb,
 	                      void *arg, struct rs_err *err);
+	/* Optional (RS_CAP_PROMOTE_READY). */
+	int (*promote_ready)(struct rs_backend *replica, rs_backend_cb cb,
+	                     void *arg, struct rs_err *err);
 	/* Optional (RS_CAP_RELEASE_REPLICA). */
 	int (*release)(struct rs_backend *primary, struct rs_backend *replica,
 	               rs_position_cb cb, void *arg, struct rs_err *err);

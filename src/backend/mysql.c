@@ -198,6 +198,8 @@ struct my_steps {
 	struct rs_replication replication; /* catch-up */
 	int wait_ms;                       /* catch-up: the slice */
 	struct mysql_sql_replica *facts;   /* replica_check, catch-up */
+	const char *const *list; /* promote, promote_ready: the statements */
+	int n_list;
 	/* read_keys: the rows found, rows.n_rows × rows.n_cols values
 	 * (vals_cap of them allocated) whose bytes are in rows_text one
 	 * after the other, each with a NUL, pointed at once all are in
@@ -3987,11 +3989,13 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * replica, and when that times out its @@gtid_slave_pos, to say how many
  * transactions it lacks, and SHOW ALL SLAVES STATUS, to fail at once when
  * replication has stopped (it would wait for ever) and to say when the
- * I/O thread is reconnecting.  promote: STOP SLAVE, RESET SLAVE ALL (the
- * replica forgets its primary, so that nothing starts replication
- * again), SET GLOBAL read_only = 0.  promoted: no replication connection
- * left and read_only off.  MariaDB keeps nothing on the primary for a
- * replica, so there is no release.
+ * I/O thread is reconnecting.  promote_ready (before the fence): FLUSH
+ * RELAY LOGS twice, so that the SQL thread deletes the relay log it has
+ * applied now rather than RESET SLAVE ALL under the fence.  promote: STOP
+ * SLAVE, RESET SLAVE ALL (the replica forgets its primary, so that
+ * nothing starts replication again), SET GLOBAL read_only = 0.  promoted: no
+ * replication connection left and read_only off.  MariaDB keeps nothing on the
+ * primary for a replica, so there is no release.
  */
 enum {
 	MY_RC_PRIMARY, /* the primary's server_id, semi-sync */
@@ -4342,13 +4346,15 @@ my_catch_up(struct rs_backend *primary, struct rs_backend *replica,
 /* What promotion needs, for an access denied. */
 static const char my_promote_grants[] =
 	"promotion needs REPLICATION SLAVE ADMIN (STOP SLAVE), RELOAD "
-	"(RESET SLAVE ALL) and READ_ONLY ADMIN (SET GLOBAL read_only) on "
-	"the replica, or SUPER before MariaDB 10.5";
+	"(FLUSH RELAY LOGS, RESET SLAVE ALL) and READ_ONLY ADMIN (SET GLOBAL "
+	"read_only) on the replica, or SUPER before MariaDB 10.5";
 
+/* The statements of e->st.list one after another: promote and
+ * promote_ready. */
 static void
 my_promote_step(struct my_engine *e, int status, MYSQL_RES *res)
 {
-	int n = (int)(sizeof(mysql_sql_promote) / sizeof(mysql_sql_promote[0]));
+	const char *const *list = e->st.list;
 
 	(void)res;
 	if (status != 0) {
@@ -4356,13 +4362,36 @@ my_promote_step(struct my_engine *e, int status, MYSQL_RES *res)
 		my_step_fail(e, status);
 		return;
 	}
-	if (++e->st.index >= n) {
+	if (++e->st.index >= e->st.n_list) {
 		my_step_end(e, 0);
 		return;
 	}
 	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
-	         mysql_sql_promote[e->st.index]);
-	my_step_sendc(e, e, mysql_sql_promote[e->st.index], e->what_buf);
+	         list[e->st.index]);
+	my_step_sendc(e, e, list[e->st.index], e->what_buf);
+}
+
+/* Run the N statements of LIST on REPLICA in turn, then CB. */
+static int
+my_promote_list(struct rs_backend *replica, const char *const *list, int n,
+                rs_backend_cb cb, void *arg, struct rs_err *err)
+{
+	struct my_engine *e;
+	int rc = my_replication_ready(replica, NULL, &e, NULL, err);
+
+	if (rc != 0)
+		return rc;
+	e->cb.done = cb;
+	my_steps_begin(e, NULL, MY_REPLY_DONE, my_promote_step, arg);
+	e->st.list = list;
+	e->st.n_list = n;
+	e->st.index = 0;
+	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
+	         list[0]);
+	e->in_call = 1;
+	my_step_sendc(e, e, list[0], e->what_buf);
+	e->in_call = 0;
+	return 0;
 }
 
 /* Make REPLICA a primary of its own (see backend_promote and above).
@@ -4372,20 +4401,22 @@ static int
 my_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
            struct rs_err *err)
 {
-	struct my_engine *e;
-	int rc = my_replication_ready(replica, NULL, &e, NULL, err);
+	return my_promote_list(
+		replica, mysql_sql_promote,
+		(int)(sizeof(mysql_sql_promote) / sizeof(mysql_sql_promote[0])),
+		cb, arg, err);
+}
 
-	if (rc != 0)
-		return rc;
-	e->cb.done = cb;
-	my_steps_begin(e, NULL, MY_REPLY_DONE, my_promote_step, arg);
-	e->st.index = 0;
-	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
-	         mysql_sql_promote[0]);
-	e->in_call = 1;
-	my_step_sendc(e, e, mysql_sql_promote[0], e->what_buf);
-	e->in_call = 0;
-	return 0;
+/* Before the fence: the relay log the replica has applied goes now, not
+ * in promote's RESET SLAVE ALL (backend_promote_ready). */
+static int
+my_promote_ready(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+                 struct rs_err *err)
+{
+	return my_promote_list(replica, mysql_sql_promote_ready,
+	                       (int)(sizeof(mysql_sql_promote_ready) /
+	                             sizeof(mysql_sql_promote_ready[0])),
+	                       cb, arg, err);
 }
 
 static void
@@ -4508,6 +4539,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.catch_up = my_catch_up,
 	.promote = my_promote,
 	.promoted = my_promoted,
+	.promote_ready = my_promote_ready,
 	.scan_begin = my_scan_begin,
 	.scan_next = my_scan_next,
 	.scan_end = my_scan_end,

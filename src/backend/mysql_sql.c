@@ -1287,6 +1287,10 @@ const char *const mysql_sql_promote[3] = {
 	"RESET SLAVE ALL",
 	"SET GLOBAL read_only = 0",
 };
+const char *const mysql_sql_promote_ready[2] = {
+	"FLUSH NO_WRITE_TO_BINLOG RELAY LOGS",
+	"FLUSH NO_WRITE_TO_BINLOG RELAY LOGS",
+};
 const char mysql_sql_read_only[] = "SELECT @@read_only";
 
 int

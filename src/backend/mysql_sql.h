@@ -421,6 +421,9 @@ extern const char mysql_sql_position[];
 extern const char mysql_sql_slave_pos[];
 /* Promotion, in this order, and whether the replica is writable. */
 extern const char *const mysql_sql_promote[3];
+/* Before the fence: the relay log started again twice, so that the SQL
+ * thread, passing both rotations, deletes the one it applied. */
+extern const char *const mysql_sql_promote_ready[2];
 extern const char mysql_sql_read_only[];
 
 /* Append the replica's wait for POSITION (a GTID list, escaped by ESC),

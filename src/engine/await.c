@@ -563,6 +563,17 @@ await_promote(uv_loop_t *loop, struct rs_backend *backend, struct rs_err *err)
 	                   err);
 }
 
+int
+await_promote_ready(uv_loop_t *loop, struct rs_backend *replica,
+                    struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	return waiter_wait(loop, &w,
+	                   backend_promote_ready(replica, on_done, &w, err),
+	                   err);
+}
+
 struct closing {
 	uv_loop_t *loop;
 	int closed;

@@ -132,6 +132,8 @@ int await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
 int await_release(uv_loop_t *loop, struct rs_backend *primary,
                   struct rs_backend *replica, char *note, size_t size,
                   struct rs_err *err);
+int await_promote_ready(uv_loop_t *loop, struct rs_backend *replica,
+                        struct rs_err *err);
 int await_promote(uv_loop_t *loop, struct rs_backend *backend,
                   struct rs_err *err);
 /* Wait MS milliseconds, serving the loop meanwhile (throttles). */

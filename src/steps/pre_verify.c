@@ -251,6 +251,27 @@ pre_verify_settle(struct rs_run *run, struct rs_err *err)
 	return rc;
 }
 
+/* A doubling: what the promotion of SHARD's server replica would do
+ * under the fence and need not is done now, writes open
+ * (backend_promote_ready: MariaDB's applied relay log goes). */
+static int
+pre_verify_promote_ready(struct rs_run *run, int shard, void *arg,
+                         struct rs_err *err)
+{
+	int replica = run->plan->shards[shard].replica;
+	struct rs_backend *r;
+	int rc;
+
+	(void)arg;
+	/* A replica reshard makes (a SQLite file) is not there yet. */
+	if (replica < 0 || !engine_shard_exists(run, replica))
+		return 0;
+	rc = engine_shard(run, replica, &r, err);
+	if (rc == 0 && backend_supports(r, RS_CAP_PROMOTE_READY))
+		rc = await_promote_ready(&run->loop, r, err);
+	return rc;
+}
+
 static int
 pre_verify_run(struct rs_run *run, struct rs_err *err)
 {
@@ -300,8 +321,15 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		                "verify compares every row under the fence\n");
 		return 0;
 	}
+	/* First, so that the replica has long done it when the fence
+	 * comes. */
+	if (run->strategy->promotes_replicas)
+		rc = steps_each_shard_of(run, run->plan->from, 1,
+		                         pre_verify_promote_ready, NULL, err);
 	/* On record before the capture goes on, for purge and abort. */
-	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
+	if (rc == 0)
+		rc = journal_fact_set(run->journal, "pre_verify", "capture",
+		                      err);
 	if (rc == 0)
 		rc = pre_verify_each(run, 1, err);
 	/* The delete logs purge needs start here, not in the fenced
