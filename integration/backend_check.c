@@ -57,6 +57,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <limits.h>
@@ -4580,9 +4581,54 @@ myops_promote(struct rs_backend *r, const char *what)
 	check_status(rc, &done.err, "%s", what);
 }
 
+/* The relay logs of the test replica (integration/servers.sh names them
+ * after the server: my-replica-relay-bin.NNNNNN): the lowest and highest
+ * number there.  Returns how many there are, -1 when the folder cannot be
+ * read. */
+static int
+myops_relay_logs(int *lowest, int *highest)
+{
+	const char *dir = getenv("RESHARD_SERVERS_DIR");
+	char pattern[PATH_MAX];
+	glob_t g;
+	int n;
+
+	*lowest = INT_MAX;
+	*highest = -1;
+	if (dir == NULL)
+		return -1;
+	snprintf(pattern, sizeof(pattern),
+	         "%s/my-replica/my-replica-relay-bin.[0-9]*", dir);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return -1;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int k = atoi(strrchr(g.gl_pathv[i], '.') + 1);
+
+		*lowest = k < *lowest ? k : *lowest;
+		*highest = k > *highest ? k : *highest;
+	}
+	n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/* backend_promote_ready on R, checked as WHAT. */
+static void
+myops_promote_ready(struct rs_backend *r, const char *what)
+{
+	struct call done = {0};
+	int rc = await(&done,
+	               backend_promote_ready(r, on_done, &done, &done.err),
+	               "promote_ready");
+
+	check_status(rc, &done.err, "%s", what);
+}
+
 /* backend_check --promote-my: promote the MariaDB replica of
  * RESHARD_MY_PRIMARY_URL / RESHARD_MY_REPLICA_URL, after it caught up
- * with a last write; promoted says so before and after; a promotion
+ * with a last write; promote_ready (twice) rotates its relay log, the SQL
+ * thread deletes the one in use before, and it goes on replicating;
+ * promoted says so before and after; a promotion
  * repeats without harm; the promoted server takes writes and is no
  * replica any more.  Destroys the pair: run last, then start it again. */
 static int
@@ -4591,6 +4637,7 @@ check_my_promote(void)
 	const char *primary_url = getenv("RESHARD_MY_PRIMARY_URL");
 	const char *replica_url = getenv("RESHARD_MY_REPLICA_URL");
 	struct rs_backend *p = NULL, *r = NULL;
+	int lowest, highest;
 	struct rs_err err;
 	int rc;
 
@@ -4610,6 +4657,40 @@ check_my_promote(void)
 	    setup_sql(p, "INSERT INTO rs_myops_p VALUES (1)") != 0 ||
 	    myops_sync(p, r, "my: promote") != 0)
 		goto out;
+	/* Before the fence: the relay log in use now is rotated away twice
+	 * and deleted by the SQL thread; the replica goes on replicating. */
+	if (myops_relay_logs(&lowest, &highest) > 0) {
+		int before = highest, gone = 0;
+
+		myops_promote_ready(r, "my: promote_ready");
+		myops_promote_ready(r, "my: promote_ready again (idempotent)");
+		if (setup_sql(p, "INSERT INTO rs_myops_p VALUES (3)") != 0 ||
+		    myops_sync(p, r, "my: promote_ready") != 0)
+			goto out;
+		for (int i = 0; i < 40 && !gone; i++) {
+			myops_relay_logs(&lowest, &highest);
+			gone = lowest > before;
+			if (!gone)
+				usleep(50 * 1000);
+		}
+		check(highest >= before + 4,
+		      "my: promote_ready: the relay log started again twice "
+		      "a call (%d, then %d)",
+		      before, highest);
+		check(gone,
+		      "my: promote_ready: the relay log in use before "
+		      "(%d) is deleted (the lowest left: %d)",
+		      before, lowest);
+		check(myops_promoted(r) == 0,
+		      "my: promote_ready: the replica still replicates");
+		myops_rows_are(r, "rs_myops_p", "1;3",
+		               "my: promote_ready: the replica applies writes");
+		if (setup_sql(p, "DELETE FROM rs_myops_p WHERE id = 3") != 0 ||
+		    myops_sync(p, r, "my: promote_ready") != 0)
+			goto out;
+	} else
+		check(0, "my: the replica's relay logs are in "
+		         "RESHARD_SERVERS_DIR/my-replica");
 	/* Read-only, as replicas often are: promotion makes it writable. */
 	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
 		goto out;

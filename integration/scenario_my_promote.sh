@@ -2,7 +2,9 @@
 # MariaDB replica promotion against the real pair, which it destroys, so
 # it runs apart from scenario_backends.sh (and sorts after it): build/
 # backend_check --promote-my catches the replica up with a last write on
-# the primary, checks that backend_promoted says no, promotes it twice
+# the primary, checks that backend_promote_ready rotates its relay log
+# away while it goes on replicating, that backend_promoted says no,
+# promotes it twice
 # (the second time changes nothing), checks that backend_promoted says
 # yes, that the promoted server takes a write the old primary does not
 # see, and that backend_replica_check now refuses it.
