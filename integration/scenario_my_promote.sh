@@ -4,10 +4,10 @@
 # backend_check --promote-my catches the replica up with a last write on
 # the primary, checks that backend_promote_ready rotates its relay log
 # away while it goes on replicating, that backend_promoted says no,
-# promotes it twice
-# (the second time changes nothing), checks that backend_promoted says
-# yes, that the promoted server takes a write the old primary does not
-# see, and that backend_replica_check now refuses it.
+# promotes it twice (the second time changes nothing), checks that
+# backend_promoted says yes, that the promoted server takes a write the
+# old primary does not see, and that backend_replica_check now refuses
+# it.
 #
 # Afterwards, whatever happened, the servers of RESHARD_SERVERS_DIR get a
 # fresh replica again: `servers.sh reset-replicas my`.
