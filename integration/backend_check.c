@@ -4668,8 +4668,8 @@ check_my_promote(void)
 		    myops_sync(p, r, "my: promote_ready") != 0)
 			goto out;
 		for (int i = 0; i < 40 && !gone; i++) {
-			myops_relay_logs(&lowest, &highest);
-			gone = lowest > before;
+			gone = myops_relay_logs(&lowest, &highest) > 0 &&
+			       lowest > before;
 			if (!gone)
 				usleep(50 * 1000);
 		}

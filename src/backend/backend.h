@@ -211,8 +211,9 @@ int backend_connect(struct rs_backend *backend, rs_backend_cb cb, void *arg,
 void backend_set_op_timeout(struct rs_backend *backend, int ms);
 
 /* Describe TABLE: columns in order with types and kinds, primary key, row
- * estimate.  RS_ESCHEMA when the table does not exist or has no primary
- * key.  On success the callback owns TABLE (backend_table_free). */
+ * estimate from the catalog (-1 where there is none: SQLite).  RS_ESCHEMA when
+ * the table does not exist or has no primary key.  On success the callback owns
+ * TABLE (backend_table_free). */
 int backend_describe(struct rs_backend *backend, const char *table,
                      rs_describe_cb cb, void *arg, struct rs_err *err);
 
@@ -491,7 +492,9 @@ int backend_fenced(struct rs_backend *backend, const char *table,
  * so that the SQL thread, passing both rotations, deletes the log it has
  * applied (a 5 M-row load leaves about 450 MB there, which RESET SLAVE
  * ALL deleted under the fence in 0.2 s).  Repeats without harm.  Only
- * where backend_supports RS_CAP_PROMOTE_READY, else RS_EUSAGE.
+ * where backend_supports RS_CAP_PROMOTE_READY, else RS_EUSAGE; like every
+ * replication operation, refused (RS_EUSAGE) on a MySQL server, which
+ * preflight refuses as a replica first.
  *
  * backend_release: after REPLICA's promotion, free what PRIMARY still
  * keeps for it (PostgreSQL: the physical replication slot it streamed

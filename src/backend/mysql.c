@@ -200,6 +200,8 @@ struct my_steps {
 	struct mysql_sql_replica *facts;   /* replica_check, catch-up */
 	const char *const *list; /* promote, promote_ready: the statements */
 	int n_list;
+	const char *doing; /* promote, promote_ready: "promote", for errors */
+	const char *hint;  /* promote, promote_ready: the grants needed */
 	/* read_keys: the rows found, rows.n_rows × rows.n_cols values
 	 * (vals_cap of them allocated) whose bytes are in rows_text one
 	 * after the other, each with a NUL, pointed at once all are in
@@ -4358,7 +4360,7 @@ my_promote_step(struct my_engine *e, int status, MYSQL_RES *res)
 
 	(void)res;
 	if (status != 0) {
-		my_grant_hint(&e->st.err, my_promote_grants);
+		my_grant_hint(&e->st.err, e->st.hint);
 		my_step_fail(e, status);
 		return;
 	}
@@ -4366,15 +4368,17 @@ my_promote_step(struct my_engine *e, int status, MYSQL_RES *res)
 		my_step_end(e, 0);
 		return;
 	}
-	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
-	         list[e->st.index]);
+	snprintf(e->what_buf, sizeof(e->what_buf), "could not %s (%s)",
+	         e->st.doing, list[e->st.index]);
 	my_step_sendc(e, e, list[e->st.index], e->what_buf);
 }
 
-/* Run the N statements of LIST on REPLICA in turn, then CB. */
+/* Run the N statements of LIST on REPLICA in turn, then CB; a failure
+ * says "could not DOING (statement)" and, for a denied access, HINT. */
 static int
 my_promote_list(struct rs_backend *replica, const char *const *list, int n,
-                rs_backend_cb cb, void *arg, struct rs_err *err)
+                const char *doing, const char *hint, rs_backend_cb cb,
+                void *arg, struct rs_err *err)
 {
 	struct my_engine *e;
 	int rc = my_replication_ready(replica, NULL, &e, NULL, err);
@@ -4385,8 +4389,10 @@ my_promote_list(struct rs_backend *replica, const char *const *list, int n,
 	my_steps_begin(e, NULL, MY_REPLY_DONE, my_promote_step, arg);
 	e->st.list = list;
 	e->st.n_list = n;
+	e->st.doing = doing;
+	e->st.hint = hint;
 	e->st.index = 0;
-	snprintf(e->what_buf, sizeof(e->what_buf), "could not promote (%s)",
+	snprintf(e->what_buf, sizeof(e->what_buf), "could not %s (%s)", doing,
 	         list[0]);
 	e->in_call = 1;
 	my_step_sendc(e, e, list[0], e->what_buf);
@@ -4404,7 +4410,7 @@ my_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	return my_promote_list(
 		replica, mysql_sql_promote,
 		(int)(sizeof(mysql_sql_promote) / sizeof(mysql_sql_promote[0])),
-		cb, arg, err);
+		"promote", my_promote_grants, cb, arg, err);
 }
 
 /* Before the fence: the relay log the replica has applied goes now, not
@@ -4416,6 +4422,10 @@ my_promote_ready(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	return my_promote_list(replica, mysql_sql_promote_ready,
 	                       (int)(sizeof(mysql_sql_promote_ready) /
 	                             sizeof(mysql_sql_promote_ready[0])),
+	                       "start the replica's relay log again",
+	                       "rotating the relay log before the fence needs "
+	                       "RELOAD (FLUSH RELAY LOGS) on the replica, as "
+	                       "promotion does",
 	                       cb, arg, err);
 }
 

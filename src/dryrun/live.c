@@ -14,8 +14,9 @@
  * pagination (read_batch).
  *
  * The first failure stops new streams; running ones finish their current
- * call and close.  Progress (rows read of the catalogs' estimates, rate,
- * time left) goes through common/progress.h.
+ * call and close.  Progress (rows read of the catalogs' estimates, or of
+ * an exact count where counting is cheap (RS_CAP_CHEAP_COUNT: SQLite),
+ * rate, time left) goes through common/progress.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -253,23 +253,36 @@ pre_verify_settle(struct rs_run *run, struct rs_err *err)
 
 /* A doubling: what the promotion of SHARD's server replica would do
  * under the fence and need not is done now, writes open
- * (backend_promote_ready: MariaDB's applied relay log goes). */
+ * (backend_promote_ready: MariaDB's applied relay log goes).  Not for a
+ * replica reshard makes (a SQLite file): nothing replicates into it. */
 static int
 pre_verify_promote_ready(struct rs_run *run, int shard, void *arg,
                          struct rs_err *err)
 {
 	int replica = run->plan->shards[shard].replica;
-	struct rs_backend *r;
+	struct rs_backend *p, *r;
 	int rc;
 
 	(void)arg;
-	/* A replica reshard makes (a SQLite file) is not there yet. */
-	if (replica < 0 || !engine_shard_exists(run, replica))
+	if (replica < 0)
 		return 0;
+	rc = engine_shard(run, shard, &p, err);
+	if (rc != 0 || backend_supports(p, RS_CAP_MADE_REPLICA))
+		return rc;
 	rc = engine_shard(run, replica, &r, err);
 	if (rc == 0 && backend_supports(r, RS_CAP_PROMOTE_READY))
 		rc = await_promote_ready(&run->loop, r, err);
 	return rc;
+}
+
+/* Every touched source's replica: pre_verify_promote_ready. */
+static int
+pre_verify_promote_ready_all(struct rs_run *run, struct rs_err *err)
+{
+	if (!run->strategy->promotes_replicas)
+		return 0;
+	return steps_each_shard_of(run, run->plan->from, 1,
+	                           pre_verify_promote_ready, NULL, err);
 }
 
 static int
@@ -300,6 +313,10 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		                "every row under it\n");
 		return 0;
 	}
+	/* First, so that the replica has long done it when the fence
+	 * comes, whether or not the rows can be compared before it; again
+	 * at the end, for what it received meanwhile. */
+	rc = pre_verify_promote_ready_all(run, err);
 	n = steps_map_shards(run->plan->from, shards);
 	for (int i = 0; i < n && rc == 0 && possible; i++)
 		if (engine_touches(run, shards[i]))
@@ -321,15 +338,8 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		                "verify compares every row under the fence\n");
 		return 0;
 	}
-	/* First, so that the replica has long done it when the fence
-	 * comes. */
-	if (run->strategy->promotes_replicas)
-		rc = steps_each_shard_of(run, run->plan->from, 1,
-		                         pre_verify_promote_ready, NULL, err);
 	/* On record before the capture goes on, for purge and abort. */
-	if (rc == 0)
-		rc = journal_fact_set(run->journal, "pre_verify", "capture",
-		                      err);
+	rc = journal_fact_set(run->journal, "pre_verify", "capture", err);
 	if (rc == 0)
 		rc = pre_verify_each(run, 1, err);
 	/* The delete logs purge needs start here, not in the fenced
@@ -370,6 +380,8 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 	 * a standby's cannot be trimmed. */
 	if (rc == 0 && (run->strategy->copies_movers || made))
 		rc = pre_verify_settle(run, err);
+	if (rc == 0)
+		rc = pre_verify_promote_ready_all(run, err);
 	return rc;
 }
 
