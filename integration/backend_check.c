@@ -4591,7 +4591,7 @@ myops_relay_logs(int *lowest, int *highest)
 	const char *dir = getenv("RESHARD_SERVERS_DIR");
 	char pattern[PATH_MAX];
 	glob_t g;
-	int n;
+	int n = 0;
 
 	*lowest = INT_MAX;
 	*highest = -1;
@@ -4602,12 +4602,17 @@ myops_relay_logs(int *lowest, int *highest)
 	if (glob(pattern, 0, NULL, &g) != 0)
 		return -1;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
-		int k = atoi(strrchr(g.gl_pathv[i], '.') + 1);
+		const char *digits = strrchr(g.gl_pathv[i], '.') + 1;
+		char *end;
+		long k = strtol(digits, &end, 10);
 
-		*lowest = k < *lowest ? k : *lowest;
-		*highest = k > *highest ? k : *highest;
+		/* Only names that end in the number (not "….000012.tmp"). */
+		if (*end != '\0' || k < 0 || k > INT_MAX)
+			continue;
+		n++;
+		*lowest = (int)k < *lowest ? (int)k : *lowest;
+		*highest = (int)k > *highest ? (int)k : *highest;
 	}
-	n = (int)g.gl_pathc;
 	globfree(&g);
 	return n;
 }

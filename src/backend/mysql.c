@@ -4348,8 +4348,8 @@ my_catch_up(struct rs_backend *primary, struct rs_backend *replica,
 /* What promotion needs, for an access denied. */
 static const char my_promote_grants[] =
 	"promotion needs REPLICATION SLAVE ADMIN (STOP SLAVE), RELOAD "
-	"(FLUSH RELAY LOGS, RESET SLAVE ALL) and READ_ONLY ADMIN (SET GLOBAL "
-	"read_only) on the replica, or SUPER before MariaDB 10.5";
+	"(RESET SLAVE ALL) and READ_ONLY ADMIN (SET GLOBAL read_only) on "
+	"the replica, or SUPER before MariaDB 10.5";
 
 /* The statements of e->st.list one after another: promote and
  * promote_ready. */
