@@ -236,6 +236,58 @@ journal_prepare_write(struct rs_journal *journal, const char *sql,
 }
 
 int
+journal_prepare_kept(struct rs_journal *journal, enum journal_kept which,
+                     const char *sql, sqlite3_stmt **stmt, struct rs_err *err)
+{
+	int rc;
+
+	*stmt = NULL;
+	if (journal->kept[which] != NULL) {
+		*stmt = journal->kept[which];
+		return 0;
+	}
+	if (journal->readonly)
+		return journal_prepare_write(journal, sql, stmt, err);
+	rc = sqlite3_prepare_v3(journal->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	                        stmt, NULL);
+	if (rc != SQLITE_OK) {
+		*stmt = NULL;
+		return journal_fail(journal,
+		                    sqlite3_extended_errcode(journal->db),
+		                    "prepare", sql, err);
+	}
+	journal->kept[which] = *stmt;
+	return 0;
+}
+
+/* Done with STMT: finalize it, or reset a kept one for its next use. */
+static void
+journal_release(struct rs_journal *journal, sqlite3_stmt *stmt)
+{
+	for (int i = 0; i < JOURNAL_KEPT_MAX; i++)
+		if (stmt != NULL && journal->kept[i] == stmt) {
+			sqlite3_reset(stmt);
+			sqlite3_clear_bindings(stmt);
+			return;
+		}
+	sqlite3_finalize(stmt);
+}
+
+/* Run the kept statement WHICH (SQL, no values, no rows), as sqlite3_exec
+ * would; its result is ignored, as the callers' PRAGMAs were. */
+static void
+journal_run_kept(struct rs_journal *journal, enum journal_kept which,
+                 const char *sql)
+{
+	sqlite3_stmt *stmt;
+
+	if (journal_prepare_kept(journal, which, sql, &stmt, NULL) == 0) {
+		sqlite3_step(stmt);
+		journal_release(journal, stmt);
+	}
+}
+
+int
 journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc)
 {
 	if (rc != SQLITE_OK)
@@ -261,7 +313,7 @@ journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
 
 	if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		code = journal_fail(journal, rc, what, subject, err);
-	sqlite3_finalize(stmt);
+	journal_release(journal, stmt);
 	return code;
 }
 
@@ -336,6 +388,8 @@ journal_free(struct rs_journal *journal)
 {
 	if (journal == NULL)
 		return;
+	for (int i = 0; i < JOURNAL_KEPT_MAX; i++)
+		sqlite3_finalize(journal->kept[i]);
 	sqlite3_close(journal->db);
 	if (journal->lock_fd >= 0)
 		close(journal->lock_fd);
@@ -920,12 +974,12 @@ journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
                     struct rs_err *err)
 {
 	if (lazy)
-		sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL", NULL,
-		             NULL, NULL);
+		journal_run_kept(journal, JOURNAL_KEPT_SYNC_NORMAL,
+		                 "PRAGMA synchronous = NORMAL");
 	rc = journal_finish(journal, stmt, rc, what, name, err);
 	if (lazy)
-		sqlite3_exec(journal->db, "PRAGMA synchronous = FULL", NULL,
-		             NULL, NULL);
+		journal_run_kept(journal, JOURNAL_KEPT_SYNC_FULL,
+		                 "PRAGMA synchronous = FULL");
 	return rc;
 }
 
@@ -940,8 +994,8 @@ journal_chunk_begin(struct rs_journal *journal,
 	/* Beginning a chunk again (a resumed step redoing a chunk whose
 	 * outcome is unknown) records the new intent over the old one. */
 	if (rc == 0)
-		rc = journal_prepare_write(
-			journal,
+		rc = journal_prepare_kept(
+			journal, JOURNAL_KEPT_CHUNK_BEGIN,
 			"INSERT INTO chunks (step, shard, table_name, number, "
 			"after_key, upto_key, state, rows, checksum, affected, "
 			"seq) "
@@ -984,8 +1038,8 @@ journal_chunk_done(struct rs_journal *journal,
 	/* The range's end may only be known once the side effect ran (the
 	 * last key read), so a non-NULL UPTO replaces the one begun with. */
 	if (rc == 0)
-		rc = journal_prepare_write(
-			journal,
+		rc = journal_prepare_kept(
+			journal, JOURNAL_KEPT_CHUNK_DONE,
 			"UPDATE chunks SET state = 'done', "
 			"upto_key = coalesce(?5, upto_key), rows = ?6, "
 			"checksum = ?7, affected = ?8, seq = (SELECT "

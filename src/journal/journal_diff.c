@@ -53,13 +53,18 @@ journal_differences_forget(struct rs_journal *journal, const char *pass,
                            struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
-	int rc = journal_prepare_write(
-		journal,
-		shard == NULL ? "DELETE FROM differences WHERE pass = ?1"
-			      : "DELETE FROM differences WHERE pass = ?1 AND "
-				"shard = ?2 AND table_name = ?3 AND (chunk = "
-				"?4 OR ?4 = -9223372036854775808)",
-		&stmt, err);
+	int rc =
+		shard == NULL
+			? journal_prepare_write(
+				  journal,
+				  "DELETE FROM differences WHERE pass = ?1",
+				  &stmt, err)
+			: journal_prepare_kept(
+				  journal, JOURNAL_KEPT_FORGET_CHUNK,
+				  "DELETE FROM differences WHERE pass = ?1 AND "
+				  "shard = ?2 AND table_name = ?3 AND (chunk = "
+				  "?4 OR ?4 = -9223372036854775808)",
+				  &stmt, err);
 
 	if (rc != 0)
 		return rc;

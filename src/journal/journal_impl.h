@@ -9,8 +9,9 @@
  * filled, as journal.h's do; ERR may be NULL where a failure is ignored
  * (journal_close, journal_event).  They never close or free the journal,
  * and a statement handed to journal_finish is finalized by it, whatever
- * the outcome.  Strings passed in stay the caller's; the one string handed
- * out (journal_column_dup) is malloc'd, for the caller to free.
+ * the outcome (a kept one, journal_prepare_kept, is reset instead).
+ * Strings passed in stay the caller's; the one string handed out
+ * (journal_column_dup) is malloc'd, for the caller to free.
  */
 #ifndef RS_JOURNAL_IMPL_H
 #define RS_JOURNAL_IMPL_H
@@ -21,8 +22,23 @@
 
 #include "common/err.h"
 
+/* The statements run once a chunk (its start and end, the lazy write's
+ * PRAGMAs, forgetting a chunk's differences): parsed once a handle, not
+ * once a chunk, which on a million-row walk was a tenth of the loop
+ * thread's time.  Prepared by journal_prepare_kept, reset by
+ * journal_done, finalized by journal_free. */
+enum journal_kept {
+	JOURNAL_KEPT_CHUNK_BEGIN,
+	JOURNAL_KEPT_CHUNK_DONE,
+	JOURNAL_KEPT_SYNC_NORMAL,
+	JOURNAL_KEPT_SYNC_FULL,
+	JOURNAL_KEPT_FORGET_CHUNK,
+	JOURNAL_KEPT_MAX
+};
+
 struct rs_journal {
 	sqlite3 *db;
+	sqlite3_stmt *kept[JOURNAL_KEPT_MAX]; /* NULL until first used */
 	char *path;     /* the journal file, for messages */
 	int lock_fd;    /* the flock'd journal file, -1 when read-only */
 	int readonly;   /* opened by journal_open_readonly */
@@ -62,6 +78,15 @@ int journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
  * refuses it with RS_EINTERNAL (writing through status is a bug). */
 int journal_prepare_write(struct rs_journal *journal, const char *sql,
                           sqlite3_stmt **stmt, struct rs_err *err);
+
+/* As journal_prepare_write, for the kept statement WHICH, whose text is
+ * always SQL: prepared at its first use, then handed out again.  It is
+ * used up the same way (journal_finish, journal_done), which reset it and
+ * clear its bindings instead of finalizing it.  Not reentrant: one use at
+ * a time of each (the journal runs on the loop's thread). */
+int journal_prepare_kept(struct rs_journal *journal, enum journal_kept which,
+                         const char *sql, sqlite3_stmt **stmt,
+                         struct rs_err *err);
 
 /* Bind TEXT (NULL binds SQL NULL; not copied, so it must outlive the
  * statement's run) unless an earlier bind failed: RC is the earlier
