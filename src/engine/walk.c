@@ -258,6 +258,48 @@ walk_owner(const struct rs_walk *walk, const struct rs_map *map,
 	return 0;
 }
 
+/* Keys hashed together by walk_owners. */
+#define WALK_OWNER_BATCH 256
+
+int
+walk_owners(const struct rs_walk *walk, const struct rs_map *map,
+            const struct rs_rowbuf *rows, struct rs_owner *owners,
+            struct rs_err *err)
+{
+	const char *keys[WALK_OWNER_BATCH];
+	size_t lens[WALK_OWNER_BATCH];
+	uint64_t points[WALK_OWNER_BATCH];
+
+	for (int r0 = 0; r0 < rows->n_rows; r0 += WALK_OWNER_BATCH) {
+		int n = rows->n_rows - r0 < WALK_OWNER_BATCH ? rows->n_rows - r0
+		                                             : WALK_OWNER_BATCH;
+
+		for (int i = 0; i < n; i++) {
+			const struct rs_value *key =
+				&rowbuf_row(rows, r0 + i)[walk->key_at];
+
+			if (key->text == NULL ||
+			    walk->run->plan->hash != RS_HASH_SHA256_64) {
+				int rc = walk_owner(walk, map, key,
+				                    &owners[r0 + i], err);
+
+				if (rc != 0)
+					return rc;
+				continue;
+			}
+			keys[i] = key->text;
+			lens[i] = key->len;
+		}
+		if (walk->run->plan->hash != RS_HASH_SHA256_64)
+			continue;
+		hash_sha256_64_batch(keys, lens, (size_t)n, points);
+		for (int i = 0; i < n; i++)
+			owners[r0 + i] = map_owner_key(map, keys[i], lens[i],
+			                               points[i], NULL);
+	}
+	return 0;
+}
+
 int
 walk_row_hash(const struct rs_backend *backend, int native,
               const struct rs_table_def *def, const struct rs_value *row,

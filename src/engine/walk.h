@@ -110,6 +110,16 @@ int walk_owner(const struct rs_walk *walk, const struct rs_map *map,
                const struct rs_value *key, struct rs_owner *owner,
                struct rs_err *err);
 
+/* walk_owner for every row of ROWS (shard key at walk->key_at) into
+ * OWNERS (room for ROWS->n_rows), a chunk at a time: with sha256_64 the
+ * keys are hashed together (hash_sha256_64_batch, several keys a SHA
+ * compression on CPUs that have the instructions).  Returns 0, or
+ * walk_owner's error for the first row without an owner (OWNERS then
+ * partly filled). */
+int walk_owners(const struct rs_walk *walk, const struct rs_map *map,
+                const struct rs_rowbuf *rows, struct rs_owner *owners,
+                struct rs_err *err);
+
 /* Read the rows of DEF on BACKEND in the key range (AFTER, UPTO], in key
  * order, a page of at most options.batch_rows rows at a time, and call
  * PAGE(ROWS, CTX, ERR) for each: the key columns, then every column unless

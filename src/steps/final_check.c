@@ -30,19 +30,19 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
             int64_t *affected, uint64_t *checksum, struct rs_err *err)
 {
 	struct final_count *count = walk->arg;
+	struct rs_owner *owners;
+	int rc = steps_owners(walk, rows, &owners, err);
 
 	(void)after;
 	(void)upto;
 	(void)checksum;
 	*affected = 0;
+	if (rc != 0)
+		return rc;
 	for (int r = 0; r < rows->n_rows; r++) {
 		const struct rs_value *row = rowbuf_row(rows, r);
-		struct rs_owner owner;
-		int rc = walk_owner(walk, walk->run->plan->to,
-		                    &row[walk->key_at], &owner, err);
+		struct rs_owner owner = owners[r];
 
-		if (rc != 0)
-			return rc;
 		if (owner.shard == walk->shard && owner.table == walk->slot)
 			continue;
 		if (++count->misplaced <= 10) {
@@ -57,6 +57,7 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		}
 		(*affected)++;
 	}
+	free(owners);
 	count->rows += rows->n_rows;
 	return 0;
 }

@@ -173,24 +173,20 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 {
 	struct preflight_count *count = walk->arg;
 	const struct rs_plan *plan = walk->run->plan;
+	struct rs_owner *owners;
+	int rc = steps_owners_under(walk, plan->from, rows, &owners, err);
 
 	(void)after;
 	(void)upto;
 	(void)checksum;
 	*affected = 0; /* the misplaced rows of the chunk */
-	for (int r = 0; r < rows->n_rows; r++) {
+	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
 		const struct rs_value *row = rowbuf_row(rows, r);
-		struct rs_owner owner;
+		struct rs_owner owner = owners[r];
 		char shown[300], physical[256];
-		int rc = walk_owner(walk, plan->from, &row[walk->key_at],
-		                    &owner, err);
 
-		if (rc != 0)
-			return rc;
 		if (owner.shard == walk->shard && owner.table == walk->slot) {
 			rc = preflight_crossing(walk, row, count, err);
-			if (rc != 0)
-				return rc;
 			continue;
 		}
 		if (count->misplaced++ == 0)
@@ -208,8 +204,10 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		        walk->physical, plan->shards[walk->shard].name, shown,
 		        plan->shards[owner.shard].name, physical);
 	}
-	count->rows += rows->n_rows;
-	return 0;
+	free(owners);
+	if (rc == 0)
+		count->rows += rows->n_rows;
+	return rc;
 }
 
 /* A replica reshard makes itself (SQLite) must not hold data yet. */

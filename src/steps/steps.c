@@ -573,15 +573,20 @@ int
 steps_owners(struct rs_walk *walk, const struct rs_rowbuf *rows,
              struct rs_owner **owners, struct rs_err *err)
 {
+	return steps_owners_under(walk, walk->run->plan->to, rows, owners, err);
+}
+
+int
+steps_owners_under(struct rs_walk *walk, const struct rs_map *map,
+                   const struct rs_rowbuf *rows, struct rs_owner **owners,
+                   struct rs_err *err)
+{
 	int rc = 0;
 
 	*owners = malloc(sizeof(**owners) * (size_t)(rows->n_rows + 1));
 	if (*owners == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int r = 0; r < rows->n_rows && rc == 0; r++)
-		rc = walk_owner(walk, walk->run->plan->to,
-		                &rowbuf_row(rows, r)[walk->key_at],
-		                &(*owners)[r], err);
+	rc = walk_owners(walk, map, rows, *owners, err);
 	if (rc != 0) {
 		free(*owners);
 		*owners = NULL;

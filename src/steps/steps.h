@@ -134,8 +134,14 @@ struct steps_walk_spec {
 int steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
                    struct rs_err *err);
 
-/* The owners under `to` of the rows of a chunk (by their shard key):
- * *OWNERS is malloc'd (free it).  Returns 0 or RS_EKEY / RS_ENOMEM. */
+/* The owners under MAP of the rows of a chunk (by their shard key, hashed
+ * together: walk_owners): *OWNERS is malloc'd (free it).  Returns 0 or
+ * RS_EKEY / RS_ENOMEM. */
+int steps_owners_under(struct rs_walk *walk, const struct rs_map *map,
+                       const struct rs_rowbuf *rows, struct rs_owner **owners,
+                       struct rs_err *err);
+
+/* steps_owners_under `to`. */
 int steps_owners(struct rs_walk *walk, const struct rs_rowbuf *rows,
                  struct rs_owner **owners, struct rs_err *err);
 
