@@ -46,6 +46,7 @@
  * reach.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -55,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "backend/backend_engine.h"
 #include "common/strbuf.h"
@@ -69,6 +71,9 @@
 #define SQLITE_WRITER_LOCKS    64   /* mutexes the files' writers share */
 #define SQLITE_DELETE_GROUP                                                    \
 	100 /* keys a DELETE statement (sqlite_work_write) */
+
+/* Statements a connection keeps prepared (sqlite_prepare_kept). */
+#define SQLITE_KEPT 8
 
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
@@ -114,6 +119,16 @@ struct sqlite_engine {
 		rs_replication_cb replication;
 	} cb;
 	void *arg;
+	/* The statements this connection ran last (sqlite_prepare_kept):
+	 * walks and purge run the same few a chunk, and preparing them
+	 * again was a tenth of a purge's CPU.  Worker's only. */
+	struct sqlite_kept {
+		char *sql;
+		sqlite3_stmt *stmt; /* reset after each use */
+		uint64_t used;      /* e->kept_clock at its last use */
+	} kept[SQLITE_KEPT];
+	uint64_t kept_clock;
+	int triggers_off; /* SQLITE_DBCONFIG_ENABLE_TRIGGER is 0: purge */
 	/* Operation inputs. */
 	char *sql;                                  /* exec */
 	char *table_name;                           /* describe */
@@ -131,6 +146,7 @@ struct sqlite_engine {
 	 * none is under way. */
 	sqlite3 *backup_dest;
 	sqlite3_backup *backup;
+	int backup_fd;    /* the replica file, for its early write-back; -1 */
 	int backup_left;  /* pages left after the last step, -1: none yet */
 	int backup_whole; /* the rest in one step: a writer restarted it */
 	struct rs_replication replication; /* replicate: how far it is */
@@ -254,6 +270,98 @@ sqlite_rollback(struct sqlite_engine *e)
 {
 	e->deadline_ns = 0;
 	sqlite3_exec(e->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Worker: the prepared statement for SQL (which stays the caller's), kept
+ * on the connection: prepared at its first use, else the one prepared
+ * before, reset.  The least recently used of SQLITE_KEPT makes room.
+ * Give it back with sqlite_release, never sqlite3_finalize.  Returns an
+ * SQLite result code; on error *STMT is NULL. */
+static int
+sqlite_prepare_kept(struct sqlite_engine *e, const char *sql,
+                    sqlite3_stmt **stmt)
+{
+	struct sqlite_kept *slot = &e->kept[0];
+	int rc;
+
+	*stmt = NULL;
+	for (int i = 0; i < SQLITE_KEPT; i++) {
+		struct sqlite_kept *k = &e->kept[i];
+
+		if (k->sql != NULL && strcmp(k->sql, sql) == 0) {
+			k->used = ++e->kept_clock;
+			*stmt = k->stmt;
+			return SQLITE_OK;
+		}
+		if (k->used < slot->used)
+			slot = k;
+	}
+	sqlite3_finalize(slot->stmt);
+	free(slot->sql);
+	slot->stmt = NULL;
+	slot->used = 0;
+	if ((slot->sql = strdup(sql)) == NULL)
+		return SQLITE_NOMEM;
+	rc = sqlite3_prepare_v3(e->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	                        &slot->stmt, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(slot->stmt);
+		free(slot->sql);
+		slot->sql = NULL;
+		slot->stmt = NULL;
+		return rc;
+	}
+	slot->used = ++e->kept_clock;
+	*stmt = slot->stmt;
+	return SQLITE_OK;
+}
+
+/* Worker: done with STMT of sqlite_prepare_kept (NULL: nothing), reset
+ * and its values unbound, so that nothing points into a request. */
+static void
+sqlite_release(sqlite3_stmt *stmt)
+{
+	if (stmt != NULL) {
+		sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+	}
+}
+
+/* Run the kept statement SQL (no values, no rows), as sqlite3_exec. */
+static int
+sqlite_exec_kept(struct sqlite_engine *e, const char *sql)
+{
+	sqlite3_stmt *stmt;
+	int rc = sqlite_prepare_kept(e, sql, &stmt);
+
+	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_DONE)
+		rc = SQLITE_OK;
+	sqlite_release(stmt);
+	return rc;
+}
+
+/* Finalize the kept statements, before the connection closes. */
+static void
+sqlite_kept_drop(struct sqlite_engine *e)
+{
+	for (int i = 0; i < SQLITE_KEPT; i++) {
+		sqlite3_finalize(e->kept[i].stmt);
+		free(e->kept[i].sql);
+		e->kept[i] = (struct sqlite_kept){0};
+	}
+}
+
+/* Worker: fire triggers on this connection (ON) or not (SQLite's
+ * SQLITE_DBCONFIG_ENABLE_TRIGGER, this connection's only).  Changing it
+ * makes the connection's statements prepare again at their next step, so
+ * it is changed only when it must be. */
+static void
+sqlite_triggers(struct sqlite_engine *e, int on)
+{
+	if (e->triggers_off == !on)
+		return;
+	sqlite3_db_config(e->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on, NULL);
+	e->triggers_off = !on;
 }
 
 /* Append NAME as a quoted identifier: "a""b". */
@@ -821,10 +929,10 @@ sqlite_work_read(struct rs_backend *backend)
 		rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
 		goto done;
 	}
-	rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+	rc = sqlite_prepare_kept(e, sql, &stmt);
 	free(sql);
 	if (rc != SQLITE_OK) {
-		rc = RS_EQUERY;
+		rc = rc == SQLITE_NOMEM ? RS_ENOMEM : RS_EQUERY;
 		goto done;
 	}
 	if (kr == NULL) {
@@ -867,7 +975,7 @@ done:
 		rc = sqlite_fail(backend, RS_EQUERY, "reading rows failed");
 	else if (rc == RS_ENOMEM && e->err.code != RS_ENOMEM)
 		rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
-	sqlite3_finalize(stmt);
+	sqlite_release(stmt);
 	if (in_txn)
 		sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL);
 	canonical_buf_free(&real);
@@ -940,44 +1048,58 @@ sqlite_delete_sql(const struct rs_table_def *t, int n)
 	return strbuf_finish(&q);
 }
 
-/* Inside the write transaction of an unlogged delete from T: drop T's
- * delete-log triggers (reshard_dellog_…, sqlite_delete_log) and set
- * *LOGGED to the statements that create them again (sqlite3_free it; NULL
- * when T has none), to run before COMMIT.  In one transaction nobody else
- * can write to T meanwhile, so no other delete goes unrecorded, and a
- * failure or a crash rolls the triggers back with the deletes.  Returns 0,
- * or -1 with SQLite's error on the connection. */
+/* Inside the write transaction of an unlogged delete from T: keep T's
+ * delete-log triggers (reshard_dellog_…, sqlite_delete_log) from firing.
+ * When they are T's only triggers, triggers are turned off on this
+ * connection (sqlite_triggers): no DDL, so the other connections to the
+ * file keep their parsed schema and statements.  Else, so that the
+ * application's own triggers still fire, the two are dropped and *LOGGED
+ * set to the statements that create them again (sqlite3_free it; NULL
+ * when not needed), to run before COMMIT.  In one transaction nobody else
+ * can write to T or its schema meanwhile, so no other delete goes
+ * unrecorded, and a failure or a crash rolls the triggers back with the
+ * deletes.  Returns 0, or -1 with SQLite's error on the connection. */
 static int
 sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
                     char **logged)
 {
-	char *find = sqlite3_mprintf(
-		"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-		"AND tbl_name = %Q AND name IN ('reshard_dellog_' || %Q, "
-		"'reshard_dellog_u_' || %Q) ORDER BY name",
-		t->name, t->name, t->name);
+	char log[2][300];
 	struct rs_strbuf drop = {0}, create = {0};
 	sqlite3_stmt *stmt = NULL;
-	int rc = find != NULL ? sqlite3_prepare_v2(e->db, find, -1, &stmt, NULL)
-	                      : SQLITE_NOMEM;
+	int others = 0;
+	int rc = sqlite_prepare_kept(e,
+	                             "SELECT name, sql FROM sqlite_master "
+	                             "WHERE type = 'trigger' AND tbl_name = ?1 "
+	                             "ORDER BY name",
+	                             &stmt);
 
 	*logged = NULL;
+	snprintf(log[0], sizeof(log[0]), "reshard_dellog_%s", t->name);
+	snprintf(log[1], sizeof(log[1]), "reshard_dellog_u_%s", t->name);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(stmt, 1, t->name, -1, SQLITE_STATIC);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(stmt, 0);
+
+		rc = SQLITE_OK;
+		if (name == NULL ||
+		    (strcmp(name, log[0]) != 0 && strcmp(name, log[1]) != 0)) {
+			others++;
+			continue;
+		}
 		strbuf_str(&drop, "DROP TRIGGER ");
-		strbuf_quoted(&drop, (const char *)sqlite3_column_text(stmt, 0),
-		              '"');
+		strbuf_quoted(&drop, name, '"');
 		strbuf_str(&drop, ";");
 		strbuf_str(&create, (const char *)sqlite3_column_text(stmt, 1));
 		strbuf_str(&create, ";");
-		rc = SQLITE_OK;
 	}
-	sqlite3_finalize(stmt);
-	sqlite3_free(find);
+	sqlite_release(stmt);
 	if (rc == SQLITE_DONE)
 		rc = drop.failed || create.failed ? SQLITE_NOMEM : SQLITE_OK;
-	if (rc == SQLITE_OK && drop.text != NULL)
+	sqlite_triggers(e, others > 0 || rc != SQLITE_OK);
+	if (rc == SQLITE_OK && others > 0 && drop.text != NULL)
 		rc = sqlite3_exec(e->db, drop.text, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && create.text != NULL &&
+	if (rc == SQLITE_OK && others > 0 && create.text != NULL &&
 	    (*logged = sqlite3_mprintf("%s", create.text)) == NULL)
 		rc = SQLITE_NOMEM;
 	strbuf_clear(&drop);
@@ -1013,7 +1135,7 @@ sqlite_work_write(struct rs_backend *backend)
 		                         rows->n_cols, t->name, width);
 		return;
 	}
-	rc = sqlite3_exec(e->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	rc = sqlite_exec_kept(e, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK) {
 		e->status = sqlite_fail(backend, RS_EQUERY,
 		                        "cannot start a transaction");
@@ -1028,7 +1150,7 @@ sqlite_work_write(struct rs_backend *backend)
 			char *sql = upsert ? sqlite_upsert_sql(t)
 			                   : sqlite_delete_sql(t, n);
 
-			sqlite3_finalize(stmt);
+			sqlite_release(stmt);
 			stmt = NULL;
 			if (sql == NULL) {
 				e->status = backend_fail(backend, &e->err,
@@ -1036,7 +1158,7 @@ sqlite_work_write(struct rs_backend *backend)
 				                         "out of memory");
 				goto rollback;
 			}
-			rc = sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL);
+			rc = sqlite_prepare_kept(e, sql, &stmt);
 			free(sql);
 			if (rc != SQLITE_OK)
 				goto fail;
@@ -1068,12 +1190,12 @@ sqlite_work_write(struct rs_backend *backend)
 			goto fail;
 		sqlite3_reset(stmt);
 	}
-	sqlite3_finalize(stmt);
+	sqlite_release(stmt);
 	stmt = NULL;
 	if (logged != NULL &&
 	    sqlite3_exec(e->db, logged, NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	if (sqlite3_exec(e->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite_exec_kept(e, "COMMIT") != SQLITE_OK)
 		goto fail;
 	sqlite3_free(logged);
 	return;
@@ -1081,7 +1203,7 @@ fail:
 	e->status = sqlite_fail(backend, RS_EQUERY,
 	                        upsert ? "upsert failed" : "delete failed");
 rollback:
-	sqlite3_finalize(stmt);
+	sqlite_release(stmt);
 	sqlite3_free(logged);
 	sqlite_rollback(e);
 }
@@ -1236,8 +1358,31 @@ sqlite_backup_drop(struct sqlite_engine *e)
 		sqlite3_backup_finish(e->backup);
 	if (e->backup_dest != NULL)
 		sqlite3_close_v2(e->backup_dest);
+	if (e->backup_fd >= 0)
+		close(e->backup_fd);
 	e->backup = NULL;
 	e->backup_dest = NULL;
+	e->backup_fd = -1;
+}
+
+/* Worker: have the kernel start writing out the replica's pages copied so
+ * far, without waiting for them (Linux's sync_file_range; elsewhere
+ * nothing).  The copy's commit syncs the file; started early, most of the
+ * writing overlaps the copy instead of stalling at the end, as
+ * PostgreSQL's checkpoint_flush_after does for its checkpoints.  A hint:
+ * its failure changes nothing. */
+static void
+sqlite_backup_flush(struct sqlite_engine *e)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (e->backup_fd < 0)
+		e->backup_fd = open(e->replica_path, O_RDONLY | O_CLOEXEC);
+	if (e->backup_fd >= 0)
+		(void)sync_file_range(e->backup_fd, 0, 0,
+		                      SYNC_FILE_RANGE_WRITE);
+#else
+	(void)e;
+#endif
 }
 
 /* Worker: start the copy of the whole database into replica_path with the
@@ -1306,6 +1451,7 @@ sqlite_work_replicate(struct rs_backend *backend)
 		if (rc == SQLITE_OK) {
 			int left = sqlite3_backup_remaining(e->backup);
 
+			sqlite_backup_flush(e);
 			e->backup_whole |=
 				e->backup_left >= 0 && left >= e->backup_left;
 			e->backup_left = left;
@@ -1329,6 +1475,7 @@ sqlite_work_replicate(struct rs_backend *backend)
 		                         "closing the replica %s failed",
 		                         e->replica_path);
 	e->backup_dest = NULL;
+	sqlite_backup_drop(e); /* the file's descriptor */
 	if (e->status != 0)
 		e->replication.reached = 0;
 }
@@ -1465,6 +1612,10 @@ sqlite_work(uv_work_t *work)
 	struct sqlite_engine *e = sqlite_engine(backend);
 
 	e->status = 0;
+	/* Triggers fire for everything but purge's deletes, which turn them
+	 * off when they may (sqlite_log_triggers). */
+	if (e->db != NULL && (e->op != SQLITE_OP_DELETE || !e->unlogged))
+		sqlite_triggers(e, 1);
 	switch (e->op) {
 	case SQLITE_OP_CONNECT:
 		sqlite_work_connect(backend);
@@ -1517,6 +1668,7 @@ sqlite_work(uv_work_t *work)
 		break;
 	case SQLITE_OP_CLOSE:
 		sqlite_backup_drop(e);
+		sqlite_kept_drop(e);
 		sqlite3_close_v2(e->db);
 		e->db = NULL;
 		break;
@@ -1651,9 +1803,13 @@ sqlite_engine_get(struct rs_backend *backend, struct rs_err *err)
 		 * (journal included) together: the run's memory stays flat
 		 * however many streams and tables it has.  Idempotent. */
 		sqlite3_soft_heap_limit64(SQLITE_HEAP_LIMIT);
-		backend->engine = calloc(1, sizeof(struct sqlite_engine));
-		if (backend->engine == NULL)
+		struct sqlite_engine *e = calloc(1, sizeof(*e));
+
+		if (e == NULL)
 			rs_err_set(err, RS_ENOMEM, "out of memory");
+		else
+			e->backup_fd = -1;
+		backend->engine = e;
 	}
 	return backend->engine;
 }
@@ -2474,6 +2630,7 @@ sqlite_close(struct rs_backend *backend,
 	e->closed = done;
 	if (e->db == NULL ||
 	    sqlite_queue(backend, SQLITE_OP_CLOSE, NULL, NULL) != 0) {
+		sqlite_kept_drop(e);
 		sqlite3_close_v2(e->db); /* nothing else can be done */
 		sqlite_engine_free(e);
 		backend->engine = NULL;

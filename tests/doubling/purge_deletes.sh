@@ -95,11 +95,18 @@ check "purge-stale-delete: the stale write is still on db0" \
 # Purge's own deletes bypass the delete log (backend_purge_keys): only the
 # application's are recorded.  After purge the logs hold exactly the one
 # key the application deleted, every log trigger is back in place, and an
-# application delete after purge is still recorded.
+# application delete after purge is still recorded.  The application's
+# own triggers still fire for purge's deletes: orders_1 on db0 has one
+# (an audit of deletes), so purge leaves that table's log by dropping its
+# triggers inside each delete's transaction; the other tables, with
+# reshard's triggers only, by turning triggers off on its connection.
 section purge-unlogged
 fresh purge-unlogged
 own_master
 run_reshard 0 "purge-unlogged: run --until unfence" run plan.cfg --until unfence --yes
+sql db0.db "CREATE TABLE audit (id INTEGER); CREATE TRIGGER app_audit AFTER DELETE
+	ON orders_1 BEGIN INSERT INTO audit VALUES (OLD.id); END"
+audit_before=$(sql db0.db "SELECT count(*) FROM orders_1")
 read -r gone_id < <(sql master.db "SELECT o.id FROM orders o JOIN routes r
 	ON r.key = o.customer_id WHERE r.from_owner = 'db0.orders_0'
 	AND r.to_owner = 'db2.orders_0' ORDER BY o.id LIMIT 1")
@@ -129,6 +136,12 @@ equals "$(logged | tr '\n' ' ')" "db2.$gone_id " \
 triggers >triggers.after
 check "purge-unlogged: every delete-log trigger is back ($(wc -l <triggers.after))" \
 	cmp -s triggers.before triggers.after
+audit_purged=$((audit_before - $(sql db0.db "SELECT count(*) FROM orders_1")))
+check "purge-unlogged: purge deleted rows of db0.orders_1 ($audit_purged)" test "$audit_purged" -gt 0
+equals "$(sql db0.db "SELECT count(*) FROM audit")" "$audit_purged" \
+	"purge-unlogged: the application's trigger fired for each of them"
+equals "$(sql db0.db "SELECT count(*) FROM sqlite_schema WHERE name = 'app_audit'")" 1 \
+	"purge-unlogged: the application's trigger is still there"
 other_id=$(sql db0.db "SELECT id FROM orders_0 ORDER BY id LIMIT 1")
 sql db0.db "DELETE FROM orders_0 WHERE id = $other_id"
 sql master.db "DELETE FROM orders WHERE id = $other_id"
