@@ -58,29 +58,22 @@ struct preflight_count {
 
 /* A split copies only onto shards that are not sources (a source's
  * tables carry its fence and capture, which the copy's writes would meet):
- * count ROW when its owner under `to` is another source. */
-static int
+ * count ROW when its owner under `to`, TO, is another source. */
+static void
 preflight_crossing(struct rs_walk *walk, const struct rs_value *row,
-                   struct preflight_count *count, struct rs_err *err)
+                   struct rs_owner to, struct preflight_count *count)
 {
 	const struct rs_plan *plan = walk->run->plan;
-	struct rs_owner to;
 	char shown[300];
-	int rc;
 
-	if (!walk->run->strategy->copies_movers)
-		return 0;
-	rc = walk_owner(walk, plan->to, &row[walk->key_at], &to, err);
-	if (rc != 0 || to.shard == walk->shard ||
-	    !steps_in_map(plan->from, to.shard))
-		return rc;
+	if (to.shard == walk->shard || !steps_in_map(plan->from, to.shard))
+		return;
 	if (count->crossed++ < 5) {
 		walk_describe_row(walk, row, shown, sizeof(shown));
 		fprintf(stderr, "  %s on %s: %s would move to %s, a source\n",
 		        walk->physical, plan->shards[walk->shard].name, shown,
 		        plan->shards[to.shard].name);
 	}
-	return 0;
 }
 
 /* A split's target: every table of `to` there, able to take the source's
@@ -173,9 +166,11 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 {
 	struct preflight_count *count = walk->arg;
 	const struct rs_plan *plan = walk->run->plan;
-	struct rs_owner *owners;
+	struct rs_owner *owners, *to = NULL;
 	int rc = steps_owners_under(walk, plan->from, rows, &owners, err);
 
+	if (rc == 0 && walk->run->strategy->copies_movers)
+		rc = steps_owners(walk, rows, &to, err);
 	(void)after;
 	(void)upto;
 	(void)checksum;
@@ -186,7 +181,8 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		char shown[300], physical[256];
 
 		if (owner.shard == walk->shard && owner.table == walk->slot) {
-			rc = preflight_crossing(walk, row, count, err);
+			if (to != NULL)
+				preflight_crossing(walk, row, to[r], count);
 			continue;
 		}
 		if (count->misplaced++ == 0)
@@ -205,6 +201,7 @@ preflight_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		        plan->shards[owner.shard].name, physical);
 	}
 	free(owners);
+	free(to);
 	if (rc == 0)
 		count->rows += rows->n_rows;
 	return rc;
