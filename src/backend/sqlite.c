@@ -75,6 +75,9 @@
 /* Statements a connection keeps prepared (sqlite_prepare_kept). */
 #define SQLITE_KEPT 8
 
+/* Replica files a process gives an early write-back (sqlite_flush_fd). */
+#define SQLITE_FLUSH_FILES 64
+
 enum sqlite_op {
 	SQLITE_OP_CONNECT,
 	SQLITE_OP_DESCRIBE,
@@ -146,7 +149,7 @@ struct sqlite_engine {
 	 * none is under way. */
 	sqlite3 *backup_dest;
 	sqlite3_backup *backup;
-	int backup_fd;    /* the replica file, for its early write-back; -1 */
+	int backup_fd;    /* sqlite_flush_fd's for the replica (not ours); -1 */
 	int backup_left;  /* pages left after the last step, -1: none yet */
 	int backup_whole; /* the rest in one step: a writer restarted it */
 	struct rs_replication replication; /* replicate: how far it is */
@@ -354,14 +357,22 @@ sqlite_kept_drop(struct sqlite_engine *e)
 /* Worker: fire triggers on this connection (ON) or not (SQLite's
  * SQLITE_DBCONFIG_ENABLE_TRIGGER, this connection's only).  Changing it
  * makes the connection's statements prepare again at their next step, so
- * it is changed only when it must be. */
-static void
+ * it is changed only when it must be.  Returns 0 when triggers are now as
+ * asked, -1 when SQLite did not change them. */
+static int
 sqlite_triggers(struct sqlite_engine *e, int on)
 {
-	if (e->triggers_off == !on)
-		return;
-	sqlite3_db_config(e->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on, NULL);
+	int now = !e->triggers_off;
+
+	if (now != on &&
+	    (sqlite3_db_config(e->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on,
+	                       &now) != SQLITE_OK ||
+	     now != on)) {
+		e->triggers_off = !now;
+		return -1;
+	}
 	e->triggers_off = !on;
+	return 0;
 }
 
 /* Append NAME as a quoted identifier: "a""b". */
@@ -399,6 +410,15 @@ static uv_mutex_t sqlite_writer_locks[SQLITE_WRITER_LOCKS];
 static uv_once_t sqlite_writer_once = UV_ONCE_INIT;
 static int sqlite_writer_ready; /* every mutex initialised */
 
+/* The replica files given an early write-back (sqlite_flush_fd). */
+static struct sqlite_flush_file {
+	dev_t dev;
+	ino_t ino;
+	int fd;
+} sqlite_flush_files[SQLITE_FLUSH_FILES];
+static int sqlite_n_flush_files;
+static uv_mutex_t sqlite_flush_lock; /* the two above */
+
 static void
 sqlite_writer_init(void)
 {
@@ -407,7 +427,8 @@ sqlite_writer_init(void)
 	while (i < SQLITE_WRITER_LOCKS &&
 	       uv_mutex_init(&sqlite_writer_locks[i]) == 0)
 		i++;
-	sqlite_writer_ready = i == SQLITE_WRITER_LOCKS;
+	sqlite_writer_ready = i == SQLITE_WRITER_LOCKS &&
+	                      uv_mutex_init(&sqlite_flush_lock) == 0;
 }
 
 /* Worker: the writer mutex of the file at PATH, or NULL (the file cannot
@@ -1070,7 +1091,7 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 	int rc = sqlite_prepare_kept(e,
 	                             "SELECT name, sql FROM sqlite_master "
 	                             "WHERE type = 'trigger' AND tbl_name = ?1 "
-	                             "ORDER BY name",
+	                             "COLLATE NOCASE ORDER BY name",
 	                             &stmt);
 
 	*logged = NULL;
@@ -1082,8 +1103,9 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 		const char *name = (const char *)sqlite3_column_text(stmt, 0);
 
 		rc = SQLITE_OK;
-		if (name == NULL ||
-		    (strcmp(name, log[0]) != 0 && strcmp(name, log[1]) != 0)) {
+		/* Names are case-blind in SQLite, as ON T is. */
+		if (name == NULL || (sqlite3_stricmp(name, log[0]) != 0 &&
+		                     sqlite3_stricmp(name, log[1]) != 0)) {
 			others++;
 			continue;
 		}
@@ -1096,7 +1118,10 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 	sqlite_release(stmt);
 	if (rc == SQLITE_DONE)
 		rc = drop.failed || create.failed ? SQLITE_NOMEM : SQLITE_OK;
-	sqlite_triggers(e, others > 0 || rc != SQLITE_OK);
+	/* Triggers off only when the log's are all there are and SQLite
+	 * says they are off; else the log's two go for this transaction. */
+	if (sqlite_triggers(e, others > 0 || rc != SQLITE_OK) != 0)
+		others++;
 	if (rc == SQLITE_OK && others > 0 && drop.text != NULL)
 		rc = sqlite3_exec(e->db, drop.text, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && others > 0 && create.text != NULL &&
@@ -1160,6 +1185,12 @@ sqlite_work_write(struct rs_backend *backend)
 			}
 			rc = sqlite_prepare_kept(e, sql, &stmt);
 			free(sql);
+			if (rc == SQLITE_NOMEM) {
+				e->status = backend_fail(backend, &e->err,
+				                         RS_ENOMEM,
+				                         "out of memory");
+				goto rollback;
+			}
 			if (rc != SQLITE_OK)
 				goto fail;
 			stmt_rows = n;
@@ -1358,11 +1389,48 @@ sqlite_backup_drop(struct sqlite_engine *e)
 		sqlite3_backup_finish(e->backup);
 	if (e->backup_dest != NULL)
 		sqlite3_close_v2(e->backup_dest);
-	if (e->backup_fd >= 0)
-		close(e->backup_fd);
 	e->backup = NULL;
 	e->backup_dest = NULL;
 	e->backup_fd = -1;
+}
+
+/* A read-only descriptor of the file at PATH, for sqlite_backup_flush's
+ * hint, or -1.  Opened once a file (by device and inode) and never
+ * closed: closing any descriptor of a file drops every POSIX lock the
+ * process holds on it, SQLite's own included (another connection of the
+ * run to that replica would lose its lock).  So they stay open until the
+ * process exits, SQLITE_FLUSH_FILES at most. */
+static int
+sqlite_flush_fd(const char *path)
+{
+	struct stat st, fst;
+	int fd = -1;
+
+	uv_once(&sqlite_writer_once, sqlite_writer_init);
+	if (!sqlite_writer_ready || stat(path, &st) != 0)
+		return -1;
+	uv_mutex_lock(&sqlite_flush_lock);
+	for (int i = 0; i < sqlite_n_flush_files && fd < 0; i++)
+		if (sqlite_flush_files[i].dev == st.st_dev &&
+		    sqlite_flush_files[i].ino == st.st_ino)
+			fd = sqlite_flush_files[i].fd;
+	if (fd < 0 && sqlite_n_flush_files < SQLITE_FLUSH_FILES &&
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		struct sqlite_flush_file *f =
+			&sqlite_flush_files[sqlite_n_flush_files++];
+
+		/* Kept whatever it is; used only if it is the file looked
+		 * at (not one that replaced it meanwhile). */
+		if (fstat(fd, &fst) != 0)
+			fst = (struct stat){0};
+		f->fd = fd;
+		f->dev = fst.st_dev;
+		f->ino = fst.st_ino;
+		if (f->dev != st.st_dev || f->ino != st.st_ino)
+			fd = -1;
+	}
+	uv_mutex_unlock(&sqlite_flush_lock);
+	return fd;
 }
 
 /* Worker: have the kernel start writing out the replica's pages copied so
@@ -1376,12 +1444,13 @@ sqlite_backup_flush(struct sqlite_engine *e)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
 	if (e->backup_fd < 0)
-		e->backup_fd = open(e->replica_path, O_RDONLY | O_CLOEXEC);
+		e->backup_fd = sqlite_flush_fd(e->replica_path);
 	if (e->backup_fd >= 0)
 		(void)sync_file_range(e->backup_fd, 0, 0,
 		                      SYNC_FILE_RANGE_WRITE);
 #else
 	(void)e;
+	(void)sqlite_flush_fd;
 #endif
 }
 
@@ -2630,6 +2699,7 @@ sqlite_close(struct rs_backend *backend,
 	e->closed = done;
 	if (e->db == NULL ||
 	    sqlite_queue(backend, SQLITE_OP_CLOSE, NULL, NULL) != 0) {
+		sqlite_backup_drop(e);
 		sqlite_kept_drop(e);
 		sqlite3_close_v2(e->db); /* nothing else can be done */
 		sqlite_engine_free(e);

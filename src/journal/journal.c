@@ -273,20 +273,6 @@ journal_release(struct rs_journal *journal, sqlite3_stmt *stmt)
 	sqlite3_finalize(stmt);
 }
 
-/* Run the kept statement WHICH (SQL, no values, no rows), as sqlite3_exec
- * would; its result is ignored, as the callers' PRAGMAs were. */
-static void
-journal_run_kept(struct rs_journal *journal, enum journal_kept which,
-                 const char *sql)
-{
-	sqlite3_stmt *stmt;
-
-	if (journal_prepare_kept(journal, which, sql, &stmt, NULL) == 0) {
-		sqlite3_step(stmt);
-		journal_release(journal, stmt);
-	}
-}
-
 int
 journal_bind_text(sqlite3_stmt *stmt, int index, const char *text, int rc)
 {
@@ -974,12 +960,12 @@ journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
                     struct rs_err *err)
 {
 	if (lazy)
-		journal_run_kept(journal, JOURNAL_KEPT_SYNC_NORMAL,
-		                 "PRAGMA synchronous = NORMAL");
+		sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL", NULL,
+		             NULL, NULL);
 	rc = journal_finish(journal, stmt, rc, what, name, err);
 	if (lazy)
-		journal_run_kept(journal, JOURNAL_KEPT_SYNC_FULL,
-		                 "PRAGMA synchronous = FULL");
+		sqlite3_exec(journal->db, "PRAGMA synchronous = FULL", NULL,
+		             NULL, NULL);
 	return rc;
 }
 

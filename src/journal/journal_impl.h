@@ -22,16 +22,15 @@
 
 #include "common/err.h"
 
-/* The statements run once a chunk (its start and end, the lazy write's
- * PRAGMAs, forgetting a chunk's differences): parsed once a handle, not
- * once a chunk, which on a million-row walk was a tenth of the loop
- * thread's time.  Prepared by journal_prepare_kept, reset by
- * journal_done, finalized by journal_free. */
+/* The statements run once a chunk (its start and end, forgetting its
+ * differences): parsed once a handle, not once a chunk, which on a
+ * million-row walk was a tenth of the loop thread's time.  Prepared by
+ * journal_prepare_kept, reset by journal_done, finalized by journal_free.
+ * (The lazy write's PRAGMA synchronous is not among them: SQLite
+ * prepares a PRAGMA again at every run anyway.) */
 enum journal_kept {
 	JOURNAL_KEPT_CHUNK_BEGIN,
 	JOURNAL_KEPT_CHUNK_DONE,
-	JOURNAL_KEPT_SYNC_NORMAL,
-	JOURNAL_KEPT_SYNC_FULL,
 	JOURNAL_KEPT_FORGET_CHUNK,
 	JOURNAL_KEPT_MAX
 };

@@ -97,15 +97,16 @@ check "purge-stale-delete: the stale write is still on db0" \
 # key the application deleted, every log trigger is back in place, and an
 # application delete after purge is still recorded.  The application's
 # own triggers still fire for purge's deletes: orders_1 on db0 has one
-# (an audit of deletes), so purge leaves that table's log by dropping its
-# triggers inside each delete's transaction; the other tables, with
-# reshard's triggers only, by turning triggers off on its connection.
+# (an audit of deletes, its table named in another case, as SQLite
+# allows), so purge leaves that table's log by dropping its triggers
+# inside each delete's transaction; the other tables, with reshard's
+# triggers only, by turning triggers off on its connection.
 section purge-unlogged
 fresh purge-unlogged
 own_master
 run_reshard 0 "purge-unlogged: run --until unfence" run plan.cfg --until unfence --yes
 sql db0.db "CREATE TABLE audit (id INTEGER); CREATE TRIGGER app_audit AFTER DELETE
-	ON orders_1 BEGIN INSERT INTO audit VALUES (OLD.id); END"
+	ON ORDERS_1 BEGIN INSERT INTO audit VALUES (OLD.id); END"
 audit_before=$(sql db0.db "SELECT count(*) FROM orders_1")
 read -r gone_id < <(sql master.db "SELECT o.id FROM orders o JOIN routes r
 	ON r.key = o.customer_id WHERE r.from_owner = 'db0.orders_0'
