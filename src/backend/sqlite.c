@@ -362,17 +362,15 @@ sqlite_kept_drop(struct sqlite_engine *e)
 static int
 sqlite_triggers(struct sqlite_engine *e, int on)
 {
-	int now = !e->triggers_off;
+	int now;
 
-	if (now != on &&
-	    (sqlite3_db_config(e->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on,
-	                       &now) != SQLITE_OK ||
-	     now != on)) {
-		e->triggers_off = !now;
+	if (e->triggers_off == !on)
+		return 0;
+	if (sqlite3_db_config(e->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on,
+	                      &now) != SQLITE_OK)
 		return -1;
-	}
-	e->triggers_off = !on;
-	return 0;
+	e->triggers_off = !now;
+	return now == on ? 0 : -1;
 }
 
 /* Append NAME as a quoted identifier: "a""b". */
@@ -1069,6 +1067,14 @@ sqlite_delete_sql(const struct rs_table_def *t, int n)
 	return strbuf_finish(&q);
 }
 
+/* The name of TABLE's delete-log trigger (sqlite_delete_log): the one
+ * after a delete, or with UPDATE the one after an update of the key. */
+static void
+sqlite_dellog_trigger(const char *table, int update, char *buf, size_t size)
+{
+	snprintf(buf, size, "reshard_dellog_%s%s", update ? "u_" : "", table);
+}
+
 /* Inside the write transaction of an unlogged delete from T: keep T's
  * delete-log triggers (reshard_dellog_…, sqlite_delete_log) from firing.
  * When they are T's only triggers, triggers are turned off on this
@@ -1087,7 +1093,7 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 	char log[2][300];
 	struct rs_strbuf drop = {0}, create = {0};
 	sqlite3_stmt *stmt = NULL;
-	int others = 0;
+	int others = 0, dropping;
 	int rc = sqlite_prepare_kept(e,
 	                             "SELECT name, sql FROM sqlite_master "
 	                             "WHERE type = 'trigger' AND tbl_name = ?1 "
@@ -1095,8 +1101,8 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 	                             &stmt);
 
 	*logged = NULL;
-	snprintf(log[0], sizeof(log[0]), "reshard_dellog_%s", t->name);
-	snprintf(log[1], sizeof(log[1]), "reshard_dellog_u_%s", t->name);
+	sqlite_dellog_trigger(t->name, 0, log[0], sizeof(log[0]));
+	sqlite_dellog_trigger(t->name, 1, log[1], sizeof(log[1]));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(stmt, 1, t->name, -1, SQLITE_STATIC);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -1120,11 +1126,12 @@ sqlite_log_triggers(struct sqlite_engine *e, const struct rs_table_def *t,
 		rc = drop.failed || create.failed ? SQLITE_NOMEM : SQLITE_OK;
 	/* Triggers off only when the log's are all there are and SQLite
 	 * says they are off; else the log's two go for this transaction. */
-	if (sqlite_triggers(e, others > 0 || rc != SQLITE_OK) != 0)
-		others++;
-	if (rc == SQLITE_OK && others > 0 && drop.text != NULL)
+	dropping = rc != SQLITE_OK || others > 0 || sqlite_triggers(e, 0) != 0;
+	if (dropping)
+		sqlite_triggers(e, 1);
+	if (rc == SQLITE_OK && dropping && drop.text != NULL)
 		rc = sqlite3_exec(e->db, drop.text, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && others > 0 && create.text != NULL &&
+	if (rc == SQLITE_OK && dropping && create.text != NULL &&
 	    (*logged = sqlite3_mprintf("%s", create.text)) == NULL)
 		rc = SQLITE_NOMEM;
 	strbuf_clear(&drop);
@@ -1544,7 +1551,7 @@ sqlite_work_replicate(struct rs_backend *backend)
 		                         "closing the replica %s failed",
 		                         e->replica_path);
 	e->backup_dest = NULL;
-	sqlite_backup_drop(e); /* the file's descriptor */
+	e->backup_fd = -1; /* sqlite_flush_fd's, looked up again next copy */
 	if (e->status != 0)
 		e->replication.reached = 0;
 }
@@ -2420,10 +2427,12 @@ static int
 sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
                   int on, rs_backend_cb cb, void *arg, struct rs_err *err)
 {
-	char log[300];
+	char log[300], trigger[2][300];
 	char *sql = sqlite3_mprintf("%s", "");
 
 	backend_delete_log_name(table->name, log, sizeof(log));
+	sqlite_dellog_trigger(table->name, 0, trigger[0], sizeof(trigger[0]));
+	sqlite_dellog_trigger(table->name, 1, trigger[1], sizeof(trigger[1]));
 	if (on == RS_DELETE_LOG_EMPTY) {
 		sqlite_script_add(&sql, "DELETE FROM \"%w\";", log);
 		return sqlite_script(backend, sql,
@@ -2431,13 +2440,11 @@ sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 		                     err);
 	}
 	if (!on) {
-		sqlite_script_add(
-			&sql,
-			"DROP TRIGGER IF EXISTS \"reshard_dellog_%w\";"
-			"DROP TRIGGER IF EXISTS "
-			"\"reshard_dellog_u_%w\";"
-			"DROP TABLE IF EXISTS \"%w\";",
-			table->name, table->name, log);
+		sqlite_script_add(&sql,
+		                  "DROP TRIGGER IF EXISTS \"%w\";"
+		                  "DROP TRIGGER IF EXISTS \"%w\";"
+		                  "DROP TABLE IF EXISTS \"%w\";",
+		                  trigger[0], trigger[1], log);
 		return sqlite_script(backend, sql,
 		                     "removing the delete log failed", cb, arg,
 		                     err);
@@ -2456,17 +2463,16 @@ sqlite_delete_log(struct rs_backend *backend, const struct rs_table_def *table,
 	sqlite_script_add(&sql, "));");
 	for (int u = 0; u < 2; u++) {
 		if (u == 0)
-			sqlite_script_add(&sql,
-			                  "CREATE TRIGGER IF NOT EXISTS "
-			                  "\"reshard_dellog_%w\" AFTER DELETE "
-			                  "ON \"%w\" BEGIN ",
-			                  table->name, table->name);
+			sqlite_script_add(
+				&sql,
+				"CREATE TRIGGER IF NOT EXISTS "
+				"\"%w\" AFTER DELETE ON \"%w\" BEGIN ",
+				trigger[0], table->name);
 		else {
 			sqlite_script_add(&sql,
 			                  "CREATE TRIGGER IF NOT EXISTS "
-			                  "\"reshard_dellog_u_%w\" AFTER "
-			                  "UPDATE ON \"%w\" WHEN ",
-			                  table->name, table->name);
+			                  "\"%w\" AFTER UPDATE ON \"%w\" WHEN ",
+			                  trigger[1], table->name);
 			for (int k = 0; k < table->n_pk; k++)
 				sqlite_script_add(
 					&sql, "%sOLD.\"%w\" IS NOT NEW.\"%w\"",

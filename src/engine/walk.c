@@ -270,6 +270,17 @@ walk_owners(const struct rs_walk *walk, const struct rs_map *map,
 	size_t lens[WALK_OWNER_BATCH];
 	uint64_t points[WALK_OWNER_BATCH];
 
+	if (walk->run->plan->hash != RS_HASH_SHA256_64) {
+		for (int r = 0; r < rows->n_rows; r++) {
+			int rc = walk_owner(walk, map,
+			                    &rowbuf_row(rows, r)[walk->key_at],
+			                    &owners[r], err);
+
+			if (rc != 0)
+				return rc;
+		}
+		return 0;
+	}
 	for (int r0 = 0; r0 < rows->n_rows; r0 += WALK_OWNER_BATCH) {
 		int n = rows->n_rows - r0 < WALK_OWNER_BATCH ? rows->n_rows - r0
 		                                             : WALK_OWNER_BATCH;
@@ -278,20 +289,12 @@ walk_owners(const struct rs_walk *walk, const struct rs_map *map,
 			const struct rs_value *key =
 				&rowbuf_row(rows, r0 + i)[walk->key_at];
 
-			if (key->text == NULL ||
-			    walk->run->plan->hash != RS_HASH_SHA256_64) {
-				int rc = walk_owner(walk, map, key,
-				                    &owners[r0 + i], err);
-
-				if (rc != 0)
-					return rc;
-				continue;
-			}
+			if (key->text == NULL) /* walk_owner's error */
+				return walk_owner(walk, map, key,
+				                  &owners[r0 + i], err);
 			keys[i] = key->text;
 			lens[i] = key->len;
 		}
-		if (walk->run->plan->hash != RS_HASH_SHA256_64)
-			continue;
 		hash_sha256_64_batch(keys, lens, (size_t)n, points);
 		for (int i = 0; i < n; i++)
 			owners[r0 + i] = map_owner_key(map, keys[i], lens[i],
