@@ -818,7 +818,8 @@ test_row_null_empty_order(void **state)
 }
 
 /* The encoding is a contract between versions: pinned by vectors from
- * Python: sha256(b'N' + b'V' + (2).to_bytes(8,'big') + b'ab' + ...). */
+ * Python: sha256(b'N' + b'V' + (2).to_bytes(8,'big') + b'ab' + ...),
+ * the long rows with values of b'a' * 250 and so on. */
 static void
 test_row_hash_vectors(void **state)
 {
@@ -835,6 +836,25 @@ test_row_hash_vectors(void **state)
 	assert_int_equal(raw_row_hash(NULL, 0), UINT64_C(0xe3b0c44298fc1c14));
 	assert_int_equal(row_hash(RS_SRC_PG, mixed, ARRAY_LEN(mixed)),
 	                 UINT64_C(0xf97424764ef1f11e));
+
+	/* Rows longer than the hasher gathers at once (256 bytes): one
+	 * that fills it to one byte short, one with a value longer than it
+	 * (588 bytes of encoding). */
+	char a250[251], b10[11], c300[301], x246[247];
+	const char *edge[] = {x246, "y"};
+	const char *long_row[] = {a250, b10, NULL, c300};
+
+	memset(a250, 'a', 250);
+	a250[250] = '\0';
+	memset(b10, 'b', 10);
+	b10[10] = '\0';
+	memset(c300, 'c', 300);
+	c300[300] = '\0';
+	memset(x246, 'x', 246);
+	x246[246] = '\0';
+	assert_int_equal(raw_row_hash(edge, 2), UINT64_C(0x56677c7fbf13a8b6));
+	assert_int_equal(raw_row_hash(long_row, 4),
+	                 UINT64_C(0xbe0d7748133e7add));
 }
 
 static void

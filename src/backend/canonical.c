@@ -712,6 +712,23 @@ void
 canonical_row_init(struct rs_row_hasher *hasher)
 {
 	SHA256_Init(&hasher->sha);
+	hasher->used = 0;
+}
+
+/* Append LEN bytes to the row's encoding. */
+static void
+row_hasher_put(struct rs_row_hasher *hasher, const void *bytes, size_t len)
+{
+	if (hasher->used + len > sizeof(hasher->pending)) {
+		SHA256_Update(&hasher->sha, hasher->pending, hasher->used);
+		hasher->used = 0;
+	}
+	if (len > sizeof(hasher->pending)) {
+		SHA256_Update(&hasher->sha, bytes, len);
+		return;
+	}
+	memcpy(hasher->pending + hasher->used, bytes, len);
+	hasher->used += len;
 }
 
 void
@@ -720,15 +737,15 @@ canonical_row_add(struct rs_row_hasher *hasher, const char *text, size_t len)
 	unsigned char head[9];
 
 	if (text == NULL) {
-		SHA256_Update(&hasher->sha, "N", 1);
+		row_hasher_put(hasher, "N", 1);
 		return;
 	}
 	head[0] = 'V';
 	for (int k = 0; k < 8; k++)
 		head[1 + k] = (unsigned char)((uint64_t)len >> (56 - 8 * k));
-	SHA256_Update(&hasher->sha, head, sizeof(head));
+	row_hasher_put(hasher, head, sizeof(head));
 	if (len > 0)
-		SHA256_Update(&hasher->sha, text, len);
+		row_hasher_put(hasher, text, len);
 }
 
 int
@@ -756,6 +773,8 @@ canonical_row_finish(struct rs_row_hasher *hasher)
 	unsigned char digest[SHA256_DIGEST_LENGTH];
 	uint64_t hash = 0;
 
+	if (hasher->used > 0)
+		SHA256_Update(&hasher->sha, hasher->pending, hasher->used);
 	SHA256_Final(digest, &hasher->sha);
 	for (int k = 0; k < 8; k++)
 		hash = hash << 8 | digest[k];

@@ -161,6 +161,10 @@ struct rs_canon_buf {
  * free. */
 struct rs_row_hasher {
 	SHA256_CTX sha; /* over the row's encoding, see canonical_row_add */
+	/* The encoding gathered here and hashed a bufferful at a time: one
+	 * SHA256_Update a usual row instead of two a column. */
+	size_t used;
+	unsigned char pending[256];
 };
 
 /* A chunk's checksum (DESIGN §9): how many rows and the sum of their
