@@ -4,7 +4,7 @@
 # the replicas it refuses (exit 2) and leaves no journal; after `run --until
 # promote` it finds nothing on a clean copy (exit 0, as many movers compared
 # as the oracle says move) and changes no shard file.  With one copy
-# changed (a column), one deleted and one row added on a new owner that
+# changed (a column NULL where its source has ''), one deleted and one row added on a new owner that
 # would move there from its old owner (past the source's last key), and a
 # staying row changed on the replica (not a difference: purge removes it),
 # it exits 3 and lists exactly those three, as text and JSON, with status
@@ -64,8 +64,11 @@ staying=$(pick db0.orders_0 0)
 extra_key=$(sql db0.db "SELECT customer_id FROM orders_0 WHERE id = $changed")
 [ -n "$changed" ] && [ -n "$deleted" ] && [ -n "$staying" ] &&
 	[ -n "$extra_key" ] || bail "differences: no rows to change"
+# The changed copy holds NULL where its source holds '': the same texts
+# but for NULL, which is no value, so they differ.
+bypass_fence db0 orders_0 "UPDATE orders_0 SET note = '' WHERE id = $changed"
 bypass_fence db2 orders_0 "
-	UPDATE orders_0 SET note = 'changed' WHERE id = $changed;
+	UPDATE orders_0 SET note = NULL WHERE id = $changed;
 	DELETE FROM orders_0 WHERE id = $deleted;
 	INSERT INTO orders_0 VALUES (1000000, '$extra_key', 1.00, 'extra');
 	UPDATE orders_0 SET note = 'stays, changed' WHERE id = $staying"
@@ -114,7 +117,11 @@ equals "$(step_field verify state)/$(step_field purge state)" failed/pending \
 equals "$(sql :memory: "SELECT count(*) FROM json_each(readfile('status.json'),
 	'\$.differences') WHERE json_extract(value, '\$.pass') = 'verify'")" 3 \
 	"run: status lists the run's three (under the fence it compares by key the rows changed since pre-verify)"
-# Put right from the source, as an operator would.
+# Put right from the source, as an operator would, its '' first.
+bypass_fence db0 orders_0 "
+	ATTACH '$template/master.db' AS m;
+	UPDATE orders_0 SET note = (SELECT note FROM m.orders
+		WHERE id = $changed) WHERE id = $changed"
 bypass_fence db2 orders_0 "
 	ATTACH 'db0.db' AS s;
 	UPDATE orders_0 SET note = (SELECT note FROM s.orders_0
