@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend_engine.h"
@@ -211,26 +212,34 @@ sqlite_on_progress(void *arg)
 /* Worker, SQLite's busy handler for attempt N (from 0) to take a lock
  * another connection holds: sleep a little and try again (1 = retry),
  * up to SQLITE_LOCK_TIMEOUT_MS or the deadline, whichever comes first (0:
- * SQLITE_BUSY).  The sleeps grow like those of sqlite3_busy_timeout. */
+ * SQLITE_BUSY).  The sleeps grow like those of sqlite3_busy_timeout, from
+ * a tenth of a millisecond: the usual holder is one of the run's own
+ * readers, whose read of a page of keys takes about a millisecond, and a
+ * purge's delete that slept 1, then 2 ms for it left its stream idle
+ * (80 such waits in a million-row purge). */
 static int
 sqlite_on_busy(void *arg, int n)
 {
-	static const int delays[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50};
+	static const int delays_us[] = {100,   200,   500,   1000,  2000,
+	                                5000,  10000, 15000, 20000, 25000,
+	                                25000, 25000, 50000, 50000};
 	struct sqlite_engine *e = arg;
-	uint64_t now = uv_hrtime(), waited_ms, left_ms;
-	int delay =
-		n < (int)(sizeof(delays) / sizeof(delays[0])) ? delays[n] : 100;
+	uint64_t now = uv_hrtime(), waited_us, left_us;
+	int n_delays = (int)(sizeof(delays_us) / sizeof(delays_us[0]));
+	int delay = n < n_delays ? delays_us[n] : 100000;
+	struct timespec ts;
 
 	if (n == 0)
 		e->busy_since_ns = now;
-	waited_ms = (now - e->busy_since_ns) / 1000000;
-	if (sqlite_past_deadline(e) || waited_ms >= SQLITE_LOCK_TIMEOUT_MS)
+	waited_us = (now - e->busy_since_ns) / 1000;
+	if (sqlite_past_deadline(e) ||
+	    waited_us >= (uint64_t)SQLITE_LOCK_TIMEOUT_MS * 1000)
 		return 0;
-	left_ms = SQLITE_LOCK_TIMEOUT_MS - waited_ms;
-	if (e->deadline_ns != 0 && (e->deadline_ns - now) / 1000000 < left_ms)
-		left_ms = (e->deadline_ns - now) / 1000000 + 1;
-	if ((uint64_t)delay > left_ms)
-		delay = (int)left_ms;
+	left_us = (uint64_t)SQLITE_LOCK_TIMEOUT_MS * 1000 - waited_us;
+	if (e->deadline_ns != 0 && (e->deadline_ns - now) / 1000 < left_us)
+		left_us = (e->deadline_ns - now) / 1000 + 1;
+	if ((uint64_t)delay > left_us)
+		delay = (int)left_us;
 	/* The process's own writer holds the file: wait for its
 	 * transaction, then try again before the next one commits. */
 	if (e->writer != NULL && !e->writing) {
@@ -242,7 +251,9 @@ sqlite_on_busy(void *arg, int n)
 		if (ours)
 			return 1;
 	}
-	sqlite3_sleep(delay);
+	ts.tv_sec = delay / 1000000;
+	ts.tv_nsec = (long)(delay % 1000000) * 1000;
+	nanosleep(&ts, NULL);
 	return 1;
 }
 
