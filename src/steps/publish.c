@@ -368,8 +368,9 @@ publish_run(struct rs_run *run, struct rs_err *err)
 		                  "cannot read the epoch from the "
 		                  "journal %s",
 		                  plan->journal);
-	if (rc == 1) {
+	if (rc == 1) { /* a repeated publish: the same epoch */
 		epoch = strtoll(value, NULL, 10);
+		rc = 0;
 	} else {
 		epoch = publish_previous_epoch(plan->publish_file) + 1;
 		snprintf(value, sizeof(value), "%lld", epoch);
@@ -392,6 +393,10 @@ publish_run(struct rs_run *run, struct rs_err *err)
 			rc = journal_fact_set(run->journal, "delete_logs",
 			                      "emptied", err);
 	}
+	/* A crash here: the delete logs emptied, the journal says so, no
+	 * shard says "published" yet. */
+	if (rc == 0)
+		engine_fault("mid-step:publish");
 	/* The shards say "published" before the routing file does, so
 	 * that no crash leaves live routing that no shard knows of. */
 	if (rc == 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mid_step: crashes in the middle of pre-verify and purge.  The step
+# mid_step: crashes in the middle of pre-verify, publish and purge.  The step
 # resumes (attempts 2, the chunk and row counts of a clean run, every
 # chunk once and done); a row changed after its chunk was compared is
 # found by verify under the fence (it compares again what changed since),
@@ -100,6 +100,23 @@ equals "$(journal_chunks purge)" \
 	"${clean_chunks[purge]}|${clean_chunks[purge]}|${clean_chunks[purge]}" \
 	"mid-purge: journal chunks of purge unique and done"
 complete "mid-purge"
+
+# publish resumed after the delete logs were emptied (journaled) and
+# before any shard said "published": it goes on with the same epoch.  It
+# used to fail with an empty message on every later attempt (the epoch
+# read from the journal was taken for an error code).
+section mid-publish
+fresh_sequential mid-publish
+RESHARD_FAULT=mid-step:publish run_reshard 99 \
+	"mid-publish: crash inside publish, delete logs emptied" run plan.cfg --yes
+status_json
+equals "$(step_field publish state)" interrupted \
+	"mid-publish: status has publish interrupted"
+run_reshard 0 "mid-publish: resume" run plan.cfg --yes
+has err "step publish        resuming" "mid-publish: publish resumed"
+complete "mid-publish"
+equals "$(jget '$.epoch')" 1 "mid-publish: the same epoch, 1"
+check "mid-publish: routing file has epoch 1" grep -qE '^epoch = 1L?;$' routing.cfg
 
 # The fault point counts the chunks the step finished in this process
 # (engine.h), over all its tables: one more than the biggest table has
