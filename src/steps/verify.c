@@ -79,6 +79,15 @@ struct verify_owner {
 	int differ; /* differences found in this chunk */
 };
 
+/* Whether values A and B are the same text, NULL only as NULL. */
+static int
+verify_same_text(const struct rs_value *a, const struct rs_value *b)
+{
+	if (a->text == NULL || b->text == NULL)
+		return a->text == b->text;
+	return a->len == b->len && memcmp(a->text, b->text, a->len) == 0;
+}
+
 /* Whether VALUE A (kind KIND, written by source SA) and B (by SB) hold the
  * same value: the same bytes, or the same canonical text. */
 static int
@@ -89,11 +98,10 @@ verify_same_value(enum rs_col_kind kind, enum rs_canon_src sa,
 	struct rs_canon_buf ca, cb;
 	int same;
 
-	if ((a->text == NULL) != (b->text == NULL))
-		return 0;
-	if (a->text == NULL ||
-	    (a->len == b->len && memcmp(a->text, b->text, a->len) == 0))
+	if (verify_same_text(a, b))
 		return 1;
+	if (a->text == NULL || b->text == NULL)
+		return 0;
 	canonical_buf_init(&ca);
 	canonical_buf_init(&cb);
 	same = canonical_value(kind, sa, a->text, a->len, &ca, NULL) == 0 &&
@@ -222,14 +230,9 @@ verify_is_extra(const struct verify_owner *vo, const struct rs_value *there,
 static int
 verify_same_texts(const struct rs_value *a, const struct rs_value *b, int n)
 {
-	for (int c = 0; c < n; c++) {
-		if ((a[c].text == NULL) != (b[c].text == NULL))
+	for (int c = 0; c < n; c++)
+		if (!verify_same_text(&a[c], &b[c]))
 			return 0;
-		if (a[c].text != NULL &&
-		    (a[c].len != b[c].len ||
-		     memcmp(a[c].text, b[c].text, a[c].len) != 0))
-			return 0;
-	}
 	return 1;
 }
 
