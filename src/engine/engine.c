@@ -27,12 +27,18 @@
 #include "shardmap/stats.h"
 #include "engine/plan_text.h"
 
-void
-engine_fault(const char *point)
+int
+engine_fault_at(const char *point)
 {
 	const char *want = getenv("RESHARD_FAULT");
 
-	if (want != NULL && strcmp(want, point) == 0) {
+	return want != NULL && strcmp(want, point) == 0;
+}
+
+void
+engine_fault(const char *point)
+{
+	if (engine_fault_at(point)) {
 		fprintf(stderr, "reshard: fault point %s: exiting now\n",
 		        point);
 		_exit(99);
@@ -577,7 +583,22 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	rc = engine_arm_give_back(run, step, err);
 	if (rc == 0)
 		rc = step->run(run, err);
+	snprintf(point, sizeof(point), "quiet-fail:%s", step->name);
+	if (rc == 0 && engine_fault_at(point)) {
+		rc = 1; /* a step's failure that says nothing: a bug */
+		if (err != NULL)
+			err->message[0] = '\0';
+	}
 	run->give_back_at = 0;
+	/* A failure with no message is a bug of the step's; still, the
+	 * operator must learn which step, and that resuming is safe. */
+	if (rc != 0 && err != NULL && err->message[0] == '\0')
+		rc = rs_err_set(err, rc < 0 ? rc : RS_EINTERNAL,
+		                "step %s failed without saying why (code %d: "
+		                "a bug in reshard, please report it); every "
+		                "step can be run again: `reshard run %s` "
+		                "resumes it",
+		                step->name, rc, run->plan->path);
 	if (rc != 0) {
 		const char *message = err != NULL ? err->message : "failed";
 		struct rs_err ignored;

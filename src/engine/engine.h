@@ -297,6 +297,10 @@ int engine_checkpoint(struct rs_run *run, struct rs_err *err);
  * docs/testing.md.
  */
 void engine_fault(const char *point);
+/* Whether RESHARD_FAULT names POINT: for a fault the caller simulates
+ * instead of exiting, "quiet-fail:STEP" (the step fails, saying
+ * nothing, as a bug would). */
+int engine_fault_at(const char *point);
 void engine_fault_chunk(const char *step, int64_t n);
 void engine_fault_effect(const char *step, int64_t n);
 

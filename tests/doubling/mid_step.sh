@@ -4,8 +4,10 @@
 # chunk once and done); a row changed after its chunk was compared is
 # found by verify under the fence (it compares again what changed since),
 # not by pre-verify doing the chunk again; the resumed purge does at most
-# the chunks left.  fault-count: after-chunk:STEP:N counts the chunks of the
-# whole step, not of one table.  A clean run of its own gives the counts.
+# the chunks left.  quiet-fail: a step failing with no message is still
+# named, with how to go on.  fault-count: after-chunk:STEP:N counts the
+# chunks of the whole step, not of one table.  A clean run of its own
+# gives the counts.
 # The exact counts hold for one stream (parallel = 1): with several, a
 # crash leaves other streams' chunks half done, like a kill -9 (sigkill.sh
 # covers that), and the redone chunks see fewer rows.
@@ -117,6 +119,21 @@ has err "step publish        resuming" "mid-publish: publish resumed"
 complete "mid-publish"
 equals "$(jget '$.epoch')" 1 "mid-publish: the same epoch, 1"
 check "mid-publish: routing file has epoch 1" grep -qE '^epoch = 1L?;$' routing.cfg
+
+# A step that fails without a message (as publish once did after a
+# resume) is still named, with how to go on, and the run resumes.
+section quiet-fail
+fresh_sequential quiet-fail
+RESHARD_FAULT=quiet-fail:verify run_reshard 1 \
+	"quiet-fail: verify fails, saying nothing" run plan.cfg --yes
+has err "step verify failed without saying why" \
+	"quiet-fail: the failure names the step"
+has err "reshard run plan.cfg" "quiet-fail: it says how to go on"
+status_json
+equals "$(step_field verify state)" failed \
+	"quiet-fail: status has verify failed"
+run_reshard 0 "quiet-fail: resume" run plan.cfg --yes
+complete "quiet-fail"
 
 # The fault point counts the chunks the step finished in this process
 # (engine.h), over all its tables: one more than the biggest table has
