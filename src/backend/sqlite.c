@@ -71,11 +71,12 @@
  * read in key order from the OS's cache, and need little more than a
  * table's interior pages), larger from its first write transaction on,
  * which keeps a batch's dirty pages (a purge chunk: about 150) without
- * spilling them to the file before the commit.  Measured with
- * bench/doubling-sqlite: with 1 MiB for every connection the caches of
- * a 3,000,000-row purge filled SQLITE_HEAP_LIMIT (a stream keeps its
- * connections to every shard it walked); readers at 64 KiB took 12 MB
- * off its peak, at the same speed (at 1,000,000 rows too). */
+ * spilling them to the file before the commit; after the commit they
+ * are released (sqlite_work_write).  Measured with bench/doubling-sqlite:
+ * with 1 MiB kept by every connection, the caches of a 3,000,000-row
+ * purge filled SQLITE_HEAP_LIMIT (a stream keeps its connections to
+ * every shard it walked) and it peaked at 57-60 MB; with these, 33-34
+ * MB, at the same speed (at 1,000,000 rows too). */
 #define SQLITE_CACHE_READ_KIB  64
 #define SQLITE_CACHE_WRITE_KIB 1024
 
@@ -876,18 +877,23 @@ sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
 	return 0;
 }
 
-/* Worker: make room in E for a read of up to ROWS rows of e->n_cols
- * values, in one allocation each, before the first row: the buffers are
- * freed after every read (sqlite_after_work), and growing them anew by
- * doubling, read after read, left the heaps of the pool's threads
- * fragmented: bench/doubling-sqlite's peak at 3,000,000 rows went from
- * 44 MB to 38 MB with it.  The bytes are sized from the last read; on
- * no memory nothing is reserved, and the read grows its buffers as it
- * goes (and reports the error, if any). */
+/* Loop thread, before a read is queued: make room in E for up to ROWS
+ * rows of N_COLS values, in one allocation each.  The buffers are freed
+ * after every read (sqlite_after_work); grown anew by doubling, read
+ * after read, on whichever thread of the pool ran it (each has a heap
+ * of its own, which keeps what is freed to it), they left those heaps
+ * fragmented and each as large as the largest reads it had seen.  Made
+ * here, in the loop thread's heap, what one read frees serves the next,
+ * on any connection: bench/doubling-sqlite's `run --until unfence` at
+ * 3,000,000 rows peaked at 44 MB with buffers grown on the pool's
+ * threads, 38 MB reserved there, 33 MB reserved here.  The bytes are
+ * sized from the connection's last read; on no memory nothing is
+ * reserved, and the read grows its buffers as it goes (and reports the
+ * error, if any). */
 static void
-sqlite_read_reserve(struct sqlite_engine *e, int rows)
+sqlite_read_reserve(struct sqlite_engine *e, int n_cols, int rows)
 {
-	size_t cap = rows > 0 ? (size_t)rows * (size_t)e->n_cols : 0;
+	size_t cap = rows > 0 ? (size_t)rows * (size_t)n_cols : 0;
 
 	if (cap > e->values_cap) {
 		size_t *o = realloc(e->offsets, cap * sizeof(size_t));
@@ -1012,7 +1018,6 @@ sqlite_work_read(struct rs_backend *backend)
 	e->n_rows = 0;
 	e->n_cols = t->n_pk + r->n_columns;
 	e->arena_len = 0;
-	sqlite_read_reserve(e, kr != NULL ? kr->keys->n_rows : r->limit);
 	if (sql == NULL) {
 		rc = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
 		goto done;
@@ -1307,6 +1312,10 @@ sqlite_work_write(struct rs_backend *backend)
 	if (sqlite_exec_kept(e, "COMMIT") != SQLITE_OK)
 		goto fail;
 	sqlite3_free(logged);
+	/* The batch is in the file: its pages go (the next batch has its
+	 * own), so that a stream's writers to the shards it has left hold
+	 * no cache. */
+	sqlite3_db_release_memory(e->db);
 	return;
 fail:
 	e->status = sqlite_fail(backend, RS_EQUERY,
@@ -1315,6 +1324,7 @@ rollback:
 	sqlite_release(stmt);
 	sqlite3_free(logged);
 	sqlite_rollback(e);
+	sqlite3_db_release_memory(e->db);
 }
 
 static void
@@ -2075,6 +2085,8 @@ sqlite_read_batch(struct rs_backend *backend,
 	e->request = request;
 	e->keys_request = NULL;
 	e->cb.rows = cb;
+	sqlite_read_reserve(e, request->table->n_pk + request->n_columns,
+	                    request->limit);
 	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
 }
 
@@ -2096,6 +2108,8 @@ sqlite_read_keys(struct rs_backend *backend,
 	e->request = &e->keys_read;
 	e->keys_request = request;
 	e->cb.rows = cb;
+	sqlite_read_reserve(e, request->table->n_pk + request->n_columns,
+	                    request->keys->n_rows);
 	return sqlite_queue(backend, SQLITE_OP_READ, arg, err);
 }
 
