@@ -67,12 +67,12 @@
  * together (sqlite3_soft_heap_limit64): past it, caches shrink. */
 #define SQLITE_HEAP_LIMIT (16LL * 1024 * 1024)
 
-/* A connection's page cache, in KiB: small while it only reads (walks
- * read in key order from the OS's cache, and need little more than a
- * table's interior pages), larger from its first write transaction on,
- * which keeps a batch's dirty pages (a purge chunk: about 150) without
- * spilling them to the file before the commit; after the commit they
- * are released (sqlite_work_write).  Measured with bench/doubling-sqlite:
+/* A connection's page cache, in KiB: small while it reads (walks read
+ * in key order from the OS's cache, and need little more than a table's
+ * interior pages), larger during a write transaction, which keeps a
+ * batch's dirty pages (a purge chunk: about 150) without spilling them
+ * to the file before the commit; after the commit they are released
+ * (sqlite_cache_read).  Measured with bench/doubling-sqlite:
  * with 1 MiB kept by every connection, the caches of a 3,000,000-row
  * purge filled SQLITE_HEAP_LIMIT (a stream keeps its connections to
  * every shard it walked) and it peaked at 57-60 MB; with these, 33-34
@@ -146,7 +146,6 @@ struct sqlite_engine {
 	} kept[SQLITE_KEPT];
 	uint64_t kept_clock;
 	int triggers_off;  /* SQLITE_DBCONFIG_ENABLE_TRIGGER is 0: purge */
-	int cache_write;   /* the page cache is SQLITE_CACHE_WRITE_KIB */
 	size_t arena_hint; /* bytes the next read's arena starts with */
 	/* Operation inputs. */
 	char *sql;                                  /* exec */
@@ -369,15 +368,26 @@ sqlite_exec_kept(struct sqlite_engine *e, const char *sql)
 	return rc;
 }
 
-/* Set E's page cache to KIB KiB.  Returns 1, or 0 when SQLite refused
- * (the cache stays as it was: only slower or larger). */
-static int
+/* Set E's page cache to KIB KiB.  Should SQLite refuse, the cache stays
+ * as it was: only slower or larger. */
+static void
 sqlite_cache_size(struct sqlite_engine *e, int kib)
 {
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%d", kib);
-	return sqlite3_exec(e->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_exec(e->db, sql, NULL, NULL, NULL);
+}
+
+/* A write transaction is over: its pages are in the file, and they go
+ * (the next batch has its own), back to a reader's cache, so that a
+ * stream's connections to the shards it has left hold next to
+ * nothing. */
+static void
+sqlite_cache_read(struct sqlite_engine *e)
+{
+	sqlite_cache_size(e, SQLITE_CACHE_READ_KIB);
+	sqlite3_db_release_memory(e->db);
 }
 
 /* Finalize the kept statements, before the connection closes. */
@@ -1241,8 +1251,7 @@ sqlite_work_write(struct rs_backend *backend)
 		                         rows->n_cols, t->name, width);
 		return;
 	}
-	if (!e->cache_write)
-		e->cache_write = sqlite_cache_size(e, SQLITE_CACHE_WRITE_KIB);
+	sqlite_cache_size(e, SQLITE_CACHE_WRITE_KIB);
 	rc = sqlite_exec_kept(e, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK) {
 		e->status = sqlite_fail(backend, RS_EQUERY,
@@ -1312,10 +1321,7 @@ sqlite_work_write(struct rs_backend *backend)
 	if (sqlite_exec_kept(e, "COMMIT") != SQLITE_OK)
 		goto fail;
 	sqlite3_free(logged);
-	/* The batch is in the file: its pages go (the next batch has its
-	 * own), so that a stream's writers to the shards it has left hold
-	 * no cache. */
-	sqlite3_db_release_memory(e->db);
+	sqlite_cache_read(e);
 	return;
 fail:
 	e->status = sqlite_fail(backend, RS_EQUERY,
@@ -1324,7 +1330,7 @@ rollback:
 	sqlite_release(stmt);
 	sqlite3_free(logged);
 	sqlite_rollback(e);
-	sqlite3_db_release_memory(e->db);
+	sqlite_cache_read(e);
 }
 
 static void
