@@ -868,18 +868,45 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 	return 0;
 }
 
+/* Room for CAP bytes in E's arena, or for CAP values in its offsets and
+ * lens: 0, or RS_ENOMEM with what E had left as it was. */
+static int
+sqlite_arena_room(struct sqlite_engine *e, size_t cap)
+{
+	char *a;
+
+	if (cap <= e->arena_cap)
+		return 0;
+	if ((a = realloc(e->arena, cap)) == NULL)
+		return RS_ENOMEM;
+	e->arena = a;
+	e->arena_cap = cap;
+	return 0;
+}
+
+static int
+sqlite_values_room(struct sqlite_engine *e, size_t cap)
+{
+	size_t *o;
+
+	if (cap <= e->values_cap)
+		return 0;
+	if ((o = realloc(e->offsets, cap * sizeof(size_t))) == NULL)
+		return RS_ENOMEM;
+	e->offsets = o;
+	if ((o = realloc(e->lens, cap * sizeof(size_t))) == NULL)
+		return RS_ENOMEM;
+	e->lens = o;
+	e->values_cap = cap;
+	return 0;
+}
+
 static int
 sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
 {
-	if (e->arena_len + len + 1 > e->arena_cap) {
-		size_t cap = (e->arena_len + len + 1) * 2;
-		char *a = realloc(e->arena, cap);
-
-		if (a == NULL)
-			return RS_ENOMEM;
-		e->arena = a;
-		e->arena_cap = cap;
-	}
+	if (e->arena_len + len + 1 > e->arena_cap &&
+	    sqlite_arena_room(e, (e->arena_len + len + 1) * 2) != 0)
+		return RS_ENOMEM;
 	if (len > 0)
 		memcpy(e->arena + e->arena_len, bytes, len);
 	e->arena[e->arena_len + len] = '\0';
@@ -903,27 +930,9 @@ sqlite_arena_put(struct sqlite_engine *e, const void *bytes, size_t len)
 static void
 sqlite_read_reserve(struct sqlite_engine *e, int n_cols, int rows)
 {
-	size_t cap = rows > 0 ? (size_t)rows * (size_t)n_cols : 0;
-
-	if (cap > e->values_cap) {
-		size_t *o = realloc(e->offsets, cap * sizeof(size_t));
-
-		if (o != NULL)
-			e->offsets = o;
-		o = o != NULL ? realloc(e->lens, cap * sizeof(size_t)) : NULL;
-		if (o != NULL) {
-			e->lens = o;
-			e->values_cap = cap;
-		}
-	}
-	if (e->arena_hint > e->arena_cap) {
-		char *a = realloc(e->arena, e->arena_hint);
-
-		if (a != NULL) {
-			e->arena = a;
-			e->arena_cap = e->arena_hint;
-		}
-	}
+	if (rows > 0)
+		(void)sqlite_values_room(e, (size_t)rows * (size_t)n_cols);
+	(void)sqlite_arena_room(e, e->arena_hint);
 }
 
 /* Worker: step STMT to its end, appending each row (the key columns of T
@@ -940,19 +949,9 @@ sqlite_collect(struct rs_backend *backend, sqlite3_stmt *stmt,
 	int rc;
 
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (*k + (size_t)e->n_cols > e->values_cap) {
-			size_t cap = (*k + (size_t)e->n_cols) * 2;
-			size_t *o = realloc(e->offsets, cap * sizeof(size_t));
-
-			if (o == NULL)
-				goto nomem;
-			e->offsets = o;
-			o = realloc(e->lens, cap * sizeof(size_t));
-			if (o == NULL)
-				goto nomem;
-			e->lens = o;
-			e->values_cap = cap;
-		}
+		if (*k + (size_t)e->n_cols > e->values_cap &&
+		    sqlite_values_room(e, (*k + (size_t)e->n_cols) * 2) != 0)
+			goto nomem;
 		for (int c = 0; c < e->n_cols; c++, (*k)++) {
 			char digits[TEXT_INT64_SIZE];
 			const void *bytes = NULL;
@@ -1952,7 +1951,6 @@ sqlite_after_work(uv_work_t *work, int uv_status)
 		void *held[4] = {e->arena, e->offsets, e->lens, e->values};
 
 		e->arena_hint = e->arena_len + e->arena_len / 8 + 64;
-
 		e->arena = NULL;
 		e->offsets = e->lens = NULL;
 		e->values = NULL;
