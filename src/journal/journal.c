@@ -781,11 +781,11 @@ journal_step_begin(struct rs_journal *journal, const char *name,
 }
 
 /* Set the end of step NAME to STATE with ROWS (negative: keep them) and
- * ERROR; RS_EINTERNAL when the step was never begun, else as
- * journal_finish. */
+ * ERROR, lazily with LAZY (journal_finish_lazy); RS_EINTERNAL when the
+ * step was never begun, else as journal_finish. */
 static int
 journal_step_end(struct rs_journal *journal, const char *name,
-                 const char *state, int64_t rows, const char *error,
+                 const char *state, int64_t rows, const char *error, int lazy,
                  struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
@@ -803,8 +803,8 @@ journal_step_end(struct rs_journal *journal, const char *name,
 	rc = journal_bind_int64(stmt, 3, journal_now_ms(), rc);
 	rc = journal_bind_int64(stmt, 4, rows, rc);
 	rc = journal_bind_text(stmt, 5, error, rc);
-	rc = journal_finish(journal, stmt, rc, "record the end of step", name,
-	                    err);
+	rc = journal_finish_lazy(journal, lazy, stmt, rc,
+	                         "record the end of step", name, err);
 	if (rc == 0 && sqlite3_changes(journal->db) == 0)
 		rc = rs_err_set(err, RS_EINTERNAL,
 		                "journal %s: step %s ended but was never begun "
@@ -818,9 +818,11 @@ int
 journal_step_done(struct rs_journal *journal, const char *name, int64_t rows,
                   struct rs_err *err)
 {
-	/* A finished step has no error left to show. */
+	/* A finished step has no error left to show.  Lazy (journal.h):
+	 * losing it to a power cut leaves the step to be run again, as a
+	 * crash just before it would. */
 	return journal_step_end(journal, name, "done", rows < 0 ? 0 : rows, "",
-	                        err);
+	                        1, err);
 }
 
 /* As journal_step_done; rows handled so far are kept. */
@@ -829,7 +831,7 @@ journal_step_failed(struct rs_journal *journal, const char *name,
                     const char *message, struct rs_err *err)
 {
 	return journal_step_end(journal, name, "failed", -1,
-	                        message != NULL ? message : "", err);
+	                        message != NULL ? message : "", 0, err);
 }
 
 /* As journal_step_failed, in the state of a deliberate stop. */
@@ -838,7 +840,7 @@ journal_step_stopped(struct rs_journal *journal, const char *name,
                      const char *message, struct rs_err *err)
 {
 	return journal_step_end(journal, name, "stopped", -1,
-	                        message != NULL ? message : "", err);
+	                        message != NULL ? message : "", 0, err);
 }
 
 int
@@ -1308,7 +1310,8 @@ journal_event(struct rs_journal *journal, const char *level, const char *fmt,
 		rc = journal_bind_text(stmt, 2, level != NULL ? level : "info",
 		                       rc);
 		rc = journal_bind_text(stmt, 3, message, rc);
-		journal_finish(journal, stmt, rc, "record", "an event", NULL);
+		journal_finish_lazy(journal, 1, stmt, rc, "record", "an event",
+		                    NULL);
 	}
 	free(message);
 }
