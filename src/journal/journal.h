@@ -12,9 +12,8 @@
  * the WAL at once, so a killed process loses nothing, and on disk with the
  * next durable write.  A power cut may lose them only with every record
  * after them; the work they end is then done again, as after a crash just
- * before them.  (Between two steps that is one fsync instead of four:
- * inside the fence, 31 writes of the cutover had cost 31.)  Nothing here
- * talks to a shard.
+ * before them.  Between two steps that leaves one fsync: the next step's
+ * begin.  Nothing here talks to a shard.
  *
  * One run per journal at a time: journal_open takes an exclusive lock
  * (flock on the journal file itself, released by the kernel if the process

@@ -48,10 +48,10 @@
 /* Rounds of catch-up and compare-again before the fence, at most. */
 #define PRE_VERIFY_ROUNDS 12
 /* A round this short leaves the fence little to do: what the writers
- * wrote meanwhile (a tenth of a second of writes).  With a quarter of a
- * second the fence's final catch-up took 0.04-0.08 s depending on where
- * the rounds happened to stop; a round costs about as much with writes
- * open. */
+ * wrote meanwhile (a tenth of a second of writes).  One more round costs
+ * with writes open what the fence would spend on the same rows; with a
+ * quarter of a second, the fence's final catch-up took 0.04-0.08 s,
+ * depending on where the rounds happened to stop. */
 #define PRE_VERIFY_SETTLED_NS 100000000ULL
 
 /* Whether SHARD, a source the run touches, can be compared before the
