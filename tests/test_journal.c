@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,9 +159,9 @@ test_reopen_keeps_steps_chunks_facts(void **state)
 	assert_null(rec.after_key);
 	assert_string_equal(rec.upto_key, "[100]");
 	journal_chunk_free(&rec);
-	assert_int_equal(
-		journal_fact_get(journal, "rows_before", value, sizeof(value)),
-		1);
+	assert_int_equal(journal_fact_get(journal, "rows_before", value,
+	                                  sizeof(value), &err),
+	                 1);
 	assert_string_equal(value, "12345");
 	plan = journal_plan_text(journal);
 	assert_string_equal(plan, PLAN);
@@ -330,21 +331,58 @@ test_facts(void **state)
 
 	(void)state;
 	assert_int_equal(
-		journal_fact_get(journal, "epoch", value, sizeof(value)), 0);
+		journal_fact_get(journal, "epoch", value, sizeof(value), &err),
+		0);
 	assert_int_equal(journal_fact_set(journal, "epoch", "7", &err), 0);
 	assert_int_equal(journal_fact_set(journal, "epoch", "8", &err), 0);
 	assert_int_equal(
-		journal_fact_get(journal, "epoch", value, sizeof(value)), 1);
+		journal_fact_get(journal, "epoch", value, sizeof(value), &err),
+		1);
 	assert_string_equal(value, "8");
 	/* A value that does not fit is refused, not cut. */
 	assert_int_equal(
 		journal_fact_set(journal, "fenced_at", "1764670000000", &err),
 		0);
-	assert_true(journal_fact_get(journal, "fenced_at", value,
-	                             sizeof(value)) < 0);
+	assert_int_equal(journal_fact_get(journal, "fenced_at", value,
+	                                  sizeof(value), &err),
+	                 RS_EINTERNAL);
+	assert_non_null(strstr(err.message, "fenced_at"));
+	assert_string_equal(value, "");
 	assert_int_equal(journal_fact_delete(journal, "epoch", &err), 0);
 	assert_int_equal(
-		journal_fact_get(journal, "epoch", value, sizeof(value)), 0);
+		journal_fact_get(journal, "epoch", value, sizeof(value), &err),
+		0);
+	journal_close(journal, "done");
+}
+
+/* The size of the journal's WAL file. */
+static off_t
+wal_size(void)
+{
+	char wal[sizeof(path) + 8];
+	struct stat st;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_int_equal(stat(wal, &st), 0);
+	return st.st_size;
+}
+
+/* journal_sync commits something every time, also twice in one second:
+ * a commit that changes no byte writes nothing and syncs nothing, and the
+ * lazy records before it would stay off the disk. */
+static void
+test_sync_writes_every_time(void **state)
+{
+	struct rs_journal *journal = open_ok();
+	struct rs_err err = {0};
+	off_t before;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		before = wal_size();
+		assert_int_equal(journal_sync(journal, &err), 0);
+		assert_true(wal_size() > before);
+	}
 	journal_close(journal, "done");
 }
 
@@ -1020,6 +1058,8 @@ main(void)
 	                                        teardown),
 		cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_writes_every_time,
+	                                        setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_second_open_in_same_process_is_busy, setup,
 			teardown),

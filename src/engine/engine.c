@@ -303,8 +303,8 @@ engine_fence_note(struct rs_run *run, char *buf, size_t size)
 	size_t at;
 
 	buf[0] = '\0';
-	if (journal_fact_get(run->journal, "fenced_since", since,
-	                     sizeof(since)) != 1)
+	if (journal_fact_get(run->journal, "fenced_since", since, sizeof(since),
+	                     NULL) != 1)
 		return;
 	at = (size_t)snprintf(buf, size, "; writes stay fenced on");
 	for (int i = 0; i < n && at < size; i++)
@@ -401,9 +401,11 @@ static int
 engine_refuse_aborting(struct rs_run *run, struct rs_err *err)
 {
 	char state[32];
+	int rc = journal_fact_get(run->journal, "abort", state, sizeof(state),
+	                          err);
 
-	if (journal_fact_get(run->journal, "abort", state, sizeof(state)) != 1)
-		return 0;
+	if (rc <= 0) /* no abort, or the journal cannot say */
+		return rc;
 	return rs_err_set(err, RS_EUSAGE,
 	                  "an abort of run %s has begun and not finished: the "
 	                  "run cannot go on after it; `reshard abort %s` "
@@ -422,11 +424,13 @@ engine_arm_give_back(struct rs_run *run, const struct rs_step_def *step,
 {
 	char since[32];
 	int cutover = 0; /* a step that can give the fence back came first */
+	int fenced;
 
 	run->give_back_at = 0;
-	if (journal_fact_get(run->journal, "fenced_since", since,
-	                     sizeof(since)) != 1)
-		return 0;
+	fenced = journal_fact_get(run->journal, "fenced_since", since,
+	                          sizeof(since), err);
+	if (fenced <= 0)
+		return fenced;
 	for (int i = 0; i < run->strategy->n_steps; i++) {
 		const struct rs_step_def *s = run->strategy->steps[i];
 		struct rs_step_record rec;
@@ -484,7 +488,10 @@ engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
 		                  "before it can (a bug)",
 		                  steps[failed]->name);
 	snprintf(cause, sizeof(cause), "%s", err->message);
-	journal_fact_get(run->journal, "cutover_tries", tries, sizeof(tries));
+	rc = journal_fact_get(run->journal, "cutover_tries", tries,
+	                      sizeof(tries), err);
+	if (rc < 0)
+		return rc;
 	n = (int)strtol(tries, NULL, 10) + 1;
 	snprintf(tries, sizeof(tries), "%d", n);
 	rc = journal_fact_set(run->journal, "cutover_tries", tries, err);

@@ -35,13 +35,16 @@ int
 marker_run_id(struct rs_run *run, int *created, struct rs_err *err)
 {
 	unsigned char bytes[8];
-	int fd;
+	int fd, rc;
 
 	if (created != NULL)
 		*created = 0;
-	if (journal_fact_get(run->journal, "run_id", run->run_id,
-	                     sizeof(run->run_id)) == 1)
-		return 0;
+	/* A journal that cannot say must not get a new run: the run it
+	 * holds would look like another one's (and its journal be lost). */
+	rc = journal_fact_get(run->journal, "run_id", run->run_id,
+	                      sizeof(run->run_id), err);
+	if (rc != 0)
+		return rc == 1 ? 0 : rc;
 	if (created != NULL)
 		*created = 1;
 	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);

@@ -192,7 +192,7 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 		         plan->shards[primary[i]].name);
 		if (st->journal == NULL ||
 		    journal_fact_get(st->journal, fact, f->kind,
-		                     sizeof(f->kind)) != 1)
+		                     sizeof(f->kind), NULL) != 1)
 			f->kind[0] = '\0';
 		f->shard = shards[i];
 		f->fenced = 1;
@@ -746,16 +746,24 @@ status_read_journal(struct status *st, struct rs_err *err)
 	struct rs_journal *j = st->journal;
 	int rc;
 
-	if (journal_fact_get(j, "abort", st->abort, sizeof(st->abort)) != 1)
-		st->abort[0] = '\0';
-	if (journal_fact_get(j, "fenced_since", st->since, sizeof(st->since)) !=
-	    1)
-		st->since[0] = '\0';
-	if (journal_fact_get(j, "epoch", st->epoch, sizeof(st->epoch)) != 1)
-		st->epoch[0] = '\0';
-	if (journal_fact_get(j, "guarded", st->guarded, sizeof(st->guarded)) !=
-	    1)
-		st->guarded[0] = '\0';
+	/* "Not fenced" must not stand for "cannot read the journal". */
+	const struct {
+		const char *name;
+		char *value;
+		size_t size;
+	} facts[] = {
+		{"abort", st->abort, sizeof(st->abort)},
+		{"fenced_since", st->since, sizeof(st->since)},
+		{"epoch", st->epoch, sizeof(st->epoch)},
+		{"guarded", st->guarded, sizeof(st->guarded)},
+	};
+
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		rc = journal_fact_get(j, facts[i].name, facts[i].value,
+		                      facts[i].size, err);
+		if (rc < 0)
+			return rc;
+	}
 	rc = journal_kept_list(j, &st->kept, &st->n_kept, err);
 	if (rc == 0)
 		rc = engine_differences_read(j, NULL, !st->json, &st->diffs,

@@ -961,13 +961,20 @@ journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
                     int rc, const char *what, const char *name,
                     struct rs_err *err)
 {
-	if (lazy)
-		sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL", NULL,
-		             NULL, NULL);
+	/* Not lazy when the switch fails: slower, never less safe. */
+	if (lazy && sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL",
+	                         NULL, NULL, NULL) != SQLITE_OK)
+		lazy = 0;
 	rc = journal_finish(journal, stmt, rc, what, name, err);
-	if (lazy)
-		sqlite3_exec(journal->db, "PRAGMA synchronous = FULL", NULL,
-		             NULL, NULL);
+	/* Every later write would be lazy without the switch back: the
+	 * caller stops on the error. */
+	if (lazy &&
+	    sqlite3_exec(journal->db, "PRAGMA synchronous = FULL", NULL, NULL,
+	                 NULL) != SQLITE_OK &&
+	    rc == 0)
+		rc = journal_fail(journal,
+		                  sqlite3_extended_errcode(journal->db),
+		                  "make its writes durable again", NULL, err);
 	return rc;
 }
 
@@ -1197,16 +1204,25 @@ journal_chunk_free(struct rs_chunk_record *rec)
 	rec->upto_key = NULL;
 }
 
-/* On error the code of journal_fail and the old value (if any) stays. */
+/* On error the code of journal_fail and nothing was written. */
 int
 journal_sync(struct rs_journal *journal, struct rs_err *err)
 {
 	/* A commit with synchronous = FULL syncs the WAL, and with it every
-	 * commit before it; the fact itself says when it last happened. */
-	char now[32];
+	 * commit before it.  The counter changes on every call: a write of
+	 * the same bytes as before leaves no page dirty, and SQLite commits
+	 * such a transaction without writing (or syncing) anything. */
+	sqlite3_stmt *stmt;
+	int rc = journal_prepare_write(journal,
+	                               "INSERT INTO facts (name, value) "
+	                               "VALUES ('syncs', 1) ON CONFLICT (name) "
+	                               "DO UPDATE SET value = value + 1",
+	                               &stmt, err);
 
-	snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
-	return journal_fact_set(journal, "synced_at", now, err);
+	if (rc != 0)
+		return rc;
+	return journal_finish(journal, stmt, SQLITE_OK, "record fact", "syncs",
+	                      err);
 }
 
 int
@@ -1227,21 +1243,20 @@ journal_fact_set(struct rs_journal *journal, const char *name,
 	return journal_finish(journal, stmt, rc, "record fact", name, err);
 }
 
-/* This function has no error record: RS_EIO (RS_ENOMEM) when the journal
- * cannot be read, RS_EINTERNAL when the value does not fit in SIZE bytes
- * (a cut epoch or count would be a wrong one); VALUE is "" then. */
+/* On error ERR (may be NULL) says why; VALUE is "" then. */
 int
 journal_fact_get(struct rs_journal *journal, const char *name, char *value,
-                 size_t size)
+                 size_t size, struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
 	int rc, found = 0;
 
 	if (size > 0)
 		value[0] = '\0';
-	if (journal_prepare(journal, "SELECT value FROM facts WHERE name = ?1",
-	                    &stmt, NULL) != 0)
-		return RS_EIO;
+	rc = journal_prepare(journal, "SELECT value FROM facts WHERE name = ?1",
+	                     &stmt, err);
+	if (rc != 0)
+		return rc;
 	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		const unsigned char *text = sqlite3_column_text(stmt, 0);
@@ -1249,16 +1264,22 @@ journal_fact_get(struct rs_journal *journal, const char *name, char *value,
 
 		/* A cut value would be a wrong value (an epoch, a count). */
 		if (text == NULL || len >= size)
-			found = RS_EINTERNAL;
+			found = rs_err_set(
+				err, RS_EINTERNAL,
+				"journal %s: fact %s does not fit in "
+				"%zu bytes (a bug: please report it)",
+				journal->path, name, size);
 		else {
 			memcpy(value, text, len + 1);
 			found = 1;
 		}
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
-		return (rc & 0xff) == SQLITE_NOMEM ? RS_ENOMEM : RS_EIO;
+		found = journal_fail(journal,
+		                     sqlite3_extended_errcode(journal->db),
+		                     "read fact", name, err);
+	sqlite3_finalize(stmt);
 	return found;
 }
 

@@ -221,8 +221,12 @@ int journal_chunks_forget(struct rs_journal *journal, const char *step,
 
 /* Run facts: small named values that outlive a process (the row count
  * before the run, the published epoch, when the fence went up …).
- * journal_fact_get returns 1 and copies the value into VALUE, or 0 when
- * it is not set. */
+ * journal_fact_get returns 1 and copies the value into VALUE, 0 when it
+ * is not set, or an error with ERR (may be NULL) filled and VALUE "":
+ * RS_EIO or RS_ENOMEM when the journal cannot be read, RS_EINTERNAL when
+ * the value does not fit in SIZE bytes.  "Not set" and "cannot read" call
+ * for different actions: a caller that decides anything from a fact
+ * stops on an error (only what is shown to people may take it as unset). */
 /* Make every write so far durable (the lazy ones of chunks, journal.h
  * above): one durable write, one fsync.  Several streams that each need
  * their chunk's start on disk share one (engine/streams.c). */
@@ -231,7 +235,7 @@ int journal_sync(struct rs_journal *journal, struct rs_err *err);
 int journal_fact_set(struct rs_journal *journal, const char *name,
                      const char *value, struct rs_err *err);
 int journal_fact_get(struct rs_journal *journal, const char *name, char *value,
-                     size_t size);
+                     size_t size, struct rs_err *err);
 int journal_fact_delete(struct rs_journal *journal, const char *name,
                         struct rs_err *err);
 

@@ -38,17 +38,19 @@ create_fact(const struct rs_run *run, int shard, const char *physical,
 	         physical);
 }
 
-/* Whether the run made PHYSICAL on SHARD; its DROP statement into DROP. */
+/* Whether the run made PHYSICAL on SHARD (1, its DROP statement into
+ * DROP), not (0), or the journal's error (ERR filled): a table the run
+ * cannot tell it made is not touched. */
 static int
 create_made(const struct rs_run *run, int shard, const char *physical,
-            char *drop, size_t size)
+            char *drop, size_t size, struct rs_err *err)
 {
 	char fact[400];
 
 	if (run->journal == NULL)
 		return 0;
 	create_fact(run, shard, physical, fact, sizeof(fact));
-	return journal_fact_get(run->journal, fact, drop, size);
+	return journal_fact_get(run->journal, fact, drop, size, err);
 }
 
 /* Where a target's table comes from: the first shard of `from` and its
@@ -178,8 +180,9 @@ create_index_table(struct rs_run *run, int shard, int table, int slot,
 
 	(void)slot;
 	(void)arg;
-	if (!create_made(run, shard, physical, drop, sizeof(drop)))
-		return 0;
+	rc = create_made(run, shard, physical, drop, sizeof(drop), err);
+	if (rc <= 0)
+		return rc;
 	rc = create_sql(run, shard, table, physical, &sql, err);
 	if (rc == 0)
 		rc = engine_shard(run, shard, &backend, err);
@@ -226,8 +229,9 @@ create_drop_table(struct rs_run *run, int shard, int table, int slot,
 	(void)table;
 	(void)slot;
 	(void)arg;
-	if (!create_made(run, shard, physical, drop, sizeof(drop)))
-		return 0;
+	rc = create_made(run, shard, physical, drop, sizeof(drop), err);
+	if (rc <= 0)
+		return rc;
 	rc = engine_shard(run, shard, &backend, err);
 	if (rc == 0)
 		rc = engine_table(run, shard, physical, &def, err);

@@ -37,9 +37,13 @@ fence_run(struct rs_run *run, struct rs_err *err)
 	struct rs_marker marker;
 	int rc;
 
-	/* The intent first: status says "fenced" from here on. */
-	if (journal_fact_get(run->journal, "fenced_since", since,
-	                     sizeof(since)) != 1) {
+	/* The intent first: status says "fenced" from here on.  A fence
+	 * already up keeps its start (the give-back clock runs from it). */
+	rc = journal_fact_get(run->journal, "fenced_since", since,
+	                      sizeof(since), err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
 		snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
 		rc = journal_fact_set(run->journal, "fenced_since", now, err);
 		if (rc != 0)

@@ -116,10 +116,14 @@ final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
 	const struct rs_plan *plan = run->plan;
 	struct log_count count = {0, 0};
 	char value[32];
-	int rc = 0;
+	int rc = journal_fact_get(run->journal, "deletes_logged", value,
+	                          sizeof(value), err);
 
-	if (journal_fact_get(run->journal, "deletes_logged", value,
-	                     sizeof(value)) != 1) {
+	if (rc < 0)
+		return rc;
+	if (rc == 1) /* counted by an earlier attempt */
+		rc = 0;
+	else {
 		rc = steps_each_shard_of(run, plan->to, 1, final_delete_logs,
 		                         &count, err);
 		snprintf(value, sizeof(value), "%lld", (long long)count.rows);
@@ -181,8 +185,11 @@ final_run(struct rs_run *run, struct rs_err *err)
 	rc = journal_kept_clear(run->journal, err);
 	if (rc != 0)
 		return rc;
-	if (journal_fact_get(run->journal, "rows_before", before,
-	                     sizeof(before)) != 1)
+	rc = journal_fact_get(run->journal, "rows_before", before,
+	                      sizeof(before), err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
 		return rs_err_set(
 			err, RS_EINTERNAL,
 			"the journal has no row count from preflight");
@@ -201,7 +208,9 @@ final_run(struct rs_run *run, struct rs_err *err)
 	        "deleted since unfence)\n",
 	        a, b, count.rows == rows_before ? "" : ", writes since unfence",
 	        (long long)deletes);
-	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
+	rc = journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch), err);
+	if (rc < 0)
+		return rc;
 	return marker_set_all(run, "done", strtoll(epoch, NULL, 10), err);
 }
 

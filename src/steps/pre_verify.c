@@ -426,9 +426,13 @@ steps_pre_verify_off(struct rs_run *run, struct rs_err *err)
 
 	/* Without a journal (an abort by the markers) it is taken off
 	 * wherever it may be: removing it is idempotent. */
-	if (run->journal != NULL && journal_fact_get(run->journal, "pre_verify",
-	                                             state, sizeof(state)) != 1)
-		return 0;
+	if (run->journal != NULL) {
+		int on = journal_fact_get(run->journal, "pre_verify", state,
+		                          sizeof(state), err);
+
+		if (on <= 0)
+			return on;
+	}
 	if (!run->strategy->promotes_replicas)
 		return pre_verify_each(run, 0, err);
 	n = steps_map_shards(run->plan->from, off.shards);
@@ -446,13 +450,16 @@ static int
 pre_verify_undo(struct rs_run *run, struct rs_err *err)
 {
 	char state[16];
-	int rc = 0;
+	int rc = 0, logs = 1; /* without a journal: wherever they may be */
 
 	if (run->strategy->promotes_replicas)
 		rc = steps_replica_remove_made(run, err);
-	if (rc == 0 && (run->journal == NULL ||
-	                journal_fact_get(run->journal, "delete_logs", state,
-	                                 sizeof(state)) == 1))
+	if (rc == 0 && run->journal != NULL) {
+		logs = journal_fact_get(run->journal, "delete_logs", state,
+		                        sizeof(state), err);
+		rc = logs < 0 ? logs : 0;
+	}
+	if (rc == 0 && logs == 1)
 		rc = steps_delete_logs(run, RS_DELETE_LOG_OFF, err);
 	return rc != 0 ? rc : steps_pre_verify_off(run, err);
 }

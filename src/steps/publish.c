@@ -170,12 +170,23 @@ publish_write(const struct rs_run *run, long long epoch, struct rs_err *err)
 		return rs_err_set(err, RS_EIO, "cannot replace %s: %s",
 		                  plan->publish_file, strerror(errno));
 	}
+	/* The rename is durable only with its folder: purge must never
+	 * run on a routing a power cut can take back. */
 	snprintf(dir, sizeof(dir), "%s", plan->publish_file);
 	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		snprintf(dir, sizeof(dir), "%s", plan->publish_file);
+		return rs_err_set(err, RS_EIO,
+		                  "cannot make the rename of %s durable (fsync "
+		                  "of its folder %s): %s",
+		                  plan->publish_file, dirname(dir),
+		                  strerror(e));
 	}
+	close(fd);
 	return 0;
 }
 
@@ -362,15 +373,11 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	long long epoch;
 	int rc;
 
-	rc = journal_fact_get(run->journal, "epoch", value, sizeof(value));
+	rc = journal_fact_get(run->journal, "epoch", value, sizeof(value), err);
 	if (rc < 0)
-		return rs_err_set(err, rc,
-		                  "cannot read the epoch from the "
-		                  "journal %s",
-		                  plan->journal);
+		return rc;
 	if (rc == 1) { /* a repeated publish: the same epoch */
 		epoch = strtoll(value, NULL, 10);
-		rc = 0;
 	} else {
 		epoch = publish_previous_epoch(plan->publish_file) + 1;
 		snprintf(value, sizeof(value), "%lld", epoch);
@@ -384,15 +391,17 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	 * deletes made from here on only: a repeated publish must not drop
 	 * what the applications deleted since the routing went out.  Else
 	 * (pre-verify was skipped) they start now. */
-	if (journal_fact_get(run->journal, "delete_logs", value,
-	                     sizeof(value)) != 1)
+	rc = journal_fact_get(run->journal, "delete_logs", value, sizeof(value),
+	                      err);
+	if (rc == 0)
 		rc = steps_delete_logs(run, RS_DELETE_LOG_ON, err);
-	else if (strcmp(value, "emptied") != 0) {
+	else if (rc == 1 && strcmp(value, "emptied") != 0) {
 		rc = steps_delete_logs(run, RS_DELETE_LOG_EMPTY, err);
 		if (rc == 0)
 			rc = journal_fact_set(run->journal, "delete_logs",
 			                      "emptied", err);
-	}
+	} else if (rc == 1)
+		rc = 0;
 	/* A crash here: the delete logs emptied, the journal says so, no
 	 * shard says "published" yet. */
 	if (rc == 0)

@@ -348,7 +348,9 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		        "(above; `reshard status %s` lists them); every other "
 		        "row they no longer own is purged\n",
 		        (long long)kept, run->plan->path);
-	journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch));
+	if (rc == 0 && (rc = journal_fact_get(run->journal, "epoch", epoch,
+	                                      sizeof(epoch), err)) == 1)
+		rc = 0;
 	/* The guard has served, unless the plan keeps it for routers that
 	 * are slow to learn the new routing. */
 	if (rc == 0 && !run->plan->options.keep_guard)

@@ -47,12 +47,17 @@ catch_up_position(struct rs_run *run, int shard, struct rs_backend *primary,
 	size_t n;
 	int rc;
 
-	journal_fact_get(run->journal, "fenced_since", since, sizeof(since));
+	rc = journal_fact_get(run->journal, "fenced_since", since,
+	                      sizeof(since), err);
+	if (rc < 0)
+		return rc;
 	n = strlen(since);
 	snprintf(fact, sizeof(fact), "position:%s",
 	         run->plan->shards[shard].name);
-	if (journal_fact_get(run->journal, fact, kept, sizeof(kept)) == 1 &&
-	    strncmp(kept, since, n) == 0 && kept[n] == ' ') {
+	rc = journal_fact_get(run->journal, fact, kept, sizeof(kept), err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && strncmp(kept, since, n) == 0 && kept[n] == ' ') {
 		snprintf(position, size, "%s", kept + n + 1);
 		return 0;
 	}
@@ -131,19 +136,18 @@ replica_seed_fact(const struct rs_run *run, int replica, char *name,
 }
 
 /* Whether SHARD's replica is a file made by pre-verify (a doubling begun
- * before the fence was made this way). */
+ * before the fence was made this way): 1, 0, or the journal's error. */
 static int
-replica_seeded(struct rs_run *run, int shard)
+replica_seeded(struct rs_run *run, int shard, struct rs_err *err)
 {
-	int r = run->plan->shards[shard].replica;
+	int r = run->plan->shards[shard].replica, rc;
 	char fact[200], state[16] = "";
 
 	if (r < 0 || run->journal == NULL)
 		return 0;
 	replica_seed_fact(run, r, fact, sizeof(fact));
-	return journal_fact_get(run->journal, fact, state, sizeof(state)) ==
-	               1 &&
-	       strcmp(state, "made") == 0;
+	rc = journal_fact_get(run->journal, fact, state, sizeof(state), err);
+	return rc < 0 ? rc : rc == 1 && strcmp(state, "made") == 0;
 }
 
 int
@@ -161,7 +165,10 @@ steps_replica_seed(struct rs_run *run, int shard, struct rs_err *err)
 	if (rc != 0 || !backend_supports(primary, RS_CAP_MADE_REPLICA))
 		return rc;
 	replica_seed_fact(run, r, fact, sizeof(fact));
-	journal_fact_get(run->journal, fact, state, sizeof(state));
+	rc = journal_fact_get(run->journal, fact, state, sizeof(state), err);
+	if (rc < 0)
+		return rc;
+	rc = 0;
 	if (strcmp(state, "made") != 0) {
 		/* Not the run's yet: it must not hold data (preflight said
 		 * so; said again, since time has passed). */
@@ -218,8 +225,9 @@ catch_up_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	if (r < 0)
 		return 0;
 	rc = engine_shard(run, shard, &primary, err);
-	if (rc == 0 && backend_supports(primary, RS_CAP_MADE_REPLICA) &&
-	    replica_seeded(run, shard)) {
+	if (rc == 0 && backend_supports(primary, RS_CAP_MADE_REPLICA))
+		rc = replica_seeded(run, shard, err);
+	if (rc == 1) {
 		struct rs_marker marker;
 
 		/* Then it carries its primary's fence, as a streaming
@@ -375,9 +383,13 @@ catch_up_undo_shard(struct rs_run *run, int shard, void *arg,
 	rc = replica_is_ours(run, r, &ours, err);
 	/* A copy cut before it was marked is the run's by the journal. */
 	replica_seed_fact(run, r, fact, sizeof(fact));
-	if (run->journal != NULL)
-		ours |= journal_fact_get(run->journal, fact, state,
-		                         sizeof(state)) == 1;
+	if (rc == 0 && run->journal != NULL) {
+		int made = journal_fact_get(run->journal, fact, state,
+		                            sizeof(state), err);
+
+		ours |= made == 1;
+		rc = made < 0 ? made : 0;
+	}
 	if (rc == 0)
 		rc = engine_shard(run, r, &replica, err);
 	if (rc != 0)

@@ -373,9 +373,10 @@ steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 	if (rc == 0 && on) {
 		usable = key_kinds(run, shard, backend, &list, err);
 		rc = usable < 0 ? usable : 0;
-		if (run->journal != NULL)
-			journal_fact_get(run->journal, "epoch", epoch,
-			                 sizeof(epoch));
+		if (rc == 0 && run->journal != NULL &&
+		    (rc = journal_fact_get(run->journal, "epoch", epoch,
+		                           sizeof(epoch), err)) == 1)
+			rc = 0;
 		if (rc == 0 && usable)
 			rc = guard_owners(run, shard, epoch, owned, messages,
 			                  message_ptrs, &guard.n_owners, err);
@@ -533,8 +534,9 @@ steps_walk_all(struct rs_run *run, const struct steps_walk_spec *spec,
 
 	if (all.tasks == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	/* Only for the progress bar's total. */
 	if (journal_fact_get(run->journal, "rows_before", before,
-	                     sizeof(before)) == 1)
+	                     sizeof(before), NULL) == 1)
 		expected = strtoull(before, NULL, 10) * (uint64_t)spec->copies;
 	/* Table by table across the shards, so that the first streams
 	 * spread over the shards instead of queueing on one. */
