@@ -1207,7 +1207,11 @@ pg_capture_insert(struct rs_strbuf *body, const char *log,
 	strbuf_str(body, "); ");
 }
 
-/* Append "(ROW."c1", …)" for the logged columns to BUF. */
+/* Append "(ROW."c1", …)::text COLLATE "C"" for the logged columns to
+ * BUF: the text, compared byte by byte.  The columns' own equality would
+ * call 'acme' and 'ACME' the same (citext, a case-insensitive collation),
+ * and a shard key changed that way, which hashes to another owner, would
+ * go unlogged with its old value. */
 static void
 pg_capture_row(struct rs_strbuf *buf, const struct rs_table_def *t,
                const int *cols, int n, const char *row)
@@ -1219,7 +1223,7 @@ pg_capture_row(struct rs_strbuf *buf, const struct rs_table_def *t,
 		strbuf_str(buf, ".");
 		pg_sql_ident(buf, t->columns[cols[i]].name);
 	}
-	strbuf_str(buf, ")");
+	strbuf_str(buf, ")::text COLLATE \"C\"");
 }
 
 int

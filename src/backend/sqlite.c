@@ -2696,13 +2696,18 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 				sqlite_script_add(&sql, "%sOLD.\"%w\"",
 				                  c ? ", " : "",
 				                  table->columns[cols[c]].name);
+			/* Byte for byte: a column's NOCASE would call a
+			 * key changed only in case unchanged, and its old
+			 * value (another owner's) would go unlogged. */
 			sqlite_script_add(&sql, " WHERE NOT (");
 			for (int c = 0; c < n; c++)
-				sqlite_script_add(&sql,
-				                  "%sOLD.\"%w\" IS NEW.\"%w\"",
-				                  c ? " AND " : "",
-				                  table->columns[cols[c]].name,
-				                  table->columns[cols[c]].name);
+				sqlite_script_add(
+					&sql,
+					"%sOLD.\"%w\" COLLATE BINARY IS "
+					"NEW.\"%w\"",
+					c ? " AND " : "",
+					table->columns[cols[c]].name,
+					table->columns[cols[c]].name);
 			sqlite_script_add(&sql, ");");
 		}
 		sqlite_change_insert(&sql, log, table, cols, n,
