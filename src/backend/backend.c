@@ -197,15 +197,6 @@ backend_describe(struct rs_backend *backend, const char *table,
 	               : backend->ops->describe(backend, table, cb, arg, err);
 }
 
-/* Whether an engine's text of a key of KIND is its canonical form
- * already, on every engine: integers as decimal digits, text as it is. */
-static int
-backend_key_as_is(enum rs_col_kind kind)
-{
-	return kind == RS_COL_INTEGER || kind == RS_COL_TEXT ||
-	       kind == RS_COL_OTHER;
-}
-
 /* Whether value I of a batch of N_COLS columns is a key value that
  * backend_keys_on_rows converts. */
 static int
@@ -215,7 +206,7 @@ backend_key_converted(const struct rs_table_def *t, const struct rs_value *v,
 	int k = (int)(i % (size_t)n_cols);
 
 	return k < t->n_pk && v[i].text != NULL &&
-	       !backend_key_as_is(t->columns[t->pk[k]].kind);
+	       !canonical_kind_as_is(t->columns[t->pk[k]].kind);
 }
 
 /* The engine's batch ROWS with its key columns (the first n_pk of each
@@ -315,7 +306,7 @@ backend_keys_need_converting(const struct rs_backend *backend,
 
 	for (int k = 0;
 	     !backend->ops->keys_canonical && t != NULL && k < t->n_pk; k++)
-		convert |= !backend_key_as_is(t->columns[t->pk[k]].kind);
+		convert |= !canonical_kind_as_is(t->columns[t->pk[k]].kind);
 	return convert;
 }
 

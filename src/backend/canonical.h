@@ -179,6 +179,11 @@ struct rs_chunk_sum {
  * value that is not an enum rs_col_kind. */
 const char *canonical_kind_name(enum rs_col_kind kind);
 
+/* Whether every engine's text of a value of KIND is its canonical text
+ * already (integers as decimal digits, text as it is, and what is
+ * compared as text), so that it needs no canonical_value. */
+int canonical_kind_as_is(enum rs_col_kind kind);
+
 /* The source's name as in messages ("PostgreSQL", "MariaDB", "SQLite"). */
 const char *canonical_src_name(enum rs_canon_src src);
 

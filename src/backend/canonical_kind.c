@@ -31,6 +31,13 @@ canonical_kind_name(enum rs_col_kind kind)
 	return kind_names[kind];
 }
 
+int
+canonical_kind_as_is(enum rs_col_kind kind)
+{
+	return kind == RS_COL_INTEGER || kind == RS_COL_TEXT ||
+	       kind == RS_COL_OTHER;
+}
+
 const char *
 canonical_src_name(enum rs_canon_src src)
 {

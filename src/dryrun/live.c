@@ -28,6 +28,7 @@
 #include "common/progress.h"
 #include "dryrun/dryrun.h"
 #include "engine/engine.h"
+#include "engine/walk.h"
 
 struct live;
 
@@ -63,10 +64,9 @@ struct live {
 	int failed;
 	struct rs_err err; /* the first failure */
 	struct rs_progress progress;
-	const char **keys; /* per batch, reused: point into key_buf */
+	const char **keys; /* per batch, reused: point into key_text */
 	size_t *lens;
-	char *key_buf; /* the keys of the batch being hashed */
-	size_t key_cap;
+	struct rs_canon_buf key_text; /* the keys of the batch being hashed */
 };
 
 static void live_start_next(struct live *live);
@@ -173,53 +173,52 @@ live_stream_end(struct live_stream *s)
 	live_stream_finish(s);
 }
 
-/* Copy the shard keys of ROWS into the loop's key buffer, so that the
- * next batch can be asked for before these are hashed.  Returns 0, or
- * RS_EKEY (a NULL shard key) / RS_ENOMEM with ERR filled. */
+/* Copy the shard keys of ROWS into the loop's key buffer, in canonical
+ * form as the run hashes them (walk_key_canonical), so that the next
+ * batch can be asked for before these are hashed.  Returns 0, or RS_EKEY
+ * (a NULL shard key, one with no canonical form) / RS_ENOMEM with ERR
+ * filled. */
 static int
 live_copy_keys(struct live_stream *s, const struct rs_rows *rows,
                struct rs_err *err)
 {
 	struct live *live = s->live;
-	size_t total = 0, at = 0;
 	int n_pk = s->scan ? 0 : s->def->n_pk; /* the key's column in ROWS */
+	struct rs_canon_buf *canon = &live->key_text;
+	size_t at = 0;
+	int rc = 0;
 
-	for (int r = 0; r < rows->n_rows; r++) {
+	canonical_buf_clear(canon);
+	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
 		const struct rs_value *key =
 			&rows->values[(size_t)r * (size_t)rows->n_cols +
 		                      (size_t)n_pk];
+		size_t start = SIZE_MAX;
 
 		if (key->text == NULL)
-			return backend_fail(
-				s->backend, err, RS_EKEY,
-				"table %s has a row whose shard key "
-				"%s is NULL; such a row has no owner",
-				s->physical, live->plan->tables[s->table].key);
-		total += key->len;
+			rc = backend_fail(s->backend, err, RS_EKEY,
+			                  "table %s has a row whose shard key "
+			                  "%s is NULL; such a row has no owner",
+			                  s->physical,
+			                  live->plan->tables[s->table].key);
+		else
+			rc = walk_key_canonical(s->backend, s->def,
+			                        s->key_column, key, canon,
+			                        &start, err);
+		if (rc == 0 && start == SIZE_MAX) {
+			start = canon->len;
+			rc = canonical_buf_append(canon, key->text, key->len,
+			                          err);
+		}
+		if (rc == 0)
+			live->lens[r] = canon->len - start;
 	}
-	if (total > live->key_cap) {
-		char *bigger = realloc(live->key_buf, total);
-
-		if (bigger == NULL)
-			return rs_err_set(err, RS_ENOMEM, "out of memory");
-		live->key_buf = bigger;
-		live->key_cap = total;
-	}
-	for (int r = 0; r < rows->n_rows; r++) {
-		const struct rs_value *key =
-			&rows->values[(size_t)r * (size_t)rows->n_cols +
-		                      (size_t)n_pk];
-
-		memcpy(live->key_buf + at, key->text, key->len);
-		live->lens[r] = key->len;
-		at += key->len;
-	}
-	at = 0;
-	for (int r = 0; r < rows->n_rows; r++) {
-		live->keys[r] = live->key_buf + at;
+	/* CANON stops moving once every key is in. */
+	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
+		live->keys[r] = canon->data + at;
 		at += live->lens[r];
 	}
-	return 0;
+	return rc;
 }
 
 /* A batch arrived: copy its keys, ask for the next batch at once (the
@@ -532,7 +531,7 @@ dryrun_run_live(const struct rs_plan *plan,
 out:
 	free(live.keys);
 	free(live.lens);
-	free(live.key_buf);
+	canonical_buf_free(&live.key_text);
 	free(live.streams);
 	dryrun_free(live.dr);
 	return rc;

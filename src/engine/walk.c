@@ -4,6 +4,7 @@
 #include "engine/walk.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,33 +230,102 @@ walk_same_key(const struct rs_value *a, const struct rs_value *b, int n)
 	return 1;
 }
 
+/* The index of the plan's shard key column in the walk's table, or -1. */
+static int
+walk_key_column(const struct rs_walk *walk)
+{
+	const char *key = walk->run->plan->tables[walk->table].key;
+
+	for (int i = 0; walk->def != NULL && i < walk->def->n_columns; i++)
+		if (strcmp(walk->def->columns[i].name, key) == 0)
+			return i;
+	return -1;
+}
+
 int
-walk_owner(const struct rs_walk *walk, const struct rs_map *map,
-           const struct rs_value *key, struct rs_owner *owner,
-           struct rs_err *err)
+walk_key_canonical(const struct rs_backend *backend,
+                   const struct rs_table_def *def, int column,
+                   const struct rs_value *key, struct rs_canon_buf *buf,
+                   size_t *at, struct rs_err *err)
+{
+	int rc;
+
+	*at = SIZE_MAX;
+	if (key->text == NULL)
+		return backend_fail(backend, err, RS_EKEY,
+		                    "table %s has a row whose shard key is "
+		                    "NULL; such a row has no owner",
+		                    def->name);
+	if (column < 0 || canonical_kind_as_is(def->columns[column].kind))
+		return 0;
+	*at = buf->len;
+	rc = canonical_value(def->columns[column].kind,
+	                     backend_canon_src(backend), key->text, key->len,
+	                     buf, err);
+	if (rc == RS_EVALUE) {
+		char why[sizeof(err->message)];
+
+		snprintf(why, sizeof(why), "%s", err->message);
+		rc = backend_fail(backend, err, RS_EKEY,
+		                  "table %s: shard key %s: %s", def->name,
+		                  def->columns[column].name, why);
+	}
+	return rc;
+}
+
+/* The owner under MAP of the canonical shard key KEY (LEN bytes). */
+static int
+walk_owner_of(const struct rs_walk *walk, const struct rs_map *map,
+              const char *key, size_t len, struct rs_owner *owner,
+              struct rs_err *err)
 {
 	uint64_t point;
 
-	if (key->text == NULL)
-		return backend_fail(
-			walk->backend, err, RS_EKEY,
-			"table %s has a row whose shard key is NULL; "
-			"such a row has no owner",
-			walk->physical);
-	if (hash_point(walk->run->plan->hash, key->text, key->len, &point) !=
-	    0) {
+	if (hash_point(walk->run->plan->hash, key, len, &point) != 0) {
 		char shown[TEXT_KEY_SHOWN_SIZE];
 
 		return backend_fail(
 			walk->backend, err, RS_EKEY,
 			"table %s: key '%s' cannot be hashed with %s",
 			walk->physical,
-			text_key_shown(key->text, key->len, shown,
-		                       sizeof(shown)),
+			text_key_shown(key, len, shown, sizeof(shown)),
 			hash_name(walk->run->plan->hash));
 	}
-	*owner = map_owner_key(map, key->text, key->len, point, NULL);
+	*owner = map_owner_key(map, key, len, point, NULL);
 	return 0;
+}
+
+int
+walk_owner(const struct rs_walk *walk, const struct rs_map *map,
+           const struct rs_value *key, struct rs_owner *owner,
+           struct rs_err *err)
+{
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
+	size_t at;
+	int rc = walk_key_canonical(walk->backend, walk->def,
+	                            walk_key_column(walk), key, &buf, &at, err);
+
+	if (rc == 0 && at == SIZE_MAX)
+		rc = walk_owner_of(walk, map, key->text, key->len, owner, err);
+	else if (rc == 0)
+		rc = walk_owner_of(walk, map, buf.data + at, buf.len - at,
+		                   owner, err);
+	canonical_buf_free(&buf);
+	return rc;
+}
+
+int
+walk_owner_canonical(const struct rs_walk *walk, const struct rs_map *map,
+                     const struct rs_value *key, struct rs_owner *owner,
+                     struct rs_err *err)
+{
+	size_t at;
+	int rc = walk_key_canonical(walk->backend, walk->def, -1, key, NULL,
+	                            &at, err);
+
+	return rc != 0 ? rc
+	               : walk_owner_of(walk, map, key->text, key->len, owner,
+	                               err);
 }
 
 /* Keys hashed together by walk_owners. */
@@ -266,41 +336,44 @@ walk_owners(const struct rs_walk *walk, const struct rs_map *map,
             const struct rs_rowbuf *rows, struct rs_owner *owners,
             struct rs_err *err)
 {
+	int column = walk_key_column(walk);
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
 	const char *keys[WALK_OWNER_BATCH];
-	size_t lens[WALK_OWNER_BATCH];
+	size_t lens[WALK_OWNER_BATCH], at[WALK_OWNER_BATCH];
 	uint64_t points[WALK_OWNER_BATCH];
+	int rc = 0;
 
-	if (walk->run->plan->hash != RS_HASH_SHA256_64) {
-		for (int r = 0; r < rows->n_rows; r++) {
-			int rc = walk_owner(walk, map,
-			                    &rowbuf_row(rows, r)[walk->key_at],
-			                    &owners[r], err);
-
-			if (rc != 0)
-				return rc;
-		}
-		return 0;
-	}
-	for (int r0 = 0; r0 < rows->n_rows; r0 += WALK_OWNER_BATCH) {
+	for (int r0 = 0; rc == 0 && r0 < rows->n_rows; r0 += WALK_OWNER_BATCH) {
 		int n = rows->n_rows - r0 < WALK_OWNER_BATCH ? rows->n_rows - r0
 		                                             : WALK_OWNER_BATCH;
 
-		for (int i = 0; i < n; i++) {
+		canonical_buf_clear(&buf);
+		for (int i = 0; rc == 0 && i < n; i++) {
 			const struct rs_value *key =
 				&rowbuf_row(rows, r0 + i)[walk->key_at];
 
-			if (key->text == NULL) /* walk_owner's error */
-				return walk_owner(walk, map, key,
-				                  &owners[r0 + i], err);
+			rc = walk_key_canonical(walk->backend, walk->def,
+			                        column, key, &buf, &at[i], err);
 			keys[i] = key->text;
-			lens[i] = key->len;
+			lens[i] =
+				at[i] == SIZE_MAX ? key->len : buf.len - at[i];
 		}
-		hash_sha256_64_batch(keys, lens, (size_t)n, points);
-		for (int i = 0; i < n; i++)
-			owners[r0 + i] = map_owner_key(map, keys[i], lens[i],
-			                               points[i], NULL);
+		/* BUF may have moved as it grew: its keys' places now. */
+		for (int i = 0; rc == 0 && i < n; i++)
+			if (at[i] != SIZE_MAX)
+				keys[i] = buf.data + at[i];
+		if (rc == 0 && walk->run->plan->hash == RS_HASH_SHA256_64) {
+			hash_sha256_64_batch(keys, lens, (size_t)n, points);
+			for (int i = 0; i < n; i++)
+				owners[r0 + i] = map_owner_key(
+					map, keys[i], lens[i], points[i], NULL);
+		} else
+			for (int i = 0; rc == 0 && i < n; i++)
+				rc = walk_owner_of(walk, map, keys[i], lens[i],
+				                   &owners[r0 + i], err);
 	}
-	return 0;
+	canonical_buf_free(&buf);
+	return rc;
 }
 
 int

@@ -104,11 +104,32 @@ int walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
  * journal's) error. */
 int walk_settle(struct rs_walk *walk, struct rs_err *err);
 
-/* The owner of a row under MAP from its shard key value (engine text
- * form).  Returns 0 or RS_EKEY with ERR naming the key. */
+/* The owner of a row under MAP from its shard key KEY.  A key is hashed
+ * (and placed in a range) by its canonical text, whichever engine holds
+ * the row: walk_owner takes KEY as the walk's engine wrote it in a row
+ * read (a column after the primary key: engine text) and converts it when
+ * the key column's kind has another canonical form (a PostgreSQL char(n)
+ * without its padding, bytes as hex, …; integers and text are their own);
+ * walk_owner_canonical takes KEY canonical already (a key column of a
+ * read, a change log's key, the journal).  Return 0 or RS_EKEY (NULL key,
+ * a value with no canonical form, a key the hash refuses) with ERR
+ * naming the key. */
 int walk_owner(const struct rs_walk *walk, const struct rs_map *map,
                const struct rs_value *key, struct rs_owner *owner,
                struct rs_err *err);
+int walk_owner_canonical(const struct rs_walk *walk, const struct rs_map *map,
+                         const struct rs_value *key, struct rs_owner *owner,
+                         struct rs_err *err);
+
+/* The shard key KEY as BACKEND wrote it in column COLUMN of DEF (-1: KEY
+ * is canonical already), in canonical form: appended to BUF with *AT its
+ * start when the column's kind has another form, else *AT = SIZE_MAX and
+ * KEY is its own canonical text.  Returns 0, or RS_EKEY (a NULL key, a
+ * value with no canonical form) or RS_ENOMEM with ERR filled. */
+int walk_key_canonical(const struct rs_backend *backend,
+                       const struct rs_table_def *def, int column,
+                       const struct rs_value *key, struct rs_canon_buf *buf,
+                       size_t *at, struct rs_err *err);
 
 /* walk_owner for every row of ROWS (shard key at walk->key_at) into
  * OWNERS (room for ROWS->n_rows), a chunk at a time: with sha256_64 the

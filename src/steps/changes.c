@@ -110,12 +110,16 @@ replay_open(struct rs_run *run, struct replay *r, struct rs_err *err)
 	return 0;
 }
 
-/* The owner under `to` of shard key KEY, and whether it is the source. */
+/* The owner under `to` of shard key KEY, and whether it is the source.
+ * KEY is canonical (a log entry's key columns) or, with ROW, the source
+ * engine's text (a column of a row read). */
 static int
-replay_owner(struct replay *r, const struct rs_value *key,
+replay_owner(struct replay *r, const struct rs_value *key, int row,
              struct rs_owner *owner, int *here, struct rs_err *err)
 {
-	int rc = walk_owner(&r->walk, r->walk.run->plan->to, key, owner, err);
+	const struct rs_map *to = r->walk.run->plan->to;
+	int rc = row ? walk_owner(&r->walk, to, key, owner, err)
+	             : walk_owner_canonical(&r->walk, to, key, owner, err);
 
 	*here = rc == 0 && owner->shard == r->walk.shard &&
 	        owner->table == r->walk.slot;
@@ -192,11 +196,12 @@ replay_apply(struct rs_run *run, struct replay *r,
 		struct rs_owner was, now = {-1, -1};
 		int was_here, now_here = 1;
 
-		rc = replay_owner(r, &entry[r->key_at], &was, &was_here, err);
+		rc = replay_owner(r, &entry[r->key_at], 0, &was, &was_here,
+		                  err);
 		if (rc == 0 && c >= 0)
 			rc = replay_owner(r,
 			                  &rowbuf_row(&current, c)[r->key_cur],
-			                  &now, &now_here, err);
+			                  1, &now, &now_here, err);
 		if (rc != 0)
 			break;
 		if (!was_here && (c < 0 || now.shard != was.shard ||

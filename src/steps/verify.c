@@ -141,6 +141,36 @@ verify_columns(const struct verify_owner *vo, const struct rs_value *mine,
 	return out;
 }
 
+/* The shard key KEY of a row of DEF (the source's table or the owner's)
+ * in canonical form, as the journal keeps it (the recheck hashes it):
+ * allocated, NULL for a NULL key; *RC an error (ERR filled). */
+static char *
+verify_shard_key(const struct verify_owner *vo, const struct rs_table_def *def,
+                 const struct rs_value *key, int *rc, struct rs_err *err)
+{
+	const struct rs_walk *walk = vo->walk;
+	const struct rs_backend *writer =
+		def == walk->def ? walk->backend : vo->target;
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
+	char *text = NULL;
+	size_t at;
+
+	*rc = 0;
+	if (key->text == NULL)
+		return NULL;
+	*rc = walk_key_canonical(
+		writer, def,
+		steps_column(def, walk->run->plan->tables[walk->table].key),
+		key, &buf, &at, err);
+	if (*rc == 0)
+		text = at == SIZE_MAX ? strndup(key->text, key->len)
+		                      : strndup(buf.data + at, buf.len - at);
+	if (*rc == 0 && text == NULL)
+		*rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	canonical_buf_free(&buf);
+	return text;
+}
+
 /* Record a difference of KIND ("missing", "extra", "differs" with
  * COLUMNS) for the row ROW (the key columns first) of table DEF, whose
  * shard key is its value KEY_AT, and print it while few have been. */
@@ -153,11 +183,10 @@ verify_record(struct verify_owner *vo, const char *kind,
 	struct rs_walk *walk = vo->walk;
 	const struct rs_plan *plan = walk->run->plan;
 	const char *shard = plan->shards[walk->shard].name;
-	const struct rs_value *key = &row[key_at];
 	char owner[2 * RS_PLAN_MAX_NAME + 2];
-	char *pk = walk_key_json(row, def->n_pk);
-	char *shard_key =
-		key->text != NULL ? strndup(key->text, key->len) : NULL;
+	int rc;
+	char *shard_key = verify_shard_key(vo, def, &row[key_at], &rc, err);
+	char *pk = rc == 0 ? walk_key_json(row, def->n_pk) : NULL;
 	struct rs_difference d = {
 		.pass = vo->pass->name,
 		.shard = shard,
@@ -169,14 +198,15 @@ verify_record(struct verify_owner *vo, const char *kind,
 		.kind = kind,
 		.columns = columns,
 	};
-	int rc;
 
 	snprintf(owner, sizeof(owner), "%s.%s",
 	         plan->shards[vo->owner.shard].name, vo->physical);
-	if (pk == NULL || (key->text != NULL && shard_key == NULL)) {
+	if (rc == 0 && pk == NULL)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	if (rc != 0) {
 		free(pk);
 		free(shard_key);
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
+		return rc;
 	}
 	rc = journal_difference_add(walk->run->journal, &d, err);
 	vo->differ++;
@@ -210,16 +240,23 @@ verify_is_extra(const struct verify_owner *vo, const struct rs_value *there,
 {
 	const struct rs_walk *walk = vo->walk;
 	struct rs_owner from = {-1, -1}, to = {-1, -1};
+	struct rs_value key;
 	int rc;
+	char *canonical;
 
 	*extra = 0;
 	if (there[vo->key_at].text == NULL)
 		return 0; /* no owner: final-check's concern */
-	rc = walk_owner(walk, walk->run->plan->from, &there[vo->key_at], &from,
-	                err);
+	/* The owner's engine wrote it: hashed in canonical form. */
+	canonical = verify_shard_key(vo, vo->def, &there[vo->key_at], &rc, err);
+	key = (struct rs_value){canonical, canonical ? strlen(canonical) : 0};
 	if (rc == 0)
-		rc = walk_owner(walk, walk->run->plan->to, &there[vo->key_at],
-		                &to, err);
+		rc = walk_owner_canonical(walk, walk->run->plan->from, &key,
+		                          &from, err);
+	if (rc == 0)
+		rc = walk_owner_canonical(walk, walk->run->plan->to, &key, &to,
+		                          err);
+	free(canonical);
 	*extra = rc == 0 && from.shard == walk->shard &&
 	         from.table == walk->slot && to.shard == vo->owner.shard &&
 	         to.table == vo->owner.table;
@@ -728,11 +765,12 @@ recheck_log_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 		 * key that moves has an entry with that key too). */
 		if (entry[rc->log_key_at].text != NULL) {
 			struct rs_owner to;
-			int r = walk_owner(&rc->walk, rc->walk.run->plan->from,
-			                   &entry[rc->log_key_at], &from, err);
+			int r = walk_owner_canonical(
+				&rc->walk, rc->walk.run->plan->from,
+				&entry[rc->log_key_at], &from, err);
 
 			if (r == 0)
-				r = walk_owner(
+				r = walk_owner_canonical(
 					&rc->walk, rc->walk.run->plan->to,
 					&entry[rc->log_key_at], &to, err);
 			if (r != 0)
@@ -964,8 +1002,8 @@ recheck_batch(struct rs_run *run, struct recheck *rc, int begin, int n,
 		if (key[w - 1].text != NULL) {
 			struct rs_owner o;
 
-			r = walk_owner(&rc->walk, plan->to, &key[w - 1], &o,
-			               err);
+			r = walk_owner_canonical(&rc->walk, plan->to,
+			                         &key[w - 1], &o, err);
 			if (r == 0 && !recheck_is_source(rc, o) &&
 			    (o.shard != pair[0].shard ||
 			     o.table != pair[0].table))

@@ -150,14 +150,17 @@ maps() {
 }
 
 # write_plan FILE [OPTIONS [PUBLISH]]: the plan of $kind; OPTIONS and
-# PUBLISH are settings added to the options and publish groups.
+# PUBLISH are settings added to the options and publish groups.  The
+# tables are orders and items, or $plan_tables when set.
 write_plan() {
+	local tables=${plan_tables:-}
+	[ -n "$tables" ] || tables='( { name = "orders"; key = "customer"; },
+           { name = "items"; key = "customer"; } )'
 	cat >"$1" <<PLAN
 version = 1;
 name = "$plan_name";
 hash = "sha256_64";
-tables = ( { name = "orders"; key = "customer"; },
-           { name = "items"; key = "customer"; } );
+tables = $tables;
 shards = (
   { name = "n0"; url = "sqlite://n0.db"; },
   { name = "n1"; url = "sqlite://n1.db"; },
