@@ -348,6 +348,12 @@ test_facts(void **state)
 	                 RS_EINTERNAL);
 	assert_non_null(strstr(err.message, "fenced_at"));
 	assert_string_equal(value, "");
+	/* A lazy fact reads back at once (the WAL has it). */
+	assert_int_equal(journal_fact_set_lazy(journal, "kind", "1", &err), 0);
+	assert_int_equal(
+		journal_fact_get(journal, "kind", value, sizeof(value), &err),
+		1);
+	assert_string_equal(value, "1");
 	assert_int_equal(journal_fact_delete(journal, "epoch", &err), 0);
 	assert_int_equal(
 		journal_fact_get(journal, "epoch", value, sizeof(value), &err),

@@ -1225,9 +1225,10 @@ journal_sync(struct rs_journal *journal, struct rs_err *err)
 	                      err);
 }
 
-int
-journal_fact_set(struct rs_journal *journal, const char *name,
-                 const char *value, struct rs_err *err)
+/* journal_fact_set, durable or (LAZY) with the next durable write. */
+static int
+journal_fact_write(struct rs_journal *journal, int lazy, const char *name,
+                   const char *value, struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
 	int rc = journal_prepare_write(journal,
@@ -1240,7 +1241,22 @@ journal_fact_set(struct rs_journal *journal, const char *name,
 		return rc;
 	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
 	rc = journal_bind_text(stmt, 2, value != NULL ? value : "", rc);
-	return journal_finish(journal, stmt, rc, "record fact", name, err);
+	return journal_finish_lazy(journal, lazy, stmt, rc, "record fact", name,
+	                           err);
+}
+
+int
+journal_fact_set(struct rs_journal *journal, const char *name,
+                 const char *value, struct rs_err *err)
+{
+	return journal_fact_write(journal, 0, name, value, err);
+}
+
+int
+journal_fact_set_lazy(struct rs_journal *journal, const char *name,
+                      const char *value, struct rs_err *err)
+{
+	return journal_fact_write(journal, 1, name, value, err);
 }
 
 /* On error ERR (may be NULL) says why; VALUE is "" then. */

@@ -234,6 +234,11 @@ int journal_sync(struct rs_journal *journal, struct rs_err *err);
 
 int journal_fact_set(struct rs_journal *journal, const char *name,
                      const char *value, struct rs_err *err);
+/* The same, lazy (above): for a fact that only describes a side effect
+ * already made, in a step whose end comes after it, so that a power cut
+ * that takes the fact takes the step's end too and the step runs again. */
+int journal_fact_set_lazy(struct rs_journal *journal, const char *name,
+                          const char *value, struct rs_err *err);
 int journal_fact_get(struct rs_journal *journal, const char *name, char *value,
                      size_t size, struct rs_err *err);
 int journal_fact_delete(struct rs_journal *journal, const char *name,

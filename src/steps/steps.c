@@ -168,7 +168,10 @@ steps_fence_kind_set(struct rs_run *run, int shard, int only_rows,
 		return 0;
 	snprintf(fact, sizeof(fact), "fence_rows:%s",
 	         run->plan->shards[shard].name);
-	return journal_fact_set(run->journal, fact, only_rows ? "1" : "0", err);
+	/* Lazy: the fence is up, writes are refused, and status is all
+	 * the fact is for (journal_fact_set_lazy). */
+	return journal_fact_set_lazy(run->journal, fact, only_rows ? "1" : "0",
+	                             err);
 }
 
 /* The shard key column and its kind of each table of LIST on SHARD, into
