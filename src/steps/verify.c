@@ -240,23 +240,26 @@ verify_is_extra(const struct verify_owner *vo, const struct rs_value *there,
 {
 	const struct rs_walk *walk = vo->walk;
 	struct rs_owner from = {-1, -1}, to = {-1, -1};
-	struct rs_value key;
+	struct rs_canon_buf buf = RS_CANON_BUF_INIT;
+	struct rs_value key = there[vo->key_at];
+	size_t at;
 	int rc;
-	char *canonical;
 
 	*extra = 0;
-	if (there[vo->key_at].text == NULL)
+	if (key.text == NULL)
 		return 0; /* no owner: final-check's concern */
 	/* The owner's engine wrote it: hashed in canonical form. */
-	canonical = verify_shard_key(vo, vo->def, &there[vo->key_at], &rc, err);
-	key = (struct rs_value){canonical, canonical ? strlen(canonical) : 0};
+	rc = walk_key_canonical(vo->target, vo->def, vo->key_at - vo->def->n_pk,
+	                        &key, &buf, &at, err);
+	if (rc == 0 && at != SIZE_MAX)
+		key = (struct rs_value){buf.data + at, buf.len - at};
 	if (rc == 0)
 		rc = walk_owner_canonical(walk, walk->run->plan->from, &key,
 		                          &from, err);
 	if (rc == 0)
 		rc = walk_owner_canonical(walk, walk->run->plan->to, &key, &to,
 		                          err);
-	free(canonical);
+	canonical_buf_free(&buf);
 	*extra = rc == 0 && from.shard == walk->shard &&
 	         from.table == walk->slot && to.shard == vo->owner.shard &&
 	         to.table == vo->owner.table;
