@@ -56,24 +56,36 @@ struct preflight_count {
 	int64_t crossed;   /* split: rows that would move to a source */
 };
 
-/* A split copies only onto shards that are not sources (a source's
- * tables carry its fence and capture, which the copy's writes would meet):
- * count ROW when its owner under `to`, TO, is another source. */
+/* A split copies only onto shards that are not sources: a source's
+ * tables carry its fence and capture, which the copy's writes would meet,
+ * and their delete logs run from pre-verify to final-check (publish
+ * leaves them, steps_is_source_table), which purge must never take for
+ * the log of a row's new owner.  Count ROW when its owner under `to`, TO,
+ * is on a source: another, or its own (another table). */
 static void
 preflight_crossing(struct rs_walk *walk, const struct rs_value *row,
                    struct rs_owner to, struct preflight_count *count)
 {
 	const struct rs_plan *plan = walk->run->plan;
-	char shown[300];
+	char shown[300], physical[256];
 
-	if (to.shard == walk->shard || !steps_in_map(plan->from, to.shard))
+	if ((to.shard == walk->shard && to.table == walk->slot) ||
+	    !steps_in_map(plan->from, to.shard))
 		return;
-	if (count->crossed++ < 5) {
-		walk_describe_row(walk, row, shown, sizeof(shown));
+	if (count->crossed++ >= 5)
+		return;
+	walk_describe_row(walk, row, shown, sizeof(shown));
+	if (to.shard != walk->shard) {
 		fprintf(stderr, "  %s on %s: %s would move to %s, a source\n",
 		        walk->physical, plan->shards[walk->shard].name, shown,
 		        plan->shards[to.shard].name);
+		return;
 	}
+	engine_physical(plan->to, plan->tables[walk->table].name, to.table,
+	                physical, sizeof(physical));
+	fprintf(stderr, "  %s on %s: %s would move to %s on the same source\n",
+	        walk->physical, plan->shards[walk->shard].name, shown,
+	        physical);
 }
 
 /* A split's target: every table of `to` there, able to take the source's
@@ -292,8 +304,8 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 	if (count.crossed > 0)
 		return rs_err_set(
 			err, RS_EUSAGE,
-			"%lld rows would move from one source shard to another "
-			"(examples above): a split copies only onto shards "
+			"%lld rows would move onto a source shard (examples "
+			"above): a split copies only onto shards "
 			"that are not in `from` in this version (a ring or "
 			"range growing onto new nodes); nothing was changed",
 			(long long)count.crossed);

@@ -4,8 +4,9 @@
 # a row (in either table), a target table missing, target columns of
 # another kind (naming the column and both types), a missing column, a
 # different primary key, a `from` shard missing from `to`, rows that would
-# move between two sources, a row on a source that does not own it, a
-# source column named reshard_pos (the change log's own).  Each
+# move between two sources or to another table of their own source, a row
+# on a source that does not own it, a source column named reshard_pos (the
+# change log's own).  Each
 # time nothing is installed on any shard (no marker, no trigger, no change
 # table) and no shard's file changed; once the cause is fixed, the same plan
 # runs to the end exactly.
@@ -123,8 +124,30 @@ fresh between-sources
 # from one source to another.
 sed -i 's/^to   = { map = "ring"; vnodes = 100;/to   = { map = "ring"; vnodes = 90;/' plan.cfg
 grep -q 'vnodes = 90' plan.cfg || bail "between-sources: plan not changed"
-refused between-sources 2 "would move from one source shard to another" \
+refused between-sources 2 "would move onto a source shard" \
 	", a source"
+
+# Rows moving to another table of their own source (a slots map doubling
+# its tables in place) are refused too: that table is a source's, under
+# its fence and capture, and its delete log runs until final-check.
+section within-source
+fresh within-source
+changed=n0
+sql n0.db "ALTER TABLE orders RENAME TO orders_0; ALTER TABLE items RENAME TO items_0"
+cat >plan.cfg <<PLAN
+version = 1;
+name = "$plan_name";
+hash = "sha256_64";
+tables = ( { name = "orders"; key = "customer"; },
+           { name = "items"; key = "customer"; } );
+shards = ( { name = "n0"; url = "sqlite://n0.db"; } );
+from = { map = "slots"; databases = 1; tables_per_db = 1; nodes = ["n0"]; };
+to   = { map = "slots"; databases = 1; tables_per_db = 2; nodes = ["n0"]; };
+strategy = "split";
+PLAN
+refused within-source 2 "would move onto a source shard" \
+	"_1 on the same source"
+changed=''
 
 section misplaced
 fresh misplaced
