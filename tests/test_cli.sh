@@ -391,7 +391,7 @@ fi
 
 # The demo: a whole doubling on SQLite shards, then status.
 expect_exit 0 "demo" "$bin" demo "$tmp/demo" --rows 3000
-check "demo: every row on its owner" grep -q 'every row on its owner; 3,000 rows now, 3,000 before' "$tmp/err"
+check "demo: every row on its owner" grep -q 'every row on its owner; 3,000 rows now, 3,000 counted in pre-verify' "$tmp/err"
 check "demo: status shows steps done" grep -Eq '^  final-check +done' "$tmp/out"
 check "demo: writes open at the end" grep -q '^writes:  open' "$tmp/out"
 check "demo: routing published" grep -q '^epoch = 1L;' "$tmp/demo/routing.cfg"

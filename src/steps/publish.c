@@ -318,7 +318,10 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 }
 
 /* Do OP (RS_DELETE_LOG_…) to the delete log of PHYSICAL on SHARD, where
- * the engine keeps one. */
+ * the engine keeps one.  A source table's log is not emptied: purge
+ * never reads it (steps_is_source_table), and what it holds since
+ * pre-verify, the deletes the applications made there, final-check
+ * counts. */
 static int
 delete_log_table(struct rs_run *run, int shard, int table, int slot,
                  const char *physical, void *arg, struct rs_err *err)
@@ -326,10 +329,14 @@ delete_log_table(struct rs_run *run, int shard, int table, int slot,
 	const int *op = arg;
 	struct rs_backend *backend;
 	const struct rs_table_def *def;
-	int rc = engine_shard(run, shard, &backend, err);
+	int rc;
 
 	(void)table;
 	(void)slot;
+	if (*op == RS_DELETE_LOG_EMPTY &&
+	    steps_is_source_table(run->plan, shard, physical))
+		return 0;
+	rc = engine_shard(run, shard, &backend, err);
 	if (rc != 0 || !backend_supports(backend, RS_CAP_DELETE_LOG))
 		return rc;
 	rc = engine_table(run, shard, physical, &def, err);
@@ -387,9 +394,10 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	}
 	/* Started before the fence by pre-verify (out of the fenced time:
 	 * trigger DDL waits for any lock on the table, an autovacuum's
-	 * included), they are emptied now, once, so that they hold the
-	 * deletes made from here on only: a repeated publish must not drop
-	 * what the applications deleted since the routing went out.  Else
+	 * included), the new owners' logs are emptied now, once, so that
+	 * they hold the deletes made from here on only: a repeated publish
+	 * must not drop what the applications deleted since the routing
+	 * went out.  (The sources' keep theirs, for final-check.)  Else
 	 * (pre-verify was skipped) they start now. */
 	rc = journal_fact_get(run->journal, "delete_logs", value, sizeof(value),
 	                      err);

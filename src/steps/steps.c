@@ -634,6 +634,24 @@ steps_is_target(const struct rs_plan *plan, int shard)
 }
 
 int
+steps_is_source_table(const struct rs_plan *plan, int shard,
+                      const char *physical)
+{
+	char name[256];
+
+	if (!steps_in_map(plan->from, shard))
+		return 0;
+	for (int t = 0; t < plan->n_tables; t++)
+		for (int k = 0; k < engine_tables_per_shard(plan->from); k++) {
+			engine_physical(plan->from, plan->tables[t].name, k,
+			                name, sizeof(name));
+			if (strcmp(name, physical) == 0)
+				return 1;
+		}
+	return 0;
+}
+
+int
 steps_column(const struct rs_table_def *def, const char *name)
 {
 	for (int c = 0; c < def->n_columns; c++)

@@ -237,6 +237,15 @@ int steps_verify_settle(struct rs_run *run, int64_t *rechecked,
  * `from` (a split copies only onto such shards). */
 int steps_is_target(const struct rs_plan *plan, int shard);
 
+/* Whether PHYSICAL on SHARD is a source table: a table of `from` on one of
+ * its shards.  No row moves onto one (a doubling moves rows onto the
+ * replicas; a split's preflight refuses plans that would copy onto a
+ * source), so purge never reads a source table's delete log, and publish
+ * leaves it running: it holds every delete since pre-verify, which
+ * final-check counts. */
+int steps_is_source_table(const struct rs_plan *plan, int shard,
+                          const char *physical);
+
 /* Call FN for every physical table of every shard of MAP, as up to
  * options.parallel streams with connections of their own (streams.h).
  * Returns 0 or the first error. */
