@@ -11,14 +11,15 @@ integration/install-deps.sh
 
 suites_passed=0 suites_failed=0
 run_suite() { # run_suite NAME COMMAND...
-	local name=$1
+	local name=$1 start=$SECONDS
 	shift
 	echo "== $name"
 	if "$@"; then
 		suites_passed=$((suites_passed + 1))
+		echo "== $name passed ($((SECONDS - start)) s)"
 	else
 		suites_failed=$((suites_failed + 1))
-		echo "== $name FAILED" >&2
+		echo "== $name FAILED ($((SECONDS - start)) s)" >&2
 	fi
 }
 
