@@ -11,6 +11,7 @@
 
 #include "common/text.h"
 #include "engine/await.h"
+#include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
 static int
@@ -86,6 +87,56 @@ preflight_crossing(struct rs_walk *walk, const struct rs_value *row,
 	fprintf(stderr, "  %s on %s: %s would move to %s on the same source\n",
 	        walk->physical, plan->shards[walk->shard].name, shown,
 	        physical);
+}
+
+/* A point whose owner changes to one on a source shard. */
+static int
+preflight_onto_source(struct rs_owner from, struct rs_owner to, const void *arg)
+{
+	const struct rs_plan *plan = arg;
+
+	return (from.shard != to.shard || from.table != to.table) &&
+	       steps_in_map(plan->from, to.shard);
+}
+
+/* A split: the maps themselves move no point onto a source, whether or
+ * not a row has it yet (a range with no rows today, a key written during
+ * the copy).  The rows were checked by the walk (preflight_crossing);
+ * maps with no description of their points (pairmap_points_unpinned)
+ * are left to it, and so are the keys an override pins. */
+static int
+preflight_maps_cross(struct rs_run *run, struct rs_err *err)
+{
+	const struct rs_plan *plan = run->plan;
+	struct rs_moving m;
+	struct rs_owner from, to;
+	uint64_t point;
+	char a[256], b[256];
+	int rc = pairmap_points_unpinned(plan->from, plan->to,
+	                                 preflight_onto_source, plan, &m, err);
+
+	if (rc == RS_EUSAGE)
+		return 0;
+	if (rc != 0 || m.n == 0) {
+		pairmap_moving_free(&m);
+		return rc;
+	}
+	point = m.period != 0 ? m.residues[0] : m.spans[0][0];
+	pairmap_moving_free(&m);
+	from = map_owner(plan->from, point);
+	to = map_owner(plan->to, point);
+	engine_physical(plan->from, plan->tables[0].name, from.table, a,
+	                sizeof(a));
+	engine_physical(plan->to, plan->tables[0].name, to.table, b, sizeof(b));
+	return rs_err_set(
+		err, RS_EUSAGE,
+		"the maps move points onto a source shard although no row "
+		"has them yet (point 0x%016llx: %s on %s under from, %s on "
+		"%s under to): a split copies only onto shards that are not "
+		"in `from` in this version (a ring or range growing onto "
+		"new nodes); nothing was changed",
+		(unsigned long long)point, a, plan->shards[from.shard].name, b,
+		plan->shards[to.shard].name);
 }
 
 /* A split's target: every table of `to` there, able to take the source's
@@ -309,6 +360,11 @@ preflight_run(struct rs_run *run, struct rs_err *err)
 			"that are not in `from` in this version (a ring or "
 			"range growing onto new nodes); nothing was changed",
 			(long long)count.crossed);
+	if (run->strategy->copies_movers) {
+		rc = preflight_maps_cross(run, err);
+		if (rc != 0)
+			return rc;
+	}
 	if (count.misplaced > 0)
 		return rs_err_set(
 			err, RS_EDATA,

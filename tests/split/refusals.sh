@@ -4,7 +4,8 @@
 # a row (in either table), a target table missing, target columns of
 # another kind (naming the column and both types), a missing column, a
 # different primary key, a `from` shard missing from `to`, rows that would
-# move between two sources or to another table of their own source, a row
+# move between two sources (or maps that would move a key written later
+# so) or to another table of their own source, a row
 # on a source that does not own it, a source column named reshard_pos (the
 # change log's own).  Each
 # time nothing is installed on any shard (no marker, no trigger, no change
@@ -126,6 +127,17 @@ sed -i 's/^to   = { map = "ring"; vnodes = 100;/to   = { map = "ring"; vnodes = 
 grep -q 'vnodes = 90' plan.cfg || bail "between-sources: plan not changed"
 refused between-sources 2 "would move onto a source shard" \
 	", a source"
+
+# The same maps with no row on any source yet: the maps alone move
+# points between sources (keys written during the copy would be copied
+# onto a source), and preflight refuses them too.
+section between-sources-empty
+fresh between-sources-empty
+changed="${sources[*]}"
+sed -i 's/^to   = { map = "ring"; vnodes = 100;/to   = { map = "ring"; vnodes = 90;/' plan.cfg
+for n in "${sources[@]}"; do sql "$n.db" "DELETE FROM orders; DELETE FROM items"; done
+refused between-sources-empty 2 "the maps move points onto a source shard although no row has them yet"
+changed=''
 
 # Rows moving to another table of their own source (a slots map doubling
 # its tables in place) are refused too: that table is a source's, under
