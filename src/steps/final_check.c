@@ -1,27 +1,34 @@
 /*
  * final-check: no shard holds a row it does not own under the new map, and
- * the rows over all shards are as many as preflight counted before the run.
+ * no row is missing.
  *
  * Applications write throughout the run, so the total changes; it is
  * reported, and a difference is an error only when no write can explain
  * it: fewer rows than were counted when the delete logs began, less the
- * deletes they recorded since.  The logs began in pre-verify, and the
- * sources' rows were counted then (pre_verify_count_sources); publish
- * emptied the new owners' logs only (their entries before it were
- * reshard's own replay), so the sources' hold every delete since the
- * count and the new owners' every one since publish, when rows first
- * could be deleted there.  Only the shards the run touches have logs: the
- * others neither give nor take rows, and are left out of the sum.  When
- * pre-verify could not run, the logs began in publish and the count is
- * preflight's, over every shard: deletes made in between are not known,
- * a limit the documentation states.  The delete logs end here (purge is
- * done), and the shards' markers say "done" when the check passes.  Rows
- * purge kept stay misplaced, so the step fails naming them until they are
- * dealt with; run again, it checks again.
+ * deletes they recorded since.  The logs began in pre-verify, before its
+ * walk read every source row (the walk's chunks in the journal give the
+ * count; a row deleted after the logs began and before its chunk was read
+ * is both uncounted and logged, which can only make the check more
+ * lenient); publish emptied the new owners' logs only (their entries
+ * before it were reshard's own replay), so the sources' hold every delete
+ * since the count and the new owners' every one since publish, when rows
+ * first could be deleted there.  Only the shards the run touches have
+ * logs: the others neither give nor take rows, and are left out of the
+ * sum.  When pre-verify could not run, the logs began in publish and the
+ * count is preflight's, over every shard: deletes made in between are not
+ * known, a limit the documentation states.
+ *
+ * The logs are counted after the walk, while they still run, and end
+ * only once the check has passed (purge is done): an attempt that fails
+ * (rows purge kept, say) leaves them recording, and the next attempt
+ * counts again.  The shards' markers say "done" when the check passes.
+ * Rows purge kept stay misplaced, so the step fails naming them until
+ * they are dealt with; run again, it checks again.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/text.h"
 #include "engine/walk.h"
@@ -74,9 +81,11 @@ final_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return 0;
 }
 
-/* The delete logs end here, purge being done: their rows (the
- * applications' deletes, purge's own are not logged) are counted first,
- * once, into the fact deletes_logged. */
+/* The delete logs' entries (the applications' deletes: purge's own are
+ * not logged) are counted while the logs still run, after the walk (a
+ * row deleted during the walk is then missing from the count and in a
+ * log, which can only make the check more lenient); once the check has
+ * passed they are removed, purge being done. */
 struct log_count {
 	int64_t rows;
 	int remove; /* 0: count, 1: remove */
@@ -118,54 +127,47 @@ final_delete_logs(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	                        arg, err);
 }
 
-/* Rows the applications deleted since the delete logs began, at least:
- * the deletes the logs recorded (a key deleted twice counts once, having
- * been inserted again in between).  Only the shards the run touches have
- * a log; the others are not sent a statement. */
+/* Count (REMOVE 0) or remove (1) the delete logs.  Only the shards the
+ * run touches have one; the others are not sent a statement. */
 static int
-final_app_deletes(struct rs_run *run, int64_t *deletes, struct rs_err *err)
+final_app_deletes(struct rs_run *run, int remove, int64_t *deletes,
+                  struct rs_err *err)
 {
-	const struct rs_plan *plan = run->plan;
-	struct log_count count = {0, 0};
-	char value[32];
-	int rc = journal_fact_get(run->journal, "deletes_logged", value,
-	                          sizeof(value), err);
+	struct log_count count = {0, remove};
+	int rc = steps_each_shard_of(run, run->plan->to, 1, final_delete_logs,
+	                             &count, err);
 
-	if (rc < 0)
-		return rc;
-	if (rc == 1) /* counted by an earlier attempt */
-		rc = 0;
-	else {
-		rc = steps_each_shard_of(run, plan->to, 1, final_delete_logs,
-		                         &count, err);
-		snprintf(value, sizeof(value), "%lld", (long long)count.rows);
-		if (rc == 0)
-			rc = journal_fact_set(run->journal, "deletes_logged",
-			                      value, err);
-	}
-	count.remove = 1;
-	if (rc == 0)
-		rc = steps_each_shard_of(run, plan->to, 1, final_delete_logs,
-		                         &count, err);
-	*deletes = strtoll(value, NULL, 10);
+	if (deletes != NULL)
+		*deletes = count.rows;
 	return rc;
 }
 
 /* The row count against the count the delete logs started from (see
- * the top of the file): RS_EVERIFY when rows are missing that no logged
- * delete explains. */
+ * the top of the file), the logs counted now: RS_EVERIFY when rows are
+ * missing that no logged delete explains.  A check that passed once is
+ * not made again (fact rows_checked): its logs may be gone. */
 static int
 final_totals(struct rs_run *run, const struct final_count *count,
-             int64_t deletes, struct rs_err *err)
+             struct rs_err *err)
 {
-	char value[32], now[32], then[32];
+	char value[32], now[32], then[32], done[80];
 	const char *since = "pre-verify";
-	int64_t rows = count->touched, before;
-	int rc = journal_fact_get(run->journal, "rows_at_delete_logs", value,
-	                          sizeof(value), err);
+	int64_t rows = count->touched, before = 0, deletes = 0;
+	int rc = journal_fact_get(run->journal, "rows_checked", done,
+	                          sizeof(done), err);
 
-	if (rc == 0) { /* no pre-verify: the logs began in publish */
-		since = "publish";
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	rc = journal_fact_get(run->journal, "pre_verify", value, sizeof(value),
+	                      err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && strcmp(value, "done") == 0) {
+		/* The rows pre-verify's walk read, its delete logs on. */
+		rc = journal_step_rows_done(run->journal, "pre-verify", &before,
+		                            err);
+	} else { /* no pre-verify: the logs began in publish */
+		since = "preflight";
 		rows = count->rows;
 		rc = journal_fact_get(run->journal, "rows_before", value,
 		                      sizeof(value), err);
@@ -173,24 +175,32 @@ final_totals(struct rs_run *run, const struct final_count *count,
 			return rs_err_set(
 				err, RS_EINTERNAL,
 				"the journal has no row count from preflight");
+		if (rc == 1) {
+			before = strtoll(value, NULL, 10);
+			rc = 0;
+		}
 	}
-	if (rc < 0)
+	if (rc == 0)
+		rc = final_app_deletes(run, 0, &deletes, err);
+	if (rc != 0)
 		return rc;
-	before = strtoll(value, NULL, 10);
 	text_thousands((uint64_t)rows, now, sizeof(now));
 	text_thousands((uint64_t)before, then, sizeof(then));
 	if (rows < before - deletes)
 		return rs_err_set(
 			err, RS_EVERIFY,
-			"%s rows on the shards the run touches, fewer than "
-			"the %s counted in %s less the %lld deleted since: "
-			"rows are missing; investigate before anything else",
+			"%s rows now, fewer than "
+			"the %s counted in %s less the %lld deleted since "
+			"(the delete logs): rows are missing; investigate "
+			"before anything else",
 			now, then, since, (long long)deletes);
 	fprintf(stderr,
 	        "  every row on its owner; %s rows now, %s counted in %s, "
 	        "%lld deleted since\n",
 	        now, then, since, (long long)deletes);
-	return 0;
+	snprintf(done, sizeof(done), "%s %s %lld", now, then,
+	         (long long)deletes);
+	return journal_fact_set(run->journal, "rows_checked", done, err);
 }
 
 static int
@@ -207,13 +217,10 @@ final_run(struct rs_run *run, struct rs_err *err)
 		.arg = &count,
 	};
 	char epoch[32] = "0";
-	int64_t deletes = 0;
 	struct rs_kept_row *kept;
 	int n_kept;
-	int rc = final_app_deletes(run, &deletes, err);
+	int rc = steps_walk_all(run, &spec, err);
 
-	if (rc == 0)
-		rc = steps_walk_all(run, &spec, err);
 	if (rc == 0)
 		rc = journal_kept_list(run->journal, &kept, &n_kept, err);
 	if (rc != 0)
@@ -237,12 +244,14 @@ final_run(struct rs_run *run, struct rs_err *err)
 			"(above)",
 			(long long)count.misplaced);
 	rc = journal_kept_clear(run->journal, err);
-	if (rc != 0)
-		return rc;
-	rc = final_totals(run, &count, deletes, err);
-	if (rc != 0)
-		return rc;
-	rc = journal_fact_get(run->journal, "epoch", epoch, sizeof(epoch), err);
+	if (rc == 0)
+		rc = final_totals(run, &count, err);
+	/* The logs end here, the check passed: purge is done. */
+	if (rc == 0)
+		rc = final_app_deletes(run, 1, NULL, err);
+	if (rc == 0)
+		rc = journal_fact_get(run->journal, "epoch", epoch,
+		                      sizeof(epoch), err);
 	if (rc < 0)
 		return rc;
 	return marker_set_all(run, "done", strtoll(epoch, NULL, 10), err);

@@ -34,9 +34,9 @@
  * under the fence reads).
  *
  * It also starts the delete logs purge reads (publish empties the new
- * owners' before the routing goes out), and counts the sources' rows
- * once theirs run: final-check's starting count, the logs recording
- * every delete since.
+ * owners' before the routing goes out), before its walk: the rows the
+ * walk reads (its chunks' rows in the journal) are final-check's
+ * starting count, the sources' logs recording every delete since.
  *
  * The capture it put up comes off in purge (steps_pre_verify_off) and
  * in abort, with a split's own on its sources.
@@ -143,56 +143,6 @@ pre_verify_count_log(struct rs_run *run, int shard, int table, int slot,
 	if (rc == 0 && await_count(&run->loop, backend, name, &n, NULL) == 0)
 		*sum += n;
 	return rc;
-}
-
-/* Add to *ARG the rows of PHYSICAL, a source table on SHARD. */
-static int
-pre_verify_count_table(struct rs_run *run, int shard, int table, int slot,
-                       const char *physical, void *arg, struct rs_err *err)
-{
-	int64_t *sum = arg, n = 0;
-	struct rs_backend *backend;
-	int rc = engine_shard(run, shard, &backend, err);
-
-	(void)table;
-	(void)slot;
-	if (rc == 0)
-		rc = await_count(&run->loop, backend, physical, &n, err);
-	*sum += n;
-	return rc;
-}
-
-static int
-pre_verify_count_shard(struct rs_run *run, int shard, void *arg,
-                       struct rs_err *err)
-{
-	return steps_each_table(run, run->plan->from, shard,
-	                        pre_verify_count_table, arg, err);
-}
-
-/* The rows final-check starts from: those of the sources the run touches,
- * counted now that their delete logs record every delete (a delete
- * committed between the log's start and the count is in both, which can
- * only make final-check more lenient, never report a loss that is not
- * one).  Preflight's count cannot serve: the applications delete rows
- * during the copy and the catch-up, and no log saw those.  Counted once;
- * a resumed pre-verify keeps the first count, the logs running since. */
-static int
-pre_verify_count_sources(struct rs_run *run, struct rs_err *err)
-{
-	char value[32];
-	int64_t rows = 0;
-	int rc = journal_fact_get(run->journal, "rows_at_delete_logs", value,
-	                          sizeof(value), err);
-
-	if (rc != 0)
-		return rc < 0 ? rc : 0;
-	rc = steps_each_shard_of(run, run->plan->from, 1,
-	                         pre_verify_count_shard, &rows, err);
-	snprintf(value, sizeof(value), "%lld", (long long)rows);
-	return rc != 0 ? rc
-	               : journal_fact_set(run->journal, "rows_at_delete_logs",
-	                                  value, err);
 }
 
 /* Tell, from pre-verify's measured rate, what the fence will have to
@@ -410,8 +360,6 @@ pre_verify_run(struct rs_run *run, struct rs_err *err)
 		                      err);
 	if (rc == 0)
 		rc = steps_delete_logs(run, RS_DELETE_LOG_ON, err);
-	if (rc == 0)
-		rc = pre_verify_count_sources(run, err);
 	if (rc == 0 && run->strategy->promotes_replicas)
 		rc = steps_each_shard_of(run, run->plan->from, 1,
 		                         pre_verify_seed, NULL, err);

@@ -8,7 +8,8 @@
  * Each table is walked in key chunks (primary key and shard key only); a
  * chunk's rows owned elsewhere are looked up in the same key range on
  * their owner.  A row missing there is deleted only when the owner's
- * delete log (started by unfence) records that the application deleted
+ * delete log (emptied by publish, or, for a source that owned the row
+ * throughout, running since pre-verify) records that the application deleted
  * it; any other missing row — one its owner never saw, written to the old
  * owner after unfence by a router with stale routing — is kept, recorded
  * in the journal (status lists it) and named by shard key and primary
@@ -113,7 +114,7 @@ purge_unseen(const struct rs_rowbuf *rows, const struct purge_owner *po)
 }
 
 /* Check every row of ROWS owned by OWNER: it exists there, or the owner's
- * delete log says the application deleted it after unfence; any other is
+ * delete log says the application deleted it there (see the top); any other is
  * marked to keep (and recorded).  The owner's side is read a page at a
  * time.  Returns 0 or an error. */
 static int
@@ -144,7 +145,7 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	if (rc == 0)
 		rc = walk_range_pages(run, target, def, range->after,
 		                      range->upto, 1, purge_page, &po, err);
-	/* Missing on their owner: deleted there since unfence? */
+	/* Missing on their owner: deleted there by the application? */
 	if (rc == 0 && purge_unseen(rows, &po) > 0 &&
 	    backend_supports(target, RS_CAP_DELETE_LOG)) {
 		backend_delete_log_name(physical, log, sizeof(log));

@@ -207,8 +207,9 @@ int steps_replica_promoted(struct rs_run *run, int replica, int *promoted,
  * the tables under `to`, on every shard of `to` the run touches; a
  * doubling's replica gets ON and OFF from its primary (by replication, or
  * in the file reshard copies), unless promoted.  pre-verify starts them
- * before the fence, publish empties them (or starts them, when pre-verify
- * did not), final-check removes them, abort too.  Idempotent. */
+ * before the fence, publish empties the new owners' (or starts them all,
+ * when pre-verify did not), final-check removes them, abort too.
+ * Idempotent. */
 int steps_delete_logs(struct rs_run *run, int op, struct rs_err *err);
 
 /* pre_verify.c: take off the change capture pre-verify put up (a
@@ -240,9 +241,11 @@ int steps_is_target(const struct rs_plan *plan, int shard);
 /* Whether PHYSICAL on SHARD is a source table: a table of `from` on one of
  * its shards.  No row moves onto one (a doubling moves rows onto the
  * replicas; a split's preflight refuses plans that would copy onto a
- * source), so purge never reads a source table's delete log, and publish
- * leaves it running: it holds every delete since pre-verify, which
- * final-check counts. */
+ * source), so purge reads a source table's delete log only for rows the
+ * source owned throughout (a doubling's replica removing its copies of
+ * the rows its primary keeps), where any delete the log holds is the
+ * owner's own.  publish leaves it running: it holds every delete since
+ * pre-verify, which final-check counts. */
 int steps_is_source_table(const struct rs_plan *plan, int shard,
                           const char *physical);
 
