@@ -569,7 +569,9 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 	char point[64];
 	snprintf(point, sizeof(point), "before-step:%s", step->name);
 	engine_fault(point);
-	rc = journal_step_begin(run->journal, step->name, err);
+	rc = step->lazy_begin && step->undo == NULL
+	             ? journal_step_begin_lazy(run->journal, step->name, err)
+	             : journal_step_begin(run->journal, step->name, err);
 	if (rc != 0)
 		return rc;
 	{

@@ -44,6 +44,12 @@ struct rs_step_def {
 	int removes_moved;   /* deletes the rows that moved from their old
 	                        owners (purge): once it has begun, they
 	                        cannot be compared with their copies */
+	int lazy_begin;      /* its begin need not reach the disk before
+	                        it runs (journal_step_begin_lazy): a step
+	                        in the fenced window whose side effects
+	                        are safe to repeat.  Never one with an
+	                        undo: abort undoes the steps the journal
+	                        says began */
 	/* Do the step.  Returns 0 or a negative RS_E… code with ERR filled;
 	 * RS_ECANCELED when the run was asked to stop at a checkpoint. */
 	int (*run)(struct rs_run *run, struct rs_err *err);
@@ -132,6 +138,9 @@ struct rs_run {
 	 * (RS_EGIVEBACK): the fence's start plus fence_timeout_seconds
 	 * while no irreversible step has begun; 0: never. */
 	int64_t give_back_at;
+	/* journal_durable_writes when this process put the fence up, plus
+	 * one; 0: it did not (unfence then reports no count). */
+	int64_t fenced_writes_at;
 };
 
 /* Whether RUN changes SHARD (rs_strategy_def.touches). */

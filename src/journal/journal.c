@@ -309,7 +309,20 @@ journal_finish(struct rs_journal *journal, sqlite3_stmt *stmt, int bind_rc,
 {
 	int rc = bind_rc != SQLITE_OK ? bind_rc : sqlite3_step(stmt);
 
+	/* A commit of its own that wrote, with synchronous = FULL: an
+	 * fsync of the WAL. */
+	if (rc == SQLITE_DONE && !journal->lazy &&
+	    !sqlite3_stmt_readonly(stmt) &&
+	    sqlite3_get_autocommit(journal->db) &&
+	    sqlite3_changes(journal->db) > 0)
+		journal->durable_writes++;
 	return journal_done(journal, stmt, rc, what, subject, err);
+}
+
+int64_t
+journal_durable_writes(const struct rs_journal *journal)
+{
+	return journal != NULL ? journal->durable_writes : 0;
 }
 
 /* Run SQL (constant text, no values) with sqlite3_exec; on error the code
@@ -749,8 +762,9 @@ journal_step_get(struct rs_journal *journal, const char *name,
 
 /* RS_EINTERNAL for a name that does not fit a record, else on error the
  * code of journal_fail and nothing was recorded. */
-int
-journal_step_begin(struct rs_journal *journal, const char *name,
+/* Record a new attempt of step NAME, lazily with LAZY. */
+static int
+journal_step_start(struct rs_journal *journal, const char *name, int lazy,
                    struct rs_err *err)
 {
 	sqlite3_stmt *stmt;
@@ -776,8 +790,22 @@ journal_step_begin(struct rs_journal *journal, const char *name,
 		return rc;
 	rc = journal_bind_text(stmt, 1, name, SQLITE_OK);
 	rc = journal_bind_int64(stmt, 2, journal_now_ms(), rc);
-	return journal_finish(journal, stmt, rc, "record the start of step",
-	                      name, err);
+	return journal_finish_lazy(journal, lazy, stmt, rc,
+	                           "record the start of step", name, err);
+}
+
+int
+journal_step_begin(struct rs_journal *journal, const char *name,
+                   struct rs_err *err)
+{
+	return journal_step_start(journal, name, 0, err);
+}
+
+int
+journal_step_begin_lazy(struct rs_journal *journal, const char *name,
+                        struct rs_err *err)
+{
+	return journal_step_start(journal, name, 1, err);
 }
 
 /* Set the end of step NAME to STATE with ROWS (negative: keep them) and
@@ -965,7 +993,9 @@ journal_finish_lazy(struct rs_journal *journal, int lazy, sqlite3_stmt *stmt,
 	if (lazy && sqlite3_exec(journal->db, "PRAGMA synchronous = NORMAL",
 	                         NULL, NULL, NULL) != SQLITE_OK)
 		lazy = 0;
+	journal->lazy = lazy;
 	rc = journal_finish(journal, stmt, rc, what, name, err);
+	journal->lazy = 0;
 	/* Every later write would be lazy without the switch back: the
 	 * caller stops on the error. */
 	if (lazy &&

@@ -13,7 +13,8 @@
  * next durable write.  A power cut may lose them only with every record
  * after them; the work they end is then done again, as after a crash just
  * before them.  Between two steps that leaves one fsync: the next step's
- * begin.  Nothing here talks to a shard.
+ * begin (none for a step that begins lazily: journal_step_begin_lazy).
+ * Nothing here talks to a shard.
  *
  * One run per journal at a time: journal_open takes an exclusive lock
  * (flock on the journal file itself, released by the kernel if the process
@@ -147,11 +148,20 @@ int journal_lock_file(const char *path, int *fd, struct rs_err *err);
  * error of a failed attempt stays (status shows it as the earlier
  * attempt's), the message of a stopped one goes (a stop is no error).
  * journal_step_done is lazy (above); a step's begin, failure and stop are
- * durable when the call returns. */
+ * durable when the call returns.  journal_step_begin_lazy is
+ * journal_step_begin, lazy: for a step whose side effects are all safe to
+ * repeat whatever the journal says when it is resumed (none, an
+ * idempotent replay, a fence lifted), or that calls journal_sync before
+ * any that is not.  A killed process loses nothing; a power cut that takes
+ * the begin takes everything after it, and the step runs again from its
+ * start.  The steps in the fenced window begin so, each durable write
+ * there being time the writers wait. */
 int journal_step_get(struct rs_journal *journal, const char *name,
                      struct rs_step_record *rec, struct rs_err *err);
 int journal_step_begin(struct rs_journal *journal, const char *name,
                        struct rs_err *err);
+int journal_step_begin_lazy(struct rs_journal *journal, const char *name,
+                            struct rs_err *err);
 int journal_step_done(struct rs_journal *journal, const char *name,
                       int64_t rows, struct rs_err *err);
 int journal_step_failed(struct rs_journal *journal, const char *name,
@@ -231,6 +241,11 @@ int journal_chunks_forget(struct rs_journal *journal, const char *step,
  * above): one durable write, one fsync.  Several streams that each need
  * their chunk's start on disk share one (engine/streams.c). */
 int journal_sync(struct rs_journal *journal, struct rs_err *err);
+
+/* How many durable writes (each an fsync of the journal) this process has
+ * made on JOURNAL so far: for the fenced window's account (fence.c), where
+ * the writers wait for each.  0 for NULL. */
+int64_t journal_durable_writes(const struct rs_journal *journal);
 
 int journal_fact_set(struct rs_journal *journal, const char *name,
                      const char *value, struct rs_err *err);

@@ -43,6 +43,8 @@ struct rs_journal {
 	int readonly;   /* opened by journal_open_readonly */
 	int64_t run_id; /* this process's row in runs, 0 when read-only */
 	int version;    /* the schema version read (older ones read-only) */
+	int lazy;       /* within journal_finish_lazy's lazy commit */
+	int64_t durable_writes; /* journal_durable_writes */
 };
 
 /* The current time in Unix milliseconds. */

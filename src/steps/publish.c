@@ -6,8 +6,9 @@
  * recorded in the journal, and the shards' markers say "published", before
  * the file is written, so a repeated publish writes the same epoch again
  * and a lost journal cannot hide live routing.  Before that too, the
- * delete logs of the tables under `to` are emptied (pre-verify started
- * them) or started: from here on they hold every delete, for purge.
+ * delete logs of the new owners' tables are emptied (pre-verify started
+ * them; the sources' keep theirs, for final-check) or every log is
+ * started: from here on they hold every delete, for purge.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -388,7 +389,7 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	} else {
 		epoch = publish_previous_epoch(plan->publish_file) + 1;
 		snprintf(value, sizeof(value), "%lld", epoch);
-		rc = journal_fact_set(run->journal, "epoch", value, err);
+		rc = journal_fact_set_lazy(run->journal, "epoch", value, err);
 		if (rc != 0)
 			return rc;
 	}
@@ -406,10 +407,18 @@ publish_run(struct rs_run *run, struct rs_err *err)
 	else if (rc == 1 && strcmp(value, "emptied") != 0) {
 		rc = steps_delete_logs(run, RS_DELETE_LOG_EMPTY, err);
 		if (rc == 0)
-			rc = journal_fact_set(run->journal, "delete_logs",
-			                      "emptied", err);
+			rc = journal_fact_set_lazy(run->journal, "delete_logs",
+			                           "emptied", err);
 	} else if (rc == 1)
 		rc = 0;
+	/* The step's begin, the epoch and the emptied logs reach the disk
+	 * together, in one write: the writers wait for each one in the
+	 * fenced window.  Until here a power cut only makes publish start
+	 * over, nothing having gone out (the logs it empties again hold
+	 * only the run's own replay); from here the shards learn the
+	 * epoch, and a repeated publish keeps it. */
+	if (rc == 0)
+		rc = journal_sync(run->journal, err);
 	/* A crash here: the delete logs emptied, the journal says so, no
 	 * shard says "published" yet. */
 	if (rc == 0)
@@ -432,5 +441,6 @@ const struct rs_step_def step_publish = {
 	.name = "publish",
 	.summary = "write the new routing with its epoch; run the hook",
 	.no_return = 1,
+	.lazy_begin = 1, /* durable, with its facts, before the markers */
 	.run = publish_run,
 };

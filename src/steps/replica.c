@@ -65,7 +65,10 @@ catch_up_position(struct rs_run *run, int shard, struct rs_backend *primary,
 	if (rc != 0)
 		return rc;
 	snprintf(kept, sizeof(kept), "%s %s", since, position);
-	return journal_fact_set(run->journal, fact, kept, err);
+	/* Lazy, in the fenced window: it matters once a replica may be
+	 * promoted, and promote's begin, durable, takes it to the disk
+	 * first.  A power cut before then reads the position again. */
+	return journal_fact_set_lazy(run->journal, fact, kept, err);
 }
 
 /* Bring REPLICA, the replica of SHARD (PRIMARY), to POSITION, slice by

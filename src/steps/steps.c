@@ -395,9 +395,10 @@ steps_guard_shard(struct rs_run *run, int shard, int on, struct rs_err *err)
 		                       err);
 	for (int i = 0; rc == 0 && i < n_stmts; i++)
 		rc = await_exec(&run->loop, backend, stmts[i], err);
-	/* For status: which epoch's routing the guard upholds. */
+	/* For status: which epoch's routing the guard upholds.  Lazy: it
+	 * describes what is up, in the fenced window (unfence). */
 	if (rc == 0 && on && usable && run->journal != NULL)
-		rc = journal_fact_set(run->journal, "guarded", epoch, err);
+		rc = journal_fact_set_lazy(run->journal, "guarded", epoch, err);
 	if (rc == 0 && on && usable)
 		fprintf(stderr,
 		        "  %s: writes to rows it no longer owns are refused "

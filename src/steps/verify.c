@@ -1268,6 +1268,7 @@ verify_run(struct rs_run *run, struct rs_err *err)
 const struct rs_step_def step_verify = {
 	.name = "verify",
 	.summary = "compare the moving rows on old and new owner",
+	.lazy_begin = 1, /* it reads, and records what it found */
 	.run = verify_run,
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # clean: a run with no fault: exit 0, status JSON (every step done, not
 # fenced, epoch 1), the routing file at epoch 1, no fence trigger left,
-# pre-verify and purge in many chunks; a second run does nothing.  Also that
+# pre-verify and purge in many chunks, three durable journal writes while
+# writes were fenced; a second run does nothing.  Also that
 # `reshard route` agrees with the oracle on every key of the data.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
@@ -20,6 +21,13 @@ fresh clean
 run_reshard 0 "clean: run --yes" run plan.cfg --yes
 complete "clean"
 equals "$(jget '$.epoch')" 1 "clean: status shows epoch 1"
+# While writes were fenced the journal waited for the disk three times:
+# the begins of catch-up and promote (abort goes by them) and publish's
+# one write before the shards learn the epoch.  Seven before.
+equals "$(sql -readonly orders-2x.journal "SELECT message FROM events
+	WHERE message LIKE 'durable journal writes%'")" \
+	"durable journal writes while writes were fenced: 3" \
+	"clean: three durable journal writes while writes were fenced"
 check "clean: routing file has epoch 1" grep -qE '^epoch = 1L?;$' routing.cfg
 check "clean: no fence trigger left on any shard" \
 	test "$(fence_triggers db0)$(fence_triggers db1)$(fence_triggers db2)$(fence_triggers db3)" = 0000
