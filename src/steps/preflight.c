@@ -11,6 +11,7 @@
 
 #include "common/text.h"
 #include "engine/await.h"
+#include "shardmap/hash.h"
 #include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
@@ -99,11 +100,48 @@ preflight_onto_source(struct rs_owner from, struct rs_owner to, const void *arg)
 	       steps_in_map(plan->from, to.shard);
 }
 
+/* A key an override pins (in `from` or `to`) whose owner changes onto
+ * a source: RS_EUSAGE naming it, whether or not a row has it yet. */
+static int
+preflight_pins_cross(const struct rs_plan *plan, struct rs_err *err)
+{
+	for (int m = 0; m < 2; m++) {
+		const struct rs_map_def *def =
+			map_def(m == 0 ? plan->from : plan->to);
+
+		for (int i = 0; i < def->n_overrides; i++) {
+			const struct rs_map_override *o = &def->overrides[i];
+			struct rs_owner from, to;
+			uint64_t point;
+
+			if (hash_point(plan->hash, o->key, o->len, &point) != 0)
+				continue; /* no row can have it */
+			from = map_owner_key(plan->from, o->key, o->len, point,
+			                     NULL);
+			to = map_owner_key(plan->to, o->key, o->len, point,
+			                   NULL);
+			if (!preflight_onto_source(from, to, plan))
+				continue;
+			return rs_err_set(
+				err, RS_EUSAGE,
+				"the key '%.*s', pinned by an override, would "
+				"move from %s onto %s, a source shard: a split "
+				"copies only onto shards that are not in "
+				"`from` "
+				"in this version; nothing was changed",
+				o->len > 80 ? 80 : (int)o->len, o->key,
+				plan->shards[from.shard].name,
+				plan->shards[to.shard].name);
+		}
+	}
+	return 0;
+}
+
 /* A split: the maps themselves move no point onto a source, whether or
  * not a row has it yet (a range with no rows today, a key written during
- * the copy).  The rows were checked by the walk (preflight_crossing);
- * maps with no description of their points (pairmap_points_unpinned)
- * are left to it, and so are the keys an override pins. */
+ * the copy), and no pinned key moves onto one.  The rows were checked by
+ * the walk (preflight_crossing); maps with no description of their
+ * points (pairmap_points_unpinned) are left to it. */
 static int
 preflight_maps_cross(struct rs_run *run, struct rs_err *err)
 {
@@ -112,9 +150,12 @@ preflight_maps_cross(struct rs_run *run, struct rs_err *err)
 	struct rs_owner from, to;
 	uint64_t point;
 	char a[256], b[256];
-	int rc = pairmap_points_unpinned(plan->from, plan->to,
-	                                 preflight_onto_source, plan, &m, err);
+	int rc = preflight_pins_cross(plan, err);
 
+	if (rc != 0)
+		return rc;
+	rc = pairmap_points_unpinned(plan->from, plan->to,
+	                             preflight_onto_source, plan, &m, err);
 	if (rc == RS_EUSAGE)
 		return 0;
 	if (rc != 0 || m.n == 0) {

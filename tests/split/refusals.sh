@@ -4,8 +4,8 @@
 # a row (in either table), a target table missing, target columns of
 # another kind (naming the column and both types), a missing column, a
 # different primary key, a `from` shard missing from `to`, rows that would
-# move between two sources (or maps that would move a key written later
-# so) or to another table of their own source, a row
+# move between two sources (or maps or a pinned key that would move a key
+# written later so) or to another table of their own source, a row
 # on a source that does not own it, a source column named reshard_pos (the
 # change log's own).  Each
 # time nothing is installed on any shard (no marker, no trigger, no change
@@ -138,6 +138,17 @@ sed -i 's/^to   = { map = "ring"; vnodes = 100;/to   = { map = "ring"; vnodes = 
 for n in "${sources[@]}"; do sql "$n.db" "DELETE FROM orders; DELETE FROM items"; done
 refused between-sources-empty 2 "the maps move points onto a source shard although no row has them yet"
 changed=''
+
+# A key pinned onto another source with no row yet: a row written later
+# would be copied onto that source; preflight refuses the pin by itself.
+section pinned-empty
+fresh pinned-empty isolate
+read -r pin_from _ < <(owners nobody-yet)
+pin_to=n0
+[ "$pin_from" = n0 ] && pin_to=n1
+printf 'key,node\ncust-00042,n4\nnobody-yet,%s\n' "$pin_to" >big-customers.csv
+refused pinned-empty 2 \
+	"the key 'nobody-yet', pinned by an override, would move from $pin_from onto $pin_to, a source shard"
 
 # Rows moving to another table of their own source (a slots map doubling
 # its tables in place) are refused too: that table is a source's, under
