@@ -151,11 +151,16 @@ final_totals(struct rs_run *run, const struct final_count *count,
              struct rs_err *err)
 {
 	char value[32], now[32], then[32], done[80];
-	const char *since = "pre-verify";
+	const char *since = "pre-verify", *logged = "since";
 	int64_t rows = count->touched, before = 0, deletes = 0;
 	int rc = journal_fact_get(run->journal, "rows_checked", done,
 	                          sizeof(done), err);
 
+	if (rc == 1)
+		fprintf(stderr,
+		        "  every row on its owner; the row count passed in an "
+		        "earlier attempt (now, counted, deleted: %s)\n",
+		        done);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	rc = journal_fact_get(run->journal, "pre_verify", value, sizeof(value),
@@ -168,6 +173,7 @@ final_totals(struct rs_run *run, const struct final_count *count,
 		                            err);
 	} else { /* no pre-verify: the logs began in publish */
 		since = "preflight";
+		logged = "since publish";
 		rows = count->rows;
 		rc = journal_fact_get(run->journal, "rows_before", value,
 		                      sizeof(value), err);
@@ -190,14 +196,14 @@ final_totals(struct rs_run *run, const struct final_count *count,
 		return rs_err_set(
 			err, RS_EVERIFY,
 			"%s rows now, fewer than "
-			"the %s counted in %s less the %lld deleted since "
+			"the %s counted in %s less the %lld deleted %s "
 			"(the delete logs): rows are missing; investigate "
 			"before anything else",
-			now, then, since, (long long)deletes);
+			now, then, since, (long long)deletes, logged);
 	fprintf(stderr,
 	        "  every row on its owner; %s rows now, %s counted in %s, "
-	        "%lld deleted since\n",
-	        now, then, since, (long long)deletes);
+	        "%lld deleted %s\n",
+	        now, then, since, (long long)deletes, logged);
 	snprintf(done, sizeof(done), "%s %s %lld", now, then,
 	         (long long)deletes);
 	return journal_fact_set(run->journal, "rows_checked", done, err);

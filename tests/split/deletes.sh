@@ -6,7 +6,7 @@
 # copies on n4), after pre-verify and after unfence (on the new owner n4
 # and on the sources); the run ends exactly: every row the application
 # kept is on its owner, no deleted row anywhere, and final-check counts the
-# deletes made since pre-verify counted the sources.  Before, it compared
+# deletes made since pre-verify's walk counted the sources.  Before, it compared
 # preflight's count less the deletes since publish, reported rows missing
 # (exit 3) and repeated it on every run.
 . "$(dirname "$0")/lib.sh"
