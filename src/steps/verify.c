@@ -1190,7 +1190,12 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 			r = engine_checkpoint(run, err);
 		}
 	}
-	/* Compared (and what differs recorded): the entries may go. */
+	/* Compared (and what differs recorded): the entries may go — once
+	 * the differences are on disk (they are recorded lazily), or a power
+	 * cut could take a difference whose log entry is gone, and the
+	 * recheck under the fence would not look at that key again. */
+	if (r == 0 && rc.differ > 0)
+		r = journal_sync(run->journal, err);
 	for (int t = 0; t < targets->n; t++) {
 		char there[RS_PLAN_MAX_NAME + 1];
 
