@@ -319,10 +319,10 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 }
 
 /* Do OP (RS_DELETE_LOG_…) to the delete log of PHYSICAL on SHARD, where
- * the engine keeps one.  A source table's log is not emptied: purge
- * never reads it (steps_is_source_table), and what it holds since
- * pre-verify, the deletes the applications made there, final-check
- * counts. */
+ * the engine keeps one.  A source table's log is not emptied: purge reads
+ * it only for rows the source owned throughout (steps_is_source_table),
+ * and what it holds since pre-verify, the deletes the applications made
+ * there, final-check counts. */
 static int
 delete_log_table(struct rs_run *run, int shard, int table, int slot,
                  const char *physical, void *arg, struct rs_err *err)
