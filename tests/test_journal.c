@@ -392,6 +392,34 @@ test_sync_writes_every_time(void **state)
 	journal_close(journal, "done");
 }
 
+/* A lazy begin or fact is no durable write, yet another connection reads
+ * it at once (a killed process loses nothing); a durable begin and a sync
+ * are one each: the account unfence gives of the fenced window. */
+static void
+test_durable_writes_are_counted(void **state)
+{
+	struct rs_journal *journal = open_ok(), *reader = NULL;
+	struct rs_step_record step;
+	struct rs_err err = {0};
+	int64_t n;
+
+	(void)state;
+	n = journal_durable_writes(journal);
+	assert_int_equal(journal_step_begin_lazy(journal, "verify", &err), 0);
+	assert_int_equal(journal_fact_set_lazy(journal, "epoch", "3", &err), 0);
+	assert_int_equal(journal_durable_writes(journal), n);
+	assert_int_equal(journal_open_readonly(path, &reader, &err), 0);
+	assert_int_equal(journal_step_get(reader, "verify", &step, &err), 0);
+	assert_int_equal(step.state, RS_STEP_RUNNING);
+	journal_close(reader, NULL);
+	assert_int_equal(journal_sync(journal, &err), 0);
+	assert_int_equal(journal_durable_writes(journal), n + 1);
+	assert_int_equal(journal_step_begin(journal, "publish", &err), 0);
+	assert_int_equal(journal_fact_set(journal, "epoch", "4", &err), 0);
+	assert_int_equal(journal_durable_writes(journal), n + 3);
+	journal_close(journal, "done");
+}
+
 static void
 test_second_open_in_same_process_is_busy(void **state)
 {
@@ -1065,6 +1093,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_writes_every_time,
+	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_durable_writes_are_counted,
 	                                        setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_second_open_in_same_process_is_busy, setup,

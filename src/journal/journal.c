@@ -760,9 +760,9 @@ journal_step_get(struct rs_journal *journal, const char *name,
 	return journal_done(journal, stmt, rc, "read step", name, err);
 }
 
-/* RS_EINTERNAL for a name that does not fit a record, else on error the
- * code of journal_fail and nothing was recorded. */
-/* Record a new attempt of step NAME, lazily with LAZY. */
+/* Record a new attempt of step NAME, lazily with LAZY.  RS_EINTERNAL for
+ * a name that does not fit a record, else on error the code of
+ * journal_fail and nothing was recorded. */
 static int
 journal_step_start(struct rs_journal *journal, const char *name, int lazy,
                    struct rs_err *err)
