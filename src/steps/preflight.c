@@ -11,7 +11,6 @@
 
 #include "common/text.h"
 #include "engine/await.h"
-#include "shardmap/hash.h"
 #include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
@@ -100,41 +99,30 @@ preflight_onto_source(struct rs_owner from, struct rs_owner to, const void *arg)
 	       steps_in_map(plan->from, to.shard);
 }
 
-/* A key an override pins (in `from` or `to`) whose owner changes onto
- * a source: RS_EUSAGE naming it, whether or not a row has it yet. */
+/* steps_each_pin's question, ARG the struct pin_check: RS_EUSAGE naming a
+ * pinned key (in `from` or `to`) whose owner changes onto a source,
+ * whether or not a row has it yet. */
+struct pin_check {
+	const struct rs_plan *plan;
+	struct rs_err *err;
+};
+
 static int
-preflight_pins_cross(const struct rs_plan *plan, struct rs_err *err)
+preflight_pin_crosses(struct rs_owner from, struct rs_owner to,
+                      const struct rs_map_override *o, void *arg)
 {
-	for (int m = 0; m < 2; m++) {
-		const struct rs_map_def *def =
-			map_def(m == 0 ? plan->from : plan->to);
+	const struct pin_check *c = arg;
 
-		for (int i = 0; i < def->n_overrides; i++) {
-			const struct rs_map_override *o = &def->overrides[i];
-			struct rs_owner from, to;
-			uint64_t point;
-
-			if (hash_point(plan->hash, o->key, o->len, &point) != 0)
-				continue; /* no row can have it */
-			from = map_owner_key(plan->from, o->key, o->len, point,
-			                     NULL);
-			to = map_owner_key(plan->to, o->key, o->len, point,
-			                   NULL);
-			if (!preflight_onto_source(from, to, plan))
-				continue;
-			return rs_err_set(
-				err, RS_EUSAGE,
-				"the key '%.*s', pinned by an override, would "
-				"move from %s onto %s, a source shard: a split "
-				"copies only onto shards that are not in "
-				"`from` "
-				"in this version; nothing was changed",
-				o->len > 80 ? 80 : (int)o->len, o->key,
-				plan->shards[from.shard].name,
-				plan->shards[to.shard].name);
-		}
-	}
-	return 0;
+	if (!preflight_onto_source(from, to, c->plan))
+		return 0;
+	return rs_err_set(c->err, RS_EUSAGE,
+	                  "the key '%.*s', pinned by an override, would move "
+	                  "from %s onto %s, a source shard: a split copies "
+	                  "only onto shards that are not in `from` in this "
+	                  "version; nothing was changed",
+	                  o->len > 80 ? 80 : (int)o->len, o->key,
+	                  c->plan->shards[from.shard].name,
+	                  c->plan->shards[to.shard].name);
 }
 
 /* A split: the maps themselves move no point onto a source, whether or
@@ -150,7 +138,8 @@ preflight_maps_cross(struct rs_run *run, struct rs_err *err)
 	struct rs_owner from, to;
 	uint64_t point;
 	char a[256], b[256];
-	int rc = preflight_pins_cross(plan, err);
+	struct pin_check pins = {plan, err};
+	int rc = steps_each_pin(plan, preflight_pin_crosses, &pins);
 
 	if (rc != 0)
 		return rc;

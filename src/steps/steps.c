@@ -12,6 +12,7 @@
 #include "engine/await.h"
 #include "engine/streams.h"
 #include "engine/walk.h"
+#include "shardmap/hash.h"
 #include "shardmap/stats.h"
 
 int
@@ -649,6 +650,35 @@ steps_is_source_table(const struct rs_plan *plan, int shard,
 			if (strcmp(name, physical) == 0)
 				return 1;
 		}
+	return 0;
+}
+
+int
+steps_each_pin(const struct rs_plan *plan,
+               int (*fn)(struct rs_owner from, struct rs_owner to,
+                         const struct rs_map_override *o, void *arg),
+               void *arg)
+{
+	for (int m = 0; m < 2; m++) {
+		const struct rs_map_def *def =
+			map_def(m == 0 ? plan->from : plan->to);
+
+		for (int i = 0; i < def->n_overrides; i++) {
+			const struct rs_map_override *o = &def->overrides[i];
+			uint64_t point;
+			int rc;
+
+			if (hash_point(plan->hash, o->key, o->len, &point) != 0)
+				continue;
+			rc = fn(map_owner_key(plan->from, o->key, o->len, point,
+			                      NULL),
+			        map_owner_key(plan->to, o->key, o->len, point,
+			                      NULL),
+			        o, arg);
+			if (rc != 0)
+				return rc;
+		}
+	}
 	return 0;
 }
 

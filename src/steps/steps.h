@@ -249,6 +249,15 @@ int steps_is_target(const struct rs_plan *plan, int shard);
 int steps_is_source_table(const struct rs_plan *plan, int shard,
                           const char *physical);
 
+/* Call FN with the owners under `from` and `to` of every key an override
+ * of either map pins (a key that does not hash is skipped: no row can
+ * have it), with the override and ARG; stops at, and returns, the first
+ * value that is not 0. */
+int steps_each_pin(const struct rs_plan *plan,
+                   int (*fn)(struct rs_owner from, struct rs_owner to,
+                             const struct rs_map_override *o, void *arg),
+                   void *arg);
+
 /* Call FN for every physical table of every shard of MAP, as up to
  * options.parallel streams with connections of their own (streams.h).
  * Returns 0 or the first error. */
