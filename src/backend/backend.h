@@ -279,7 +279,9 @@ int backend_purge_keys(struct rs_backend *backend,
                        const struct rs_rows *keys, rs_backend_cb cb, void *arg,
                        struct rs_err *err);
 
-/* The exact number of rows in TABLE (value of the callback). */
+/* The exact number of rows in TABLE (value of the callback).  The
+ * callback gets RS_ESCHEMA when TABLE does not exist, on every engine,
+ * and RS_EQUERY or RS_ECONNECT when it could not be counted. */
 int backend_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
                   void *arg, struct rs_err *err);
 

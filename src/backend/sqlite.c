@@ -1347,8 +1347,17 @@ sqlite_work_count(struct rs_backend *backend)
 		                         "out of memory");
 		return;
 	}
-	if (sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL) != SQLITE_OK ||
-	    sqlite3_step(stmt) != SQLITE_ROW)
+	if (sqlite3_prepare_v2(e->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		e->status =
+			sqlite_fail(backend, RS_EQUERY, "counting rows failed");
+		/* As on the servers, a missing table is told apart from a
+		 * count that failed (final-check: a delete log that is not
+		 * there recorded nothing). */
+		if (sqlite3_table_column_metadata(e->db, NULL, e->table_name,
+		                                  NULL, NULL, NULL, NULL, NULL,
+		                                  NULL) != SQLITE_OK)
+			e->status = e->err.code = RS_ESCHEMA;
+	} else if (sqlite3_step(stmt) != SQLITE_ROW)
 		e->status =
 			sqlite_fail(backend, RS_EQUERY, "counting rows failed");
 	else

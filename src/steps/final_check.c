@@ -113,7 +113,7 @@ final_delete_log(struct rs_run *run, int shard, int table, int slot,
 		return await_delete_log(&run->loop, backend, def, 0, err);
 	backend_delete_log_name(physical, log, sizeof(log));
 	rc = await_count(&run->loop, backend, log, &n, err);
-	if (rc == RS_ESCHEMA || rc == RS_EQUERY)
+	if (rc == RS_ESCHEMA)
 		return 0; /* no log: nothing deleted was recorded */
 	count->rows += n;
 	return rc;
