@@ -1352,10 +1352,11 @@ sqlite_work_count(struct rs_backend *backend)
 			sqlite_fail(backend, RS_EQUERY, "counting rows failed");
 		/* As on the servers, a missing table is told apart from a
 		 * count that failed (final-check: a delete log that is not
-		 * there recorded nothing). */
+		 * there recorded nothing); not when the lookup is what
+		 * failed (SQLITE_BUSY …). */
 		if (sqlite3_table_column_metadata(e->db, NULL, e->table_name,
 		                                  NULL, NULL, NULL, NULL, NULL,
-		                                  NULL) != SQLITE_OK)
+		                                  NULL) == SQLITE_ERROR)
 			e->status = e->err.code = RS_ESCHEMA;
 	} else if (sqlite3_step(stmt) != SQLITE_ROW)
 		e->status =

@@ -133,8 +133,9 @@ struct replay_target {
 	int *deletes, n_deletes; /* entries of the log's batch */
 };
 
-/* The target of OWNER among T (N_T of them, room for one more), made
- * with room for N upserts and N deletes when new; NULL when out of
+/* The target of OWNER among T (N_T of them, room for one more: a batch
+ * of N entries names at most 2 N owners, each entry's old and new one),
+ * made with room for N upserts and N deletes when new; NULL when out of
  * memory. */
 static struct replay_target *
 replay_target(struct replay_target *t, int *n_t, struct rs_owner owner, int n)
@@ -164,7 +165,7 @@ replay_apply(struct rs_run *run, struct replay *r,
 	int n_asked = 0;
 	struct rs_rowbuf current = {0};
 	struct steps_keyset unique = {0}, found = {0};
-	struct replay_target *t = calloc((size_t)n + 1, sizeof(*t));
+	struct replay_target *t = calloc(2 * (size_t)n + 1, sizeof(*t));
 	char *sent = NULL;
 
 	keys.values = malloc(sizeof(struct rs_value) * ((size_t)n * n_pk + 1));
@@ -193,11 +194,14 @@ replay_apply(struct rs_run *run, struct replay *r,
 	for (int e = 0; rc == 0 && e < n; e++) {
 		const struct rs_value *entry = rowbuf_row(entries, e);
 		int c = steps_keyset_find(&found, entry + 1);
-		struct rs_owner was, now = {-1, -1};
-		int was_here, now_here = 1;
+		struct rs_owner was = {-1, -1}, now = {-1, -1};
+		int was_here = 1, now_here = 1;
 
-		rc = replay_owner(r, &entry[r->key_at], 0, &was, &was_here,
-		                  err);
+		/* A row whose shard key was NULL was never copied (the copy
+		 * refuses it): nothing to delete for that entry. */
+		if (entry[r->key_at].text != NULL)
+			rc = replay_owner(r, &entry[r->key_at], 0, &was,
+			                  &was_here, err);
 		if (rc == 0 && c >= 0)
 			rc = replay_owner(r,
 			                  &rowbuf_row(&current, c)[r->key_cur],
