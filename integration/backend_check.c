@@ -5065,6 +5065,70 @@ cap_write(struct engine *e, const char *sql)
 	             sql);
 }
 
+/* PostgreSQL: an application role with no right on reshard's logs
+ * writes to its table while the change log and the delete log are on
+ * (their functions run with reshard's rights), and a temporary table it
+ * makes under the change log's name catches nothing (pg_temp is searched
+ * last in them).  Before, the role's writes failed: permission denied.
+ * And a TRUNCATE, which no row trigger sees, is refused. */
+static void
+cap_check_pg(struct engine *e, const struct rs_table_def *t)
+{
+	struct pgx_call x;
+	struct rs_err err;
+	int64_t n = -1, before = -1;
+	int rc = cap_capture(e->backend, t, 2, 1, &err);
+
+	if (!check_status(rc, &err, "%s: capture on, for another role",
+	                  e->shard))
+		return;
+	rc = pgx_delete_log(e->backend, t, RS_DELETE_LOG_ON, &x);
+	check_status(rc, &x.call.err, "%s: delete log on", e->shard);
+	cap_write(e,
+	          "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles "
+	          "WHERE rolname = 'rs_check_app') THEN CREATE ROLE "
+	          "rs_check_app NOLOGIN; END IF; END$$");
+	cap_write(e, "GRANT SELECT, INSERT, UPDATE, DELETE ON rs_check_cap TO "
+	             "rs_check_app");
+	cap_write(e, "SET ROLE rs_check_app");
+	cap_write(e, "CREATE TEMP TABLE reshard_chg_rs_check_cap "
+	             "(reshard_pos bigint, k text, n int, s int)");
+	cap_write(e, "INSERT INTO rs_check_cap (k, n, s, v) "
+	             "VALUES ('g', 7, 70, 'x')");
+	cap_write(e, "UPDATE rs_check_cap SET s = 71 WHERE k = 'g'");
+	cap_write(e, "DELETE FROM rs_check_cap WHERE k = 'g'");
+	cap_write(e, "RESET ROLE");
+	cap_write(e, "DISCARD TEMP");
+	cap_log_is(e, "g|7|70;g|7|70;g|7|71;g|7|71",
+	           "another role's insert, update of s and delete");
+	rc = count_rows(e->backend, "reshard_del_" CAP_TABLE, &n, &err);
+	check(rc == 0 && n == 1,
+	      "%s: the delete log holds another role's delete (%lld rows, "
+	      "%d)",
+	      e->shard, (long long)n, rc);
+	/* A TRUNCATE fires no row trigger: refused while capture is on. */
+	rc = count_rows(e->backend, CAP_TABLE, &before, &err);
+	check_status(rc, &err, "%s: count %s", e->shard, CAP_TABLE);
+	rc = run_sql(e->backend, "TRUNCATE rs_check_cap", &err);
+	check(rc == RS_EQUERY &&
+	              strstr(err.message, "TRUNCATE of rs_check_cap refused") !=
+	                      NULL &&
+	              strcmp(err.sqlstate, "55000") == 0,
+	      "%s: a TRUNCATE under capture is refused, SQLSTATE 55000, "
+	      "naming the table (%d: %s)",
+	      e->shard, rc, err.message);
+	rc = count_rows(e->backend, CAP_TABLE, &n, &err);
+	check(rc == 0 && n == before && n > 0,
+	      "%s: the refused TRUNCATE left the %lld rows (%lld)", e->shard,
+	      (long long)before, (long long)n);
+	check_status(pgx_delete_log(e->backend, t, 0, &x), &x.call.err,
+	             "%s: delete log off", e->shard);
+	check_status(cap_capture(e->backend, t, 2, 0, &err), &err,
+	             "%s: capture off", e->shard);
+	cap_write(e, "REVOKE ALL ON rs_check_cap FROM rs_check_app");
+	cap_write(e, "DROP ROLE rs_check_app");
+}
+
 /* MariaDB: names at the length limit, and capture against a writer's
  * open transaction. */
 static void
@@ -5314,6 +5378,8 @@ cap_check_engine(struct engine *e)
 	}
 	if (strcmp(backend_engine(e->backend), "mysql") == 0)
 		cap_check_my(e, t);
+	else if (strcmp(backend_engine(e->backend), "postgresql") == 0)
+		cap_check_pg(e, t);
 out:
 	backend_table_free(t);
 }

@@ -738,8 +738,12 @@ test_delete_log(void **state)
 		"SET search_path FROM CURRENT AS $reshard$BEGIN INSERT INTO "
 		"\"reshard_del_or\"\"ders\" (\"re\"\"gion\", \"id\") VALUES "
 		"(OLD.\"re\"\"gion\", OLD.\"id\") ON CONFLICT DO NOTHING; "
-		"RETURN NULL; END$reshard$; DROP TRIGGER IF EXISTS "
-		"reshard_dellog ON \"or\"\"ders\"; CREATE TRIGGER "
+		"RETURN NULL; END$reshard$; DO $reshard1$BEGIN EXECUTE "
+		"pg_catalog.format('ALTER FUNCTION %s() SECURITY DEFINER SET "
+		"search_path = pg_catalog, %I, pg_temp', "
+		"$reshard$\"reshard_del_or\"\"ders\"$reshard$, "
+		"pg_catalog.current_schema()); END$reshard1$; DROP TRIGGER "
+		"IF EXISTS reshard_dellog ON \"or\"\"ders\"; CREATE TRIGGER "
 		"reshard_dellog AFTER DELETE ON \"or\"\"ders\" FOR EACH ROW "
 		"WHEN (pg_catalog.current_setting('reshard.purging', true) IS "
 		"DISTINCT FROM 'on') EXECUTE FUNCTION "
@@ -853,7 +857,13 @@ test_capture(void **state)
 		"varying(20)); CREATE OR REPLACE FUNCTION "
 		"\"reshard_chg_or\"\"ders\"() RETURNS trigger LANGUAGE plpgsql "
 		"SET search_path FROM CURRENT AS $reshard$BEGIN IF TG_OP = "
-		"'DELETE' OR (TG_OP = 'UPDATE' AND (OLD.\"re\"\"gion\", "
+		"'TRUNCATE' THEN RAISE EXCEPTION 'TRUNCATE of % refused: "
+		"reshard is capturing the changes of this table for a run in "
+		"progress, and a TRUNCATE would not reach the copies of its "
+		"rows; delete the rows instead, or truncate once the run has "
+		"ended', TG_TABLE_NAME USING ERRCODE = '55000'; END IF; IF "
+		"TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND "
+		"(OLD.\"re\"\"gion\", "
 		"OLD.\"id\", OLD.\"note\")::text COLLATE \"C\" IS DISTINCT "
 		"FROM (NEW.\"re\"\"gion\", NEW.\"id\", NEW.\"note\")::text "
 		"COLLATE \"C\") THEN INSERT "
@@ -862,12 +872,21 @@ test_capture(void **state)
 		"OLD.\"note\"); END IF; IF TG_OP <> 'DELETE' THEN INSERT INTO "
 		"\"reshard_chg_or\"\"ders\" (\"re\"\"gion\", \"id\", \"note\") "
 		"VALUES (NEW.\"re\"\"gion\", NEW.\"id\", NEW.\"note\"); END "
-		"IF; RETURN NULL; END$reshard$; DROP TRIGGER IF EXISTS "
-		"reshard_capture ON \"or\"\"ders\"; CREATE TRIGGER "
+		"IF; RETURN NULL; END$reshard$; DO $reshard1$BEGIN EXECUTE "
+		"pg_catalog.format('ALTER FUNCTION %s() SECURITY DEFINER SET "
+		"search_path = pg_catalog, %I, pg_temp', "
+		"$reshard$\"reshard_chg_or\"\"ders\"$reshard$, "
+		"pg_catalog.current_schema()); END$reshard1$; DROP TRIGGER "
+		"IF EXISTS reshard_capture ON \"or\"\"ders\"; CREATE TRIGGER "
 		"reshard_capture AFTER INSERT OR UPDATE OR DELETE ON "
 		"\"or\"\"ders\" FOR EACH ROW EXECUTE FUNCTION "
+		"\"reshard_chg_or\"\"ders\"(); DROP TRIGGER IF EXISTS "
+		"reshard_capture_truncate ON \"or\"\"ders\"; CREATE TRIGGER "
+		"reshard_capture_truncate BEFORE TRUNCATE ON \"or\"\"ders\" "
+		"FOR EACH STATEMENT EXECUTE FUNCTION "
 		"\"reshard_chg_or\"\"ders\"(); ALTER TABLE \"or\"\"ders\" "
-		"ENABLE ALWAYS TRIGGER reshard_capture");
+		"ENABLE ALWAYS TRIGGER reshard_capture, ENABLE ALWAYS TRIGGER "
+		"reshard_capture_truncate");
 	free(sql);
 	/* Sharded on a key column: the log keeps the key alone. */
 	assert_int_equal(pg_sql_capture(&orders, 0, 1, &sql, NULL), 0);
@@ -877,6 +896,8 @@ test_capture(void **state)
 	free(sql);
 	assert_int_equal(pg_sql_capture(&orders, 3, 0, &sql, NULL), 0);
 	assert_string_equal(sql, "DROP TRIGGER IF EXISTS reshard_capture ON "
+	                         "\"or\"\"ders\"; DROP TRIGGER IF EXISTS "
+	                         "reshard_capture_truncate ON "
 	                         "\"or\"\"ders\"; DROP FUNCTION IF EXISTS "
 	                         "\"reshard_chg_or\"\"ders\"(); DROP TABLE IF "
 	                         "EXISTS \"reshard_chg_or\"\"ders\"");

@@ -1070,6 +1070,34 @@ pg_sql_dollar_quote(struct rs_strbuf *buf, const char *body)
 	strbuf_str(buf, tag);
 }
 
+/* Append to SQL a statement that makes LOG() (the function the change
+ * or delete log's triggers run, made just before) run with the rights
+ * of its owner, reshard's role, so that an application role with no
+ * right on reshard's log tables still writes to its own; and with
+ * pg_catalog, the log's schema and pg_temp last as its search_path: a
+ * function with its owner's rights must not find a temporary table the
+ * writer made under the log's name (pg_temp is searched first unless
+ * named).  The schema is the session's current one, where the log was
+ * made, so the statement is built on the server (format %I). */
+static void
+pg_log_function_rights(struct rs_strbuf *sql, const char *log)
+{
+	struct rs_strbuf name = {0}, body = {0};
+
+	pg_sql_ident(&name, log);
+	strbuf_str(&body, "BEGIN EXECUTE pg_catalog.format('ALTER FUNCTION "
+	                  "%s() SECURITY DEFINER SET search_path = "
+	                  "pg_catalog, %I, pg_temp', ");
+	pg_sql_dollar_quote(&body, name.text != NULL ? name.text : "");
+	strbuf_str(&body, ", pg_catalog.current_schema()); END");
+	strbuf_str(sql, "; DO ");
+	pg_sql_dollar_quote(sql, body.text != NULL ? body.text : "");
+	if (name.failed || body.failed)
+		sql->failed = 1;
+	strbuf_clear(&name);
+	strbuf_clear(&body);
+}
+
 /* Append T's key columns, each as PREFIX"name", separated by ", ". */
 static void
 pg_key_list(struct rs_strbuf *buf, const struct rs_table_def *t,
@@ -1137,9 +1165,9 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	}
 	strbuf_str(&sql, ", PRIMARY KEY (");
 	pg_key_list(&sql, t, "");
-	/* The function runs with the search_path it was made with, so that
-	 * an application whose own search_path lacks the log's schema
-	 * still logs its deletes. */
+	/* The function runs with a search_path of its own, so that an
+	 * application whose own search_path lacks the log's schema still
+	 * logs its deletes (pg_log_function_rights). */
 	strbuf_str(&sql, ")); CREATE OR REPLACE FUNCTION ");
 	pg_sql_ident(&sql, log);
 	strbuf_str(&sql, "() RETURNS trigger LANGUAGE plpgsql "
@@ -1152,6 +1180,7 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	pg_key_list(&body, t, "OLD.");
 	strbuf_str(&body, ") ON CONFLICT DO NOTHING; RETURN NULL; END");
 	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
+	pg_log_function_rights(&sql, log);
 	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_dellog ON ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, "; CREATE TRIGGER reshard_dellog AFTER DELETE ON ");
@@ -1249,6 +1278,9 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	if (!on) {
 		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_capture ON ");
 		pg_sql_ident(&sql, t->name);
+		strbuf_str(&sql, "; DROP TRIGGER IF EXISTS "
+		                 "reshard_capture_truncate ON ");
+		pg_sql_ident(&sql, t->name);
 		strbuf_str(&sql, "; DROP FUNCTION IF EXISTS ");
 		pg_sql_ident(&sql, log);
 		strbuf_str(&sql, "(); DROP TABLE IF EXISTS ");
@@ -1269,8 +1301,15 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	pg_sql_ident(&sql, log);
 	strbuf_str(&sql, "() RETURNS trigger LANGUAGE plpgsql "
 	                 "SET search_path FROM CURRENT AS ");
-	/* OLD is NULL in an insert's trigger, NEW in a delete's. */
-	strbuf_str(&body, "BEGIN IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' "
+	/* A TRUNCATE fires no row trigger: refused, not lost.  OLD is NULL
+	 * in an insert's trigger, NEW in a delete's. */
+	strbuf_str(&body, "BEGIN IF TG_OP = 'TRUNCATE' THEN RAISE EXCEPTION "
+	                  "'TRUNCATE of % refused: reshard is capturing the "
+	                  "changes of this table for a run in progress, and "
+	                  "a TRUNCATE would not reach the copies of its rows; "
+	                  "delete the rows instead, or truncate once the run "
+	                  "has ended', TG_TABLE_NAME USING ERRCODE = '55000'; "
+	                  "END IF; IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' "
 	                  "AND ");
 	pg_capture_row(&body, t, cols, n, "OLD");
 	strbuf_str(&body, " IS DISTINCT FROM ");
@@ -1281,6 +1320,7 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	pg_capture_insert(&body, log, t, cols, n, "NEW");
 	strbuf_str(&body, "END IF; RETURN NULL; END");
 	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
+	pg_log_function_rights(&sql, log);
 	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_capture ON ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, "; CREATE TRIGGER reshard_capture AFTER INSERT OR "
@@ -1288,9 +1328,18 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " FOR EACH ROW EXECUTE FUNCTION ");
 	pg_sql_ident(&sql, log);
+	strbuf_str(&sql, "(); DROP TRIGGER IF EXISTS "
+	                 "reshard_capture_truncate ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, "; CREATE TRIGGER reshard_capture_truncate BEFORE "
+	                 "TRUNCATE ON ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " FOR EACH STATEMENT EXECUTE FUNCTION ");
+	pg_sql_ident(&sql, log);
 	strbuf_str(&sql, "(); ALTER TABLE ");
 	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, " ENABLE ALWAYS TRIGGER reshard_capture");
+	strbuf_str(&sql, " ENABLE ALWAYS TRIGGER reshard_capture, "
+	                 "ENABLE ALWAYS TRIGGER reshard_capture_truncate");
 done:
 	free(cols);
 	if (body.failed)

@@ -278,8 +278,12 @@ extern const char pg_sql_marker_exists[];
 extern const char pg_sql_markers[];
 
 /* The delete log of T on (ON) or off, as one simple-query text (one
- * implicit transaction).  Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when the
- * log's name would be longer than PG_SQL_NAME_MAX (ERR filled). */
+ * implicit transaction).  Its function, like the change log's
+ * (pg_sql_capture), runs with its owner's rights (SECURITY DEFINER) and
+ * a search_path of pg_catalog, the log's schema and pg_temp last, so
+ * that a writer with no right on reshard's logs is logged, not refused.
+ * Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when the log's name would be
+ * longer than PG_SQL_NAME_MAX (ERR filled). */
 int pg_sql_delete_log(const struct rs_table_def *t, int on, char **sql,
                       struct rs_err *err);
 
@@ -292,12 +296,15 @@ int pg_sql_delete_log(const struct rs_table_def *t, int on, char **sql,
  * type; the plpgsql function reshard_chg_T() that logs NEW on insert, OLD
  * on delete, and on update OLD (when a logged column changes) then NEW;
  * the row-level trigger reshard_capture (AFTER INSERT OR UPDATE OR
- * DELETE) on T, ENABLE ALWAYS so that sessions in replica mode are
- * captured too.  CREATE TRIGGER takes T's SHARE ROW EXCLUSIVE lock, which
- * waits for every writer under way: once the text has committed, every
- * later write to T is logged.  Off: the trigger, function and log
- * dropped, each IF EXISTS.  Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when
- * the log's name would be longer than PG_SQL_NAME_MAX (ERR filled).
+ * DELETE) on T, and the statement-level reshard_capture_truncate (BEFORE
+ * TRUNCATE, which the function refuses with SQLSTATE 55000: a TRUNCATE
+ * fires no row trigger, so its rows would never leave the copies), both
+ * ENABLE ALWAYS so that sessions in replica mode are captured too.
+ * CREATE TRIGGER takes T's SHARE ROW EXCLUSIVE lock, which waits for
+ * every writer under way: once the text has committed, every later write
+ * to T is logged.  Off: the triggers, function and log dropped, each IF
+ * EXISTS.  Into *SQL; 0, RS_ENOMEM, or RS_ESCHEMA when the log's name
+ * would be longer than PG_SQL_NAME_MAX (ERR filled).
  */
 int pg_sql_capture(const struct rs_table_def *t, int key_column, int on,
                    char **sql, struct rs_err *err);
