@@ -2645,7 +2645,8 @@ sqlite_change_insert(char **sql, const char *log,
 
 /* Change capture (backend_capture): the log reshard_chg_<table>, and the
  * triggers reshard_capture_{i,u,d}_<table> after insert, update and
- * delete, all made or dropped in one transaction.  The log's columns are
+ * delete and reshard_capture_r_<table> before insert (the row a REPLACE
+ * removes), all made or dropped in one transaction.  The log's columns are
  * declared as in the table, so its keys bind back as the table's do. */
 static int
 sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
@@ -2653,7 +2654,7 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
                struct rs_err *err)
 {
 	static const char *const events[] = {"INSERT", "UPDATE", "DELETE"};
-	static const char tags[] = "iud";
+	static const char tags[] = "iudr";
 	char log[300];
 	char *sql = sqlite3_mprintf("%s", "");
 	int *cols = malloc(sizeof(int) * (size_t)(table->n_pk + 1));
@@ -2665,7 +2666,7 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 	}
 	n = sqlite_change_columns(table, key_column, cols);
 	backend_change_log_name(table->name, log, sizeof(log));
-	for (int i = 0; i < 3 && !on; i++)
+	for (int i = 0; i < 4 && !on; i++)
 		sqlite_script_add(&sql,
 		                  "DROP TRIGGER IF EXISTS "
 		                  "\"reshard_capture_%c_%w\";",
@@ -2724,6 +2725,32 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 		                     i == 2 ? "OLD" : "NEW");
 		sqlite_script_add(&sql, "END;");
 	}
+	/* INSERT OR REPLACE deletes the row with the same key without its
+	 * delete trigger (unless the writer's connection has
+	 * recursive_triggers on): the row it replaces is logged before,
+	 * so that its old shard key's owner loses the copy.  An insert that
+	 * then fails takes the entry with it; one that replaces nothing
+	 * logs nothing; INSERT OR IGNORE logs an unchanged row, which the
+	 * replay reads again to no effect. */
+	sqlite_script_add(&sql,
+	                  "CREATE TRIGGER IF NOT EXISTS "
+	                  "\"reshard_capture_r_%w\" BEFORE INSERT ON \"%w\" "
+	                  "BEGIN INSERT INTO \"%w\" (",
+	                  table->name, table->name, log);
+	for (int c = 0; c < n; c++)
+		sqlite_script_add(&sql, "%s\"%w\"", c ? ", " : "",
+		                  table->columns[cols[c]].name);
+	sqlite_script_add(&sql, ") SELECT ");
+	for (int c = 0; c < n; c++)
+		sqlite_script_add(&sql, "%s\"%w\"", c ? ", " : "",
+		                  table->columns[cols[c]].name);
+	sqlite_script_add(&sql, " FROM \"%w\" WHERE ", table->name);
+	for (int k = 0; k < table->n_pk; k++)
+		sqlite_script_add(&sql, "%s\"%w\" IS NEW.\"%w\"",
+		                  k ? " AND " : "",
+		                  table->columns[table->pk[k]].name,
+		                  table->columns[table->pk[k]].name);
+	sqlite_script_add(&sql, "; END;");
 	free(cols);
 	return sqlite_script(backend, sql, "installing change capture failed",
 	                     cb, arg, err);
