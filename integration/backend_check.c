@@ -3968,20 +3968,6 @@ myops_on_replication(struct rs_backend *backend, int status,
 }
 
 static int
-myops_count(struct rs_backend *b, const char *table, int64_t *n,
-            struct rs_err *err)
-{
-	struct my_call c = {0};
-	int rc = await(&c.call,
-	               backend_count(b, table, myops_on_count, &c, &c.call.err),
-	               "count");
-
-	*n = c.value;
-	*err = c.call.err;
-	return rc;
-}
-
-static int
 myops_fence(struct rs_backend *b, const char *const *tables, int n, int on,
             const struct rs_marker *marker, struct rs_err *err)
 {
@@ -4233,11 +4219,11 @@ myops_check_fence(struct rs_backend *p, struct rs_backend *r,
 	int64_t n = -1;
 	int rc;
 
-	rc = myops_count(p, "rs_myops_t", &n, &err);
+	rc = count_rows(p, "rs_myops_t", &n, &err);
 	check(rc == 0 && n == 5,
 	      "my: count rs_myops_t is 5 (%d, %" PRId64 "%s%s)", rc, n,
 	      rc != 0 ? ": " : "", rc != 0 ? err.message : "");
-	rc = myops_count(p, "rs_myops_missing", &n, &err);
+	rc = count_rows(p, "rs_myops_missing", &n, &err);
 	check(rc == RS_ESCHEMA, "my: count of a missing table: RS_ESCHEMA (%d)",
 	      rc);
 	diag("%s", err.message);
@@ -4260,7 +4246,7 @@ myops_check_fence(struct rs_backend *p, struct rs_backend *r,
 	myops_rejected(app, "DELETE FROM rs_myops_t WHERE id = 2", "DELETE");
 	myops_rejected(app, "INSERT INTO rs_myops_u VALUES (9)",
 	               "INSERT into the second table");
-	rc = myops_count(p, "rs_myops_t", &n, &err);
+	rc = count_rows(p, "rs_myops_t", &n, &err);
 	check(rc == 0 && n == 5,
 	      "my: fenced, rs_myops_t still has 5 rows (%" PRId64 ")", n);
 	rc = myops_markers(p, &c);
@@ -4394,12 +4380,12 @@ myops_check_delete_log(struct rs_backend *p, struct rs_backend *app)
 		             "failed purge");
 		myops_rows_are(p, log, "a|1;c|3;d|4;e|5", "my: ... is logged");
 	}
-	rc = myops_count(p, "rs_myops_log", &n, &err);
+	rc = count_rows(p, "rs_myops_log", &n, &err);
 	check(rc == 0 && n == 1,
 	      "my: one row left in rs_myops_log (%" PRId64 ")", n);
 	check_status(myops_delete_log(p, t, 0, &err), &err,
 	             "my: delete log off");
-	rc = myops_count(p, log, &n, &err);
+	rc = count_rows(p, log, &n, &err);
 	check(rc == RS_ESCHEMA, "my: the log's table is gone (%d)", rc);
 	setup_sql(app, "DELETE FROM rs_myops_log");
 	check_status(myops_delete_log(p, t, 0, &err), &err,
