@@ -1078,7 +1078,11 @@ pg_sql_dollar_quote(struct rs_strbuf *buf, const char *body)
  * function with its owner's rights must not find a temporary table the
  * writer made under the log's name (pg_temp is searched first unless
  * named).  The schema is the session's current one, where the log was
- * made, so the statement is built on the server (format %I). */
+ * made, so the statement is built on the server (format %I).  No one
+ * else may execute it: a trigger fires its function without checking
+ * that right, but making a trigger that calls it needs the right, and
+ * one on a writer's own temporary table would let it write into
+ * reshard's logs with reshard's rights. */
 static void
 pg_log_function_rights(struct rs_strbuf *sql, const char *log)
 {
@@ -1086,8 +1090,9 @@ pg_log_function_rights(struct rs_strbuf *sql, const char *log)
 
 	pg_sql_ident(&name, log);
 	strbuf_str(&body, "BEGIN EXECUTE pg_catalog.format('ALTER FUNCTION "
-	                  "%s() SECURITY DEFINER SET search_path = "
-	                  "pg_catalog, %I, pg_temp', ");
+	                  "%1$s() SECURITY DEFINER SET search_path = "
+	                  "pg_catalog, %2$I, pg_temp; REVOKE ALL ON FUNCTION "
+	                  "%1$s() FROM PUBLIC', ");
 	pg_sql_dollar_quote(&body, name.text != NULL ? name.text : "");
 	strbuf_str(&body, ", pg_catalog.current_schema()); END");
 	strbuf_str(sql, "; DO ");

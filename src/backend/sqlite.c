@@ -1332,6 +1332,27 @@ rollback:
 	sqlite_cache_read(e);
 }
 
+/* Whether DB certainly has no table or view NAME (1), as its schema
+ * says; 0 when it has one or the schema could not be read. */
+static int
+sqlite_table_missing(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *stmt = NULL;
+	int missing =
+		sqlite3_prepare_v2(db,
+	                           "SELECT count(*) FROM sqlite_schema WHERE "
+	                           "type IN ('table', 'view') AND name = ?1 "
+	                           "COLLATE NOCASE",
+	                           -1, &stmt, NULL) == SQLITE_OK &&
+		sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC) ==
+			SQLITE_OK &&
+		sqlite3_step(stmt) == SQLITE_ROW &&
+		sqlite3_column_int(stmt, 0) == 0;
+
+	sqlite3_finalize(stmt);
+	return missing;
+}
+
 static void
 sqlite_work_count(struct rs_backend *backend)
 {
@@ -1353,10 +1374,9 @@ sqlite_work_count(struct rs_backend *backend)
 		/* As on the servers, a missing table is told apart from a
 		 * count that failed (final-check: a delete log that is not
 		 * there recorded nothing); not when the lookup is what
-		 * failed (SQLITE_BUSY …). */
-		if (sqlite3_table_column_metadata(e->db, NULL, e->table_name,
-		                                  NULL, NULL, NULL, NULL, NULL,
-		                                  NULL) == SQLITE_ERROR)
+		 * failed (SQLITE_BUSY …).  sqlite_fail has the error's text
+		 * already: the lookup may change the connection's. */
+		if (sqlite_table_missing(e->db, e->table_name))
 			e->status = e->err.code = RS_ESCHEMA;
 	} else if (sqlite3_step(stmt) != SQLITE_ROW)
 		e->status =
