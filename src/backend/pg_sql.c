@@ -1103,6 +1103,33 @@ pg_log_function_rights(struct rs_strbuf *sql, const char *log)
 	strbuf_clear(&body);
 }
 
+/* Append "; DROP TRIGGER IF EXISTS NAME ON T; CREATE TRIGGER NAME ": the
+ * caller writes the rest of the trigger, made afresh each time. */
+static void
+pg_trigger_replace(struct rs_strbuf *sql, const char *name, const char *t)
+{
+	strbuf_printf(sql, "; DROP TRIGGER IF EXISTS %s ON ", name);
+	pg_sql_ident(sql, t);
+	strbuf_printf(sql, "; CREATE TRIGGER %s ", name);
+}
+
+/* Append what takes a log off table T: its N_TRIGGERS TRIGGERS, then
+ * LOG's function and table, each IF EXISTS. */
+static void
+pg_log_drop(struct rs_strbuf *sql, const char *t, const char *const *triggers,
+            int n_triggers, const char *log)
+{
+	for (int i = 0; i < n_triggers; i++) {
+		strbuf_printf(sql, "%sDROP TRIGGER IF EXISTS %s ON ",
+		              i > 0 ? "; " : "", triggers[i]);
+		pg_sql_ident(sql, t);
+	}
+	strbuf_str(sql, "; DROP FUNCTION IF EXISTS ");
+	pg_sql_ident(sql, log);
+	strbuf_str(sql, "(); DROP TABLE IF EXISTS ");
+	pg_sql_ident(sql, log);
+}
+
 /* Append T's key columns, each as PREFIX"name", separated by ", ". */
 static void
 pg_key_list(struct rs_strbuf *buf, const struct rs_table_def *t,
@@ -1134,6 +1161,8 @@ int
 pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
                   struct rs_err *err)
 {
+	static const char *const triggers[] = {"reshard_dellog",
+	                                       "reshard_dellog_u"};
 	struct rs_strbuf sql = {0}, body = {0};
 	char log[PG_SQL_NAME_MAX * 2 + 16];
 
@@ -1147,15 +1176,7 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 		goto done;
 	}
 	if (!on) {
-		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_dellog ON ");
-		pg_sql_ident(&sql, t->name);
-		strbuf_str(&sql,
-		           "; DROP TRIGGER IF EXISTS reshard_dellog_u ON ");
-		pg_sql_ident(&sql, t->name);
-		strbuf_str(&sql, "; DROP FUNCTION IF EXISTS ");
-		pg_sql_ident(&sql, log);
-		strbuf_str(&sql, "(); DROP TABLE IF EXISTS ");
-		pg_sql_ident(&sql, log);
+		pg_log_drop(&sql, t->name, triggers, 2, log);
 		goto done;
 	}
 	strbuf_str(&sql, "CREATE TABLE IF NOT EXISTS ");
@@ -1186,17 +1207,16 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	strbuf_str(&body, ") ON CONFLICT DO NOTHING; RETURN NULL; END");
 	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
 	pg_log_function_rights(&sql, log);
-	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_dellog ON ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, "; CREATE TRIGGER reshard_dellog AFTER DELETE ON ");
+	pg_trigger_replace(&sql, triggers[0], t->name);
+	strbuf_str(&sql, "AFTER DELETE ON ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " FOR EACH ROW WHEN (pg_catalog.current_setting("
 	                 "'reshard.purging', true) IS DISTINCT FROM 'on') "
 	                 "EXECUTE FUNCTION ");
 	pg_sql_ident(&sql, log);
-	strbuf_str(&sql, "(); DROP TRIGGER IF EXISTS reshard_dellog_u ON ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, "; CREATE TRIGGER reshard_dellog_u AFTER UPDATE OF ");
+	strbuf_str(&sql, "()");
+	pg_trigger_replace(&sql, triggers[1], t->name);
+	strbuf_str(&sql, "AFTER UPDATE OF ");
 	pg_key_list(&sql, t, "");
 	strbuf_str(&sql, " ON ");
 	pg_sql_ident(&sql, t->name);
@@ -1264,6 +1284,8 @@ int
 pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
                struct rs_err *err)
 {
+	static const char *const triggers[] = {"reshard_capture",
+	                                       "reshard_capture_truncate"};
 	struct rs_strbuf sql = {0}, body = {0};
 	char log[PG_SQL_NAME_MAX * 2 + 16];
 	int *cols, n = 0, in_pk = 0;
@@ -1281,15 +1303,7 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	if (!in_pk)
 		cols[n++] = key_column;
 	if (!on) {
-		strbuf_str(&sql, "DROP TRIGGER IF EXISTS reshard_capture ON ");
-		pg_sql_ident(&sql, t->name);
-		strbuf_str(&sql, "; DROP TRIGGER IF EXISTS "
-		                 "reshard_capture_truncate ON ");
-		pg_sql_ident(&sql, t->name);
-		strbuf_str(&sql, "; DROP FUNCTION IF EXISTS ");
-		pg_sql_ident(&sql, log);
-		strbuf_str(&sql, "(); DROP TABLE IF EXISTS ");
-		pg_sql_ident(&sql, log);
+		pg_log_drop(&sql, t->name, triggers, 2, log);
 		goto done;
 	}
 	strbuf_str(&sql, "CREATE TABLE IF NOT EXISTS ");
@@ -1326,18 +1340,14 @@ pg_sql_capture(const struct rs_table_def *t, int key_column, int on, char **out,
 	strbuf_str(&body, "END IF; RETURN NULL; END");
 	pg_sql_dollar_quote(&sql, body.text != NULL ? body.text : "");
 	pg_log_function_rights(&sql, log);
-	strbuf_str(&sql, "; DROP TRIGGER IF EXISTS reshard_capture ON ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, "; CREATE TRIGGER reshard_capture AFTER INSERT OR "
-	                 "UPDATE OR DELETE ON ");
+	pg_trigger_replace(&sql, triggers[0], t->name);
+	strbuf_str(&sql, "AFTER INSERT OR UPDATE OR DELETE ON ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " FOR EACH ROW EXECUTE FUNCTION ");
 	pg_sql_ident(&sql, log);
-	strbuf_str(&sql, "(); DROP TRIGGER IF EXISTS "
-	                 "reshard_capture_truncate ON ");
-	pg_sql_ident(&sql, t->name);
-	strbuf_str(&sql, "; CREATE TRIGGER reshard_capture_truncate BEFORE "
-	                 "TRUNCATE ON ");
+	strbuf_str(&sql, "()");
+	pg_trigger_replace(&sql, triggers[1], t->name);
+	strbuf_str(&sql, "BEFORE TRUNCATE ON ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " FOR EACH STATEMENT EXECUTE FUNCTION ");
 	pg_sql_ident(&sql, log);

@@ -1426,24 +1426,13 @@ sqlite_work_markers(struct rs_backend *backend)
 	int rc;
 
 	e->n_markers = 0;
-	rc = sqlite3_prepare_v2(
-		e->db,
-		"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-		"name = 'reshard_marker'",
-		-1, &stmt, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW &&
-	    sqlite3_column_int(stmt, 0) == 0) {
-		sqlite3_finalize(stmt);
+	if (sqlite_table_missing(e->db, "reshard_marker"))
 		return;
-	}
-	sqlite3_finalize(stmt);
-	stmt = NULL;
-	if (rc == SQLITE_ROW)
-		rc = sqlite3_prepare_v2(e->db,
-		                        "SELECT plan, run_id, state, epoch, "
-		                        "updated_at FROM reshard_marker "
-		                        "ORDER BY plan",
-		                        -1, &stmt, NULL);
+	/* There, or the lookup failed: this read fails the same way. */
+	rc = sqlite3_prepare_v2(e->db,
+	                        "SELECT plan, run_id, state, epoch, "
+	                        "updated_at FROM reshard_marker ORDER BY plan",
+	                        -1, &stmt, NULL);
 	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
 		struct rs_marker *m, *grown;
 

@@ -99,14 +99,15 @@ preflight_onto_source(struct rs_owner from, struct rs_owner to, const void *arg)
 	       steps_in_map(plan->from, to.shard);
 }
 
-/* steps_each_pin's question, ARG the struct pin_check: RS_EUSAGE naming a
- * pinned key (in `from` or `to`) whose owner changes onto a source,
- * whether or not a row has it yet. */
+/* What preflight_pin_crosses needs: the plan, and where to say why. */
 struct pin_check {
 	const struct rs_plan *plan;
 	struct rs_err *err;
 };
 
+/* steps_each_pin's question, ARG the struct pin_check: RS_EUSAGE naming a
+ * pinned key (in `from` or `to`) whose owner changes onto a source,
+ * whether or not a row has it yet. */
 static int
 preflight_pin_crosses(struct rs_owner from, struct rs_owner to,
                       const struct rs_map_override *o, void *arg)
