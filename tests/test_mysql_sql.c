@@ -117,7 +117,7 @@ static struct rs_column columns[] = {
 	{"ts", "datetime", RS_COL_TIMESTAMP},
 };
 static int key[] = {1, 0};
-static struct rs_table_def orders = {"or`ders", columns, 12, key, 2, -1};
+static struct rs_table_def orders = {"or`ders", columns, 12, key, 2, -1, NULL};
 
 static void
 test_ident(void **state)
@@ -198,7 +198,7 @@ static void
 test_read_one_key(void **state)
 {
 	int pk[] = {0};
-	struct rs_table_def t = {"or`ders", columns, 12, pk, 1, -1};
+	struct rs_table_def t = {"or`ders", columns, 12, pk, 1, -1, NULL};
 	struct rs_value a = V("5"), u = V("77");
 	struct rs_read_request r = {&t, NULL, 0, &a, &u, 10};
 	struct rs_strbuf b = {0};
@@ -219,7 +219,7 @@ static void
 test_read_canonical_bounds(void **state)
 {
 	int pk[] = {2, 9, 11};
-	struct rs_table_def t = {"or`ders", columns, 12, pk, 3, -1};
+	struct rs_table_def t = {"or`ders", columns, 12, pk, 3, -1, NULL};
 	struct rs_value a[] = {V("00ff"), V("t"), V("2024-01-02T03:04:05.5")};
 	struct rs_value bad[] = {V("00ff"), V("1"), V("2024-01-02T03:04:05")};
 	struct rs_read_request r = {&t, NULL, 0, a, NULL, 10};
@@ -389,7 +389,7 @@ test_upsert_keys_only(void **state)
 	struct rs_column kc[] = {{"a", "int", RS_COL_INTEGER},
 	                         {"b", "text", RS_COL_TEXT}};
 	int kpk[] = {0, 1};
-	struct rs_table_def t = {"k`o", kc, 2, kpk, 2, -1};
+	struct rs_table_def t = {"k`o", kc, 2, kpk, 2, -1, NULL};
 	struct rs_value v[] = {V("1"), V("a"), V("2"), V("b")};
 	struct rs_rows rows = {2, 2, v};
 	struct mysql_sql_stmts s = {0};
@@ -482,7 +482,8 @@ test_limits(void **state)
 static struct rs_column pack_columns[] = {{"id", "int", RS_COL_INTEGER},
                                           {"v", "longtext", RS_COL_TEXT}};
 static int pack_key[] = {0};
-static struct rs_table_def pack_table = {"p", pack_columns, 2, pack_key, 1, -1};
+static struct rs_table_def pack_table = {"p", pack_columns, 2,   pack_key,
+                                         1,   -1,           NULL};
 static const char pack_head[] = "INSERT INTO `p` (`id`, `v`) VALUES ";
 static const char pack_tail[] = " ON DUPLICATE KEY UPDATE `v` = VALUES(`v`)";
 #define PACK_FIXED   (sizeof(pack_head) - 1 + sizeof(pack_tail) - 1)
@@ -698,7 +699,7 @@ check_delete_keys(int n, int n_stmts)
 {
 	struct rs_column c[] = {{"id", "int", RS_COL_INTEGER}};
 	int pk[] = {0};
-	struct rs_table_def t = {"d", c, 1, pk, 1, -1};
+	struct rs_table_def t = {"d", c, 1, pk, 1, -1, NULL};
 	struct rs_value *v = calloc((size_t)n, sizeof(*v));
 	char(*text)[12] = calloc((size_t)n, sizeof(*text));
 	struct rs_rows keys = {n, 1, v};
@@ -750,7 +751,7 @@ test_delete_bytes_limit(void **state)
 {
 	struct rs_column c[] = {{"k", "varchar(2000000)", RS_COL_TEXT}};
 	int pk[] = {0};
-	struct rs_table_def t = {"t", c, 1, pk, 1, -1};
+	struct rs_table_def t = {"t", c, 1, pk, 1, -1, NULL};
 	const char head[] = "DELETE FROM `t` WHERE `k` IN (";
 	size_t first =
 		MYSQL_SQL_STMT_BYTES - (sizeof(head) - 1) - 2 - 2 - (3 + 2) - 1;
@@ -776,6 +777,15 @@ static const char describe_head[] =
 	"SELECT c.COLUMN_NAME, c.COLUMN_TYPE, s.SEQ_IN_INDEX, (SELECT "
 	"t.TABLE_ROWS FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = "
 	"DATABASE() AND t.TABLE_NAME = 'or`d\\'ers\\\\'), ";
+static const char describe_cascades[] =
+	", (SELECT GROUP_CONCAT(CONCAT(r.CONSTRAINT_NAME, ' (references ', "
+	"r.REFERENCED_TABLE_NAME, ': ON DELETE ', r.DELETE_RULE, ', ON "
+	"UPDATE ', r.UPDATE_RULE, ')') ORDER BY r.CONSTRAINT_NAME SEPARATOR "
+	"', ') FROM information_schema.REFERENTIAL_CONSTRAINTS r WHERE "
+	"r.CONSTRAINT_SCHEMA = DATABASE() AND r.TABLE_NAME = "
+	"'or`d\\'ers\\\\' AND (r.DELETE_RULE IN ('CASCADE', 'SET NULL', "
+	"'SET DEFAULT') OR r.UPDATE_RULE IN ('CASCADE', 'SET NULL', 'SET "
+	"DEFAULT')))";
 static const char describe_columns[] =
 	" FROM information_schema.COLUMNS c LEFT JOIN (SELECT DISTINCT "
 	"s.COLUMN_NAME, s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
@@ -801,6 +811,7 @@ test_describe(void **state)
 	for (int json = 0; json <= 1; json++) {
 		strbuf_str(&want, describe_head);
 		strbuf_str(&want, json ? "k.CONSTRAINT_NAME IS NOT NULL" : "0");
+		strbuf_str(&want, describe_cascades);
 		strbuf_str(&want, describe_columns);
 		if (json)
 			strbuf_str(&want, describe_json);
@@ -1268,7 +1279,7 @@ check_read_keys_split(int n_pk, int n, int per, int n_stmts)
 	struct rs_column c[] = {{"a", "int", RS_COL_INTEGER},
 	                        {"b", "int", RS_COL_INTEGER}};
 	int pk[] = {0, 1};
-	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1};
+	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1, NULL};
 	struct rs_value *v = calloc((size_t)n * (size_t)n_pk, sizeof(*v));
 	struct rs_rows keys = {n, n_pk, v};
 	struct rs_keys_request r = {&t, NULL, 0, &keys};

@@ -205,7 +205,8 @@ test_out_of_range(void **state)
 	           13, "between 1 and");
 }
 
-/* create_tables: false unless set, true or false without quotes. */
+/* create_tables, keep_guard, allow_cascades: false unless set, true or
+ * false without quotes. */
 static void
 test_create_tables(void **state)
 {
@@ -226,6 +227,14 @@ test_create_tables(void **state)
 	                 0);
 	assert_int_equal(plan->options.create_tables, 0);
 	assert_int_equal(plan->options.keep_guard, 0);
+	assert_int_equal(plan->options.allow_cascades, 0);
+	plan_free(plan);
+	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
+	                           "strategy = \"split\";\n"
+	                           "options = { allow_cascades = true; };\n",
+	                           &plan, &diags),
+	                 0);
+	assert_int_equal(plan->options.allow_cascades, 1);
 	plan_free(plan);
 	assert_int_equal(load_text(HEAD FROM_SLOTS TO_SLOTS
 	                           "strategy = \"doubling\";\n"

@@ -1067,6 +1067,7 @@ backend_table_free(struct rs_table_def *table)
 	free(table->columns);
 	free(table->pk);
 	free(table->name);
+	free(table->cascades);
 	free(table);
 }
 

@@ -79,6 +79,14 @@ struct rs_table_def {
 	int n_pk;
 	int64_t estimated_rows; /* from the catalog's statistics; -1 unknown
 	                           (SQLite: RS_CAP_CHEAP_COUNT) */
+	/* The table's foreign keys whose actions change its rows (ON
+	 * DELETE or ON UPDATE CASCADE, SET NULL, SET DEFAULT) where the
+	 * engine makes those changes without firing row triggers, so that
+	 * a change capture cannot see them: "fk (references parent: ON
+	 * DELETE CASCADE, ON UPDATE RESTRICT)", comma-separated.  NULL when
+	 * there are none, and always on PostgreSQL and SQLite, whose
+	 * cascades fire triggers; MariaDB and MySQL (InnoDB) fire none. */
+	char *cascades;
 };
 
 /* Rows of one batch: N_ROWS × N_COLS values, row-major. */

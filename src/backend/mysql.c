@@ -743,9 +743,10 @@ my_what(const struct my_engine *e)
 
 /* Build e->table from the describe query's result: one row per column in
  * order, with COLUMN_NAME, COLUMN_TYPE, the column's SEQ_IN_INDEX in the
- * primary key (NULL outside it), TABLE_ROWS and whether it is a MariaDB
- * JSON column.  Returns 0, or RS_ESCHEMA (no such table, no primary key),
- * RS_EINTERNAL (a broken key) or RS_ENOMEM with e->err filled. */
+ * primary key (NULL outside it), TABLE_ROWS, whether it is a MariaDB
+ * JSON column and the table's cascading foreign keys.  Returns 0, or RS_ESCHEMA
+ * (no such table, no primary key), RS_EINTERNAL (a broken key) or RS_ENOMEM
+ * with e->err filled. */
 static int
 my_take_describe(struct my_engine *e, MYSQL_RES *res)
 {
@@ -765,7 +766,7 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		                    "table %s does not exist in database %s",
 		                    e->table_name, backend->url.database);
 	}
-	if (mysql_num_fields(res) != 5 || n > INT_MAX)
+	if (mysql_num_fields(res) != 6 || n > INT_MAX)
 		return backend_fail(backend, &e->err, RS_EINTERNAL,
 		                    "describing table %s: unexpected catalog "
 		                    "result",
@@ -810,6 +811,9 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		}
 		if (row[3] != NULL)
 			t->estimated_rows = strtoll(row[3], NULL, 10);
+		if (row[5] != NULL && t->cascades == NULL &&
+		    (t->cascades = strdup(row[5])) == NULL)
+			goto oom;
 	}
 	for (int i = 0; i < n_pk; i++)
 		if (t->pk[i] == -1)

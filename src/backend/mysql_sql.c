@@ -99,6 +99,20 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	strbuf_str(b, lit.text);
 	strbuf_str(b, "), ");
 	strbuf_str(b, json ? "k.CONSTRAINT_NAME IS NOT NULL" : "0");
+	/* The foreign keys InnoDB changes this table's rows through,
+	 * without firing its triggers (rs_table_def.cascades); an
+	 * uncorrelated subquery, evaluated once. */
+	strbuf_str(b, ", (SELECT GROUP_CONCAT(CONCAT(r.CONSTRAINT_NAME, "
+	              "' (references ', r.REFERENCED_TABLE_NAME, "
+	              "': ON DELETE ', r.DELETE_RULE, ', ON UPDATE ', "
+	              "r.UPDATE_RULE, ')') ORDER BY r.CONSTRAINT_NAME "
+	              "SEPARATOR ', ') FROM "
+	              "information_schema.REFERENTIAL_CONSTRAINTS r WHERE "
+	              "r.CONSTRAINT_SCHEMA = DATABASE() AND r.TABLE_NAME = ");
+	strbuf_str(b, lit.text);
+	strbuf_str(b, " AND (r.DELETE_RULE IN ('CASCADE', 'SET NULL', "
+	              "'SET DEFAULT') OR r.UPDATE_RULE IN ('CASCADE', "
+	              "'SET NULL', 'SET DEFAULT')))");
 	strbuf_str(b, " FROM information_schema.COLUMNS c "
 	              "LEFT JOIN (SELECT DISTINCT s.COLUMN_NAME, "
 	              "s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "

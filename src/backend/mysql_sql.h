@@ -102,8 +102,10 @@ int mysql_sql_json_checks(const char *server_info, unsigned long version);
 /* Append the catalog query of describe for TABLE (in the URL's database):
  * one row per column in order, with COLUMN_NAME, COLUMN_TYPE, the
  * column's SEQ_IN_INDEX in the primary key (NULL outside it), TABLE_ROWS
- * and whether it is a MariaDB JSON column (always 0 unless JSON, see
- * mysql_sql_json_checks).  Returns 0 or -1. */
+ * whether it is a MariaDB JSON column (always 0 unless JSON, see
+ * mysql_sql_json_checks) and, the same on every row, the table's foreign
+ * keys whose actions change its rows (rs_table_def.cascades; NULL when
+ * none).  Returns 0 or -1. */
 int mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
                        const char *table, int json);
 

@@ -1587,6 +1587,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 	                                    "operation_timeout_seconds",
 	                                    "create_tables",
 	                                    "keep_guard",
+	                                    "allow_cascades",
 	                                    NULL};
 	struct rs_plan_options *o = &ld->plan->options;
 	const config_setting_t *g = get_group(
@@ -1617,6 +1618,7 @@ read_options(struct plan_loader *ld, const config_setting_t *root)
 		ld, g, "operation_timeout_seconds", 60, 1, 86400, 60);
 	o->create_tables = get_bool(ld, g, "create_tables", 0);
 	o->keep_guard = get_bool(ld, g, "keep_guard", 0);
+	o->allow_cascades = get_bool(ld, g, "allow_cascades", 0);
 }
 
 /* PATH if absolute, else DIR/PATH.  NULL on no memory. */

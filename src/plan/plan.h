@@ -76,6 +76,11 @@ struct rs_plan_options {
 	/* Purge leaves the ownership guard on the old owners (for routers
 	 * slow to learn the new routing); the operator takes it off. */
 	int keep_guard;
+	/* A split goes ahead over source tables whose foreign keys the
+	 * engine cascades without triggers (MariaDB), with a warning: the
+	 * operator keeps the referenced rows still until purge ends.  0:
+	 * preflight refuses such tables. */
+	int allow_cascades;
 };
 
 struct rs_plan {

@@ -45,6 +45,38 @@ preflight_table(struct rs_run *run, int shard, int table, int slot,
 			"change log needs for the log's own position: rename "
 			"the column to split the table; nothing was changed",
 			physical);
+	/* A row a foreign key's action changes without a trigger is not in
+	 * the change log: catch-up never carries that change to the row's
+	 * copy (a cascaded delete would come back on the new owner). */
+	if (run->strategy->copies_movers && def->cascades != NULL) {
+		const char *name = run->plan->shards[shard].name;
+
+		if (!run->plan->options.allow_cascades)
+			return backend_fail(
+				backend, err, RS_ESCHEMA,
+				"table %s has foreign keys whose actions "
+				"change its rows without firing triggers: %s; "
+				"the split's change capture would not see "
+				"those changes, and a row they delete would "
+				"stay on its new owner.  Make them RESTRICT or "
+				"NO ACTION for the run, or set "
+				"options.allow_cascades = true and keep the "
+				"referenced rows from being deleted or their "
+				"keys changed until purge ends; nothing was "
+				"changed",
+				physical, def->cascades);
+		fprintf(stderr,
+		        "  %s: table %s: foreign keys %s change its rows "
+		        "without triggers, which the change capture does not "
+		        "see (options.allow_cascades): keep the referenced "
+		        "rows from being deleted or their keys changed until "
+		        "purge ends\n",
+		        name, physical, def->cascades);
+		journal_event(run->journal, "warn",
+		              "%s: table %s: foreign keys %s change its rows "
+		              "without triggers (options.allow_cascades)",
+		              name, physical, def->cascades);
+	}
 	(void)arg;
 	return 0;
 }
