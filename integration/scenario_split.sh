@@ -365,6 +365,9 @@ section_refused() {
 		ALTER TABLE orders ADD CONSTRAINT orders_customer FOREIGN KEY (customer)
 			REFERENCES customers (customer) ON DELETE CASCADE"
 	rm -f "$dir"/*.journal*
+	run_reshard 0 "refused: explain of the plan" explain plan.cfg
+	has "$dir/out" "table orders: foreign keys orders_customer (references customers: ON DELETE CASCADE, ON UPDATE RESTRICT) change its rows without triggers: preflight will refuse" \
+		"refused: explain says preflight will refuse the cascading key"
 	run_reshard 1 "refused: a MariaDB source with a cascading foreign key" run plan.cfg --yes
 	has "$dir/err" "orders_customer (references customers: ON DELETE CASCADE, ON UPDATE RESTRICT)" \
 		"refused: the message names the foreign key and its actions"

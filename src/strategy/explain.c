@@ -403,6 +403,23 @@ explain_source(struct explain *ex, struct explain_shard *s,
 			                  err);
 			if (rc != 0)
 				return rc;
+			/* What preflight says of a foreign key that changes
+			 * rows without triggers (preflight.c). */
+			if (ex->strategy->copies_movers &&
+			    def->cascades != NULL && s->note[0] == '\0')
+				snprintf(
+					s->note, sizeof(s->note),
+					"table %s: foreign keys %s change its "
+					"rows without triggers: %s",
+					physical, def->cascades,
+					plan->options.allow_cascades
+						? "the capture does not see "
+						  "them "
+				                  "(options.allow_cascades)"
+						: "preflight will refuse (make "
+						  "them RESTRICT, or set "
+						  "options.allow_cascades = "
+						  "true)");
 			t0 = explain_now();
 			rc = await_fenced(&ex->run.loop, backend, physical, &on,
 			                  err);
