@@ -385,6 +385,11 @@ static int
 explain_source(struct explain *ex, struct explain_shard *s,
                struct rs_backend *backend, struct rs_err *err)
 {
+	static const char cascades_allowed[] =
+		"the capture does not see them (options.allow_cascades)";
+	static const char cascades_refused[] =
+		"preflight will refuse (make them RESTRICT, or set "
+		"options.allow_cascades = true)";
 	const struct rs_plan *plan = ex->plan;
 	char physical[RS_PLAN_MAX_NAME + 1];
 	double read_s = 0;
@@ -407,19 +412,13 @@ explain_source(struct explain *ex, struct explain_shard *s,
 			 * rows without triggers (preflight.c). */
 			if (ex->strategy->copies_movers &&
 			    def->cascades != NULL && s->note[0] == '\0')
-				snprintf(
-					s->note, sizeof(s->note),
-					"table %s: foreign keys %s change its "
-					"rows without triggers: %s",
-					physical, def->cascades,
-					plan->options.allow_cascades
-						? "the capture does not see "
-						  "them "
-				                  "(options.allow_cascades)"
-						: "preflight will refuse (make "
-						  "them RESTRICT, or set "
-						  "options.allow_cascades = "
-						  "true)");
+				snprintf(s->note, sizeof(s->note),
+				         "table %s: foreign keys %s change its "
+				         "rows without triggers: %s",
+				         physical, def->cascades,
+				         plan->options.allow_cascades
+				                 ? cascades_allowed
+				                 : cascades_refused);
 			t0 = explain_now();
 			rc = await_fenced(&ex->run.loop, backend, physical, &on,
 			                  err);
