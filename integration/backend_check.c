@@ -1750,6 +1750,53 @@ url_with(const struct rs_url *url, const char *password, const char *host,
 	               url->database != NULL ? url->database : "");
 }
 
+/* A foreign key whose actions change the table's rows: only InnoDB runs
+ * them without the table's triggers (a split's preflight refuses a source
+ * with one), so describe names it there and nowhere else. */
+static void
+check_cascades(struct engine *e)
+{
+	static const char child[] =
+		"CREATE TABLE rs_check_fkc (id integer PRIMARY KEY, p integer, "
+		"CONSTRAINT rs_check_fk FOREIGN KEY (p) REFERENCES "
+		"rs_check_fkp (id) ON DELETE CASCADE ON UPDATE SET NULL)";
+	static const char named[] = "rs_check_fk (references rs_check_fkp: "
+				    "ON DELETE CASCADE, ON UPDATE SET NULL)";
+	int innodb = strcmp(backend_engine(e->backend), "mysql") == 0;
+	struct rs_table_def *def = NULL;
+	struct rs_err err;
+	int rc;
+
+	if (setup_sql(e->backend, "DROP TABLE IF EXISTS rs_check_fkc") != 0 ||
+	    setup_sql(e->backend, "DROP TABLE IF EXISTS rs_check_fkp") != 0 ||
+	    setup_sql(e->backend,
+	              "CREATE TABLE rs_check_fkp (id integer PRIMARY KEY)") !=
+	            0 ||
+	    setup_sql(e->backend, child) != 0)
+		return;
+	rc = describe(e->backend, "rs_check_fkc", &def, &err);
+	if (check_status(rc, &err, "%s: describe a cascading foreign key",
+	                 e->shard))
+		check(innodb ? def->cascades != NULL &&
+		                       strcmp(def->cascades, named) == 0
+		             : def->cascades == NULL,
+		      "%s: cascading foreign keys %s (got %s)", e->shard,
+		      innodb ? "named with their actions"
+		             : "not named (they fire triggers)",
+		      def->cascades != NULL ? def->cascades : "NULL");
+	backend_table_free(def);
+	def = NULL;
+	rc = describe(e->backend, "rs_check_fkp", &def, &err);
+	if (check_status(rc, &err, "%s: describe the referenced table",
+	                 e->shard))
+		check(def->cascades == NULL,
+		      "%s: the referenced table has no cascading key",
+		      e->shard);
+	backend_table_free(def);
+	setup_sql(e->backend, "DROP TABLE rs_check_fkc");
+	setup_sql(e->backend, "DROP TABLE rs_check_fkp");
+}
+
 static void
 check_errors(struct engine *engines, const char *sqlite_dir)
 {
@@ -1848,6 +1895,8 @@ check_errors(struct engine *engines, const char *sqlite_dir)
 			backend_table_free(def);
 		}
 		free(what);
+
+		check_cascades(e);
 	}
 }
 

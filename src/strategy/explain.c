@@ -388,8 +388,8 @@ explain_source(struct explain *ex, struct explain_shard *s,
 	static const char cascades_allowed[] =
 		"the capture does not see them (options.allow_cascades)";
 	static const char cascades_refused[] =
-		"preflight will refuse (make them RESTRICT, or set "
-		"options.allow_cascades = true)";
+		"preflight will refuse (make them RESTRICT or NO ACTION, or "
+		"set options.allow_cascades = true)";
 	const struct rs_plan *plan = ex->plan;
 	char physical[RS_PLAN_MAX_NAME + 1];
 	double read_s = 0;

@@ -24,7 +24,9 @@ run_reshard 0 "null-key: run --until copy" run plan.cfg --until copy --yes
 # The first customer (by key) of n0 that moves to n4, by the oracle.
 mover="(SELECT key FROM m.routes WHERE from_owner = 'n0' AND to_owner = 'n4'
 	ORDER BY key LIMIT 1)"
-id=$(($(sql master.db "SELECT max(id) FROM orders") + 1))
+last=$(sql master.db "SELECT max(id) FROM orders")
+[ -n "$last" ] || bail "null-key: no orders in the oracle"
+id=$((last + 1))
 sql n0.db "INSERT INTO orders VALUES ($id, NULL, 1.5, 'no customer yet')"
 sql n0.db "ATTACH '$dir/master.db' AS m;
 	UPDATE orders SET customer = $mover WHERE id = $id"
