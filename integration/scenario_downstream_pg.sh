@@ -8,7 +8,10 @@
 # waits for p1's replicas and delete nothing on p1 while the replay stays
 # paused; after pg_wal_replay_resume it goes on, and at the end every row
 # is exactly once on its owner and the downstream holds what p1 holds.
-# Then the replicas (and the downstream) are made again (reset-replicas).
+# Then the copy's throttle, the same way: a split from a SQLite file into
+# a new database on p1, whose copy must wait while the downstream's replay
+# is paused, then go on and end exact.  Then the replicas (and the
+# downstream) are made again (reset-replicas).
 #
 # Needs the servers of integration/servers.sh started with
 # RESHARD_DOWNSTREAM=1 (RESHARD_SERVERS_DIR/env).  20-35 s.
@@ -96,4 +99,69 @@ equals "$rc" 0 "pg downstream: the run finishes (exit 0)"
 q "$p1" "DROP TABLE lag_probe"
 same_rows "pg downstream: every row once, on its owner under to, unchanged" 3
 check "pg downstream: the downstream holds what p1 holds" same_as_p1
+
+# The copy's throttle: a split from a SQLite file into a new database on
+# p1, with the downstream's replay paused again and p1 written to.  The
+# copy must say that it waits for dst's replicas and send nothing while
+# the replay stays paused, then go on and end exact.
+dir=$tmp/copy-throttle
+mkdir -p "$dir"
+dst=${p1%/*}/rs_throttle_dst
+q "$p1" "DROP DATABASE IF EXISTS rs_throttle_dst WITH (FORCE)" &&
+	q "$p1" "CREATE DATABASE rs_throttle_dst" &&
+	q "$dst" "CREATE TABLE orders (id bigint PRIMARY KEY, customer text NOT NULL,
+		amount numeric(12,2), note text)" ||
+	bail "copy throttle: making the target database on p1"
+sqlite3 "$dir/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
+	amount DECIMAL(12,2), note TEXT);
+	WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
+	INSERT INTO orders SELECT n, 'cliente:' || n, n % 1000, 'note ' || n FROM i" ||
+	bail "copy throttle: making the source"
+sqlite3 -separator $'\t' "$dir/src.db" "SELECT id, customer, note FROM orders ORDER BY id" >"$dir/rows.src"
+cat >"$dir/plan.cfg" <<PLAN
+version = 1; name = "copy-throttle"; hash = "sha256_64";
+tables = ( { name = "orders"; key = "customer"; } );
+shards = ( { name = "src"; url = "sqlite://src.db"; }, { name = "dst"; url = "$dst"; } );
+from = { map = "ranges"; ranges = ( { end = "max"; node = "src"; } ); };
+to = { map = "ranges"; ranges = ( { end = 0; node = "src"; }, { end = "max"; node = "dst"; } ); };
+strategy = "split";
+options = { batch_rows = 500; max_replica_lag_seconds = 1; };
+publish = { file = "routing.cfg"; };
+PLAN
+q "$d1" "SELECT pg_wal_replay_pause()" >/dev/null
+q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
+sleep 2.5
+(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+pid=$!
+# copy_waits_said: the copy said that it waits for dst's replicas.
+# shellcheck disable=SC2317 # called through check
+copy_waits_said() {
+	local tries=200
+	until grep -q "dst: the copy waits: its replicas replay" "$dir/err"; do
+		[ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+}
+check "copy throttle: the copy says it waits for dst's replicas" copy_waits_said
+sleep 2
+equals "$(q "$dst" "SELECT count(*) FROM orders")" 0 \
+	"copy throttle: nothing copied to dst while the downstream's replay was paused"
+check "copy throttle: the copy is still waiting" kill -0 "$pid"
+q "$d1" "SELECT pg_wal_replay_resume()" >/dev/null
+tries=600
+while kill -0 "$pid" 2>/dev/null && [ $tries -gt 0 ]; do
+	sleep 0.1
+	tries=$((tries - 1))
+done
+kill -0 "$pid" 2>/dev/null && kill "$pid"
+rc=0
+wait "$pid" || rc=$?
+equals "$rc" 0 "copy throttle: the run finishes (exit 0)"
+q "$p1" "DROP TABLE lag_probe"
+q "$dst" "SELECT id, customer, note FROM orders ORDER BY id" >"$dir/rows.dst"
+check "copy throttle: dst holds every row of the source, unchanged" cmp "$dir/rows.src" "$dir/rows.dst"
+equals "$(sqlite3 "$dir/src.db" "SELECT count(*) FROM orders")" 0 \
+	"copy throttle: the source's rows are purged"
+q "$p1" "DROP DATABASE rs_throttle_dst WITH (FORCE)"
 finish
