@@ -744,9 +744,9 @@ my_what(const struct my_engine *e)
 /* Build e->table from the describe query's result: one row per column in
  * order, with COLUMN_NAME, COLUMN_TYPE, the column's SEQ_IN_INDEX in the
  * primary key (NULL outside it), TABLE_ROWS, whether it is a MariaDB
- * JSON column and the table's cascading foreign keys.  Returns 0, or RS_ESCHEMA
- * (no such table, no primary key), RS_EINTERNAL (a broken key) or RS_ENOMEM
- * with e->err filled. */
+ * JSON column and the table's cascading foreign keys.  Returns 0, or
+ * RS_ESCHEMA (no such table, no primary key), RS_EINTERNAL (a broken key)
+ * or RS_ENOMEM with e->err filled. */
 static int
 my_take_describe(struct my_engine *e, MYSQL_RES *res)
 {
