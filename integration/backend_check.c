@@ -5109,6 +5109,19 @@ cap_write(struct engine *e, const char *sql)
 static void
 cap_check_pg(struct engine *e, const struct rs_table_def *t)
 {
+	/* Its own trigger calling one of reshard's log functions would
+	 * write into that log with reshard's rights. */
+	static const char *const baits[] = {
+		"CREATE TRIGGER rs_check_bait AFTER DELETE ON "
+		"pg_temp.rs_check_bait FOR EACH ROW EXECUTE FUNCTION "
+		"reshard_del_rs_check_cap()",
+		"CREATE TRIGGER rs_check_bait2 AFTER INSERT ON "
+		"pg_temp.rs_check_bait FOR EACH ROW EXECUTE FUNCTION "
+		"reshard_chg_rs_check_cap()"};
+	static const char *const bait_checks[] = {
+		"another role cannot make a trigger calling the delete log's "
+		"function",
+		"nor one calling the change log's"};
 	struct pgx_call x;
 	struct rs_err err;
 	int64_t n = -1, before = -1;
@@ -5132,28 +5145,15 @@ cap_check_pg(struct engine *e, const struct rs_table_def *t)
 	             "VALUES ('g', 7, 70, 'x')");
 	cap_write(e, "UPDATE rs_check_cap SET s = 71 WHERE k = 'g'");
 	cap_write(e, "DELETE FROM rs_check_cap WHERE k = 'g'");
-	/* Its own trigger calling reshard's log function would write into
-	 * the log with reshard's rights: the function is not its to call. */
+	/* The log functions are not its to call (baits). */
 	cap_write(e, "CREATE TEMP TABLE rs_check_bait (k text, n int)");
-	rc = run_sql(e->backend,
-	             "CREATE TRIGGER rs_check_bait AFTER DELETE ON "
-	             "pg_temp.rs_check_bait FOR EACH ROW EXECUTE FUNCTION "
-	             "reshard_del_rs_check_cap()",
-	             &err);
-	check(rc == RS_EQUERY &&
-	              strstr(err.message, "permission denied") != NULL,
-	      "%s: another role cannot make a trigger calling the delete "
-	      "log's function (%d: %s)",
-	      e->shard, rc, err.message);
-	rc = run_sql(e->backend,
-	             "CREATE TRIGGER rs_check_bait2 AFTER INSERT ON "
-	             "pg_temp.rs_check_bait FOR EACH ROW EXECUTE FUNCTION "
-	             "reshard_chg_rs_check_cap()",
-	             &err);
-	check(rc == RS_EQUERY &&
-	              strstr(err.message, "permission denied") != NULL,
-	      "%s: nor one calling the change log's (%d: %s)", e->shard, rc,
-	      err.message);
+	for (int i = 0; i < 2; i++) {
+		rc = run_sql(e->backend, baits[i], &err);
+		check(rc == RS_EQUERY &&
+		              strstr(err.message, "permission denied") != NULL,
+		      "%s: %s (%d: %s)", e->shard, bait_checks[i], rc,
+		      err.message);
+	}
 	cap_write(e, "RESET ROLE");
 	cap_write(e, "DISCARD TEMP");
 	cap_log_is(e, "g|7|70;g|7|70;g|7|71;g|7|71",

@@ -40,15 +40,36 @@ same_as_p1() {
 		[ "$got" = "$want" ] || { echo "orders_$t: p1 $want rows, the downstream $got"; return 1; }
 	done
 }
-# waits_said: purge said that it waits for p1's replicas (within 20 s).
+# said TEXT: the run in the background ($pid) said TEXT on stderr (within
+# 20 s, while it runs).
 # shellcheck disable=SC2317 # called through check
-waits_said() {
+said() {
 	local tries=200
-	until grep -q "p1: purge waits: its replicas replay" "$dir/err"; do
+	until grep -q "$1" "$dir/err"; do
 		[ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.1
 		tries=$((tries - 1))
 	done
+}
+# lag_p1: the downstream's replay paused, then p1 written to and left
+# quiet for 2.5 s, so that the downstream is more than 1 s behind.
+lag_p1() {
+	q "$d1" "SELECT pg_wal_replay_pause()" >/dev/null
+	q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
+	sleep 2.5
+}
+# run_ends NAME: the run in the background ($pid) ends within 60 s (else
+# it is killed) with exit 0; the probe of lag_p1 goes.
+run_ends() {
+	local tries=600 rc=0
+	while kill -0 "$pid" 2>/dev/null && [ $tries -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	kill -0 "$pid" 2>/dev/null && kill "$pid"
+	wait "$pid" || rc=$?
+	equals "$rc" 0 "$1: the run finishes (exit 0)"
+	q "$p1" "DROP TABLE lag_probe"
 }
 
 trap 'rm -rf "$tmp"' EXIT # begin replaces it
@@ -64,13 +85,12 @@ run_reshard 0 "pg downstream: run --until unfence" run plan.cfg --until unfence 
 # the time since the last report look shorter than it is (see
 # docs/postgresql.md, downstream_lag).
 q "$d1" "ALTER SYSTEM SET hot_standby_feedback = off" && q "$d1" "SELECT pg_reload_conf()" >/dev/null
-q "$d1" "SELECT pg_wal_replay_pause()" >/dev/null
-q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
-sleep 2.5
+lag_p1
 before=$(p1_rows)
 (cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
 pid=$!
-check "pg downstream: purge says it waits for p1's replicas" waits_said
+check "pg downstream: purge says it waits for p1's replicas" \
+	said "p1: purge waits: its replicas replay"
 sleep 2
 equals "$(p1_rows)" "$before" \
 	"pg downstream: purge deleted nothing on p1 while the downstream's replay was paused"
@@ -87,16 +107,7 @@ done
 waited=$((($(date +%s%N) - t0) / 1000000))
 echo "# purge deleted on p1 again $waited ms after the replay was resumed"
 check "pg downstream: purge deletes again within 3 s of pg_wal_replay_resume" test "$waited" -le 3000
-tries=600
-while kill -0 "$pid" 2>/dev/null && [ $tries -gt 0 ]; do
-	sleep 0.1
-	tries=$((tries - 1))
-done
-kill -0 "$pid" 2>/dev/null && kill "$pid"
-rc=0
-wait "$pid" || rc=$?
-equals "$rc" 0 "pg downstream: the run finishes (exit 0)"
-q "$p1" "DROP TABLE lag_probe"
+run_ends "pg downstream"
 same_rows "pg downstream: every row once, on its owner under to, unchanged" 3
 check "pg downstream: the downstream holds what p1 holds" same_as_p1
 
@@ -128,37 +139,17 @@ strategy = "split";
 options = { batch_rows = 500; max_replica_lag_seconds = 1; };
 publish = { file = "routing.cfg"; };
 PLAN
-q "$d1" "SELECT pg_wal_replay_pause()" >/dev/null
-q "$p1" "CREATE TABLE lag_probe (x int); INSERT INTO lag_probe VALUES (1)"
-sleep 2.5
+lag_p1
 (cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
 pid=$!
-# copy_waits_said: the copy said that it waits for dst's replicas.
-# shellcheck disable=SC2317 # called through check
-copy_waits_said() {
-	local tries=200
-	until grep -q "dst: the copy waits: its replicas replay" "$dir/err"; do
-		[ "$tries" -gt 0 ] && kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-		tries=$((tries - 1))
-	done
-}
-check "copy throttle: the copy says it waits for dst's replicas" copy_waits_said
+check "copy throttle: the copy says it waits for dst's replicas" \
+	said "dst: the copy waits: its replicas replay"
 sleep 2
 equals "$(q "$dst" "SELECT count(*) FROM orders")" 0 \
 	"copy throttle: nothing copied to dst while the downstream's replay was paused"
 check "copy throttle: the copy is still waiting" kill -0 "$pid"
 q "$d1" "SELECT pg_wal_replay_resume()" >/dev/null
-tries=600
-while kill -0 "$pid" 2>/dev/null && [ $tries -gt 0 ]; do
-	sleep 0.1
-	tries=$((tries - 1))
-done
-kill -0 "$pid" 2>/dev/null && kill "$pid"
-rc=0
-wait "$pid" || rc=$?
-equals "$rc" 0 "copy throttle: the run finishes (exit 0)"
-q "$p1" "DROP TABLE lag_probe"
+run_ends "copy throttle"
 q "$dst" "SELECT id, customer, note FROM orders ORDER BY id" >"$dir/rows.dst"
 check "copy throttle: dst holds every row of the source, unchanged" cmp "$dir/rows.src" "$dir/rows.dst"
 equals "$(sqlite3 "$dir/src.db" "SELECT count(*) FROM orders")" 0 \

@@ -2635,21 +2635,24 @@ sqlite_change_columns(const struct rs_table_def *table, int key_column,
 	return n;
 }
 
-/* Append "INSERT INTO log (cols…) VALUES (ROW.cols…);" to *SQL. */
+/* Append "INSERT INTO log (cols…) VALUES (ROWcols…);" to *SQL, ROW
+ * "NEW." or "OLD."; with SELECT, "INSERT INTO log (cols…) SELECT
+ * ROWcols…" for the caller to end (ROW "": the columns of a FROM). */
 static void
 sqlite_change_insert(char **sql, const char *log,
                      const struct rs_table_def *table, const int *cols, int n,
-                     const char *row)
+                     const char *row, int select)
 {
 	sqlite_script_add(sql, "INSERT INTO \"%w\" (", log);
 	for (int i = 0; i < n; i++)
 		sqlite_script_add(sql, "%s\"%w\"", i ? ", " : "",
 		                  table->columns[cols[i]].name);
-	sqlite_script_add(sql, ") VALUES (");
+	sqlite_script_add(sql, select ? ") SELECT " : ") VALUES (");
 	for (int i = 0; i < n; i++)
-		sqlite_script_add(sql, "%s%s.\"%w\"", i ? ", " : "", row,
+		sqlite_script_add(sql, "%s%s\"%w\"", i ? ", " : "", row,
 		                  table->columns[cols[i]].name);
-	sqlite_script_add(sql, ");");
+	if (!select)
+		sqlite_script_add(sql, ");");
 }
 
 /* Change capture (backend_capture): the log reshard_chg_<table>, and the
@@ -2706,16 +2709,8 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 			"BEGIN ",
 			tags[i], table->name, events[i], table->name);
 		if (i == 1) { /* OLD when a key changes, then NEW */
-			sqlite_script_add(&sql, "INSERT INTO \"%w\" (", log);
-			for (int c = 0; c < n; c++)
-				sqlite_script_add(&sql, "%s\"%w\"",
-				                  c ? ", " : "",
-				                  table->columns[cols[c]].name);
-			sqlite_script_add(&sql, ") SELECT ");
-			for (int c = 0; c < n; c++)
-				sqlite_script_add(&sql, "%sOLD.\"%w\"",
-				                  c ? ", " : "",
-				                  table->columns[cols[c]].name);
+			sqlite_change_insert(&sql, log, table, cols, n, "OLD.",
+			                     1);
 			/* Byte for byte: a column's NOCASE would call a
 			 * key changed only in case unchanged, and its old
 			 * value (another owner's) would go unlogged. */
@@ -2731,7 +2726,7 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 			sqlite_script_add(&sql, ");");
 		}
 		sqlite_change_insert(&sql, log, table, cols, n,
-		                     i == 2 ? "OLD" : "NEW");
+		                     i == 2 ? "OLD." : "NEW.", 0);
 		sqlite_script_add(&sql, "END;");
 	}
 	/* INSERT OR REPLACE deletes the row with the same key without its
@@ -2744,15 +2739,9 @@ sqlite_capture(struct rs_backend *backend, const struct rs_table_def *table,
 	sqlite_script_add(&sql,
 	                  "CREATE TRIGGER IF NOT EXISTS "
 	                  "\"reshard_capture_r_%w\" BEFORE INSERT ON \"%w\" "
-	                  "BEGIN INSERT INTO \"%w\" (",
-	                  table->name, table->name, log);
-	for (int c = 0; c < n; c++)
-		sqlite_script_add(&sql, "%s\"%w\"", c ? ", " : "",
-		                  table->columns[cols[c]].name);
-	sqlite_script_add(&sql, ") SELECT ");
-	for (int c = 0; c < n; c++)
-		sqlite_script_add(&sql, "%s\"%w\"", c ? ", " : "",
-		                  table->columns[cols[c]].name);
+	                  "BEGIN ",
+	                  table->name, table->name);
+	sqlite_change_insert(&sql, log, table, cols, n, "", 1);
 	sqlite_script_add(&sql, " FROM \"%w\" WHERE ", table->name);
 	for (int k = 0; k < table->n_pk; k++)
 		sqlite_script_add(&sql, "%s\"%w\" IS NEW.\"%w\"",
