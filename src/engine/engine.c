@@ -527,6 +527,37 @@ engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
 	return 0;
 }
 
+/* After STEP failed with RC, tell the operator in ERR's message (the
+ * journal has the cause alone) that resuming is the way on, when what
+ * failed is outside the run: a statement a server refused (a full disk,
+ * a lock wait, a constraint), a lost connection, a local file or memory.
+ * Every step is idempotent, so the same `run` goes on from the step once
+ * the cause is gone.  Other failures say what to do themselves (a
+ * verify that found differences, a refusal, a stop, a give-back), as
+ * do messages that already say to run again. */
+static void
+engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
+                   int rc, struct rs_err *err)
+{
+	size_t len;
+
+	if (err == NULL || (rc != RS_EQUERY && rc != RS_ECONNECT &&
+	                    rc != RS_EIO && rc != RS_ENOMEM))
+		return;
+	/* A message that says it already (a failed publish hook …). */
+	if (strstr(err->message, "run again") != NULL ||
+	    strstr(err->message, "resumes") != NULL)
+		return;
+	len = strlen(err->message);
+	/* Cut short when the message fills the buffer: the cause comes
+	 * first. */
+	if (snprintf(err->message + len, sizeof(err->message) - len,
+	             "; once that is fixed, `reshard run %s` resumes at step "
+	             "%s",
+	             run->plan->path, step->name) < 0)
+		err->message[len] = '\0';
+}
+
 /* Run one step with its journal records around it. */
 static int
 engine_step(struct rs_run *run, const struct rs_step_def *step,
@@ -621,6 +652,7 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 		journal_event(run->journal,
 		              rc == RS_ECANCELED ? "warn" : "error",
 		              "step %s: %s", step->name, message);
+		engine_resume_hint(run, step, rc, err);
 		return rc;
 	}
 	rc = journal_step_done(run->journal, step->name,

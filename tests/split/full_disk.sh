@@ -46,6 +46,8 @@ mv n4.db small/n4.db && ln -s small/n4.db n4.db
 run_reshard 1 "full-target: the run fails when n4's disk is full (exit 1)" run plan.cfg --yes
 has err "n4" "full-target: the error names n4"
 has err "database or disk is full" "full-target: the error says the disk is full"
+has err "once that is fixed, \`reshard run plan.cfg\` resumes at step copy" \
+	"full-target: the error says that run resumes at the copy"
 echo "# full-target: $(grep -m1 '^reshard:' err)"
 status_json
 equals "$(step_field copy state)" failed "full-target: status shows the copy failed"
