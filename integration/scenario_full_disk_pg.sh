@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# A full disk under a PostgreSQL target, on a real server: a split from a
+# SQLite file (20,000 orders, keys 1 … 20,000 with the identity hash) into
+# a new database on pair 1's primary, which takes the keys above 10,000.
+# The target's table lives in a tablespace on a 1 MB tmpfs, which the
+# copy fills: PostgreSQL cannot extend the table's file ("could not
+# extend file …: No space left on device", SQLSTATE 53100) and rolls the
+# chunk back.  The run must stop (exit 1) naming the target and the
+# cause, with some chunks done, the source as it was, and the server up
+# with its standby streaming.  Once the file system is grown (as an
+# operator frees space), `reshard run` resumes and ends exact: every row
+# once, on its owner by its key's range, unchanged.
+#
+# The tablespace is an in-place one (allow_in_place_tablespaces: a
+# directory in the primary's data directory; its standby replays it into
+# a directory of its own), with the tmpfs mounted over it.  Mounting needs
+# root: without, the scenario says so and exits 77 (skipped).
+#
+# Needs the servers of integration/servers.sh (RESHARD_SERVERS_DIR/env).
+# About 10 s.
+# Usage: integration/scenario_full_disk_pg.sh
+ENGINE=pg
+# shellcheck source=integration/doubling_lib.sh
+. "$(dirname "$0")/doubling_lib.sh"
+
+p1=$(url_of primary 1)
+dst=${p1%/*}/rs_full_dst
+space='' mounted=''
+dir=$tmp/full-disk
+mkdir -p "$dir"
+
+# cleanup: the target database, the file system, then the tablespace (a
+# tablespace is dropped once empty, and its directory only once nothing
+# is mounted on it).
+cleanup() {
+	q "$p1" "DROP DATABASE IF EXISTS rs_full_dst WITH (FORCE)" >/dev/null 2>&1
+	[ -z "$mounted" ] || umount "$mounted" 2>/dev/null
+	q "$p1" "DROP TABLESPACE IF EXISTS rs_full" >/dev/null 2>&1
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The tablespace, and the tmpfs over its directory, owned by the server's
+# user; the version directory PostgreSQL made in it is made again on the
+# tmpfs.
+q "$p1" "DROP DATABASE IF EXISTS rs_full_dst WITH (FORCE)" >/dev/null
+q "$p1" "DROP TABLESPACE IF EXISTS rs_full" >/dev/null
+PGOPTIONS="-c allow_in_place_tablespaces=on" psql -X -w -q -v ON_ERROR_STOP=1 "$p1" \
+	-c "CREATE TABLESPACE rs_full LOCATION ''" ||
+	bail "making the tablespace rs_full on p1"
+space=$(q "$p1" "SELECT current_setting('data_directory') || '/' ||
+	pg_tablespace_location(oid) FROM pg_tablespace WHERE spcname = 'rs_full'")
+[ -d "$space" ] || bail "the tablespace's directory ($space) is not on this machine"
+version=$(ls "$space")
+owner=$(stat -c %u:%g "$space")
+if ! mount -t tmpfs -o "size=1m,mode=0700,uid=${owner%:*},gid=${owner#*:}" tmpfs "$space" 2>/dev/null; then
+	echo "ok - # SKIP mounting a tmpfs needs root (uid $(id -u))"
+	exit 77
+fi
+mounted=$space
+install -d -o "${owner%:*}" -g "${owner#*:}" -m 0700 "$space/$version" ||
+	bail "making $version on the tmpfs"
+
+streaming="SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
+standbys=$(q "$p1" "$streaming")
+q "$p1" "CREATE DATABASE rs_full_dst" &&
+	q "$dst" "CREATE TABLE orders (id bigint PRIMARY KEY, customer text NOT NULL,
+		amount numeric(12,2), note text) TABLESPACE rs_full" ||
+	bail "making the target database on p1"
+sqlite3 "$dir/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
+	amount DECIMAL(12,2), note TEXT);
+	WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
+	INSERT INTO orders SELECT n, 'cliente:' || n, (n % 1000) || '.25',
+		'note ' || n || ' ' || printf('%.90c', '*') FROM i" ||
+	bail "making the source"
+# The oracle: a key above 10,000 belongs to dst, the rest to src.
+rows() { sqlite3 -separator $'\t' "$1" "SELECT id, customer, amount, note FROM orders
+	WHERE ${2:-1} ORDER BY id"; }
+rows "$dir/src.db" >"$dir/rows.before"
+rows "$dir/src.db" "id > 10000" >"$dir/rows.dst"
+rows "$dir/src.db" "id <= 10000" >"$dir/rows.src"
+cat >"$dir/plan.cfg" <<PLAN
+version = 1; name = "full-disk"; hash = "identity";
+tables = ( { name = "orders"; key = "id"; } );
+shards = ( { name = "src"; url = "sqlite://src.db"; }, { name = "dst"; url = "$dst"; } );
+from = { map = "ranges"; ranges = ( { end = "max"; node = "src"; } ); };
+to = { map = "ranges"; ranges = ( { end = 10000; node = "src"; }, { end = "max"; node = "dst"; } ); };
+strategy = "split";
+options = { batch_rows = 500; };
+publish = { file = "routing.cfg"; };
+PLAN
+
+run_reshard 1 "full disk: the run fails when dst's tablespace is full (exit 1)" run plan.cfg --yes
+echo "# full disk: $(grep -m1 '^reshard:' "$dir/err")"
+has "$dir/err" "dst" "full disk: the error names dst"
+has "$dir/err" "No space left on device" "full disk: the error says the disk is full"
+has "$dir/err" "once that is fixed, \`reshard run plan.cfg\` resumes at step copy" \
+	"full disk: the error says that run resumes at the copy"
+(cd "$dir" && "$bin" status plan.cfg --format json) >"$dir/status.json" 2>"$dir/status.err"
+equals "$(python3 -c 'import json, sys
+steps = {s["name"]: s for s in json.load(open(sys.argv[1]))["steps"]}
+print(steps["copy"]["state"])' "$dir/status.json")" failed "full disk: status says the copy failed"
+done_chunks=$(sqlite3 -readonly "$dir/full-disk.journal" "SELECT count(*) FROM chunks
+	WHERE step = 'copy' AND state = 'done'")
+check "full disk: chunks were copied before the disk filled ($done_chunks done)" \
+	test "$done_chunks" -gt 0
+rows "$dir/src.db" >"$dir/rows.after"
+check "full disk: the source holds its rows as before" cmp "$dir/rows.before" "$dir/rows.after"
+equals "$(q "$p1" "$streaming")" "$standbys" \
+	"full disk: p1 is up, its $standbys standbys streaming"
+
+mount -o remount,size=64m "$space" || bail "growing the tmpfs"
+run_reshard 0 "full disk: with space again the run resumes and finishes" run plan.cfg --yes
+q "$dst" "SELECT id, customer, amount, note FROM orders ORDER BY id" >"$dir/got.dst"
+check "full disk: dst holds every key above 10,000, unchanged" cmp "$dir/rows.dst" "$dir/got.dst"
+rows "$dir/src.db" >"$dir/got.src"
+check "full disk: src holds the rest, unchanged" cmp "$dir/rows.src" "$dir/got.src"
+finish
