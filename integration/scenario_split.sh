@@ -309,6 +309,8 @@ section_conn() {
 		WHERE application_name = 'reshard'" >/dev/null
 	wait "$pid"
 	equals "$?" 1 "conn: connections killed by the server mid-copy: the run fails (exit 1)"
+	has "$dir/err" "\`reshard run plan.cfg\` resumes at step copy" \
+		"conn: the error says that run resumes at the copy"
 	run_reshard 0 "conn: run again finishes" run plan.cfg --yes
 	rows_exact "conn"
 }
