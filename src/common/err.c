@@ -27,6 +27,28 @@ rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 }
 
 int
+rs_err_append(struct rs_err *err, const char *text)
+{
+	static const char ellipsis[] = "\u2026";
+	size_t len, n = strlen(text);
+
+	if (err == NULL || n > sizeof(err->message) / 2)
+		return 0;
+	len = strlen(err->message);
+	if (len + n >= sizeof(err->message)) {
+		len = sizeof(err->message) - n - sizeof(ellipsis);
+		/* Not inside a UTF-8 sequence: back to its lead byte. */
+		while (len > 0 &&
+		       ((unsigned char)err->message[len] & 0xC0) == 0x80)
+			len--;
+		memcpy(err->message + len, ellipsis, sizeof(ellipsis) - 1);
+		len += sizeof(ellipsis) - 1;
+	}
+	memcpy(err->message + len, text, n + 1);
+	return 1;
+}
+
+int
 rs_err_exit_code(int code)
 {
 	switch (code) {

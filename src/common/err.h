@@ -54,6 +54,12 @@ int rs_err_set(struct rs_err *err, int code, const char *fmt, ...)
 	(rs_err_set((err), (code), __VA_ARGS__), (code))
 #endif
 
+/* Append TEXT to ERR's message (ERR may be NULL), TEXT whole: a message
+ * too long for both keeps its start, cut at the start of a character and
+ * ended with an ellipsis.  A TEXT longer than half the message is not
+ * appended (the cause comes first).  Returns 1 when appended, else 0. */
+int rs_err_append(struct rs_err *err, const char *text);
+
 /* The process exit code for an error code: 2 for usage, plan and data
  * errors, a key the plan's hash cannot take among them (fix the input,
  * nothing was changed by the refusal), 3 for rows that could not be

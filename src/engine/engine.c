@@ -527,35 +527,34 @@ engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
 	return 0;
 }
 
-/* After STEP failed with RC, tell the operator in ERR's message (the
- * journal has the cause alone) that resuming is the way on, when what
- * failed is outside the run: a statement a server refused (a full disk,
- * a lock wait, a constraint), a lost connection, a local file or memory.
- * Every step is idempotent, so the same `run` goes on from the step once
- * the cause is gone.  Other failures say what to do themselves (a
- * verify that found differences, a refusal, a stop, a give-back), as
- * do messages that already say to run again. */
+/* After STEP of `run` failed with RC, tell the operator in ERR's message
+ * (the journal has the cause alone) that resuming is the way on, when
+ * what failed is outside the run: a statement a server refused (a full
+ * disk, a lock wait, a constraint), a lost connection, a local file or
+ * memory.  Every step is idempotent, so the same `run` goes on from the
+ * step once the cause is gone.  Other failures say what to do themselves
+ * (a verify that found differences, a refusal, a stop, a give-back), as
+ * do messages that name a command or say to try again.  A message too
+ * long for both keeps its start and the hint whole (rs_err_append). */
 static void
 engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
                    int rc, struct rs_err *err)
 {
-	size_t len;
+	static const char *const advised[] = {"`reshard ", "again"};
+	char hint[sizeof(err->message)];
 
 	if (err == NULL || (rc != RS_EQUERY && rc != RS_ECONNECT &&
 	                    rc != RS_EIO && rc != RS_ENOMEM))
 		return;
-	/* A message that says it already (a failed publish hook …). */
-	if (strstr(err->message, "run again") != NULL ||
-	    strstr(err->message, "resumes") != NULL)
-		return;
-	len = strlen(err->message);
-	/* Cut short when the message fills the buffer: the cause comes
-	 * first. */
-	if (snprintf(err->message + len, sizeof(err->message) - len,
+	for (size_t i = 0; i < sizeof(advised) / sizeof(advised[0]); i++)
+		if (strstr(err->message, advised[i]) != NULL)
+			return;
+	/* A plan path too long to quote whole: no hint (rs_err_append). */
+	if (snprintf(hint, sizeof(hint),
 	             "; once that is fixed, `reshard run %s` resumes at step "
 	             "%s",
-	             run->plan->path, step->name) < 0)
-		err->message[len] = '\0';
+	             run->plan->path, step->name) < (int)sizeof(hint))
+		rs_err_append(err, hint);
 }
 
 /* Run one step with its journal records around it. */
@@ -652,7 +651,6 @@ engine_step(struct rs_run *run, const struct rs_step_def *step,
 		journal_event(run->journal,
 		              rc == RS_ECANCELED ? "warn" : "error",
 		              "step %s: %s", step->name, message);
-		engine_resume_hint(run, step, rc, err);
 		return rc;
 	}
 	rc = journal_step_done(run->journal, step->name,
@@ -798,6 +796,8 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 			i = from - 1; /* the loop's i++ makes it FROM */
 			continue;
 		}
+		if (rc != 0)
+			engine_resume_hint(&run, strategy->steps[i], rc, err);
 		if (rc == 0 && i == until) {
 			fprintf(stderr,
 			        "stopped after step %s as asked (--until); "
