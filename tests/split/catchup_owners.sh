@@ -7,7 +7,9 @@
 # (r1, kA), (r2, kC), then each update's old and new key.  With
 # batch_rows = 2, the first batch reads r1 and r2 again with their new
 # customers and names four owners: a delete on n4 and on n6 (the entries'
-# keys), an upsert on n5 and on n7 (the rows' keys now).  Before, catch-up
+# keys; the copies a replay of the inserts alone would have left there
+# are put there first, so that the deletes are seen), an upsert on n5
+# and on n7 (the rows' keys now).  Before, catch-up
 # had room for n + 1 owners for n entries (three here) and wrote past its
 # array (a heap-buffer-overflow under ASan, a crash); it has room for
 # 2 n + 1 now.  batch_rows is not part of the plan's fingerprint: catch-up
@@ -82,6 +84,14 @@ on_shards() {
 	over_shards "SELECT 'NODE:' || CASE id WHEN $r1 THEN 'r1' ELSE 'r2' END
 		FROM NODE.orders WHERE id IN ($r1, $r2)" | sort | paste -sd ' '
 }
+
+# The copies a replay of the inserts alone would have made (r1 on n4, r2
+# on n6), so that the batch's deletes there are seen to happen.
+with_master n4.db "INSERT INTO orders VALUES ($r1, $kA, 10.25, 'owners 1')" &&
+	with_master n6.db "INSERT INTO orders VALUES ($r2, $kC, 20.5, 'owners 2')" ||
+	bail "catchup-owners: the copies on n4 and n6"
+equals "$(on_shards)" "n0:r1 n0:r2 n4:r1 n6:r2" \
+	"catchup-owners: before catch-up, r1 is on n0 and n4, r2 on n0 and n6"
 
 # Catch-up in batches of two entries: the first names four owners.
 sed -i 's/batch_rows = 100;/batch_rows = 2;/' plan.cfg
