@@ -25,44 +25,56 @@ ENGINE=pg
 
 p1=$(url_of primary 1)
 dst=${p1%/*}/rs_full_dst
-space='' mounted=''
+space=''
 dir=$tmp/full-disk
 mkdir -p "$dir"
 
-# cleanup: the target database, the file system, then the tablespace (a
-# tablespace is dropped once empty, and its directory only once nothing
-# is mounted on it).
-cleanup() {
-	q "$p1" "DROP DATABASE IF EXISTS rs_full_dst WITH (FORCE)" >/dev/null 2>&1
-	[ -z "$mounted" ] || umount "$mounted" 2>/dev/null
-	q "$p1" "DROP TABLESPACE IF EXISTS rs_full" >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ok - # SKIP mounting a tmpfs needs root (uid $(id -u))"
+	exit 77
+fi
+
+# space_of: the directory of the tablespace rs_full, when p1 has it.
+space_of() {
+	q "$p1" "SELECT current_setting('data_directory') || '/' ||
+		pg_tablespace_location(oid) FROM pg_tablespace WHERE spcname = 'rs_full'"
 }
-trap cleanup EXIT
+# leftovers_go: the target database, the file system, then the tablespace
+# (dropped once empty, its directory only once nothing is mounted on it),
+# of this run or of one killed before; says what it could not remove.
+leftovers_go() {
+	local left=() at
+	at=$(space_of 2>/dev/null)
+	q "$p1" "DROP DATABASE IF EXISTS rs_full_dst WITH (FORCE)" >/dev/null 2>&1 ||
+		left+=("database rs_full_dst")
+	if [ -n "$at" ] && mountpoint -q "$at"; then
+		umount "$at" 2>/dev/null || umount -l "$at" || left+=("the tmpfs on $at")
+	fi
+	q "$p1" "DROP TABLESPACE IF EXISTS rs_full" >/dev/null 2>&1 || left+=("tablespace rs_full")
+	[ ${#left[@]} -eq 0 ] || echo "# full disk: could not remove ${left[*]}"
+	[ ${#left[@]} -eq 0 ]
+}
+trap 'leftovers_go; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 
 # The tablespace, and the tmpfs over its directory, owned by the server's
 # user; the version directory PostgreSQL made in it is made again on the
 # tmpfs.
-q "$p1" "DROP DATABASE IF EXISTS rs_full_dst WITH (FORCE)" >/dev/null
-q "$p1" "DROP TABLESPACE IF EXISTS rs_full" >/dev/null
+leftovers_go || bail "removing what an earlier run left on p1"
 PGOPTIONS="-c allow_in_place_tablespaces=on" psql -X -w -q -v ON_ERROR_STOP=1 "$p1" \
 	-c "CREATE TABLESPACE rs_full LOCATION ''" ||
 	bail "making the tablespace rs_full on p1"
-space=$(q "$p1" "SELECT current_setting('data_directory') || '/' ||
-	pg_tablespace_location(oid) FROM pg_tablespace WHERE spcname = 'rs_full'")
+space=$(space_of)
 [ -d "$space" ] || bail "the tablespace's directory ($space) is not on this machine"
 version=$(ls "$space")
 owner=$(stat -c %u:%g "$space")
-if ! mount -t tmpfs -o "size=1m,mode=0700,uid=${owner%:*},gid=${owner#*:}" tmpfs "$space" 2>/dev/null; then
-	echo "ok - # SKIP mounting a tmpfs needs root (uid $(id -u))"
-	exit 77
-fi
-mounted=$space
+mount -t tmpfs -o "size=1m,mode=0700,uid=${owner%:*},gid=${owner#*:}" tmpfs "$space" ||
+	bail "mounting a 1 MB tmpfs on $space"
 install -d -o "${owner%:*}" -g "${owner#*:}" -m 0700 "$space/$version" ||
 	bail "making $version on the tmpfs"
 
 streaming="SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
 standbys=$(q "$p1" "$streaming")
+check "p1 has standbys streaming ($standbys)" test "${standbys:-0}" -gt 0
 q "$p1" "CREATE DATABASE rs_full_dst" &&
 	q "$dst" "CREATE TABLE orders (id bigint PRIMARY KEY, customer text NOT NULL,
 		amount numeric(12,2), note text) TABLESPACE rs_full" ||
@@ -92,7 +104,7 @@ PLAN
 
 run_reshard 1 "full disk: the run fails when dst's tablespace is full (exit 1)" run plan.cfg --yes
 echo "# full disk: $(grep -m1 '^reshard:' "$dir/err")"
-has "$dir/err" "dst" "full disk: the error names dst"
+has "$dir/err" "shard dst (" "full disk: the error names dst"
 has "$dir/err" "No space left on device" "full disk: the error says the disk is full"
 has "$dir/err" "once that is fixed, \`reshard run plan.cfg\` resumes at step copy" \
 	"full disk: the error says that run resumes at the copy"
