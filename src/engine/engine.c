@@ -542,6 +542,7 @@ engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
 {
 	static const char *const advised[] = {"`reshard ", "again"};
 	char hint[sizeof(err->message)];
+	int n;
 
 	if (err == NULL || (rc != RS_EQUERY && rc != RS_ECONNECT &&
 	                    rc != RS_EIO && rc != RS_ENOMEM))
@@ -550,10 +551,11 @@ engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
 		if (strstr(err->message, advised[i]) != NULL)
 			return;
 	/* A plan path too long to quote whole: no hint (rs_err_append). */
-	if (snprintf(hint, sizeof(hint),
-	             "; once that is fixed, `reshard run %s` resumes at step "
-	             "%s",
-	             run->plan->path, step->name) < (int)sizeof(hint))
+	n = snprintf(
+		hint, sizeof(hint),
+		"; once that is fixed, `reshard run %s` resumes at step %s",
+		run->plan->path, step->name);
+	if (n >= 0 && n < (int)sizeof(hint))
 		rs_err_append(err, hint);
 }
 
