@@ -171,6 +171,22 @@ write_plan() { # write_plan FILE [OPTIONS]
 	} >"$1"
 }
 
+# src_dst_plan FILE NAME HASH KEY DST_URL END OPTIONS: a split of table
+# orders (shard key KEY) from the SQLite file src.db beside FILE onto a
+# new shard dst: the points above END go to dst.
+src_dst_plan() {
+	cat >"$1" <<PLAN
+version = 1; name = "$2"; hash = "$3";
+tables = ( { name = "orders"; key = "$4"; } );
+shards = ( { name = "src"; url = "sqlite://src.db"; }, { name = "dst"; url = "$5"; } );
+from = { map = "ranges"; ranges = ( { end = "max"; node = "src"; } ); };
+to = { map = "ranges"; ranges = ( { end = $6; node = "src"; }, { end = "max"; node = "dst"; } ); };
+strategy = "split";
+options = { $7 };
+publish = { file = "routing.cfg"; };
+PLAN
+}
+
 # plan_url primary|replica K: url_of without the password.
 plan_url() {
 	local url

@@ -129,16 +129,8 @@ sqlite3 "$dir/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEX
 	INSERT INTO orders SELECT n, 'cliente:' || n, n % 1000, 'note ' || n FROM i" ||
 	bail "copy throttle: making the source"
 sqlite3 -separator $'\t' "$dir/src.db" "SELECT id, customer, note FROM orders ORDER BY id" >"$dir/rows.src"
-cat >"$dir/plan.cfg" <<PLAN
-version = 1; name = "copy-throttle"; hash = "sha256_64";
-tables = ( { name = "orders"; key = "customer"; } );
-shards = ( { name = "src"; url = "sqlite://src.db"; }, { name = "dst"; url = "$dst"; } );
-from = { map = "ranges"; ranges = ( { end = "max"; node = "src"; } ); };
-to = { map = "ranges"; ranges = ( { end = 0; node = "src"; }, { end = "max"; node = "dst"; } ); };
-strategy = "split";
-options = { batch_rows = 500; max_replica_lag_seconds = 1; };
-publish = { file = "routing.cfg"; };
-PLAN
+src_dst_plan "$dir/plan.cfg" copy-throttle sha256_64 customer "$dst" 0 \
+	"batch_rows = 500; max_replica_lag_seconds = 1;"
 lag_p1
 (cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
 pid=$!

@@ -91,16 +91,7 @@ rows() { sqlite3 -separator $'\t' "$1" "SELECT id, customer, amount, note FROM o
 rows "$dir/src.db" >"$dir/rows.before"
 rows "$dir/src.db" "id > 10000" >"$dir/rows.dst"
 rows "$dir/src.db" "id <= 10000" >"$dir/rows.src"
-cat >"$dir/plan.cfg" <<PLAN
-version = 1; name = "full-disk"; hash = "identity";
-tables = ( { name = "orders"; key = "id"; } );
-shards = ( { name = "src"; url = "sqlite://src.db"; }, { name = "dst"; url = "$dst"; } );
-from = { map = "ranges"; ranges = ( { end = "max"; node = "src"; } ); };
-to = { map = "ranges"; ranges = ( { end = 10000; node = "src"; }, { end = "max"; node = "dst"; } ); };
-strategy = "split";
-options = { batch_rows = 500; };
-publish = { file = "routing.cfg"; };
-PLAN
+src_dst_plan "$dir/plan.cfg" full-disk identity id "$dst" 10000 "batch_rows = 500;"
 
 run_reshard 1 "full disk: the run fails when dst's tablespace is full (exit 1)" run plan.cfg --yes
 echo "# full disk: $(grep -m1 '^reshard:' "$dir/err")"

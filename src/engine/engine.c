@@ -542,7 +542,6 @@ engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
 {
 	static const char *const advised[] = {"`reshard ", "again"};
 	char hint[sizeof(err->message)];
-	int n;
 
 	if (err == NULL || (rc != RS_EQUERY && rc != RS_ECONNECT &&
 	                    rc != RS_EIO && rc != RS_ENOMEM))
@@ -550,12 +549,12 @@ engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
 	for (size_t i = 0; i < sizeof(advised) / sizeof(advised[0]); i++)
 		if (strstr(err->message, advised[i]) != NULL)
 			return;
-	/* A plan path too long to quote whole: no hint (rs_err_append). */
-	n = snprintf(
-		hint, sizeof(hint),
-		"; once that is fixed, `reshard run %s` resumes at step %s",
-		run->plan->path, step->name);
-	if (n >= 0 && n < (int)sizeof(hint))
+	/* A hint cut short by a very long plan path is longer than
+	 * rs_err_append takes: no hint then. */
+	if (snprintf(
+		    hint, sizeof(hint),
+		    "; once that is fixed, `reshard run %s` resumes at step %s",
+		    run->plan->path, step->name) >= 0)
 		rs_err_append(err, hint);
 }
 
