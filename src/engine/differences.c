@@ -24,7 +24,7 @@ differences_json_value(const char *text)
 
 	if (text == NULL)
 		return json_null();
-	v = json_loads(text, JSON_DECODE_ANY, NULL);
+	v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	return v != NULL ? v : json_string(text);
 }
 

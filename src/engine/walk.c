@@ -131,7 +131,10 @@ key_from_json(struct key_copy *k, const char *text, int n_pk,
               struct rs_err *err)
 {
 	json_error_t jerr;
-	json_t *array = json_loads(text, 0, &jerr);
+	/* A text key may hold a NUL byte (a SQLite TEXT, a MariaDB
+	 * VARCHAR): it is valid UTF-8, written as \u0000, and read back
+	 * with its length. */
+	json_t *array = json_loads(text, JSON_ALLOW_NUL, &jerr);
 	struct rs_value values[16];
 	int rc = 0;
 

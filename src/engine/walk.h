@@ -172,8 +172,9 @@ int walk_same_layout(const struct rs_backend *ba, const struct rs_table_def *a,
                      const struct rs_backend *bb, const struct rs_table_def *b);
 
 /* A primary key (N values) as a JSON array, as the journal keeps keys: a
- * string per value, or {"hex": "…"} for a value whose bytes are not UTF-8
- * (a BLOB key).  malloc'd (free it), NULL when out of memory. */
+ * string per value (a NUL byte in it as \u0000), or {"hex": "…"} for a
+ * value whose bytes are not UTF-8 (a BLOB key).  malloc'd (free it), NULL
+ * when out of memory. */
 char *walk_key_json(const struct rs_value *values, int n);
 
 /* One key value as the journal writes it: a JSON string when its bytes
