@@ -725,14 +725,18 @@ my_what(const struct my_engine *e)
 		case MY_TXN_BEGIN:
 			return "could not start a transaction for table";
 		case MY_TXN_COMMIT:
-			return e->op == MY_OP_UPSERT ? "could not commit the "
-			                               "upsert into table"
-			                             : "could not commit the "
-			                               "delete from table";
+			if (e->op == MY_OP_DELETE)
+				return "could not commit the delete from table";
+			return e->loading ? "could not commit the load into "
+			                    "table"
+			                  : "could not commit the upsert into "
+			                    "table";
 		default:
-			return e->op == MY_OP_UPSERT
-			               ? "could not upsert into table"
-			               : "could not delete from table";
+			if (e->op == MY_OP_DELETE)
+				return "could not delete from table";
+			return e->loading ? "could not load rows (LOAD DATA "
+			                    "LOCAL) into table"
+			                  : "could not upsert into table";
 		}
 	default:
 		return "statement failed";
