@@ -180,5 +180,22 @@ wait_for() {
 	done
 }
 
+# hold_lock FILE SECONDS: a transaction holds FILE's write lock for
+# SECONDS (in the background: its pid in $lock_pid and $background), once
+# `locked` exists.
+hold_lock() {
+	rm -f locked
+	python3 -c '
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+open("locked", "w").close()
+time.sleep(float(sys.argv[2]))
+db.execute("COMMIT")' "$1" "$2" &
+	lock_pid=$!
+	background+=("$lock_pid")
+	wait_for "the lock" 10 test -e locked
+}
+
 # log_lines FILE N: FILE exists and has at least N lines.
 log_lines() { [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }

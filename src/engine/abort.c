@@ -124,8 +124,29 @@ abort_find_marked_run(struct rs_run *run, struct rs_err *err)
 	return found;
 }
 
-/* Undo, in reverse order, every step that began (every step with an undo
- * when ALL, for an abort by the markers). */
+/* Whether STEP, pending in the journal, may still have its effect: a
+ * step that gives the cutover back (the fence) is made pending before it
+ * lifts the fence, so that a crash in between puts the fence up again;
+ * until the fence is off, the journal keeps the fact fenced_since.  A
+ * give-back that failed (a lock held the fence's triggers) or was cut
+ * short leaves both.  Returns 1, 0 or an error. */
+static int
+abort_pending_in_effect(struct rs_run *run, const struct rs_step_def *step,
+                        struct rs_err *err)
+{
+	char since[32];
+	int rc;
+
+	if (step->give_back == NULL)
+		return 0;
+	rc = journal_fact_get(run->journal, "fenced_since", since,
+	                      sizeof(since), err);
+	return rc < 0 ? rc : rc == 1;
+}
+
+/* Undo, in reverse order, every step that began, or that may still have
+ * its effect (abort_pending_in_effect); every step with an undo when ALL,
+ * for an abort by the markers. */
 static int
 abort_undo(struct rs_run *run, int all, struct rs_err *err)
 {
@@ -145,8 +166,13 @@ abort_undo(struct rs_run *run, int all, struct rs_err *err)
 			if (rc != 0)
 				return rc;
 		}
-		if (rec.state == RS_STEP_PENDING)
-			continue;
+		if (rec.state == RS_STEP_PENDING) {
+			rc = abort_pending_in_effect(run, step, err);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+		}
 		run->step = step;
 		rc = step->undo(run, err);
 		if (rc != 0)

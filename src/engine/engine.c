@@ -532,16 +532,18 @@ engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
  * what failed is outside the run: a statement a server refused (a full
  * disk, a lock wait, a constraint), a lost connection, a local file or
  * memory.  Every step is idempotent, so the same `run` goes on from the
- * step once the cause is gone.  Other failures say what to do themselves
- * (a verify that found differences, a refusal, a stop, a give-back), as
- * do messages that name a command or say to try again.  A message too
- * long for both keeps its start and the hint whole (rs_err_append). */
+ * first step not done once the cause is gone.  Other failures say what to
+ * do themselves (a verify that found differences, a refusal, a stop, a
+ * give-back), as do messages that name a command or say to try again.  A
+ * message too long for both keeps its start and the hint whole
+ * (rs_err_append). */
 static void
 engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
                    int rc, struct rs_err *err)
 {
 	static const char *const advised[] = {"`reshard ", "again"};
 	char hint[sizeof(err->message)];
+	const char *at = step->name;
 
 	if (err == NULL || (rc != RS_EQUERY && rc != RS_ECONNECT &&
 	                    rc != RS_EIO && rc != RS_ENOMEM))
@@ -549,12 +551,26 @@ engine_resume_hint(const struct rs_run *run, const struct rs_step_def *step,
 	for (size_t i = 0; i < sizeof(advised) / sizeof(advised[0]); i++)
 		if (strstr(err->message, advised[i]) != NULL)
 			return;
+	/* The first step not done: STEP, unless a give-back that failed
+	 * had made the steps from the fence on pending again. */
+	for (int i = 0; i < run->strategy->n_steps; i++) {
+		struct rs_step_record rec;
+
+		if (journal_step_get(run->journal,
+		                     run->strategy->steps[i]->name, &rec,
+		                     NULL) != 0)
+			break;
+		if (rec.state != RS_STEP_DONE) {
+			at = run->strategy->steps[i]->name;
+			break;
+		}
+	}
 	/* A hint cut short by a very long plan path is longer than
 	 * rs_err_append takes: no hint then. */
 	if (snprintf(
 		    hint, sizeof(hint),
 		    "; once that is fixed, `reshard run %s` resumes at step %s",
-		    run->plan->path, step->name) >= 0)
+		    run->plan->path, at) >= 0)
 		rs_err_append(err, hint);
 }
 

@@ -39,22 +39,6 @@ run_reshard 0 "concurrent: resume, unthrottled" run plan.cfg --yes
 complete "concurrent"
 
 
-# hold_lock FILE SECONDS: a transaction holds FILE's write lock for
-# SECONDS (in the background), once `locked` exists.
-hold_lock() {
-	rm -f locked
-	python3 -c '
-import sqlite3, sys, time
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
-db.execute("BEGIN IMMEDIATE")
-db.execute("UPDATE orders_0 SET note = note WHERE rowid = 1")
-open("locked", "w").close()
-time.sleep(float(sys.argv[2]))
-db.execute("COMMIT")' "$1" "$2" &
-	background+=("$!")
-	wait_for "the lock" 10 test -e locked
-}
-
 # A long transaction on a source holds the write lock past the engine's
 # lock timeout (2 s): the trigger DDL waits, says so, tries again, and
 # goes through once the transaction ends; the run then finishes.  First

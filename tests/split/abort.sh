@@ -6,6 +6,7 @@
 # (their dump equal to the template's), every marker aborted, the journal
 # set aside; a new run of the same plan then completes exactly.  Writes
 # the application made on the sources during the copy are kept by abort.
+# So is a fence left up by a give-back that could not take it off.
 # After publish, abort refuses (exit 2) and changes nothing.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
@@ -102,6 +103,25 @@ source_rows "abort-writes: the sources hold their rows with the application's wr
 no_leftovers "abort-writes: no trigger, change log or delete log left"
 run_reshard 0 "abort-writes: a new run completes" run plan.cfg --yes
 complete abort-writes
+
+section abort-given-back
+# The cutover is given back (fence_timeout_seconds passed) while a long
+# transaction on n0 holds its write lock: the fence cannot come off n0,
+# the run fails with the fence steps pending again, and the fence still
+# up.  Abort must take it off all the same.
+fresh abort-given-back ring "fence_timeout_seconds = 1;"
+dumps "$root/template-$kind" >dump.before
+run_reshard 0 "abort-given-back: run --until fence" run plan.cfg --until fence --yes
+sleep 1.2
+check "abort-given-back: a transaction holds n0's write lock" hold_lock n0.db 60
+run_reshard 1 "abort-given-back: the give-back cannot unfence n0 (exit 1)" run plan.cfg --yes
+has err "resumes at step fence" "abort-given-back: the message says run resumes at the fence"
+status_json
+equals "$(step_field fence state)/$(jget '$.fenced')" pending/1 \
+	"abort-given-back: status: fence pending again, writes still fenced"
+kill "$lock_pid" && wait "$lock_pid" 2>/dev/null
+run_reshard 0 "abort-given-back: abort" abort plan.cfg
+undone abort-given-back fence
 
 section abort-published
 fresh abort-published
