@@ -770,6 +770,7 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 {
 	struct rs_run run;
 	int rc, until = -1, created = 0, discard = 0, published = 0;
+	int existed = access(plan->journal, F_OK) == 0;
 
 	if (options->until != NULL) {
 		for (int i = 0; i < strategy->n_steps; i++)
@@ -794,8 +795,9 @@ engine_run(const struct rs_plan *plan, const struct rs_strategy_def *strategy,
 	if (rc == 0) {
 		rc = marker_guard(&run, published, err);
 		/* A journal made only to be refused would look like a run
-		 * of its own to the next command: it goes. */
-		discard = rc != 0 && created;
+		 * of its own to the next command: it goes.  Not one that was
+		 * there (one of a release before run ids has steps done). */
+		discard = rc != 0 && created && !existed;
 	}
 	if (rc != 0 && !discard)
 		journal_event(run.journal, "error", "run refused: %s",

@@ -4,7 +4,8 @@
 # stale rows over live ones), naming the shard marker or the routing file
 # it found, and never advises moving a live replica aside.  Before
 # publish, abort releases the fence from the shard markers even without a
-# journal, or with one that cannot be read.  The run lock is on the
+# journal, or with one that cannot be read.  A journal of a release
+# before run ids is never deleted by a refusal.  The run lock is on the
 # journal itself: no side file to delete.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
@@ -108,6 +109,24 @@ check "damaged: the damaged journal is set aside" \
 	test ! -e orders-2x.journal -a -n "$(compgen -G 'orders-2x.journal.damaged-*')"
 run_reshard 0 "damaged: a new run completes" run plan.cfg --yes
 complete "damaged"
+
+# A journal of a release before run ids (no run_id fact), with steps
+# done, resumed while a shard cannot be read: the run fails, and the
+# journal stays, to resume once the shard is back.
+section no-run-id
+fresh no-run-id
+run_reshard 0 "no-run-id: run --until preflight" run plan.cfg --until preflight --yes
+sql orders-2x.journal "DELETE FROM facts WHERE name = 'run_id'"
+mv db1.db db1.kept && echo "not a database" >db1.db
+run_reshard 1 "no-run-id: the run fails with db1 unreadable" run plan.cfg --yes
+check "no-run-id: the journal is still there" test -s orders-2x.journal
+equals "$(sql orders-2x.journal "SELECT state FROM steps WHERE name = 'preflight'")" done \
+	"no-run-id: its steps are still done"
+mv db1.kept db1.db
+run_reshard 0 "no-run-id: with db1 back the run resumes and completes" run plan.cfg --yes
+status_json
+equals "$(step_field preflight attempts)" 1 "no-run-id: preflight was not run again"
+complete no-run-id
 
 # The lock is the journal's own: no side file, and a journal deleted
 # under a running run does not let a second one in (the markers refuse).
