@@ -50,9 +50,13 @@ abort_check_journal(struct rs_run *run, struct rs_err *err)
 		int n;
 
 		rc = marker_read(run, s, &markers, &n, err);
+		/* An earlier run of the plan that ended (done) is no
+		 * reason: this one began after it. */
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (strcmp(markers[i].plan, run->plan->name) == 0 &&
-			    marker_past_publish(&markers[i]))
+			    marker_past_publish(&markers[i]) &&
+			    (strcmp(markers[i].run_id, run->run_id) == 0 ||
+			     !marker_ended(markers[i].state)))
 				rc = rs_err_set(
 					err, RS_EUSAGE,
 					"shard %s says run %s of plan %s is %s "

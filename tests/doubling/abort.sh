@@ -2,6 +2,8 @@
 # abort: before publish it undoes (sources exactly as before, no trigger,
 # replica files gone, journal set aside) and a new run starts from the
 # beginning; after publish it is refused with exit 2 and changes nothing.
+# The `done` markers of an earlier run of the same plan name do not make
+# abort take a later run for a published one.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -41,5 +43,29 @@ status_json
 equals "$(jget '$.fenced')" 1 "abort-published: fences untouched"
 run_reshard 0 "abort-published: the run goes on" run plan.cfg --yes
 complete "abort-published"
+
+section abort-second-run
+# The doubling ends; a second one of the same name (4 -> 8, its own
+# journal) is stopped before its fence, while db0 … db3 still carry the
+# first run's `done` markers, then aborted.
+fresh abort-second-run
+run_reshard 0 "abort-second-run: the first doubling ends" run plan.cfg --yes
+complete "abort-second-run: first"
+sed -e 's/^name = .*/&\njournal = "eight.journal";/' \
+	-e 's/"db0"; url = "sqlite:\/\/db0.db"; replica = "db2"/"db0"; url = "sqlite:\/\/db0.db"; replica = "db4"/' \
+	-e 's/"db1"; url = "sqlite:\/\/db1.db"; replica = "db3"/"db1"; url = "sqlite:\/\/db1.db"; replica = "db5"/' \
+	-e 's/{ name = "db2"; url = "sqlite:\/\/db2.db"; }/{ name = "db2"; url = "sqlite:\/\/db2.db"; replica = "db6"; }/' \
+	-e 's/{ name = "db3"; url = "sqlite:\/\/db3.db"; }/{ name = "db3"; url = "sqlite:\/\/db3.db"; replica = "db7"; },\n  { name = "db4"; url = "sqlite:\/\/db4.db"; }, { name = "db5"; url = "sqlite:\/\/db5.db"; },\n  { name = "db6"; url = "sqlite:\/\/db6.db"; }, { name = "db7"; url = "sqlite:\/\/db7.db"; }/' \
+	-e 's/^from = .*/from = { map = "slots"; databases = 4; tables_per_db = 2; nodes = ["db0", "db1", "db2", "db3"]; };/' \
+	-e 's/^to   = .*/to   = { map = "slots"; databases = 8; tables_per_db = 2; nodes = ["db0", "db1", "db2", "db3", "db4", "db5", "db6", "db7"]; };/' \
+	plan.cfg >eight.cfg
+actual_rows db0 db1 db2 db3 >rows.before
+run_reshard 0 "abort-second-run: the second runs until pre-verify" \
+	run eight.cfg --until pre-verify --yes
+run_reshard 0 "abort-second-run: abort (the done markers are the first run's)" abort eight.cfg
+actual_rows db0 db1 db2 db3 >rows.after
+check "abort-second-run: db0 … db3 as before" cmp rows.before rows.after
+check "abort-second-run: the second run's replica files removed" \
+	test ! -e db4.db -a ! -e db5.db -a ! -e db6.db -a ! -e db7.db
 
 finish
