@@ -270,7 +270,7 @@ publish_hook_env(const struct rs_plan *plan, long long epoch,
 }
 
 /* Run the hook command with RESHARD_EPOCH set and no secret in its
- * environment; wait for it. */
+ * environment, in a session of its own; wait for it. */
 static int
 publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 {
@@ -297,6 +297,10 @@ publish_hook(struct rs_run *run, long long epoch, struct rs_err *err)
 	options.stdio = stdio;
 	options.stdio_count = 3;
 	options.env = env;
+	/* A session of its own: a Ctrl-C at the terminal, sent to
+	 * reshard's process group, asks reshard to stop and must not kill
+	 * the hook halfway (the run stops once it has ended). */
+	options.flags = UV_PROCESS_DETACHED;
 	options.exit_cb = hook_exited;
 	process.data = &h;
 	rc = uv_spawn(&run->loop, &process, &options);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # signals: a stop request never carries the run into the next step.
 # SIGTERM during a slow publish hook lets the hook end, then stops before
-# unfence (writes stay fenced); SIGTERM in a throttled purge stops at a
+# unfence (writes stay fenced), and so does a Ctrl-C (SIGINT to the whole
+# process group, which the hook, in a session of its own, does not get); SIGTERM in a throttled purge stops at a
 # checkpoint.  Both exit 4, a code of their own, and status shows the step
 # stopped, not failed.  A "no" at the promote prompt says which shards
 # stay fenced and how to go on or lift the fence.  The hook's environment
@@ -41,6 +42,25 @@ for secret in PGPASSWORD MYSQL_PWD; do
 done
 run_reshard 0 "hook-stop: resume" run plan.cfg --yes
 complete "hook-stop"
+
+# Ctrl-C at a terminal: SIGINT to reshard's whole process group.  The
+# hook runs in a session of its own, so it too is let finish.
+section hook-ctrl-c
+fresh hook-ctrl-c
+with_hook 'touch hook.started; sleep 1; touch hook.done'
+setsid "$bin" run plan.cfg --yes >run.out 2>run.err </dev/null &
+pid=$!
+background+=("$pid")
+check "hook-ctrl-c: the hook starts" wait_for "the hook" 20 test -e hook.started
+kill -INT -- "-$pid"
+wait "$pid"
+equals "$?" 4 "hook-ctrl-c: SIGINT to the process group exits 4"
+check "hook-ctrl-c: the hook was let finish" test -e hook.done
+status_json
+equals "$(step_field publish state)/$(step_field unfence state)" done/pending \
+	"hook-ctrl-c: publish done, unfence not begun"
+run_reshard 0 "hook-ctrl-c: resume" run plan.cfg --yes
+complete "hook-ctrl-c"
 
 # password_env: the variable a shard's password comes from is dropped too.
 section hook-env
