@@ -10,7 +10,8 @@
 # is exactly once on its owner and the downstream holds what p1 holds.
 # Then the copy's throttle, the same way: a split from a SQLite file into
 # a new database on p1, whose copy must wait while the downstream's replay
-# is paused, then go on and end exact.  Then the replicas (and the
+# is paused, send nothing when stopped (SIGTERM) during the wait, and,
+# resumed, end exact.  Then the replicas (and the
 # downstream) are made again (reset-replicas).
 #
 # Needs the servers of integration/servers.sh started with
@@ -114,7 +115,7 @@ check "pg downstream: the downstream holds what p1 holds" same_as_p1
 # The copy's throttle: a split from a SQLite file into a new database on
 # p1, with the downstream's replay paused again and p1 written to.  The
 # copy must say that it waits for dst's replicas and send nothing while
-# the replay stays paused, then go on and end exact.
+# the replay stays paused, nor when stopped then; resumed, it ends exact.
 dir=$tmp/copy-throttle
 mkdir -p "$dir"
 dst=${p1%/*}/rs_throttle_dst
@@ -140,7 +141,18 @@ sleep 2
 equals "$(q "$dst" "SELECT count(*) FROM orders")" 0 \
 	"copy throttle: nothing copied to dst while the downstream's replay was paused"
 check "copy throttle: the copy is still waiting" kill -0 "$pid"
+# A stop request while it waits: the batch it waited to send stays
+# unsent, and the run stops (exit 4) to be resumed.
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+equals "$rc" 4 "copy throttle: a stop during the wait exits 4"
+has "$dir/err" "on request" "copy throttle: it says it stopped on request"
+equals "$(q "$dst" "SELECT count(*) FROM orders")" 0 \
+	"copy throttle: the stop sent nothing to dst"
 q "$d1" "SELECT pg_wal_replay_resume()" >/dev/null
+(cd "$dir" && exec "$bin" run plan.cfg --yes) >"$dir/out" 2>"$dir/err" </dev/null &
+pid=$!
 run_ends "copy throttle"
 q "$dst" "SELECT id, customer, note FROM orders ORDER BY id" >"$dir/rows.dst"
 check "copy throttle: dst holds every row of the source, unchanged" cmp "$dir/rows.src" "$dir/rows.dst"

@@ -727,6 +727,10 @@ steps_wait_downstream(struct rs_run *run, struct rs_backend *backend, int shard,
 	}
 	if (rc == 0 && lag <= bound)
 		run->lag_ok_at[shard] = uv_now(&run->loop);
+	/* Stopped while the replicas lag: the write waited for must not
+	 * go out now. */
+	if (rc == 0 && lag > bound)
+		rc = engine_checkpoint(run, err);
 	return rc;
 }
 

@@ -282,9 +282,10 @@ int steps_column(const struct rs_table_def *def, const char *name);
  * the shard (its own, not the plan's) replay more than
  * max_replica_lag_seconds behind, wait, so that a copy or a purge never
  * floods them further; say so once, naming WHAT waits.  A stop request
- * ends the wait.  A lag found within the bound stands for half a second
- * (no query before every batch).  Nothing where the engine cannot tell
- * (RS_CAP_DOWNSTREAM_LAG).  Returns 0 or the error of asking. */
+ * ends the wait with RS_ECANCELED, the write not to be made.  A lag found
+ * within the bound stands for half a second (no query before every
+ * batch).  Nothing where the engine cannot tell (RS_CAP_DOWNSTREAM_LAG).
+ * Returns 0, RS_ECANCELED or the error of asking. */
 int steps_wait_downstream(struct rs_run *run, struct rs_backend *backend,
                           int shard, const char *what, struct rs_err *err);
 
