@@ -113,10 +113,44 @@ purge_unseen(const struct rs_rowbuf *rows, const struct purge_owner *po)
 	return n;
 }
 
+/* The rows of ROWS owned by PO's owner and not accounted for yet, looked
+ * up by primary key in DEF (its table or its delete log) on TARGET: a
+ * range of keys on the source may not be the same range on an owner of
+ * another engine, whose collation orders text keys its own way (a
+ * binary SQLite key range read from a MariaDB _ci table misses the keys
+ * that sort elsewhere there).  Marks those found.  Returns 0 or the error
+ * of reading. */
+static int
+purge_by_keys(struct rs_run *run, struct rs_backend *target,
+              const struct rs_table_def *def, const struct rs_rowbuf *rows,
+              struct purge_owner *po, struct rs_err *err)
+{
+	int n_pk = def->n_pk, n = 0, rc;
+	struct rs_value *keys = malloc(
+		sizeof(*keys) * ((size_t)rows->n_rows * (size_t)n_pk + 1));
+	struct rs_rowbuf there = {0};
+
+	if (keys == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int r = 0; r < rows->n_rows; r++)
+		if (po->owners[r].shard == po->owner.shard &&
+		    po->owners[r].table == po->owner.table && !po->seen[r])
+			memcpy(&keys[(size_t)n++ * (size_t)n_pk],
+			       rowbuf_row(rows, r),
+			       sizeof(*keys) * (size_t)n_pk);
+	rc = steps_read_keys(run, target, def, keys, n, n_pk, &there, err);
+	if (rc == 0)
+		rc = purge_page(&there, po, err);
+	rowbuf_free(&there);
+	free(keys);
+	return rc;
+}
+
 /* Check every row of ROWS owned by OWNER: it exists there, or the owner's
  * delete log says the application deleted it there (see the top); any other is
  * marked to keep (and recorded).  The owner's side is read a page at a
- * time.  Returns 0 or an error. */
+ * time, then, for rows that range did not show, by key (purge_by_keys).
+ * Returns 0 or an error. */
 static int
 purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
               const struct rs_owner *owners, struct rs_owner owner, void *ctx,
@@ -145,6 +179,8 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	if (rc == 0)
 		rc = walk_range_pages(run, target, def, range->after,
 		                      range->upto, 1, purge_page, &po, err);
+	if (rc == 0 && purge_unseen(rows, &po) > 0)
+		rc = purge_by_keys(run, target, def, rows, &po, err);
 	/* Missing on their owner: deleted there by the application? */
 	if (rc == 0 && purge_unseen(rows, &po) > 0 &&
 	    backend_supports(target, RS_CAP_DELETE_LOG)) {
@@ -154,6 +190,8 @@ purge_confirm(struct rs_walk *walk, const struct rs_rowbuf *rows,
 			rc = walk_range_pages(run, target, def, range->after,
 			                      range->upto, 1, purge_page, &po,
 			                      err);
+		if (rc == 0 && purge_unseen(rows, &po) > 0)
+			rc = purge_by_keys(run, target, def, rows, &po, err);
 	}
 	for (int r = 0; rc == 0 && r < rows->n_rows; r++) {
 		if (owners[r].shard != owner.shard ||
