@@ -5,11 +5,13 @@
 # MariaDB _bin collation); n4's sorts them case-blind (COLLATE NOCASE,
 # like a MariaDB _ci collation).  Keys of mixed case ('B7Y', 'a12x') then
 # fall in different key ranges on the two sides, so an owner read by a
-# source chunk's key range misses some of its rows.  Purge, which
-# confirms every row on its owner before deleting it, kept them (exit 3,
-# the run unable to end); it now looks up by key what the range did not
-# show.  The run ends with every row once on its owner under `to` (by the
-# oracle), unchanged.
+# source chunk's key range misses some of its rows, and shows rows of
+# other chunks.  `reshard verify` called them missing and extra (exit 3);
+# purge, which confirms every row on its owner before deleting it, kept
+# them (exit 3, the run unable to end).  Both now look up by key what a
+# range did not show, and verify asks the source before calling a row
+# extra.  The run ends with every row once on its owner under `to` (by
+# the oracle), unchanged.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -37,6 +39,8 @@ check "collation: n4 orders the keys otherwise" test \
 	"$(sql :memory: "SELECT 'B1x' < 'a2x'")" != \
 	"$(sql :memory: "SELECT 'B1x' < 'a2x' COLLATE NOCASE")"
 
+run_reshard 0 "collation: run --until catch-up" run plan.cfg --until catch-up --yes
+run_reshard 0 "collation: reshard verify finds no difference (exit 0)" verify plan.cfg
 run_reshard 0 "collation: the run ends (exit 0)" run plan.cfg --yes
 for n in "${nodes[@]}"; do
 	sql -separator $'\t' "$n.db" "SELECT '$n', code, customer, note FROM codes"
