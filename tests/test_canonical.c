@@ -332,10 +332,17 @@ test_booleans(void **state)
 	check(RS_COL_BOOL, RS_SRC_SQLITE, "true", "t");
 	check(RS_COL_BOOL, RS_SRC_SQLITE, "FALSE", "f");
 	check(RS_COL_BOOL, RS_SRC_SQLITE, "True", "t");
-	/* tinyint(1) holds any tinyint: MariaDB's truth */
-	check(RS_COL_BOOL, RS_SRC_MYSQL, "2", "t");
-	check(RS_COL_BOOL, RS_SRC_MYSQL, "-1", "t");
 	check(RS_COL_BOOL, RS_SRC_MYSQL, "00", "f");
+	check(RS_COL_BOOL, RS_SRC_MYSQL, "-0", "f");
+	check(RS_COL_BOOL, RS_SRC_MYSQL, "001", "t");
+	check(RS_COL_BOOL, RS_SRC_MYSQL, "+1", "t");
+	/* tinyint(1) holds any tinyint: taken as true, 2 would be written
+	 * back as 1, so it is refused (the message says what to do) */
+	check_bad(RS_COL_BOOL, RS_SRC_MYSQL, "2");
+	check_bad(RS_COL_BOOL, RS_SRC_MYSQL, "-1");
+	check_bad(RS_COL_BOOL, RS_SRC_MYSQL, "10");
+	check_bad(RS_COL_BOOL, RS_SRC_MYSQL, "127");
+	check_bad(RS_COL_BOOL, RS_SRC_SQLITE, "11");
 }
 
 static void

@@ -471,12 +471,18 @@ read_float4(const char *s, size_t len, struct rs_canon_buf *out,
 
 /* ---- Booleans, text, bytes, uuids ------------------------------------- */
 
+/* A boolean: t, true, f, false, or the integers 0 and 1 (MariaDB's
+ * TINYINT(1), SQLite's 0 and 1).  Any other integer is refused, not taken
+ * as true: a TINYINT(1) may hold -128 … 127, and 2 copied as true would
+ * reach the target as 1, a changed row no comparison of canonical values
+ * could see. */
 static int
 read_bool(const char *s, size_t len, struct rs_canon_buf *out,
           struct rs_err *err, const char **why)
 {
 	size_t i = 0;
-	bool nonzero = false;
+	int negative = 0;
+	char last = '0';
 
 	if (canon_equals_word(s, len, "t") || canon_equals_word(s, len, "true"))
 		return buf_putc(out, 't', err);
@@ -484,7 +490,7 @@ read_bool(const char *s, size_t len, struct rs_canon_buf *out,
 	    canon_equals_word(s, len, "false"))
 		return buf_putc(out, 'f', err);
 	if (i < len && (s[i] == '-' || s[i] == '+'))
-		i++;
+		negative = s[i++] == '-';
 	if (i == len) {
 		*why = "not t, f, true, false or an integer";
 		return RS_EVALUE;
@@ -494,9 +500,21 @@ read_bool(const char *s, size_t len, struct rs_canon_buf *out,
 			*why = "not t, f, true, false or an integer";
 			return RS_EVALUE;
 		}
-		nonzero = nonzero || s[i] != '0';
+		if (last != '0') {
+			last = 'x'; /* a digit after a nonzero one */
+			continue;
+		}
+		last = s[i];
 	}
-	return buf_putc(out, nonzero ? 't' : 'f', err);
+	if (last == '0')
+		return buf_putc(out, 'f', err);
+	if (last == '1' && !negative)
+		return buf_putc(out, 't', err);
+	*why = "an integer other than 0 and 1 in a boolean column (a "
+	       "MariaDB TINYINT(1) holds -128 … 127): copied as a boolean "
+	       "it would become 1; declare the column a wider integer "
+	       "(TINYINT(4)) on source and target";
+	return RS_EVALUE;
 }
 
 /* PostgreSQL's bytea text output: "\x" and hex digits, or the escape
