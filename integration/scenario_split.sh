@@ -22,7 +22,8 @@
 #   values   NULL and empty strings, emoji, 30-digit decimals, floats,
 #            timestamps with and without zone, booleans, bytes and a
 #            composite key, split PostgreSQL -> MariaDB -> SQLite and
-#            compared with what was written
+#            compared with what was written; the first read under
+#            session defaults of 15 float digits and day-first dates
 #   load     MariaDB -> PostgreSQL by COPY: tabs, newlines, backslashes and
 #            "\N" in values; a crash between a chunk's rows and its journal
 #            record, then the target's connections killed mid-copy, each
@@ -408,7 +409,8 @@ section_values() {
 		('r1', 2, '', 0, 0, '2026-01-01 00:00:00', '2026-01-01 00:00:00+00', false, ''),
 		('emoji 🚀', 3, 'été ✓ 🎉', 12345678901234567890.1234567891, 3.141592653589793, '1999-12-31 23:59:59.123456', '2026-06-30 12:00:00.5+02', true, '\\x00ff10'),
 		('l''r', 4, 'quote '' and \\ back', -0.0000000001, -1.5e-300, '2000-02-29 00:00:00.000001', '1970-01-01 00:00:01+00', true, '\\xdeadbeef'),
-		('r2', 5, 'big', 99999999999999999999.9999999999, 1e300, '2038-01-19 03:14:08', '2038-01-19 03:14:07+00', false, '\\x')"
+		('r2', 5, 'big', 99999999999999999999.9999999999, 1e300, '2038-01-19 03:14:08', '2038-01-19 03:14:07+00', false, '\\x'),
+		('r3', 6, 'float', 1.5, 0.30000000000000004, '2001-02-03 04:05:06', '2001-02-03 04:05:06+00', true, '\\x01')"
 	PGOPTIONS="-c client_min_messages=warning" psql -X -w -q -At -F $'\t' -P 'null=\N' "$v1" -c "SELECT region, id, t, d, f, to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(tz AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), b, encode(by, 'hex') FROM vals ORDER BY region, id" >"$dir/want"
 	# Plan A: every row from v1 to v2; plan B: every row from v2 to v3.
 	cat >"$dir/a.cfg" <<-EOF
@@ -429,10 +431,14 @@ section_values() {
 		strategy = "split";
 		publish = { file = "b.routing.cfg"; };
 	EOF
-	run_reshard 0 "values: PostgreSQL -> MariaDB (verify compares them in canonical form)" run a.cfg --yes
+	# Session defaults reshard must not read values by: 15 float digits
+	# (0.30000000000000004 would be read, copied and compared as 0.3),
+	# day-first dates.
+	PGOPTIONS="-c extra_float_digits=0 -c DateStyle=SQL,DMY" \
+		run_reshard 0 "values: PostgreSQL -> MariaDB (verify compares them in canonical form)" run a.cfg --yes
 	run_reshard 0 "values: MariaDB -> SQLite" run b.cfg --yes
 	equals "$(pg "$v1" "SELECT count(*) FROM vals")/$(my "$v2" "SELECT count(*) FROM vals")/$(sqlite3 "$v3" "SELECT count(*) FROM vals")" \
-		0/0/5 "values: every row ends on SQLite"
+		0/0/6 "values: every row ends on SQLite"
 	if python3 - "$v3" "$dir/want" >"$tmp/why" 2>&1 <<-'PY'
 		import sqlite3, sys
 		from decimal import Decimal

@@ -928,11 +928,16 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
 
 /* ---- connect ---- */
 
-/* The session setup, one simple query. */
+/* The session setup, one simple query.  Besides the time zone and the
+ * timeouts, the output settings the canonical form reads (canonical.h),
+ * whatever the role, the database or PGOPTIONS set: every float digit
+ * (with extra_float_digits 0, 0.30000000000000004 would read as 0.3 and
+ * copy and compare as such), ISO dates and intervals, UTF-8 text (what
+ * reshard hashes, as the fence's SQL does). */
 static void
 pg_setup_session(struct pg_engine *pg)
 {
-	char sql[256], check[64] = "";
+	char sql[512], check[64] = "";
 	int named = 0;
 	struct rs_err err;
 
@@ -946,7 +951,9 @@ pg_setup_session(struct pg_engine *pg)
 		         "; SET client_connection_check_interval = %d",
 		         PG_CHECK_CLIENT_MS);
 	snprintf(sql, sizeof(sql),
-	         "SET TimeZone = 'UTC'; SET lock_timeout = %d; "
+	         "SET TimeZone = 'UTC'; SET extra_float_digits = 3; "
+	         "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
+	         "SET client_encoding = 'UTF8'; SET lock_timeout = %d; "
 	         "SET statement_timeout = 0%s%s",
 	         PG_LOCK_TIMEOUT_MS, check,
 	         named ? "" : "; SET application_name = 'reshard'");
