@@ -187,6 +187,30 @@ publish = { file = "routing.cfg"; };
 PLAN
 }
 
+# src_rows DB [WHERE]: the orders of the SQLite file DB (WHERE a
+# condition on them), tab-separated, by id.
+src_rows() {
+	sqlite3 -separator $'\t' "$1" "SELECT id, customer, amount, note FROM orders
+		WHERE ${2:-1} ORDER BY id"
+}
+
+# full_disk_split DIR DST: for the full disk scenarios, DIR/src.db (20,000
+# orders, keys 1 … 20,000, about 120 bytes a row), the oracle's rows
+# (DIR/rows.before; a key above 10,000 belongs to dst: DIR/rows.dst, the
+# rest DIR/rows.src) and DIR/plan.cfg, a split of those keys onto DST
+# (identity hash, chunks of 500).
+full_disk_split() {
+	sqlite3 "$1/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
+		amount DECIMAL(12,2), note TEXT);
+		WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
+		INSERT INTO orders SELECT n, 'cliente:' || n, (n % 1000) || '.25',
+			'note ' || n || ' ' || printf('%.90c', '*') FROM i" || return 1
+	src_rows "$1/src.db" >"$1/rows.before" &&
+		src_rows "$1/src.db" "id > 10000" >"$1/rows.dst" &&
+		src_rows "$1/src.db" "id <= 10000" >"$1/rows.src" &&
+		src_dst_plan "$1/plan.cfg" full-disk identity id "$2" 10000 "batch_rows = 500;"
+}
+
 # plan_url primary|replica K: url_of without the password.
 plan_url() {
 	local url

@@ -101,19 +101,7 @@ root_sql "CREATE USER 'reshard'@'127.0.0.1' IDENTIFIED BY 'reshard';
 		DATA DIRECTORY = '$space'" || bail "making the target table on the tmpfs"
 dst=mysql://reshard:reshard@127.0.0.1:$port/rs_full_dst
 
-sqlite3 "$dir/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
-	amount DECIMAL(12,2), note TEXT);
-	WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
-	INSERT INTO orders SELECT n, 'cliente:' || n, (n % 1000) || '.25',
-		'note ' || n || ' ' || printf('%.90c', '*') FROM i" ||
-	bail "making the source"
-# The oracle: a key above 10,000 belongs to dst, the rest to src.
-rows() { sqlite3 -separator $'\t' "$1" "SELECT id, customer, amount, note FROM orders
-	WHERE ${2:-1} ORDER BY id"; }
-rows "$dir/src.db" >"$tmp/rows.before"
-rows "$dir/src.db" "id > 10000" >"$tmp/rows.dst"
-rows "$dir/src.db" "id <= 10000" >"$tmp/rows.src"
-src_dst_plan "$dir/plan.cfg" full-disk identity id "$dst" 10000 "batch_rows = 500;"
+full_disk_split "$dir" "$dst" || bail "making the source and the plan"
 
 run_reshard 1 "full disk: the run fails when dst's table cannot grow (exit 1)" run plan.cfg --yes
 echo "# full disk: $(grep -m1 '^reshard:' "$dir/err")"
@@ -124,8 +112,8 @@ done_chunks=$(sqlite3 -readonly "$dir/full-disk.journal" "SELECT count(*) FROM c
 	WHERE step = 'copy' AND state = 'done'")
 check "full disk: chunks were copied before the disk filled ($done_chunks done)" \
 	test "$done_chunks" -gt 20
-rows "$dir/src.db" >"$tmp/rows.after"
-check "full disk: the source holds its rows as before" cmp "$tmp/rows.before" "$tmp/rows.after"
+src_rows "$dir/src.db" >"$dir/rows.after"
+check "full disk: the source holds its rows as before" cmp "$dir/rows.before" "$dir/rows.after"
 
 # The server stopped itself; if it did not, stop it, as an operator
 # would to grow its disk.
@@ -139,7 +127,7 @@ run_reshard 1 "full disk: a run while dst is down fails (exit 1)" run plan.cfg -
 echo "# full disk, dst down: $(grep -m1 '^reshard:' "$dir/err")"
 has "$dir/err" "shard dst (" "full disk: that error names dst"
 check "full disk: that run left the source as it was" \
-	cmp "$tmp/rows.before" <(rows "$dir/src.db")
+	cmp "$dir/rows.before" <(src_rows "$dir/src.db")
 check "full disk: and recorded no chunk" test "$(sqlite3 -readonly "$dir/full-disk.journal" \
 	"SELECT count(*) FROM chunks WHERE state = 'done'")" = "$(sqlite3 -readonly \
 	"$tmp/journal.before" "SELECT count(*) FROM chunks WHERE state = 'done'")"
@@ -148,6 +136,6 @@ mount -o remount,size=64m "$space" || bail "growing the tmpfs"
 server_up || bail "restarting MariaDB (see $tmp/server.log)"
 run_reshard 0 "full disk: with space again the run resumes and finishes" run plan.cfg --yes
 q "$dst" "SELECT id, customer, amount, note FROM orders ORDER BY id" >"$tmp/got.dst"
-check "full disk: dst holds every key above 10,000, unchanged" cmp "$tmp/rows.dst" "$tmp/got.dst"
-check "full disk: src holds the rest, unchanged" cmp "$tmp/rows.src" <(rows "$dir/src.db")
+check "full disk: dst holds every key above 10,000, unchanged" cmp "$dir/rows.dst" "$tmp/got.dst"
+check "full disk: src holds the rest, unchanged" cmp "$dir/rows.src" <(src_rows "$dir/src.db")
 finish

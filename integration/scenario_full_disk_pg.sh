@@ -79,19 +79,7 @@ q "$p1" "CREATE DATABASE rs_full_dst" &&
 	q "$dst" "CREATE TABLE orders (id bigint PRIMARY KEY, customer text NOT NULL,
 		amount numeric(12,2), note text) TABLESPACE rs_full" ||
 	bail "making the target database on p1"
-sqlite3 "$dir/src.db" "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
-	amount DECIMAL(12,2), note TEXT);
-	WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 20000)
-	INSERT INTO orders SELECT n, 'cliente:' || n, (n % 1000) || '.25',
-		'note ' || n || ' ' || printf('%.90c', '*') FROM i" ||
-	bail "making the source"
-# The oracle: a key above 10,000 belongs to dst, the rest to src.
-rows() { sqlite3 -separator $'\t' "$1" "SELECT id, customer, amount, note FROM orders
-	WHERE ${2:-1} ORDER BY id"; }
-rows "$dir/src.db" >"$dir/rows.before"
-rows "$dir/src.db" "id > 10000" >"$dir/rows.dst"
-rows "$dir/src.db" "id <= 10000" >"$dir/rows.src"
-src_dst_plan "$dir/plan.cfg" full-disk identity id "$dst" 10000 "batch_rows = 500;"
+full_disk_split "$dir" "$dst" || bail "making the source and the plan"
 
 run_reshard 1 "full disk: the run fails when dst's tablespace is full (exit 1)" run plan.cfg --yes
 echo "# full disk: $(grep -m1 '^reshard:' "$dir/err")"
@@ -107,7 +95,7 @@ done_chunks=$(sqlite3 -readonly "$dir/full-disk.journal" "SELECT count(*) FROM c
 	WHERE step = 'copy' AND state = 'done'")
 check "full disk: chunks were copied before the disk filled ($done_chunks done)" \
 	test "$done_chunks" -gt 0
-rows "$dir/src.db" >"$dir/rows.after"
+src_rows "$dir/src.db" >"$dir/rows.after"
 check "full disk: the source holds its rows as before" cmp "$dir/rows.before" "$dir/rows.after"
 equals "$(q "$p1" "$streaming")" "$standbys" \
 	"full disk: p1 is up, its $standbys standbys streaming"
@@ -116,6 +104,6 @@ mount -o remount,size=64m "$space" || bail "growing the tmpfs"
 run_reshard 0 "full disk: with space again the run resumes and finishes" run plan.cfg --yes
 q "$dst" "SELECT id, customer, amount, note FROM orders ORDER BY id" >"$dir/got.dst"
 check "full disk: dst holds every key above 10,000, unchanged" cmp "$dir/rows.dst" "$dir/got.dst"
-rows "$dir/src.db" >"$dir/got.src"
+src_rows "$dir/src.db" >"$dir/got.src"
 check "full disk: src holds the rest, unchanged" cmp "$dir/rows.src" "$dir/got.src"
 finish
