@@ -6,7 +6,8 @@
 # over the keys of integration/point_sql_gen (the hash test vectors, whose
 # sha256_64 points come from Python's hashlib, fnv1a_64 from a Python
 # FNV-1a and java from a JVM, and 100,000 pseudo-random text keys and
-# 20,000 integer keys checked against reshard's C implementation), give
+# 20,000 integer keys checked against reshard's C implementation, the
+# non-negative ones also in a ZEROFILL column on MariaDB), give
 # exactly the expected points, NULL where reshard refuses the key.
 # Then which keys move: the servers test those points against the moving
 # set of seven pairs of maps (a ring of 4 growing to 5, ranges handing a
@@ -98,6 +99,17 @@ awk -F'\t' 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$tmp/latin1.n" "$tmp
 	cat >"$tmp/want-latin1"
 my "$my_db" <"$tmp/my-latin1.sql" 2>&1 | nulls >"$tmp/my-latin1.got"
 same "MariaDB hashes a latin1 column's keys as their UTF-8 text" "$tmp/want-latin1" "$tmp/my-latin1.got"
+
+# A ZEROFILL integer key: MariaDB's text of it is padded ("00042"), and
+# the point is that of its digits alone.  The integer keys' statements on
+# such a column, for the keys it holds (not the negative ones).
+sed -n '/^DROP TABLE IF EXISTS pt_ti;/,/FROM pt_ti ORDER BY n;$/p' "$tmp/my.sql" |
+	sed -e 's/pt_ti/pt_tz/g' -e 's/ k bigint,/ k bigint(20) unsigned zerofill,/' \
+		-e 's/ FROM ti;$/ FROM ti WHERE k >= 0;/' -e 's/^SELECT n, k, /SELECT n, k + 0, /' \
+		>"$tmp/my-zerofill.sql"
+awk -F'\t' '$2 !~ /^-/' "$tmp/int.tsv" >"$tmp/want-zerofill"
+my "$my_db" <"$tmp/my-zerofill.sql" 2>&1 | nulls >"$tmp/my-zerofill.got"
+same "MariaDB hashes a ZEROFILL key's digits, not its padded text" "$tmp/want-zerofill" "$tmp/my-zerofill.got"
 
 # Which keys move, by SQL, against the oracle.
 seq 0 49999 | sed 's/^/cliente:/' >"$tmp/km.keys"

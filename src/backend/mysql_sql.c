@@ -1754,8 +1754,9 @@ mysql_sql_point(struct rs_strbuf *b, enum rs_hash hash, enum rs_col_kind kind,
 		if (!text)
 			strbuf_str(b, "CAST(");
 		strbuf_str(b, expr);
+		/* + 0: the digits alone, not a ZEROFILL column's padding. */
 		if (!text)
-			strbuf_str(b, " AS CHAR)");
+			strbuf_str(b, " + 0 AS CHAR)");
 		strbuf_str(b,
 		           " USING utf8mb4), 256), 16), 16, 10) AS UNSIGNED)");
 		return 0;
@@ -1832,7 +1833,7 @@ mysql_sql_point_set(struct rs_strbuf *b, enum rs_hash hash,
 	strbuf_str(b, "SET reshard_b = CAST(CONVERT(");
 	strbuf_str(b, text ? "" : "CAST(");
 	strbuf_str(b, expr);
-	strbuf_str(b, text ? "" : " AS CHAR)");
+	strbuf_str(b, text ? "" : " + 0 AS CHAR)"); /* as above */
 	if (hash == RS_HASH_FNV1A_64) {
 		/* h XOR byte in 64-bit unsigned, the product exact in
 		 * DECIMAL(65,0), then mod 2^64. */
