@@ -803,11 +803,23 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 
 	switch (col->kind) {
 	case RS_COL_INTEGER:
-	case RS_COL_TEXT:
-	case RS_COL_OTHER:
 	case RS_COL_FLOAT: /* a REAL is read as canonical_double already */
 	case RS_COL_FLOAT4:
 		return 0;
+	case RS_COL_TEXT:
+	case RS_COL_OTHER:
+		/* Bound back as text: exact for a key stored as text.  A
+		 * column of no type keeps an integer as it was given (a TEXT
+		 * column a BLOB), and SQLite sorts every integer below every
+		 * text: bound as text '100', the range after it held no
+		 * integer, and the walk ended there.  A column of another
+		 * type name has NUMERIC affinity, which compares '100' as the
+		 * number. */
+		if (type == SQLITE_TEXT || type == SQLITE_NULL ||
+		    (col->kind == RS_COL_OTHER && col->type != NULL &&
+		     col->type[0] != '\0' && type != SQLITE_BLOB))
+			return 0;
+		break;
 	default:
 		break;
 	}
@@ -821,6 +833,10 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 		return rc;
 	canon = (struct rs_value){out->data, out->len};
 	switch (col->kind) {
+	case RS_COL_TEXT:
+	case RS_COL_OTHER:
+		exact = 0; /* stored so that text does not bind it: above */
+		break;
 	case RS_COL_BYTES:
 		exact = rc == 0 && type == SQLITE_BLOB;
 		break;
@@ -855,13 +871,20 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 			"table %s: primary key column %s (%s) holds %s '%s', "
 			"whose canonical %s form %s%s%s: keys travel between "
 			"engines and bound key ranges in that form, so this "
-			"table cannot be walked exactly; rewrite the keys in "
-			"that form or declare the column TEXT",
+			"table cannot be walked exactly; %s",
 			t->name, col->name, col->type != NULL ? col->type : "",
 			type >= 1 && type <= 4 ? storage[type] : "?", shown,
 			canonical_kind_name(col->kind),
 			rc == 0 ? "is '" : "does not exist",
-			rc == 0 ? out->data : "", rc == 0 ? "'" : "");
+			rc == 0 ? out->data : "", rc == 0 ? "'" : "",
+			(col->kind == RS_COL_TEXT ||
+		         col->kind == RS_COL_OTHER) &&
+					type == SQLITE_INTEGER
+				? "declare the column INTEGER (a table made "
+				  "again) or store its keys as text"
+				: "rewrite the keys in that form or declare "
+				  "the "
+				  "column TEXT");
 	}
 	*bytes = out->data;
 	*n = (int)out->len;
