@@ -51,5 +51,5 @@ else
 	diff codes.expected codes.actual | head -n 10 >why
 	not_ok "collation: every code once, on its owner under to, unchanged" why
 fi
-equals "$(markers)" "$(all_markers done)" "collation: every marker says done"
+equals "$(markers)" "$(all_markers "done")" "collation: every marker says done"
 finish

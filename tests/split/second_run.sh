@@ -63,7 +63,7 @@ no_leftovers "second-run: no trigger or change log left"
 run_reshard 0 "second-run: run again, from the start, to its end" run six.cfg --yes
 final_rows "second-run: every row once, on its owner under the ring of six, unchanged"
 no_leftovers "second-run: no trigger or change log left at the end"
-equals "$(markers)" "$(all_markers done)" "second-run: every marker says done"
+equals "$(markers)" "$(all_markers "done")" "second-run: every marker says done"
 has routing.cfg "epoch = 2L;" "second-run: routing file published at epoch 2"
 
 finish
