@@ -675,11 +675,21 @@ static void pg_query_done(struct pg_engine *pg);
 static int
 pg_copy_send(struct pg_engine *pg)
 {
+	/* A message of CopyData each slice: its length is an int to libpq
+	 * (2 GiB and more would go as nothing, or cut short) and at most
+	 * 1 GB to the server; messages need not end at a row's end.  Small
+	 * enough that an ordinary chunk (5,000 rows of 100 bytes) is sent
+	 * in pieces too, so that this loop is what every load runs, and
+	 * psql's own pieces are smaller. */
+	const size_t slice = (size_t)256 << 10;
 	int rc = 1, flushed;
 
-	if (pg->copy_data.len > 0)
-		rc = PQputCopyData(pg->conn, pg->copy_data.text,
-		                   (int)pg->copy_data.len);
+	for (size_t at = 0; rc == 1 && at < pg->copy_data.len; at += slice) {
+		size_t n = pg->copy_data.len - at;
+
+		rc = PQputCopyData(pg->conn, pg->copy_data.text + at,
+		                   (int)(n < slice ? n : slice));
+	}
 	if (rc == 1)
 		rc = PQputCopyEnd(pg->conn, NULL);
 	strbuf_clear(&pg->copy_data);
