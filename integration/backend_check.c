@@ -3629,6 +3629,16 @@ pgx_check_delete_log(struct rs_backend *pg)
 	          "pg ops: after purge_keys, the same connection's deletes are "
 	          "logged (%lld)",
 	          (long long)x.value);
+	/* A logical replication apply or a bulk tool deletes with the
+	 * triggers of ordinary sessions off: the log's are ALWAYS. */
+	setup_sql(
+		pg,
+		"SET session_replication_role = replica; DELETE FROM " PGX_TABLE
+		" WHERE id = 6; SET session_replication_role = DEFAULT");
+	PGX_CHECK(pgx_count(pg, log, &x) == 0 && x.value == 4,
+	          "pg ops: a delete with session_replication_role = replica is "
+	          "logged too (%lld)",
+	          (long long)x.value);
 	check_status(pgx_delete_log(pg, def, 0, &x), &x.call.err,
 	             "pg ops: delete log off");
 	PGX_CHECK(pgx_count(pg, log, &x) == RS_ESCHEMA &&

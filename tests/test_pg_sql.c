@@ -755,7 +755,9 @@ test_delete_log(void **state)
 		"OLD.\"id\") IS DISTINCT FROM (NEW.\"re\"\"gion\", NEW.\"id\") "
 		"AND pg_catalog.current_setting('reshard.purging', true) IS "
 		"DISTINCT FROM 'on') EXECUTE FUNCTION "
-		"\"reshard_del_or\"\"ders\"()");
+		"\"reshard_del_or\"\"ders\"(); ALTER TABLE \"or\"\"ders\" "
+		"ENABLE ALWAYS TRIGGER reshard_dellog, ENABLE ALWAYS TRIGGER "
+		"reshard_dellog_u");
 	free(sql);
 	assert_int_equal(pg_sql_delete_log(&orders, 0, &sql, NULL), 0);
 	assert_string_equal(sql,

@@ -1227,7 +1227,15 @@ pg_sql_delete_log(const struct rs_table_def *t, int on, char **out,
 	strbuf_str(&sql, ") AND pg_catalog.current_setting('reshard.purging', "
 	                 "true) IS DISTINCT FROM 'on') EXECUTE FUNCTION ");
 	pg_sql_ident(&sql, log);
-	strbuf_str(&sql, "()");
+	/* Fired in every session, as the fence and the capture are: a
+	 * delete by a session_replication_role = replica session (a
+	 * logical replication apply, a bulk tool) is a delete too. */
+	strbuf_str(&sql, "(); ALTER TABLE ");
+	pg_sql_ident(&sql, t->name);
+	strbuf_str(&sql, " ENABLE ALWAYS TRIGGER ");
+	strbuf_str(&sql, triggers[0]); /* reshard's own names */
+	strbuf_str(&sql, ", ENABLE ALWAYS TRIGGER ");
+	strbuf_str(&sql, triggers[1]);
 done:
 	if (body.failed)
 		sql.failed = 1;
