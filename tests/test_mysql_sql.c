@@ -382,6 +382,31 @@ test_load(void **state)
 	strbuf_clear(&want);
 }
 
+/* A YEAR of 0 goes as 0000: LOAD DATA takes a shorter field as a
+ * two-digit year (0 became 2000 on MariaDB 10.11); 1999 as it is. */
+static void
+test_load_year(void **state)
+{
+	static struct rs_column year_cols[] = {
+		{"id", "int(11)", RS_COL_INTEGER},
+		{"y", "year(4)", RS_COL_INTEGER},
+		{"n", "int(11)", RS_COL_INTEGER},
+	};
+	static int year_key[] = {0};
+	static struct rs_table_def years = {"years", year_cols, 3,   year_key,
+	                                    1,       -1,        NULL};
+	struct rs_value v[] = {V("1"), V("0"), V("0"),    V("2"), V("1999"),
+	                       V("0"), V("3"), {NULL, 0}, V("0")};
+	struct rs_rows rows = {3, 3, v};
+	struct rs_strbuf sql = {0}, data = {0};
+
+	(void)state;
+	assert_int_equal(mysql_sql_load(&sql, &data, &years, &rows, NULL), 0);
+	assert_string_equal(data.text, "1\t0000\t0\n2\t1999\t0\n3\t\\N\t0\n");
+	strbuf_clear(&sql);
+	strbuf_clear(&data);
+}
+
 /* Every column in the key: an update that changes nothing. */
 static void
 test_upsert_keys_only(void **state)
@@ -1707,6 +1732,7 @@ main(void)
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_load_year),
 		cmocka_unit_test(test_upsert_refused),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test_setup_teardown(test_pack_at_limit, setup_xs,

@@ -758,6 +758,14 @@ mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
 
 			if (i > 0)
 				strbuf_add(data, "\t", 1);
+			/* LOAD DATA takes a YEAR field of fewer than four
+			 * digits as a two-digit year: 0 would be 2000. */
+			if (v[i].text != NULL && v[i].len == 1 &&
+			    v[i].text[0] == '0' && t->columns[i].type != NULL &&
+			    strncasecmp(t->columns[i].type, "year", 4) == 0) {
+				strbuf_str(data, "0000");
+				continue;
+			}
 			c = my_canon(data, NULL, t->columns[i].kind, &v[i],
 			             &why, 1);
 			if (c != 0 || data->failed)
