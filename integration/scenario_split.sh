@@ -29,7 +29,8 @@
 #            record, then the target's connections killed mid-copy, each
 #            resumed (the chunk's load meets its own rows)
 #   create   the target table made from the source's definition
-#            (options.create_tables), PostgreSQL and MariaDB
+#            (options.create_tables), PostgreSQL and MariaDB, generated
+#            columns among them (the copy writes every other column)
 # Usage: integration/scenario_split.sh (after integration/servers.sh start).
 set -uo pipefail
 export LC_ALL=C.UTF-8
@@ -655,6 +656,7 @@ section_create() {
 			amount numeric(30,2) DEFAULT 0 CHECK (amount >= 0),
 			note text DEFAULT 'it''s', parent int REFERENCES parent (id),
 			created timestamptz NOT NULL DEFAULT now(),
+			doubled numeric(30,2) GENERATED ALWAYS AS (amount * 2) STORED,
 			PRIMARY KEY (customer, id), UNIQUE (note));
 		CREATE INDEX orders_created ON orders (created DESC) WHERE amount > 0;
 		INSERT INTO orders (customer, amount, note, parent)
@@ -693,6 +695,8 @@ section_create() {
 			amount decimal(30,2) DEFAULT 0 CHECK (amount >= 0),
 			note varchar(100) DEFAULT 'it''s', parent int,
 			created timestamp(6) NOT NULL DEFAULT current_timestamp(6),
+			doubled decimal(30,2) AS (amount * 2) STORED,
+			tripled decimal(30,2) AS (amount * 3) VIRTUAL,
 			PRIMARY KEY (customer, id), KEY (id), UNIQUE KEY note (note),
 			FULLTEXT KEY words (note), KEY parent (parent),
 			CONSTRAINT to_parent FOREIGN KEY (parent) REFERENCES parent (id))

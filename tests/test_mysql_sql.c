@@ -103,18 +103,18 @@ teardown(void **state)
 
 /* `or``ders`: key (`re``gion`, `id`), the reverse of the columns'. */
 static struct rs_column columns[] = {
-	{"id", "bigint(20)", RS_COL_INTEGER},
-	{"re`gion", "varchar(10)", RS_COL_TEXT},
-	{"data", "blob", RS_COL_BYTES},
-	{"note", "varchar(20)", RS_COL_TEXT},
-	{"born", "date", RS_COL_DATE},
-	{"at", "timestamp(6)", RS_COL_TIMESTAMPTZ},
-	{"f", "float", RS_COL_FLOAT4},
-	{"d", "double", RS_COL_FLOAT},
-	{"n", "decimal(10,2)", RS_COL_DECIMAL},
-	{"ok", "tinyint(1)", RS_COL_BOOL},
-	{"t", "time", RS_COL_TIME},
-	{"ts", "datetime", RS_COL_TIMESTAMP},
+	{"id", "bigint(20)", RS_COL_INTEGER, 0},
+	{"re`gion", "varchar(10)", RS_COL_TEXT, 0},
+	{"data", "blob", RS_COL_BYTES, 0},
+	{"note", "varchar(20)", RS_COL_TEXT, 0},
+	{"born", "date", RS_COL_DATE, 0},
+	{"at", "timestamp(6)", RS_COL_TIMESTAMPTZ, 0},
+	{"f", "float", RS_COL_FLOAT4, 0},
+	{"d", "double", RS_COL_FLOAT, 0},
+	{"n", "decimal(10,2)", RS_COL_DECIMAL, 0},
+	{"ok", "tinyint(1)", RS_COL_BOOL, 0},
+	{"t", "time", RS_COL_TIME, 0},
+	{"ts", "datetime", RS_COL_TIMESTAMP, 0},
 };
 static int key[] = {1, 0};
 static struct rs_table_def orders = {"or`ders", columns, 12, key, 2, -1, NULL};
@@ -388,9 +388,9 @@ static void
 test_load_year(void **state)
 {
 	static struct rs_column year_cols[] = {
-		{"id", "int(11)", RS_COL_INTEGER},
-		{"y", "year(4)", RS_COL_INTEGER},
-		{"n", "int(11)", RS_COL_INTEGER},
+		{"id", "int(11)", RS_COL_INTEGER, 0},
+		{"y", "year(4)", RS_COL_INTEGER, 0},
+		{"n", "int(11)", RS_COL_INTEGER, 0},
 	};
 	static int year_key[] = {0};
 	static struct rs_table_def years = {"years", year_cols, 3,   year_key,
@@ -407,12 +407,44 @@ test_load_year(void **state)
 	strbuf_clear(&data);
 }
 
+/* A generated column is read like any other and never written: LOAD
+ * DATA warns of a value for it (and the load is then upserted), INSERT
+ * refuses one. */
+static void
+test_generated_not_written(void **state)
+{
+	static struct rs_column gc[] = {
+		{"id", "int(11)", RS_COL_INTEGER, 0},
+		{"twice", "int(11)", RS_COL_INTEGER, 1},
+		{"n", "int(11)", RS_COL_INTEGER, 0},
+	};
+	static int gpk[] = {0};
+	static struct rs_table_def g = {"g", gc, 3, gpk, 1, -1, NULL};
+	struct rs_value v[] = {V("1"), V("14"), V("7")};
+	struct rs_rows rows = {1, 3, v};
+	struct mysql_sql_stmts stmts = {0};
+	struct rs_strbuf sql = {0}, data = {0};
+
+	(void)state;
+	assert_int_equal(mysql_sql_load(&sql, &data, &g, &rows, NULL), 0);
+	assert_non_null(strstr(sql.text, " (`id`, `n`)"));
+	assert_string_equal(data.text, "1\t7\n");
+	assert_int_equal(mysql_sql_upsert(&stmts, &esc, &g, &rows, NULL), 0);
+	assert_int_equal(stmts.n, 1);
+	assert_string_equal(stmts.v[0].sql,
+	                    "INSERT INTO `g` (`id`, `n`) VALUES (1, 7) ON "
+	                    "DUPLICATE KEY UPDATE `n` = VALUES(`n`)");
+	mysql_sql_stmts_free(&stmts);
+	strbuf_clear(&sql);
+	strbuf_clear(&data);
+}
+
 /* Every column in the key: an update that changes nothing. */
 static void
 test_upsert_keys_only(void **state)
 {
-	struct rs_column kc[] = {{"a", "int", RS_COL_INTEGER},
-	                         {"b", "text", RS_COL_TEXT}};
+	struct rs_column kc[] = {{"a", "int", RS_COL_INTEGER, 0},
+	                         {"b", "text", RS_COL_TEXT, 0}};
 	int kpk[] = {0, 1};
 	struct rs_table_def t = {"k`o", kc, 2, kpk, 2, -1, NULL};
 	struct rs_value v[] = {V("1"), V("a"), V("2"), V("b")};
@@ -504,8 +536,8 @@ test_limits(void **state)
  * one-digit N and L x's is L + 7 bytes, and a statement is HEAD, its rows
  * joined by ", ", then TAIL.
  */
-static struct rs_column pack_columns[] = {{"id", "int", RS_COL_INTEGER},
-                                          {"v", "longtext", RS_COL_TEXT}};
+static struct rs_column pack_columns[] = {{"id", "int", RS_COL_INTEGER, 0},
+                                          {"v", "longtext", RS_COL_TEXT, 0}};
 static int pack_key[] = {0};
 static struct rs_table_def pack_table = {"p", pack_columns, 2,   pack_key,
                                          1,   -1,           NULL};
@@ -722,7 +754,7 @@ test_delete(void **state)
 static void
 check_delete_keys(int n, int n_stmts)
 {
-	struct rs_column c[] = {{"id", "int", RS_COL_INTEGER}};
+	struct rs_column c[] = {{"id", "int", RS_COL_INTEGER, 0}};
 	int pk[] = {0};
 	struct rs_table_def t = {"d", c, 1, pk, 1, -1, NULL};
 	struct rs_value *v = calloc((size_t)n, sizeof(*v));
@@ -774,7 +806,7 @@ test_delete_keys_limit(void **state)
 static void
 test_delete_bytes_limit(void **state)
 {
-	struct rs_column c[] = {{"k", "varchar(2000000)", RS_COL_TEXT}};
+	struct rs_column c[] = {{"k", "varchar(2000000)", RS_COL_TEXT, 0}};
 	int pk[] = {0};
 	struct rs_table_def t = {"t", c, 1, pk, 1, -1, NULL};
 	const char head[] = "DELETE FROM `t` WHERE `k` IN (";
@@ -812,6 +844,7 @@ static const char describe_cascades[] =
 	"'SET DEFAULT') OR r.UPDATE_RULE IN ('CASCADE', 'SET NULL', 'SET "
 	"DEFAULT')))";
 static const char describe_columns[] =
+	", c.EXTRA REGEXP '(VIRTUAL|STORED|PERSISTENT) GENERATED'"
 	" FROM information_schema.COLUMNS c LEFT JOIN (SELECT DISTINCT "
 	"s.COLUMN_NAME, s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
 	"WHERE s.TABLE_SCHEMA = DATABASE() AND s.TABLE_NAME = "
@@ -1301,8 +1334,8 @@ test_read_keys(void **state)
 static void
 check_read_keys_split(int n_pk, int n, int per, int n_stmts)
 {
-	struct rs_column c[] = {{"a", "int", RS_COL_INTEGER},
-	                        {"b", "int", RS_COL_INTEGER}};
+	struct rs_column c[] = {{"a", "int", RS_COL_INTEGER, 0},
+	                        {"b", "int", RS_COL_INTEGER, 0}};
 	int pk[] = {0, 1};
 	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1, NULL};
 	struct rs_value *v = calloc((size_t)n * (size_t)n_pk, sizeof(*v));
@@ -1733,6 +1766,7 @@ main(void)
 		cmocka_unit_test(test_upsert_keys_only),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_load_year),
+		cmocka_unit_test(test_generated_not_written),
 		cmocka_unit_test(test_upsert_refused),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test_setup_teardown(test_pack_at_limit, setup_xs,

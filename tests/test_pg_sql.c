@@ -36,12 +36,12 @@
 /* "or""ders": key ("re""gion", "id"), in that order, the reverse of the
  * columns'. */
 static struct rs_column columns[] = {
-	{"id", "bigint", RS_COL_INTEGER},
-	{"re\"gion", "text", RS_COL_TEXT},
-	{"data", "bytea", RS_COL_BYTES},
-	{"note", "character varying(20)", RS_COL_TEXT},
-	{"born", "date", RS_COL_DATE},
-	{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ},
+	{"id", "bigint", RS_COL_INTEGER, 0},
+	{"re\"gion", "text", RS_COL_TEXT, 0},
+	{"data", "bytea", RS_COL_BYTES, 0},
+	{"note", "character varying(20)", RS_COL_TEXT, 0},
+	{"born", "date", RS_COL_DATE, 0},
+	{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ, 0},
 };
 static int key[] = {1, 0};
 static struct rs_table_def orders = {"or\"ders", columns, 6, key, 2, -1, NULL};
@@ -223,8 +223,8 @@ static void
 test_read_canonical_bounds(void **state)
 {
 	static struct rs_column kc[] = {
-		{"k", "bytea", RS_COL_BYTES},
-		{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ},
+		{"k", "bytea", RS_COL_BYTES, 0},
+		{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ, 0},
 	};
 	static int kk[] = {0, 1};
 	static struct rs_table_def blobs = {"blobs", kc, 2, kk, 2, -1, NULL};
@@ -286,8 +286,8 @@ test_upsert(void **state)
 static void
 test_upsert_keys_only(void **state)
 {
-	struct rs_column kc[] = {{"a", "integer", RS_COL_INTEGER},
-	                         {"b", "jsonb", RS_COL_JSON}};
+	struct rs_column kc[] = {{"a", "integer", RS_COL_INTEGER, 0},
+	                         {"b", "jsonb", RS_COL_JSON, 0}};
 	int kpk[] = {0, 1};
 	struct rs_table_def t = {"keys only", kc, 2, kpk, 2, -1, NULL};
 	struct rs_value v[] = {V("1"), V("{\"x\": 1}")};
@@ -305,6 +305,39 @@ test_upsert_keys_only(void **state)
 	assert_string_equal(json, "[{\"a\":\"1\",\"b\":\"{\\\"x\\\": 1}\"}]");
 	free(sql);
 	free(json);
+}
+
+/* A generated column is read like any other and never written: the
+ * server refuses a value for it (COPY and INSERT alike). */
+static void
+test_generated_not_written(void **state)
+{
+	struct rs_column gc[] = {{"id", "bigint", RS_COL_INTEGER, 0},
+	                         {"twice", "bigint", RS_COL_INTEGER, 1},
+	                         {"n", "bigint", RS_COL_INTEGER, 0}};
+	int gpk[] = {0};
+	struct rs_table_def t = {"g", gc, 3, gpk, 1, -1, NULL};
+	struct rs_value v[] = {V("1"), V("14"), V("7")};
+	struct rs_rows rows = {1, 3, v};
+	struct rs_strbuf data = {0};
+	char *sql, *json;
+
+	(void)state;
+	assert_int_equal(pg_sql_upsert(&t, &rows, &sql, &json, NULL), 0);
+	assert_string_equal(
+		sql, "INSERT INTO \"g\" AS \"target\" (\"id\", \"n\") "
+		     "OVERRIDING SYSTEM VALUE SELECT \"r\".\"id\", "
+		     "\"r\".\"n\" FROM pg_catalog.json_to_recordset("
+		     "$1::pg_catalog.json) AS \"r\" (\"id\" bigint, "
+		     "\"twice\" bigint, \"n\" bigint) ON CONFLICT (\"id\") DO "
+		     "UPDATE SET \"n\" = EXCLUDED.\"n\"");
+	free(sql);
+	free(json);
+	assert_int_equal(pg_sql_load(&t, &rows, &sql, &data, NULL), 0);
+	assert_string_equal(sql, "COPY \"g\" (\"id\", \"n\") FROM STDIN");
+	assert_string_equal(data.text, "1\t7\n");
+	free(sql);
+	strbuf_clear(&data);
 }
 
 /* A NUL byte in any value is refused before anything is built, naming the
@@ -338,8 +371,8 @@ test_upsert_nul(void **state)
 static void
 test_upsert_many(void **state)
 {
-	static struct rs_column kv[] = {{"k", "integer", RS_COL_INTEGER},
-	                                {"v", "text", RS_COL_TEXT}};
+	static struct rs_column kv[] = {{"k", "integer", RS_COL_INTEGER, 0},
+	                                {"v", "text", RS_COL_TEXT, 0}};
 	static int kv_key[] = {0};
 	struct rs_table_def t = {"big", kv, 2, kv_key, 1, -1, NULL};
 	int n_rows = 70000;
@@ -401,9 +434,9 @@ test_delete(void **state)
 static void
 test_delete_input(void **state)
 {
-	struct rs_column c[] = {{"d", "date", RS_COL_DATE},
-	                        {"b", "bytea", RS_COL_BYTES},
-	                        {"x", "integer", RS_COL_INTEGER}};
+	struct rs_column c[] = {{"d", "date", RS_COL_DATE, 0},
+	                        {"b", "bytea", RS_COL_BYTES, 0},
+	                        {"x", "integer", RS_COL_INTEGER, 0}};
 	int pk[] = {0, 1};
 	struct rs_table_def t = {"dd", c, 3, pk, 2, -1, NULL};
 	struct rs_value k[] = {V("-0100-01-01"), V("cafe")};
@@ -1068,6 +1101,7 @@ main(void)
 		cmocka_unit_test(test_read_canonical_bounds),
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
+		cmocka_unit_test(test_generated_not_written),
 		cmocka_unit_test(test_upsert_nul),
 		cmocka_unit_test(test_upsert_many),
 		cmocka_unit_test(test_delete),

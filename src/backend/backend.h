@@ -68,6 +68,11 @@ struct rs_column {
 	char *name;
 	char *type; /* as the catalog spells it: "bigint", "varchar(20)" */
 	enum rs_col_kind kind;
+	/* The engine computes it (GENERATED ALWAYS AS (…)): read and
+	 * compared like any column, never written (PostgreSQL and MariaDB
+	 * refuse a value for it); SQLite's describe leaves such columns
+	 * out. */
+	int generated;
 };
 
 /* A table as the catalog describes it.  Free with backend_table_free. */

@@ -770,7 +770,7 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		                    "table %s does not exist in database %s",
 		                    e->table_name, backend->url.database);
 	}
-	if (mysql_num_fields(res) != 6 || n > INT_MAX)
+	if (mysql_num_fields(res) != 7 || n > INT_MAX)
 		return backend_fail(backend, &e->err, RS_EINTERNAL,
 		                    "describing table %s: unexpected catalog "
 		                    "result",
@@ -800,6 +800,7 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		    (c->type = strdup(row[1])) == NULL)
 			goto oom;
 		c->kind = canonical_kind_mysql(is_json ? "json" : row[1]);
+		c->generated = row[6] != NULL && strcmp(row[6], "1") == 0;
 		if (row[2] != NULL) {
 			long seq = strtol(row[2], NULL, 10);
 

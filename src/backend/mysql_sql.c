@@ -113,6 +113,10 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	strbuf_str(b, " AND (r.DELETE_RULE IN ('CASCADE', 'SET NULL', "
 	              "'SET DEFAULT') OR r.UPDATE_RULE IN ('CASCADE', "
 	              "'SET NULL', 'SET DEFAULT')))");
+	/* A column the server computes (VIRTUAL or STORED GENERATED; not
+	 * MySQL's DEFAULT_GENERATED, a default). */
+	strbuf_str(b, ", c.EXTRA REGEXP '(VIRTUAL|STORED|PERSISTENT) "
+	              "GENERATED'");
 	strbuf_str(b, " FROM information_schema.COLUMNS c "
 	              "LEFT JOIN (SELECT DISTINCT s.COLUMN_NAME, "
 	              "s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
@@ -664,10 +668,12 @@ mysql_sql_upsert(struct mysql_sql_stmts *stmts,
 	mysql_sql_ident(head, t->name);
 	strbuf_str(head, " (");
 	strbuf_str(tail, " ON DUPLICATE KEY UPDATE ");
-	for (int i = 0; i < t->n_columns; i++) {
+	for (int i = 0, n = 0; i < t->n_columns; i++) {
 		int in_key = 0;
 
-		if (i > 0)
+		if (t->columns[i].generated)
+			continue; /* the server computes it */
+		if (n++ > 0)
 			strbuf_str(head, ", ");
 		mysql_sql_ident(head, t->columns[i].name);
 		for (int k = 0; k < t->n_pk; k++)
@@ -693,11 +699,13 @@ mysql_sql_upsert(struct mysql_sql_stmts *stmts,
 
 		row.len = 0;
 		strbuf_add(&row, "(", 1);
-		for (int i = 0; i < t->n_columns; i++) {
+		for (int i = 0, n = 0; i < t->n_columns; i++) {
 			const char *why = NULL;
 			int c;
 
-			if (i > 0)
+			if (t->columns[i].generated)
+				continue;
+			if (n++ > 0)
 				strbuf_add(&row, ", ", 2);
 			c = mysql_sql_canon(&row, esc, t->columns[i].kind,
 			                    &v[i], &why);
@@ -732,8 +740,10 @@ mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
 	mysql_sql_ident(sql, t->name);
 	strbuf_str(sql, " CHARACTER SET utf8mb4 FIELDS TERMINATED BY X'09' "
 	                "ESCAPED BY X'5C' LINES TERMINATED BY X'0A' (");
-	for (int i = 0; i < t->n_columns; i++) {
-		if (i > 0)
+	for (int i = 0, n = 0; i < t->n_columns; i++) {
+		if (t->columns[i].generated)
+			continue; /* the server computes it */
+		if (n++ > 0)
 			strbuf_str(sql, ", ");
 		if (t->columns[i].kind == RS_COL_BYTES)
 			strbuf_printf(sql, "@reshard_%d", i);
@@ -752,11 +762,13 @@ mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
 		const struct rs_value *v =
 			&rows->values[(size_t)r * (size_t)rows->n_cols];
 
-		for (int i = 0; i < t->n_columns && rc == 0; i++) {
+		for (int i = 0, n = 0; i < t->n_columns && rc == 0; i++) {
 			const char *why = NULL;
 			int c;
 
-			if (i > 0)
+			if (t->columns[i].generated)
+				continue;
+			if (n++ > 0)
 				strbuf_add(data, "\t", 1);
 			/* LOAD DATA takes a YEAR field of fewer than four
 			 * digits as a two-digit year: 0 would be 2000. */

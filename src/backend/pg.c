@@ -1335,6 +1335,8 @@ pg_described(struct pg_engine *pg, PGresult *result)
 		if (column->name == NULL || column->type == NULL)
 			goto nomem;
 		column->kind = canonical_kind_pg(column->type);
+		column->generated = !PQgetisnull(result, i, 5) &&
+		                    PQgetvalue(result, i, 5)[0] == 't';
 		if (!PQgetisnull(result, i, 4)) {
 			long ord = strtol(PQgetvalue(result, i, 4), NULL, 10);
 

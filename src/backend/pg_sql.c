@@ -30,7 +30,7 @@ const char pg_sql_describe[] =
 	"    WHEN c.reltuples < 0 THEN -1 "
 	"    ELSE c.reltuples::bigint END, "
 	"  a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
-	"  k.ord "
+	"  k.ord, a.attgenerated <> '' "
 	"FROM pg_catalog.pg_class AS c "
 	"LEFT JOIN pg_catalog.pg_attribute AS a "
 	"  ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
@@ -431,14 +431,18 @@ pg_upsert_text(struct rs_strbuf *sql, const struct rs_table_def *t)
 	strbuf_str(sql, "INSERT INTO ");
 	pg_sql_ident(sql, t->name);
 	strbuf_str(sql, " AS \"target\" (");
-	for (int c = 0; c < t->n_columns; c++) {
-		if (c > 0)
+	for (int c = 0, n = 0; c < t->n_columns; c++) {
+		if (t->columns[c].generated)
+			continue; /* the server computes it */
+		if (n++ > 0)
 			strbuf_str(sql, ", ");
 		pg_sql_ident(sql, t->columns[c].name);
 	}
 	strbuf_str(sql, ") OVERRIDING SYSTEM VALUE SELECT ");
-	for (int c = 0; c < t->n_columns; c++) {
-		strbuf_str(sql, c > 0 ? ", \"r\"." : "\"r\".");
+	for (int c = 0, n = 0; c < t->n_columns; c++) {
+		if (t->columns[c].generated)
+			continue;
+		strbuf_str(sql, n++ > 0 ? ", \"r\"." : "\"r\".");
 		pg_sql_ident(sql, t->columns[c].name);
 		if (t->columns[c].kind == RS_COL_JSON) {
 			strbuf_str(sql, "::");
@@ -464,7 +468,7 @@ pg_upsert_text(struct rs_strbuf *sql, const struct rs_table_def *t)
 	}
 	strbuf_str(sql, ") DO ");
 	for (int c = 0; c < t->n_columns; c++) {
-		if (pg_in_key(t, c))
+		if (pg_in_key(t, c) || t->columns[c].generated)
 			continue;
 		strbuf_str(sql, n_set++ > 0 ? ", " : "UPDATE SET ");
 		pg_sql_ident(sql, t->columns[c].name);
@@ -645,13 +649,17 @@ pg_sql_load(const struct rs_table_def *t, const struct rs_rows *rows,
 	*sql_out = NULL;
 	*data = (struct rs_strbuf){0};
 	for (int r = 0; r < rows->n_rows && rc == 0; r++) {
+		int n = 0;
+
 		for (int c = 0; c < t->n_columns && rc == 0; c++) {
 			const struct rs_value *v =
 				&rows->values[(size_t)r * (size_t)t->n_columns +
 			                      (size_t)c];
 
+			if (t->columns[c].generated)
+				continue; /* the server computes it */
 			rc = pg_check_value(t, c, r, v, err);
-			if (c > 0)
+			if (n++ > 0)
 				strbuf_add(data, "\t", 1);
 			if (v->text == NULL) {
 				strbuf_str(data, "\\N");
@@ -668,8 +676,10 @@ pg_sql_load(const struct rs_table_def *t, const struct rs_rows *rows,
 	strbuf_str(&sql, "COPY ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " (");
-	for (int c = 0; c < t->n_columns; c++) {
-		if (c > 0)
+	for (int c = 0, n = 0; c < t->n_columns; c++) {
+		if (t->columns[c].generated)
+			continue;
+		if (n++ > 0)
 			strbuf_str(&sql, ", ");
 		pg_sql_ident(&sql, t->columns[c].name);
 	}
