@@ -197,5 +197,16 @@ db.execute("COMMIT")' "$1" "$2" &
 	wait_for "the lock" 10 test -e locked
 }
 
+# same_lines NAME WANT GOT: files WANT and GOT hold the same lines (the
+# count said when they do, the first differences when not).
+same_lines() {
+	if cmp -s "$2" "$3"; then
+		ok "$1 ($(wc -l <"$3") rows)"
+	else
+		diff "$2" "$3" | head -n 10 >"$dir/why"
+		not_ok "$1" "$dir/why"
+	fi
+}
+
 # log_lines FILE N: FILE exists and has at least N lines.
 log_lines() { [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }

@@ -45,11 +45,6 @@ run_reshard 0 "collation: the run ends (exit 0)" run plan.cfg --yes
 for n in "${nodes[@]}"; do
 	sql -separator $'\t' "$n.db" "SELECT '$n', code, customer, note FROM codes"
 done | sort >codes.actual
-if cmp -s codes.expected codes.actual; then
-	ok "collation: every code once, on its owner under to, unchanged ($(wc -l <codes.actual) rows)"
-else
-	diff codes.expected codes.actual | head -n 10 >why
-	not_ok "collation: every code once, on its owner under to, unchanged" why
-fi
+same_lines "collation: every code once, on its owner under to, unchanged" codes.expected codes.actual
 equals "$(markers)" "$(all_markers "done")" "collation: every marker says done"
 finish

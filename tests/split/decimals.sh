@@ -51,10 +51,5 @@ run_reshard 0 "decimals: the run ends (exit 0)" run plan.cfg --yes
 for n in "${nodes[@]}"; do
 	sql -separator $'\t' "$n.db" "SELECT '$n', id, customer, price FROM prices"
 done | sort >prices.actual
-if cmp -s prices.expected prices.actual; then
-	ok "decimals: every price once, on its owner under to, as written ($(wc -l <prices.actual) rows)"
-else
-	diff prices.expected prices.actual | head -n 10 >why
-	not_ok "decimals: every price once, on its owner under to, as written" why
-fi
+same_lines "decimals: every price once, on its owner under to, as written" prices.expected prices.actual
 finish
