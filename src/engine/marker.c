@@ -200,12 +200,15 @@ marker_guard(struct rs_run *run, int published, struct rs_err *err)
 
 		rc = marker_read(run, s, &markers, &n, err);
 		for (int i = 0; rc == 0 && i < n; i++) {
-			/* Done, or its marker replaced by a later run of its
-			 * plan (a shard keeps one a plan): that run could
-			 * only begin once it was done (this guard). */
+			/* Done; or its marker replaced by this run's (a
+			 * shard keeps one a plan name, and this run is a later
+			 * one of the same name): this run marked a shard only
+			 * after this guard had passed, when the routed run
+			 * was done.  Another run's marker proves nothing: it
+			 * may be older than the routed run. */
 			if (strcmp(markers[i].run_id, routed_run) == 0
 			            ? strcmp(markers[i].state, "done") == 0
-			            : strcmp(markers[i].plan, routed_plan) == 0)
+			            : strcmp(markers[i].run_id, run->run_id) == 0)
 				routed_done = 1;
 			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
 			    !marker_ended(markers[i].state))

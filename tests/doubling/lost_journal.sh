@@ -78,6 +78,15 @@ for db in db0 db1 db2 db3; do sql "$db.db" "DROP TABLE reshard_marker"; done
 run_reshard 2 "lost-markers: run refuses by the routing file" run plan.cfg --yes
 has err "routing file" "lost-markers: the refusal names the routing file"
 has err "epoch 1" "lost-markers: and its epoch"
+# A done marker of another, older run of the plan name on one shard
+# proves nothing about the routing file's run.
+sql db3.db "CREATE TABLE reshard_marker (plan TEXT PRIMARY KEY, run_id TEXT NOT NULL,
+		state TEXT NOT NULL, epoch INTEGER NOT NULL, updated_at TEXT NOT NULL);
+	INSERT INTO reshard_marker VALUES ('orders-2x', '0123456789abcdef', 'done', 0,
+		'2026-01-01 00:00:00')"
+rm -f orders-2x.journal*
+run_reshard 2 "lost-markers: an older run's done marker does not let it start" run plan.cfg --yes
+has err "routing file" "lost-markers: still refused by the routing file"
 
 # Before publish: abort by the markers, without a journal.
 section lost-fenced
