@@ -417,17 +417,19 @@ test_generated_not_written(void **state)
 		{"id", "int(11)", RS_COL_INTEGER, 0},
 		{"twice", "int(11)", RS_COL_INTEGER, 1},
 		{"n", "int(11)", RS_COL_INTEGER, 0},
+		{"h", "varbinary(32)", RS_COL_BYTES, 1},
 	};
 	static int gpk[] = {0};
-	static struct rs_table_def g = {"g", gc, 3, gpk, 1, -1, NULL};
-	struct rs_value v[] = {V("1"), V("14"), V("7")};
-	struct rs_rows rows = {1, 3, v};
+	static struct rs_table_def g = {"g", gc, 4, gpk, 1, -1, NULL};
+	struct rs_value v[] = {V("1"), V("14"), V("7"), V("00ff")};
+	struct rs_rows rows = {1, 4, v};
 	struct mysql_sql_stmts stmts = {0};
 	struct rs_strbuf sql = {0}, data = {0};
 
 	(void)state;
 	assert_int_equal(mysql_sql_load(&sql, &data, &g, &rows, NULL), 0);
 	assert_non_null(strstr(sql.text, " (`id`, `n`)"));
+	assert_null(strstr(sql.text, "UNHEX")); /* no SET for h */
 	assert_string_equal(data.text, "1\t7\n");
 	assert_int_equal(mysql_sql_upsert(&stmts, &esc, &g, &rows, NULL), 0);
 	assert_int_equal(stmts.n, 1);

@@ -752,7 +752,8 @@ mysql_sql_load(struct rs_strbuf *sql, struct rs_strbuf *data,
 	}
 	strbuf_str(sql, ")");
 	for (int i = 0; i < t->n_columns; i++) {
-		if (t->columns[i].kind != RS_COL_BYTES)
+		if (t->columns[i].kind != RS_COL_BYTES ||
+		    t->columns[i].generated)
 			continue;
 		strbuf_str(sql, n_bytes++ > 0 ? ", " : " SET ");
 		mysql_sql_ident(sql, t->columns[i].name);

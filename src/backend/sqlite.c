@@ -689,9 +689,9 @@ sqlite_time_text(const struct rs_value *v, char *buf, size_t size)
  * double.  SQLite's own conversion of the text is not always the nearest
  * double (3.40: 0.656028 became 0.6560280000000001, one value in about
  * ten thousand), and the copy then differed from its source.  Returns 0
- * when bound, 1 to bind the text as it is (a DECIMAL TEXT column, more
- * digits than a double holds: SQLite keeps those as text), or
- * RS_ENOMEM. */
+ * when bound, 1 to bind the text as it is (a DECIMAL TEXT column, which
+ * keeps it; a value no double holds exactly, which SQLite converts with
+ * the digits it can keep, as docs/split.md says), or RS_ENOMEM. */
 static int
 sqlite_bind_decimal(sqlite3_stmt *stmt, int index, const struct rs_column *col,
                     const struct rs_value *v)
@@ -868,12 +868,13 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 		 * column of no type keeps an integer as it was given (a TEXT
 		 * column a BLOB), and SQLite sorts every integer below every
 		 * text: bound as text '100', the range after it held no
-		 * integer, and the walk ended there.  A column of another
-		 * type name has NUMERIC affinity, which compares '100' as the
-		 * number. */
+		 * integer, and the walk ended there.  So does a STRICT
+		 * table's ANY column.  A column of another type name has
+		 * NUMERIC affinity, which compares '100' as the number. */
 		if (type == SQLITE_TEXT || type == SQLITE_NULL ||
 		    (col->kind == RS_COL_OTHER && col->type != NULL &&
-		     col->type[0] != '\0' && type != SQLITE_BLOB))
+		     col->type[0] != '\0' &&
+		     strcasecmp(col->type, "any") != 0 && type != SQLITE_BLOB))
 			return 0;
 		break;
 	default:

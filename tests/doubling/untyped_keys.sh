@@ -6,8 +6,8 @@
 # every step read one chunk, the run ended with exit 0 and the rows past
 # it never moved (found by a review).  The read now refuses such a key,
 # naming the table, the column and the value, before anything is fenced
-# (exit 2).  With the keys stored as text, the same table is walked and
-# the run completes exactly.
+# (exit 2); so is one of a STRICT table's ANY key column.  With the keys
+# stored as text, the same table is walked and the run completes exactly.
 . "$(dirname "$0")/lib.sh"
 table_sql='(id PRIMARY KEY, customer_id TEXT NOT NULL,
             amount DECIMAL(12,2), note TEXT)'
@@ -25,6 +25,21 @@ status_json
 equals "$(step_field preflight state)/$(step_field fence state)/$(jget '$.fenced')" failed/pending/0 \
 	"untyped-integers: preflight failed, nothing fenced"
 same_rows "untyped-integers: the sources as they were" from_owner db0 db1
+
+section strict-any
+# A STRICT table's ANY column keeps values as given too.
+fresh strict-any
+for db in db0 db1; do
+	for t in 0 1; do
+		sql "$db.db" "CREATE TABLE s (id ANY PRIMARY KEY, customer_id TEXT NOT NULL,
+				amount ANY, note TEXT) STRICT;
+			INSERT INTO s SELECT * FROM orders_$t; DROP TABLE orders_$t;
+			ALTER TABLE s RENAME TO orders_$t"
+	done
+done
+run_reshard 2 "strict-any: the run stops at preflight (exit 2)" run plan.cfg --yes
+has err "primary key column id (ANY) holds INTEGER" "strict-any: the key is named with its storage"
+same_rows "strict-any: the sources as they were" from_owner db0 db1
 
 section untyped-text
 fresh untyped-text
