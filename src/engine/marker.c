@@ -208,7 +208,8 @@ marker_guard(struct rs_run *run, int published, struct rs_err *err)
 			 * may be older than the routed run. */
 			if (strcmp(markers[i].run_id, routed_run) == 0
 			            ? strcmp(markers[i].state, "done") == 0
-			            : strcmp(markers[i].run_id, run->run_id) == 0)
+			            : strcmp(markers[i].run_id, run->run_id) ==
+			                      0)
 				routed_done = 1;
 			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
 			    !marker_ended(markers[i].state))
