@@ -113,36 +113,23 @@ purge_unseen(const struct rs_rowbuf *rows, const struct purge_owner *po)
 	return n;
 }
 
-/* The rows of ROWS owned by PO's owner and not accounted for yet, looked
- * up by primary key in DEF (its table or its delete log) on TARGET: a
- * range of keys on the source may not be the same range on an owner of
- * another engine, whose collation orders text keys its own way (a
- * binary SQLite key range read from a MariaDB _ci table misses the keys
- * that sort elsewhere there).  Marks those found.  Returns 0 or the error
- * of reading. */
+/* The rows of ROWS owned by PO's owner and not accounted for yet,
+ * looked up by primary key in DEF (its table or its delete log) on
+ * TARGET (steps_read_unseen): a key range of the source may hold other
+ * keys on an owner of another collation.  Marks those found.  Returns 0
+ * or the error of reading. */
 static int
 purge_by_keys(struct rs_run *run, struct rs_backend *target,
               const struct rs_table_def *def, const struct rs_rowbuf *rows,
               struct purge_owner *po, struct rs_err *err)
 {
-	int n_pk = def->n_pk, n = 0, rc;
-	struct rs_value *keys = malloc(
-		sizeof(*keys) * ((size_t)rows->n_rows * (size_t)n_pk + 1));
 	struct rs_rowbuf there = {0};
+	int rc = steps_read_unseen(run, target, def, rows, po->owners,
+	                           po->owner, po->seen, &there, err);
 
-	if (keys == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int r = 0; r < rows->n_rows; r++)
-		if (po->owners[r].shard == po->owner.shard &&
-		    po->owners[r].table == po->owner.table && !po->seen[r])
-			memcpy(&keys[(size_t)n++ * (size_t)n_pk],
-			       rowbuf_row(rows, r),
-			       sizeof(*keys) * (size_t)n_pk);
-	rc = steps_read_keys(run, target, def, keys, n, n_pk, &there, err);
 	if (rc == 0)
 		rc = purge_page(&there, po, err);
 	rowbuf_free(&there);
-	free(keys);
 	return rc;
 }
 

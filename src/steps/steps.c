@@ -794,6 +794,32 @@ steps_each_table_stream(struct rs_run *run, const struct rs_map *map,
 }
 
 int
+steps_read_unseen(struct rs_run *run, struct rs_backend *backend,
+                  const struct rs_table_def *def, const struct rs_rowbuf *rows,
+                  const struct rs_owner *owners, struct rs_owner owner,
+                  const char *seen, struct rs_rowbuf *out, struct rs_err *err)
+{
+	int n_pk = def->n_pk, n = 0, rc;
+	struct rs_value *keys = malloc(
+		sizeof(*keys) * ((size_t)rows->n_rows * (size_t)n_pk + 1));
+
+	if (keys == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int r = 0; r < rows->n_rows; r++)
+		if (owners[r].shard == owner.shard &&
+		    owners[r].table == owner.table && seen[r] == 0)
+			memcpy(&keys[(size_t)n++ * (size_t)n_pk],
+			       rowbuf_row(rows, r),
+			       sizeof(*keys) * (size_t)n_pk);
+	out->n_rows = 0;
+	rc = n == 0 ? 0
+	            : steps_read_keys(run, backend, def, keys, n, n_pk, out,
+	                              err);
+	free(keys);
+	return rc;
+}
+
+int
 steps_read_keys(struct rs_run *run, struct rs_backend *backend,
                 const struct rs_table_def *def, const struct rs_value *keys,
                 int n, int w, struct rs_rowbuf *out, struct rs_err *err)

@@ -275,6 +275,19 @@ int steps_read_keys(struct rs_run *run, struct rs_backend *backend,
                     const struct rs_table_def *def, const struct rs_value *keys,
                     int n, int w, struct rs_rowbuf *out, struct rs_err *err);
 
+/* steps_read_keys of the keys of the rows of ROWS (a walk's chunk, key
+ * columns first) that OWNERS[r] says OWNER owns and SEEN[r] is 0 for:
+ * the rows a read of the owner's key range did not show, which an owner
+ * of another collation may order into another range.  OUT is emptied
+ * and nothing read when there are none.  Returns 0 or the error of
+ * reading. */
+int steps_read_unseen(struct rs_run *run, struct rs_backend *backend,
+                      const struct rs_table_def *def,
+                      const struct rs_rowbuf *rows,
+                      const struct rs_owner *owners, struct rs_owner owner,
+                      const char *seen, struct rs_rowbuf *out,
+                      struct rs_err *err);
+
 /* The index of column NAME in DEF, or -1. */
 int steps_column(const struct rs_table_def *def, const char *name);
 

@@ -388,27 +388,11 @@ static int
 verify_by_keys(struct verify_owner *vo, struct rs_err *err)
 {
 	const struct rs_rowbuf *rows = vo->rows;
-	int n_pk = vo->walk->def->n_pk, n = 0, rc;
-	struct rs_value *keys;
 	struct rs_rowbuf there = {0};
+	int rc =
+		steps_read_unseen(vo->walk->run, vo->target, vo->def, rows,
+	                          vo->owners, vo->owner, vo->seen, &there, err);
 
-	for (int r = 0; r < rows->n_rows; r++)
-		n += vo->owners[r].shard == vo->owner.shard &&
-		     vo->owners[r].table == vo->owner.table && vo->seen[r] == 0;
-	if (n == 0)
-		return 0;
-	keys = malloc(sizeof(*keys) * (size_t)n * (size_t)n_pk);
-	if (keys == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	n = 0;
-	for (int r = 0; r < rows->n_rows; r++)
-		if (vo->owners[r].shard == vo->owner.shard &&
-		    vo->owners[r].table == vo->owner.table && vo->seen[r] == 0)
-			memcpy(&keys[(size_t)n++ * (size_t)n_pk],
-			       rowbuf_row(rows, r),
-			       sizeof(*keys) * (size_t)n_pk);
-	rc = steps_read_keys(vo->walk->run, vo->target, vo->def, keys, n, n_pk,
-	                     &there, err);
 	for (int t = 0; rc == 0 && t < there.n_rows; t++) {
 		const struct rs_value *row = rowbuf_row(&there, t);
 		int r = steps_keyset_find(&vo->set, row);
@@ -423,7 +407,6 @@ verify_by_keys(struct verify_owner *vo, struct rs_err *err)
 		}
 	}
 	rowbuf_free(&there);
-	free(keys);
 	return rc;
 }
 
