@@ -683,6 +683,29 @@ sqlite_time_text(const struct rs_value *v, char *buf, size_t size)
 	return n;
 }
 
+/* SQLite's affinity of a column declared TYPE (datatype3.html §3.1), as
+ * far as binding a canonical value needs it: whether SQLite keeps a
+ * value as given (no type, BLOB, or a STRICT table's ANY), makes text of
+ * it (TEXT), or compares and stores text that reads as a number as that
+ * number (INTEGER, REAL, NUMERIC). */
+enum sqlite_affinity { SQLITE_AS_GIVEN, SQLITE_AS_TEXT, SQLITE_AS_NUMBER };
+
+static enum sqlite_affinity
+sqlite_affinity(const char *type)
+{
+	if (type == NULL || type[0] == '\0' || strcasecmp(type, "any") == 0)
+		return SQLITE_AS_GIVEN;
+	if (strcasestr(type, "int") != NULL)
+		return SQLITE_AS_NUMBER;
+	if (strcasestr(type, "char") != NULL ||
+	    strcasestr(type, "clob") != NULL ||
+	    strcasestr(type, "text") != NULL)
+		return SQLITE_AS_TEXT;
+	if (strcasestr(type, "blob") != NULL)
+		return SQLITE_AS_GIVEN;
+	return SQLITE_AS_NUMBER;
+}
+
 /* A canonical decimal V of COL, a DECIMAL column of NUMERIC affinity, as
  * the number SQLite would make of its text: an integer as one, a value a
  * double holds exactly as that text (its shortest form is V) as that
@@ -698,14 +721,12 @@ sqlite_bind_decimal(sqlite3_stmt *stmt, int index, const struct rs_column *col,
 {
 	struct rs_canon_buf shortest = RS_CANON_BUF_INIT;
 	char text[64], *end;
-	const char *type = col->type != NULL ? col->type : "";
 	long long n;
 	double d;
 	int same, rc;
 
-	if (v->len >= sizeof(text) || strcasestr(type, "char") != NULL ||
-	    strcasestr(type, "clob") != NULL ||
-	    strcasestr(type, "text") != NULL)
+	if (v->len >= sizeof(text) ||
+	    sqlite_affinity(col->type) != SQLITE_AS_NUMBER)
 		return 1;
 	memcpy(text, v->text, v->len);
 	text[v->len] = '\0';
@@ -865,16 +886,15 @@ sqlite_key_canonical(struct rs_backend *backend, const struct rs_table_def *t,
 	case RS_COL_TEXT:
 	case RS_COL_OTHER:
 		/* Bound back as text: exact for a key stored as text.  A
-		 * column of no type keeps an integer as it was given (a TEXT
-		 * column a BLOB), and SQLite sorts every integer below every
-		 * text: bound as text '100', the range after it held no
-		 * integer, and the walk ended there.  So does a STRICT
-		 * table's ANY column.  A column of another type name has
-		 * NUMERIC affinity, which compares '100' as the number. */
+		 * column that keeps values as given (no type, a STRICT
+		 * table's ANY) keeps an integer as one (a TEXT column a
+		 * BLOB), and SQLite sorts every integer below every text:
+		 * bound as text '100', the range after it held no integer,
+		 * and the walk ended there.  A column of NUMERIC affinity
+		 * compares '100' as the number. */
 		if (type == SQLITE_TEXT || type == SQLITE_NULL ||
-		    (col->kind == RS_COL_OTHER && col->type != NULL &&
-		     col->type[0] != '\0' &&
-		     strcasecmp(col->type, "any") != 0 && type != SQLITE_BLOB))
+		    (sqlite_affinity(col->type) == SQLITE_AS_NUMBER &&
+		     type != SQLITE_BLOB))
 			return 0;
 		break;
 	default:
