@@ -211,6 +211,19 @@ full_disk_split() {
 		src_dst_plan "$1/plan.cfg" full-disk identity id "$2" 10000 "batch_rows = 500;"
 }
 
+# full_disk_stopped MORE: the checks after the copy stopped on a full
+# disk: more than MORE copy chunks done in $dir's journal, and the source
+# as it was.
+full_disk_stopped() {
+	local done_chunks
+	done_chunks=$(sqlite3 -readonly "$dir/full-disk.journal" "SELECT count(*) FROM chunks
+		WHERE step = 'copy' AND state = 'done'")
+	check "full disk: chunks were copied before the disk filled ($done_chunks done)" \
+		test "$done_chunks" -gt "$1"
+	src_rows "$dir/src.db" >"$dir/rows.after"
+	check "full disk: the source holds its rows as before" cmp "$dir/rows.before" "$dir/rows.after"
+}
+
 # plan_url primary|replica K: url_of without the password.
 plan_url() {
 	local url

@@ -91,12 +91,7 @@ has "$dir/err" "once that is fixed, \`reshard run plan.cfg\` resumes at step cop
 equals "$(python3 -c 'import json, sys
 steps = {s["name"]: s for s in json.load(open(sys.argv[1]))["steps"]}
 print(steps["copy"]["state"])' "$dir/status.json")" failed "full disk: status says the copy failed"
-done_chunks=$(sqlite3 -readonly "$dir/full-disk.journal" "SELECT count(*) FROM chunks
-	WHERE step = 'copy' AND state = 'done'")
-check "full disk: chunks were copied before the disk filled ($done_chunks done)" \
-	test "$done_chunks" -gt 0
-src_rows "$dir/src.db" >"$dir/rows.after"
-check "full disk: the source holds its rows as before" cmp "$dir/rows.before" "$dir/rows.after"
+full_disk_stopped 0
 equals "$(q "$p1" "$streaming")" "$standbys" \
 	"full disk: p1 is up, its $standbys standbys streaming"
 

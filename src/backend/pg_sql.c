@@ -421,6 +421,20 @@ pg_in_key(const struct rs_table_def *t, int column)
 	return 0;
 }
 
+/* Append the names of T's columns that a write gives values to (every
+ * one the server does not compute), comma-separated, to SQL. */
+static void
+pg_written_columns(struct rs_strbuf *sql, const struct rs_table_def *t)
+{
+	for (int c = 0, n = 0; c < t->n_columns; c++) {
+		if (t->columns[c].generated)
+			continue;
+		if (n++ > 0)
+			strbuf_str(sql, ", ");
+		pg_sql_ident(sql, t->columns[c].name);
+	}
+}
+
 /* Append the upsert of T's rows, every column in the table's order, read
  * from $1 (see pg_sql.h) to SQL. */
 static void
@@ -431,13 +445,7 @@ pg_upsert_text(struct rs_strbuf *sql, const struct rs_table_def *t)
 	strbuf_str(sql, "INSERT INTO ");
 	pg_sql_ident(sql, t->name);
 	strbuf_str(sql, " AS \"target\" (");
-	for (int c = 0, n = 0; c < t->n_columns; c++) {
-		if (t->columns[c].generated)
-			continue; /* the server computes it */
-		if (n++ > 0)
-			strbuf_str(sql, ", ");
-		pg_sql_ident(sql, t->columns[c].name);
-	}
+	pg_written_columns(sql, t);
 	strbuf_str(sql, ") OVERRIDING SYSTEM VALUE SELECT ");
 	for (int c = 0, n = 0; c < t->n_columns; c++) {
 		if (t->columns[c].generated)
@@ -676,13 +684,7 @@ pg_sql_load(const struct rs_table_def *t, const struct rs_rows *rows,
 	strbuf_str(&sql, "COPY ");
 	pg_sql_ident(&sql, t->name);
 	strbuf_str(&sql, " (");
-	for (int c = 0, n = 0; c < t->n_columns; c++) {
-		if (t->columns[c].generated)
-			continue;
-		if (n++ > 0)
-			strbuf_str(&sql, ", ");
-		pg_sql_ident(&sql, t->columns[c].name);
-	}
+	pg_written_columns(&sql, t);
 	strbuf_str(&sql, ") FROM STDIN");
 	free(input.text);
 	if (rc == 0 && (data->failed || input.failed || sql.failed))
