@@ -378,6 +378,7 @@ abort_by_markers(const struct rs_plan *plan,
 		fprintf(stderr,
 		        "%s; aborting run %s of plan %s by the shard markers\n",
 		        exists ? why : "no journal", run.run_id, plan->name);
+		marker_replaced_by_routing(&run);
 		rc = abort_undo(&run, 1, err);
 	}
 	if (run.shards != NULL)

@@ -119,6 +119,10 @@ struct rs_run {
 	char fence_message[256];     /* what fenced writers are told */
 	char run_id[40];             /* the run's id, in the journal and the
 	                                shard markers (marker_run_id) */
+	char replaced_run[40];       /* the earlier run of this plan name whose
+	                                done markers this run's replace, or "":
+	                                abort gives them back (marker.h) */
+	int64_t replaced_epoch;      /* ... and the epoch it published */
 	struct engine_table *tables; /* described tables: engine_table */
 	int n_tables;
 	struct streams_group *streams; /* the step's streams running now

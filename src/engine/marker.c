@@ -31,6 +31,39 @@ marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
 	m->epoch = epoch;
 }
 
+void
+marker_fill_aborted(const struct rs_run *run, struct rs_marker *m)
+{
+	marker_fill(run, "aborted", 0, m);
+	if (run->replaced_run[0] == '\0')
+		return;
+	snprintf(m->run_id, sizeof(m->run_id), "%s", run->replaced_run);
+	snprintf(m->state, sizeof(m->state), "done");
+	m->epoch = run->replaced_epoch;
+}
+
+/* Read the fact replaced_run ("RUN EPOCH") into RUN, if the journal has
+ * it. */
+static int
+marker_read_replaced(struct rs_run *run, struct rs_err *err)
+{
+	char fact[64], id[40];
+	long long epoch;
+	int rc = journal_fact_get(run->journal, "replaced_run", fact,
+	                          sizeof(fact), err);
+
+	if (rc != 1)
+		return rc;
+	if (sscanf(fact, "%39s %lld", id, &epoch) != 2)
+		return rs_err_set(err, RS_EIO,
+		                  "journal %s: fact replaced_run \"%s\" is not "
+		                  "\"RUN EPOCH\"",
+		                  run->plan->journal, fact);
+	snprintf(run->replaced_run, sizeof(run->replaced_run), "%s", id);
+	run->replaced_epoch = epoch;
+	return 0;
+}
+
 int
 marker_run_id(struct rs_run *run, int *created, struct rs_err *err)
 {
@@ -44,7 +77,7 @@ marker_run_id(struct rs_run *run, int *created, struct rs_err *err)
 	rc = journal_fact_get(run->journal, "run_id", run->run_id,
 	                      sizeof(run->run_id), err);
 	if (rc != 0)
-		return rc == 1 ? 0 : rc;
+		return rc == 1 ? marker_read_replaced(run, err) : rc;
 	if (created != NULL)
 		*created = 1;
 	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -184,13 +217,30 @@ marker_past_publish(const struct rs_marker *m)
 	       strcmp(m->state, "aborted") != 0;
 }
 
+void
+marker_replaced_by_routing(struct rs_run *run)
+{
+	char routed_run[40], routed_plan[128];
+	long long epoch;
+
+	marker_routing_run(run->plan->publish_file, routed_run,
+	                   sizeof(routed_run), routed_plan, sizeof(routed_plan),
+	                   &epoch);
+	if (routed_run[0] == '\0' || strcmp(routed_run, run->run_id) == 0 ||
+	    strcmp(routed_plan, run->plan->name) != 0)
+		return;
+	snprintf(run->replaced_run, sizeof(run->replaced_run), "%s",
+	         routed_run);
+	run->replaced_epoch = epoch;
+}
+
 int
 marker_guard(struct rs_run *run, int published, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
 	char routed_run[40], routed_plan[128];
 	long long epoch;
-	int routed_done = 0, rc = 0;
+	int routed_done = 0, replaced = 0, rc = 0;
 
 	marker_routing_run(plan->publish_file, routed_run, sizeof(routed_run),
 	                   routed_plan, sizeof(routed_plan), &epoch);
@@ -211,6 +261,10 @@ marker_guard(struct rs_run *run, int published, struct rs_err *err)
 			            : strcmp(markers[i].run_id, run->run_id) ==
 			                      0)
 				routed_done = 1;
+			if (strcmp(markers[i].run_id, routed_run) == 0 &&
+			    strcmp(markers[i].plan, plan->name) == 0 &&
+			    strcmp(markers[i].state, "done") == 0)
+				replaced = 1;
 			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
 			    !marker_ended(markers[i].state))
 				rc = marker_refuse(run, s, &markers[i], err);
@@ -234,6 +288,16 @@ marker_guard(struct rs_run *run, int published, struct rs_err *err)
 			"done",
 			plan->publish_file, epoch, routed_run, routed_plan,
 			plan->journal);
+	if (rc == 0 && replaced && strcmp(routed_run, run->run_id) != 0 &&
+	    run->replaced_run[0] == '\0') {
+		char fact[64];
+
+		snprintf(fact, sizeof(fact), "%s %lld", routed_run, epoch);
+		rc = journal_fact_set(run->journal, "replaced_run", fact, err);
+		snprintf(run->replaced_run, sizeof(run->replaced_run), "%s",
+		         routed_run);
+		run->replaced_epoch = epoch;
+	}
 	return rc;
 }
 
@@ -252,18 +316,36 @@ marker_set_one(struct rs_run *run, int s, void *arg, struct rs_err *err)
 	return await_mark(&run->loop, backend, arg, err);
 }
 
+/* Write marker M on every shard of the plan that exists and keeps
+ * markers. */
+static int
+marker_set_each(struct rs_run *run, struct rs_marker *m, struct rs_err *err)
+{
+	struct rs_streams_spec spec = {
+		.n = run->plan->n_shards,
+		.parallel = run->plan->n_shards,
+		.task = marker_set_one,
+		.arg = m,
+	};
+
+	return streams_run(run, &spec, err);
+}
+
 int
 marker_set_all(struct rs_run *run, const char *state, int64_t epoch,
                struct rs_err *err)
 {
 	struct rs_marker m;
-	struct rs_streams_spec spec = {
-		.n = run->plan->n_shards,
-		.parallel = run->plan->n_shards,
-		.task = marker_set_one,
-		.arg = &m,
-	};
 
 	marker_fill(run, state, epoch, &m);
-	return streams_run(run, &spec, err);
+	return marker_set_each(run, &m, err);
+}
+
+int
+marker_set_aborted(struct rs_run *run, struct rs_err *err)
+{
+	struct rs_marker m;
+
+	marker_fill_aborted(run, &m);
+	return marker_set_each(run, &m, err);
 }

@@ -27,7 +27,8 @@ void marker_fill(const struct rs_run *run, const char *state, int64_t epoch,
                  struct rs_marker *m);
 
 /* Set RUN->run_id from the journal, making and recording a new one when
- * the journal has none (a new run: *CREATED, when not NULL, says so). */
+ * the journal has none (a new run: *CREATED, when not NULL, says so), and
+ * RUN->replaced_run and replaced_epoch (marker_guard). */
 int marker_run_id(struct rs_run *run, int *created, struct rs_err *err);
 
 /* Read the markers of shard SHARD: *MARKERS malloc'd (free it), *N its
@@ -47,12 +48,32 @@ int marker_past_publish(const struct rs_marker *m);
 /* Before a run does anything: marker_check_shard on every shard of the
  * plan; refuse when the routing file was published by another run that no
  * shard says is done; and refuse when a shard says this run is past
- * publish while the journal (PUBLISHED 0) has not begun it. */
+ * publish while the journal (PUBLISHED 0) has not begun it.
+ *
+ * A shard keeps one marker a plan name, so a later run of the routed
+ * run's plan replaces the done markers that let it pass here.  The guard
+ * records that run and its epoch in the journal (fact replaced_run), so
+ * that an abort can give them back (marker_fill_aborted): without them,
+ * the next run of the name would find the routing file's run done on no
+ * shard, and be refused as one whose journal was lost. */
 int marker_guard(struct rs_run *run, int published, struct rs_err *err);
+
+/* Without a journal: RUN, a run of this plan that its markers say has not
+ * ended nor published, passed marker_guard when it began, so the run the
+ * routing file names, when one of this plan, was done then: set
+ * RUN->replaced_run and replaced_epoch from the routing file. */
+void marker_replaced_by_routing(struct rs_run *run);
+
+/* Fill M with what an abort leaves on a shard: the done marker of the run
+ * RUN replaced (RUN->replaced_run), or RUN's own "aborted" one. */
+void marker_fill_aborted(const struct rs_run *run, struct rs_marker *m);
 
 /* Write RUN's marker with STATE and EPOCH on every shard of the plan that
  * exists and keeps markers. */
 int marker_set_all(struct rs_run *run, const char *state, int64_t epoch,
                    struct rs_err *err);
+
+/* The same with what an abort leaves (marker_fill_aborted). */
+int marker_set_aborted(struct rs_run *run, struct rs_err *err);
 
 #endif

@@ -168,7 +168,8 @@ capture_undo_target(struct rs_run *run, int shard, void *arg,
 
 /* Abort: capture removed from every source, the tables the run made on
  * targets dropped (copy's undo emptied them), and every shard's marker
- * says aborted (the last undo to run: nothing of the run is left). */
+ * says aborted, or is again the done one of the run this one replaced
+ * (the last undo to run: nothing of the run is left). */
 static int
 capture_undo(struct rs_run *run, struct rs_err *err)
 {
@@ -178,7 +179,7 @@ capture_undo(struct rs_run *run, struct rs_err *err)
 	if (rc == 0)
 		rc = steps_each_shard(run, run->plan->to, capture_undo_target,
 		                      NULL, err);
-	return rc != 0 ? rc : marker_set_all(run, "aborted", 0, err);
+	return rc != 0 ? rc : marker_set_aborted(run, err);
 }
 
 const struct rs_step_def step_capture = {

@@ -139,7 +139,7 @@ fence_undo(struct rs_run *run, struct rs_err *err)
 	struct rs_marker marker;
 	int rc;
 
-	marker_fill(run, "aborted", 0, &marker);
+	marker_fill_aborted(run, &marker);
 	rc = steps_each_shard_of(run, run->plan->from, 1, fence_undo_shard,
 	                         &marker, err);
 	if (rc != 0 || run->journal == NULL)

@@ -440,7 +440,7 @@ catch_up_undo(struct rs_run *run, struct rs_err *err)
 {
 	struct replica_undo how = {.made_only = 0};
 
-	marker_fill(run, "aborted", 0, &how.marker);
+	marker_fill_aborted(run, &how.marker);
 	return steps_each_shard(run, run->plan->from, catch_up_undo_shard, &how,
 	                        err);
 }
@@ -450,7 +450,7 @@ steps_replica_remove_made(struct rs_run *run, struct rs_err *err)
 {
 	struct replica_undo how = {.made_only = 1};
 
-	marker_fill(run, "aborted", 0, &how.marker);
+	marker_fill_aborted(run, &how.marker);
 	return steps_each_shard(run, run->plan->from, catch_up_undo_shard, &how,
 	                        err);
 }

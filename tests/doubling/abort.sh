@@ -3,7 +3,7 @@
 # replica files gone, journal set aside) and a new run starts from the
 # beginning; after publish it is refused with exit 2 and changes nothing.
 # The `done` markers of an earlier run of the same plan name do not make
-# abort take a later run for a published one.
+# abort take a later run for a published one, and abort gives them back.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -67,5 +67,22 @@ actual_rows db0 db1 db2 db3 >rows.after
 check "abort-second-run: db0 … db3 as before" cmp rows.before rows.after
 check "abort-second-run: the second run's replica files removed" \
 	test ! -e db4.db -a ! -e db5.db -a ! -e db6.db -a ! -e db7.db
+# A third run, fenced: its markers replace the first run's `done` ones on
+# db0 … db3.  Its abort, by the markers (its journal lost), gives them back,
+# so a fourth run of the name is not taken for one whose journal was lost.
+# (The abort with a journal: tests/split/second_run.sh's third-run.)
+run_reshard 0 "abort-second-run: a third run fences" \
+	run eight.cfg --until fence --yes
+rm eight.journal
+run_reshard 0 "abort-second-run: the third run, its journal lost, is aborted by its markers" \
+	abort eight.cfg
+actual_rows db0 db1 db2 db3 >rows.after
+check "abort-second-run: db0 … db3 as before again" cmp rows.before rows.after
+run_reshard 0 "abort-second-run: a fourth run of the name ends" run eight.cfg --yes
+has routing.cfg "epoch = 2L;" "abort-second-run: the fourth run published epoch 2"
+cut -f2- rows.before | sort >rows.expected
+actual_rows db0 db1 db2 db3 db4 db5 db6 db7 | cut -f2- | sort >rows.third
+check "abort-second-run: every row once on db0 … db7, unchanged" \
+	cmp rows.expected rows.third
 
 finish

@@ -7,24 +7,25 @@
 # so the second run's markers replace the first's `done` ones: that must
 # not look like a first run whose journal was lost.  The second run,
 # stopped after capture, resumes, and ends with every row once on its
-# owner under the ring of six (tests/oracle.py), unchanged.  (Its abort
-# before the fence is tests/doubling/abort.sh's abort-second-run.)
+# owner under the ring of six (tests/oracle.py), unchanged.
+#
+# third-run: the second run is aborted after its copy; abort gives the
+# shards back the first run's `done` markers it replaced, so that a third
+# run of the name (a new journal) starts and ends exactly.  (A doubling's
+# abort before its fence is tests/doubling/abort.sh's abort-second-run.)
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
-section first-run
-fresh second-run
-run_reshard 0 "first-run: the ring of four grows to five" run plan.cfg --yes
-complete first-run
-
-section second-run
-# n5: new and empty, with the tables.
-sql n5.db "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL,
-		amount DECIMAL(12,2), note TEXT);
-	CREATE TABLE items (order_id INTEGER NOT NULL, line INTEGER NOT NULL,
-		customer TEXT NOT NULL, sku BLOB, qty INTEGER,
-		PRIMARY KEY (order_id, line))"
-cat >six.cfg <<PLAN
+# second_plan NAME: after the first run, n5 (new and empty, with the
+# tables) and six.cfg; the oracle's rows under the ring of six, from where
+# the first run left them.
+second_plan() {
+	sql n5.db "CREATE TABLE orders (id INTEGER PRIMARY KEY,
+			customer TEXT NOT NULL, amount DECIMAL(12,2), note TEXT);
+		CREATE TABLE items (order_id INTEGER NOT NULL,
+			line INTEGER NOT NULL, customer TEXT NOT NULL, sku BLOB,
+			qty INTEGER, PRIMARY KEY (order_id, line))"
+	cat >six.cfg <<PLAN
 version = 1;
 name = "$plan_name";
 hash = "sha256_64";
@@ -42,15 +43,19 @@ strategy = "split";
 options = { batch_rows = 100; };
 publish = { file = "routing.cfg"; };
 PLAN
-# The oracle's rows under the ring of six, from where the first run left
-# them.
-own_master
-oracle_from=ring:100:n0,n1,n2,n3,n4
-oracle_to=ring:100:n0,n1,n2,n3,n4,n5
-reroute
-nodes=(n0 n1 n2 n3 n4 n5)
-source_rows "second-run: before it, every row on its owner under the ring of five"
+	own_master
+	oracle_from=ring:100:n0,n1,n2,n3,n4
+	oracle_to=ring:100:n0,n1,n2,n3,n4,n5
+	reroute
+	nodes=(n0 n1 n2 n3 n4 n5)
+	source_rows "$1: before it, every row on its owner under the ring of five"
+}
 
+section second-run
+fresh second-run
+run_reshard 0 "second-run: the ring of four grows to five" run plan.cfg --yes
+complete "second-run: first"
+second_plan second-run
 run_reshard 0 "second-run: run --until capture" run six.cfg --until capture --yes
 run_reshard 0 "second-run: it resumes (not taken for a run with a lost journal)" \
 	run six.cfg --until copy --yes
@@ -59,5 +64,26 @@ final_rows "second-run: every row once, on its owner under the ring of six, unch
 no_leftovers "second-run: no trigger or change log left at the end"
 equals "$(markers)" "$(all_markers "done")" "second-run: every marker says done"
 has routing.cfg "epoch = 2L;" "second-run: routing file published at epoch 2"
+
+section third-run
+fresh third-run
+nodes=(n0 n1 n2 n3 n4)
+run_reshard 0 "third-run: the ring of four grows to five" run plan.cfg --yes
+complete "third-run: first"
+first_run=$(sql -readonly n0.db "SELECT run_id FROM reshard_marker")
+second_plan third-run
+run_reshard 0 "third-run: the second run copies" run six.cfg --until copy --yes
+run_reshard 0 "third-run: the second run is aborted" abort six.cfg
+source_rows "third-run: after the abort, every row as the first run left it"
+no_leftovers "third-run: no trigger or change log left after the abort"
+equals "$(sql -readonly n0.db "SELECT run_id || ' ' || state || ' ' || epoch
+	FROM reshard_marker")" "$first_run done 1" \
+	"third-run: n0's marker is the first run's done one again"
+run_reshard 0 "third-run: a third run of the name starts and ends" \
+	run six.cfg --yes
+final_rows "third-run: every row once, on its owner under the ring of six, unchanged"
+no_leftovers "third-run: no trigger or change log left at the end"
+equals "$(markers)" "$(all_markers "done")" "third-run: every marker says done"
+has routing.cfg "epoch = 2L;" "third-run: routing file published at epoch 2"
 
 finish
