@@ -801,6 +801,35 @@ test_doubling_range_split_proven(void **state)
 	plan_free(plan);
 }
 
+/* Shard a gives every row to its replica c: a doubling keeps every shard
+ * (its purge and final-check go over `to`, so a would keep a stale copy of
+ * every row), and says so at the to map. */
+static void
+test_doubling_cannot_retire_a_shard(void **state)
+{
+	(void)state;
+	EXPECT_ALL("version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+	           "tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+	           "shards = (\n"
+	           "  { name = \"a\"; url = \"sqlite:///tmp/a.db\"; "
+	           "replica = \"c\"; },\n"
+	           "  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"
+	           "  { name = \"c\"; url = \"sqlite:///tmp/c.db\"; }\n"
+	           ");\n"
+	           "from = { map = \"ranges\"; ranges = ( { end = "
+	           "999999; node = \"a\"; }, { end = \"max\"; node = "
+	           "\"b\"; } ); };\n"
+	           "to = { map = \"ranges\"; ranges = ( { end = 999999; "
+	           "node = \"c\"; }, { end = \"max\"; node = \"b\"; } ); "
+	           "};\n"
+	           "strategy = \"doubling\";\n",
+	           {11, "strategy \"doubling\" (line 12): shard 'a' is a "
+	                "node of the from map but not of the to map; a "
+	                "doubling keeps every shard and hands part of its rows "
+	                "to its replica, it cannot retire one: add 'a' to the "
+	                "to map"});
+}
+
 static void
 test_doubling_modulo_vs_slots_refused(void **state)
 {
@@ -1522,6 +1551,7 @@ main(void)
 		cmocka_unit_test(test_logical_mistakes_all_at_once),
 		cmocka_unit_test(test_logical_doubling_proven),
 		cmocka_unit_test(test_doubling_range_split_proven),
+		cmocka_unit_test(test_doubling_cannot_retire_a_shard),
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),

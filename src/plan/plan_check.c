@@ -68,6 +68,26 @@ check_doubling_shapes(struct plan_loader *ld)
 	}
 }
 
+/* A doubling keeps every shard of `from`: its delete logs, purge and
+ * final-check go over the shards of `to`, so a shard left out would keep
+ * a stale copy of every row, fenced for good. */
+static void
+check_doubling_keeps(struct plan_loader *ld)
+{
+	const struct rs_plan *plan = ld->plan;
+
+	for (int i = 0; i < plan->n_shards; i++)
+		if (map_uses(&plan->from_def, i) && !map_uses(&plan->to_def, i))
+			plan_diag(ld, ld->to_line,
+			          "strategy \"doubling\" (line %d): shard '%s' "
+			          "is a node of the from map but not of the to "
+			          "map; a doubling keeps every shard and hands "
+			          "part of its rows to its replica, it cannot "
+			          "retire one: add '%s' to the to map",
+			          ld->strategy_line, plan->shards[i].name,
+			          plan->shards[i].name);
+}
+
 /*
  * Whether `replica = "T";` on shard F is a suggestion the plan would take
  * and that fixes F: F's points all move to T, F has no replica yet, T is
@@ -346,6 +366,9 @@ plan_check(struct plan_loader *ld)
 	n_before = ld->diags->n;
 	if (doubling && ld->from_state != PLAN_MAP_UNREAD)
 		check_doubling_shapes(ld);
+	if (doubling && ld->from_state != PLAN_MAP_UNREAD &&
+	    ld->to_state != PLAN_MAP_UNREAD)
+		check_doubling_keeps(ld);
 
 	/* A map compiles when it was read without a mistake under a known
 	 * hash, whatever else the plan gets wrong. */
