@@ -128,21 +128,25 @@ abort_find_marked_run(struct rs_run *run, struct rs_err *err)
 	return found;
 }
 
-/* Whether STEP, pending in the journal, may still have its effect: a
- * step that gives the cutover back (the fence) is made pending before it
+/* Whether STEP, pending in the journal (REC), may still have its effect:
+ * a step that gives the cutover back (the fence) is made pending before it
  * lifts the fence, so that a crash in between puts the fence up again;
  * until the fence is off, the journal keeps the fact fenced_since.  A
  * give-back that failed (a lock held the fence's triggers) or was cut
- * short leaves both.  Returns 1, 0 or an error. */
+ * short leaves both.  One that lifted the fence leaves the markers saying
+ * "fenced" (the run goes on): once such a step began, its undo runs, to
+ * mark the shards aborted.  Returns 1, 0 or an error. */
 static int
 abort_pending_in_effect(struct rs_run *run, const struct rs_step_def *step,
-                        struct rs_err *err)
+                        const struct rs_step_record *rec, struct rs_err *err)
 {
 	char since[32];
 	int rc;
 
 	if (step->give_back == NULL)
 		return 0;
+	if (rec->attempts > 0)
+		return 1;
 	rc = journal_fact_get(run->journal, "fenced_since", since,
 	                      sizeof(since), err);
 	return rc < 0 ? rc : rc == 1;
@@ -171,7 +175,7 @@ abort_undo(struct rs_run *run, int all, struct rs_err *err)
 				return rc;
 		}
 		if (rec.state == RS_STEP_PENDING) {
-			rc = abort_pending_in_effect(run, step, err);
+			rc = abort_pending_in_effect(run, step, &rec, err);
 			if (rc < 0)
 				return rc;
 			if (rc == 0)

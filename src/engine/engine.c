@@ -504,6 +504,7 @@ engine_give_back(struct rs_run *run, int failed, int *from, struct rs_err *err)
 	journal_event(run->journal, "warn",
 	              "cutover attempt %d of %d given back: %s", n,
 	              ENGINE_CUTOVER_TRIES, cause);
+	engine_fault("after-give-back");
 	if (n >= ENGINE_CUTOVER_TRIES)
 		return rs_err_set(
 			err, RS_EGIVEBACK,

@@ -33,6 +33,26 @@ equals "$(fence_triggers db0)/$(fence_triggers db1)" 0/0 "abort-fenced: fences r
 same_rows "abort-fenced: sources as before" from_owner db0 db1
 check "abort-fenced: no replica made" test ! -e db2.db -a ! -e db3.db
 
+section abort-given-back
+# The cutover is given back (fence_timeout_seconds passed): the fence comes
+# off and the fence step is pending again, but the sources' markers still
+# say fenced, the run going on.  Killed there, then aborted: abort must
+# mark them aborted, or the next run is refused as one whose journal was
+# lost.
+fresh abort-given-back
+sed -i 's/^options = { /options = { fence_timeout_seconds = 1; /' plan.cfg
+run_reshard 0 "abort-given-back: run --until fence" run plan.cfg --until fence --yes
+sleep 1.2
+RESHARD_FAULT=after-give-back run_reshard 99 \
+	"abort-given-back: the cutover is given back, and the run killed" run plan.cfg --yes
+has err "fault point after-give-back" "abort-given-back: the fence was given back"
+run_reshard 0 "abort-given-back: abort" abort plan.cfg
+equals "$(sql db0.db "SELECT state FROM reshard_marker")/$(sql db1.db "SELECT state FROM reshard_marker")" \
+	aborted/aborted "abort-given-back: db0's and db1's markers say aborted"
+same_rows "abort-given-back: sources as before" from_owner db0 db1
+run_reshard 0 "abort-given-back: a new run completes" run plan.cfg --yes
+complete "abort-given-back"
+
 section abort-published
 fresh abort-published
 run_reshard 0 "abort-published: run --until publish" run plan.cfg --until publish --yes
