@@ -447,7 +447,10 @@ test_suggested_values_are_valid(void **state)
 	                "databases = 2;"},
 	           {11, "'vnodes' must be an integer without quotes, e.g. "
 	                "vnodes = 100;"});
-	expect_valid(HEAD FROM_SLOTS
+	expect_valid(HEAD FROM_SLOTS TO_SLOTS "strategy = \"split\";\n");
+	expect_valid(HEAD
+	             "from = { map = \"ring\"; vnodes = 100; nodes = [\"db0\", "
+	             "\"db1\"]; };\n"
 	             "to = { map = \"ring\"; vnodes = 100; nodes = [\"db0\", "
 	             "\"db1\", \"db2\", \"db3\"]; };\n"
 	             "strategy = \"split\";\n");
@@ -581,8 +584,8 @@ test_unused_shard(void **state)
 {
 	(void)state;
 	expect_one(HEAD FROM_SLOTS
-	           "to = { map = \"modulo\"; nodes = [\"db0\", \"db1\", "
-	           "\"db2\"]; };\n"
+	           "to = { map = \"slots\"; databases = 3; tables_per_db = 4; "
+	           "nodes = [\"db0\", \"db1\", \"db2\"]; };\n"
 	           "strategy = \"split\";\n",
 	           8, "shard 'db3' is in neither");
 }
@@ -834,12 +837,12 @@ static void
 test_doubling_modulo_vs_slots_refused(void **state)
 {
 	(void)state;
-	/* modulo 2 → slots 4×1: key 1 is db1 under both, key 2 moves db0 →
-	 * db2 (fine), key 5 goes db1 → db1, key 6: db0 → db2; but modulo
+	/* slots 2×1 → slots 4×1: key 1 is db1 under both, key 2 moves db0 →
+	 * db2 (fine), key 5 goes db1 → db1, key 6: db0 → db2; but `from`'s
 	 * nodes in the other order break it. */
 	EXPECT_ALL(
-		HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
-		     "\"db0\"]; };\n"
+		HEAD "from = { map = \"slots\"; databases = 2; tables_per_db "
+		     "= 1; nodes = [\"db1\", \"db0\"]; };\n"
 		     "to = { map = \"slots\"; databases = 4; tables_per_db "
 		     "= 1; nodes = [\"db0\", \"db1\", \"db2\", \"db3\"]; "
 		     "};\n"
@@ -857,12 +860,60 @@ test_doubling_modulo_vs_slots_refused(void **state)
 	            "4, from's nodes and then their replicas in the same "
 	            "order"});
 	expect_valid(HEAD
-	             "from = { map = \"modulo\"; nodes = [\"db1\", "
-	             "\"db0\"]; };\n"
+	             "from = { map = \"slots\"; databases = 2; tables_per_db "
+	             "= 1; nodes = [\"db1\", \"db0\"]; };\n"
 	             "to = { map = \"slots\"; databases = 4; tables_per_db "
 	             "= 1; nodes = [\"db1\", \"db0\", \"db3\", \"db2\"]; "
 	             "};\n"
 	             "strategy = \"doubling\";\n");
+	/* modulo → slots places the rows alike, but a slots map names its
+	 * tables orders_0 …: every row would have to change table. */
+	EXPECT_ALL(HEAD "from = { map = \"modulo\"; nodes = [\"db1\", "
+	                "\"db0\"]; };\n"
+	                "to = { map = \"slots\"; databases = 4; tables_per_db "
+	                "= 1; nodes = [\"db1\", \"db0\", \"db3\", \"db2\"]; "
+	                "};\n"
+	                "strategy = \"doubling\";\n",
+	           {11,
+	            "table 'orders' index 0 is 'orders' under the from map "
+	            "and 'orders_0' under the to map; a row that stays on its "
+	            "shard stays in its table, so both maps must name the "
+	            "table alike: give them the same table_format, both or "
+	            "neither a slots map, or rename the tables before the "
+	            "run"});
+}
+
+/* Two plan tables, or two indices, one physical name: refused at the
+ * map that makes it. */
+static void
+test_physical_names_collide(void **state)
+{
+	(void)state;
+	EXPECT_ALL(
+		"version = 1;\nname = \"t\";\n"
+		"tables = ( { name = \"o\"; key = \"k\"; }, { name = \"o1\"; "
+		"key = \"k\"; } );\n"
+		"shards = (\n"
+		"  { name = \"db0\"; url = \"sqlite:///tmp/db0.db\"; },\n"
+		"  { name = \"db1\"; url = \"sqlite:///tmp/db1.db\"; }\n"
+		");\n"
+		"from = { map = \"slots\"; databases = 1; tables_per_db = 11; "
+		"table_format = \"%s%d\"; nodes = [\"db0\"]; };\n"
+		"to = { map = \"slots\"; databases = 2; tables_per_db = 11; "
+		"table_format = \"%s%d\"; nodes = [\"db0\", \"db1\"]; };\n"
+		"strategy = \"split\";\n",
+		{8,
+	         "the from map names two tables 'o10': table 'o' index 10 "
+	         "and table 'o1' index 0; a physical table holds the rows of "
+	         "one table index of one plan table: give table_format a %s "
+	         "and a %d that cannot run into each other (the default is "
+	         "\"%s_%d\")"},
+		{9,
+	         "the to map names two tables 'o10': table 'o' index 10 "
+	         "and table 'o1' index 0; a physical table holds the rows of "
+	         "one table index of one plan table: give table_format a %s "
+	         "and a %d that cannot run into each other (the default is "
+	         "\"%s_%d\")"});
 }
 
 static void
@@ -1092,7 +1143,8 @@ test_limit_slot_tables(void **state)
 
 	(void)state;
 	text = limits_plan(
-		2, 1, NULL, "map = \"modulo\";", 2,
+		2, 1, NULL,
+		"map = \"slots\"; databases = 2; tables_per_db = 1;", 2,
 		"map = \"slots\"; databases = 2; tables_per_db = 32768;", 2);
 	plan = expect_loads(text);
 	assert_int_equal(map_period(plan->to), 65536);
@@ -1100,7 +1152,8 @@ test_limit_slot_tables(void **state)
 	free(text);
 
 	text = limits_plan(
-		2, 1, NULL, "map = \"modulo\";", 2,
+		2, 1, NULL,
+		"map = \"slots\"; databases = 2; tables_per_db = 1;", 2,
 		"map = \"slots\"; databases = 2; tables_per_db = 32769;", 2);
 	expect_one(text, 9,
 	           "slots map 'to' has 2 databases x 32769 tables_per_db = "
@@ -1110,7 +1163,8 @@ test_limit_slot_tables(void **state)
 
 	/* 1 × 65537, the one product just past: tables_per_db's range. */
 	text = limits_plan(
-		1, 1, NULL, "map = \"modulo\";", 1,
+		1, 1, NULL,
+		"map = \"slots\"; databases = 1; tables_per_db = 1;", 1,
 		"map = \"slots\"; databases = 1; tables_per_db = 65537;", 1);
 	expect_one(text, 8,
 	           "'tables_per_db' is 65537; it must be between 1 and 65536");
@@ -1126,7 +1180,8 @@ test_limit_physical_tables(void **state)
 	(void)state;
 	/* 16 tables × 65536 slot tables = 1,048,576. */
 	text = limits_plan(
-		1, 16, NULL, "map = \"modulo\";", 1,
+		1, 16, NULL,
+		"map = \"slots\"; databases = 1; tables_per_db = 1;", 1,
 		"map = \"slots\"; databases = 1; tables_per_db = 65536;", 1);
 	plan = expect_loads(text);
 	assert_int_equal(plan->n_tables, 16);
@@ -1135,7 +1190,8 @@ test_limit_physical_tables(void **state)
 
 	/* 17 × 61681 = 1,048,577. */
 	text = limits_plan(
-		1, 17, NULL, "map = \"modulo\";", 1,
+		1, 17, NULL,
+		"map = \"slots\"; databases = 1; tables_per_db = 1;", 1,
 		"map = \"slots\"; databases = 1; tables_per_db = 61681;", 1);
 	expect_one(text, 8,
 	           "map 'to' makes 17 tables x 61,681 slot tables = 1,048,577 "
@@ -1205,7 +1261,8 @@ test_limit_physical_names(void **state)
 	/* A 61-byte table name, "%s_%d" and index 9: 63 bytes. */
 	line = table_line(61, 1);
 	text = limits_plan(
-		2, 1, line, "map = \"modulo\";", 2,
+		2, 1, line,
+		"map = \"slots\"; databases = 2; tables_per_db = 1;", 2,
 		"map = \"slots\"; databases = 2; tables_per_db = 10;", 2);
 	plan = expect_loads(text);
 	plan_free(plan);
@@ -1213,7 +1270,8 @@ test_limit_physical_names(void **state)
 
 	/* Index 10 makes it 64. */
 	text = limits_plan(
-		2, 1, line, "map = \"modulo\";", 2,
+		2, 1, line,
+		"map = \"slots\"; databases = 2; tables_per_db = 1;", 2,
 		"map = \"slots\"; databases = 2; tables_per_db = 11;", 2);
 	expect_one(text, 9,
 	           "names a table 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
@@ -1225,7 +1283,8 @@ test_limit_physical_names(void **state)
 
 	/* A long table_format, on its own line. */
 	text = limits_plan(
-		2, 1, NULL, "map = \"modulo\";", 2,
+		2, 1, NULL,
+		"map = \"slots\"; databases = 2; tables_per_db = 1;", 2,
 		"map = \"slots\"; databases = 2; tables_per_db = 4;\n"
 		"  table_format = "
 		"\"%s_archived_rows_kept_for_the_auditors_and_the_lawyers_of_"
@@ -1553,6 +1612,7 @@ main(void)
 		cmocka_unit_test(test_doubling_range_split_proven),
 		cmocka_unit_test(test_doubling_cannot_retire_a_shard),
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
+		cmocka_unit_test(test_physical_names_collide),
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),
 		cmocka_unit_test(test_missing_file),

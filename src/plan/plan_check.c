@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/text.h"
 
@@ -86,6 +87,108 @@ check_doubling_keeps(struct plan_loader *ld)
 			          "retire one: add '%s' to the to map",
 			          ld->strategy_line, plan->shards[i].name,
 			          plan->shards[i].name);
+}
+
+/* One physical table a map makes: its name, and the plan table and table
+ * index it holds. */
+struct physical_name {
+	char name[RS_PLAN_MAX_NAME + 1];
+	int table, index;
+};
+
+static int
+physical_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct physical_name *)a)->name,
+	              ((const struct physical_name *)b)->name);
+}
+
+/* Say, at LINE, when map WHICH gives two of its physical tables one name
+ * (a table_format without %s, or one whose digits run into a name): the
+ * rows of two tables, keyed by two shard keys, would share a table. */
+static void
+check_names_unique(struct plan_loader *ld, const struct rs_map *map,
+                   const char *which, int line)
+{
+	const struct rs_plan *plan = ld->plan;
+	int slots = map_has_tables(map) ? map_def(map)->tables_per_db : 1;
+	size_t n = (size_t)plan->n_tables * (size_t)slots, k = 0;
+	struct physical_name *names = calloc(n + 1, sizeof(*names));
+
+	if (names == NULL) {
+		ld->nomem = 1;
+		return;
+	}
+	for (int t = 0; t < plan->n_tables; t++)
+		for (int i = 0; i < slots; i++, k++) {
+			if (plan->tables[t].name == NULL ||
+			    map_table_name(map, plan->tables[t].name, i,
+			                   names[k].name,
+			                   sizeof(names[k].name)) < 0)
+				names[k].name[0] = '\0'; /* too long: said */
+			names[k].table = t;
+			names[k].index = i;
+		}
+	qsort(names, n, sizeof(*names), physical_name_cmp);
+	for (k = 1; k < n; k++) {
+		const struct physical_name *a = &names[k - 1], *b = &names[k];
+
+		if (a->name[0] == '\0' || strcmp(a->name, b->name) != 0)
+			continue;
+		plan_diag(ld, line,
+		          "the %s map names two tables '%s': table '%s' index "
+		          "%d and table '%s' index %d; a physical table holds "
+		          "the rows of one table index of one plan table: "
+		          "give table_format a %%s and a %%d that cannot run "
+		          "into each other (the default is \"%s\")",
+		          which, a->name, plan->tables[a->table].name, a->index,
+		          plan->tables[b->table].name, b->index,
+		          RS_TABLE_FORMAT_DEFAULT);
+		break;
+	}
+	free(names);
+}
+
+/* An owner is a shard and a table index, and a row whose owner stays is
+ * not moved, so both maps must give each table index the same physical
+ * name: reshard moves rows, it does not rename the table they stay in.
+ * And neither map may give two physical tables one name. */
+static void
+check_physical_names(struct plan_loader *ld)
+{
+	const struct rs_plan *plan = ld->plan;
+	int from_slots = map_has_tables(plan->from)
+	                         ? map_def(plan->from)->tables_per_db
+	                         : 1;
+	int to_slots =
+		map_has_tables(plan->to) ? map_def(plan->to)->tables_per_db : 1;
+	int n = from_slots < to_slots ? from_slots : to_slots, said = 0;
+
+	for (int t = 0; t < plan->n_tables && !said; t++)
+		for (int i = 0; i < n && !said; i++) {
+			char a[RS_PLAN_MAX_NAME + 1], b[RS_PLAN_MAX_NAME + 1];
+
+			if (plan->tables[t].name == NULL ||
+			    map_table_name(plan->from, plan->tables[t].name, i,
+			                   a, sizeof(a)) < 0 ||
+			    map_table_name(plan->to, plan->tables[t].name, i, b,
+			                   sizeof(b)) < 0 ||
+			    strcmp(a, b) == 0)
+				continue;
+			plan_diag(
+				ld, ld->to_line,
+				"table '%s' index %d is '%s' under the from "
+				"map and '%s' under the to map; a row that "
+				"stays on its shard stays in its table, so "
+				"both maps must name the table alike: give "
+				"them the same table_format, both or neither "
+				"a slots map, or rename the tables before the "
+				"run",
+				plan->tables[t].name, i, a, b);
+			said = 1;
+		}
+	check_names_unique(ld, plan->from, "from", ld->from_line);
+	check_names_unique(ld, plan->to, "to", ld->to_line);
 }
 
 /*
@@ -386,6 +489,8 @@ plan_check(struct plan_loader *ld)
 		else if (plan->to == NULL)
 			plan_diag(ld, ld->to_line, "%s", err.message);
 	}
+	if (plan->from != NULL && plan->to != NULL && plan->n_tables > 0)
+		check_physical_names(ld);
 	if (doubling && plan->from != NULL && plan->to != NULL &&
 	    ld->shards_ok && ld->diags->n == n_before) {
 		check_doubling_moves(ld);
