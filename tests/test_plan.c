@@ -883,6 +883,51 @@ test_doubling_modulo_vs_slots_refused(void **state)
 	            "run"});
 }
 
+/* A ranges split by id: lines 1-8, then the maps with ends FROM_END and
+ * TO_END (lines 9 and 10). */
+#define RANGES_BY_ID(from_end, to_end)                                         \
+	"version = 1;\nname = \"t\";\nhash = \"identity\";\n"                  \
+	"tables = ( { name = \"orders\"; key = \"id\"; } ); # 9999999999\n"    \
+	"shards = ( { name = \"a\"; url = \"sqlite:///tmp/a.db\"; },\n"        \
+	"  { name = \"b\"; url = \"sqlite:///tmp/b.db\"; },\n"                 \
+	"  { name = \"c\"; url = \"sqlite:///tmp/c.db#8888888888\"; } );\n"    \
+	"/* 7777777777 */\n"                                                   \
+	"from = { map = \"ranges\"; ranges = ( { end = " from_end              \
+	"; node = \"a\"; }, { end = \"max\"; node = \"b\"; } ); };\n"          \
+	"to = { map = \"ranges\"; ranges = ( { end = " to_end                  \
+	"; node = \"a\"; }, { end = \"max\"; node = \"c\"; } ); };\n"          \
+	"strategy = \"split\";\n"
+
+/* libconfig reads an integer without L in 32 bits: 5000000000 would be
+ * 705032704, silently.  Such integers are refused, each at its line (not
+ * in strings or comments); with L they are read whole.  A range end in
+ * text is decimal or 0x hex, never octal. */
+static void
+test_integers_beyond_32_bits(void **state)
+{
+	struct rs_plan *plan;
+
+	(void)state;
+	EXPECT_ALL(RANGES_BY_ID("5000000000", "0x100000000"),
+	           {9, "integer 5000000000 does not fit in 32 bits, and the "
+	               "plan reader takes an integer written without L in 32 "
+	               "bits (a larger one would silently become another "
+	               "number): write it 5000000000L"},
+	           {10, "integer 0x100000000 does not fit in 32 bits, and the "
+	                "plan reader takes an integer written without L in 32 "
+	                "bits (a larger one would silently become another "
+	                "number): write it 0x100000000L"});
+	plan = expect_loads(RANGES_BY_ID("5000000000L", "2147483647"));
+	assert_int_equal(plan->from_def.ranges[0].end, 5000000000ULL);
+	assert_int_equal(plan->to_def.ranges[0].end, 2147483647ULL);
+	plan_free(plan);
+	plan = expect_loads(RANGES_BY_ID("\"010\"", "\"0x10\""));
+	assert_int_equal(plan->from_def.ranges[0].end, 10);
+	assert_int_equal(plan->to_def.ranges[0].end, 16);
+	plan_free(plan);
+	expect_one(RANGES_BY_ID("\"08\"", "\"0x\""), 10, "range end must be");
+}
+
 /* Two plan tables, or two indices, one physical name: refused at the
  * map that makes it. */
 static void
@@ -1613,6 +1658,7 @@ main(void)
 		cmocka_unit_test(test_doubling_cannot_retire_a_shard),
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_physical_names_collide),
+		cmocka_unit_test(test_integers_beyond_32_bits),
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),
 		cmocka_unit_test(test_missing_file),

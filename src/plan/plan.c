@@ -10,6 +10,7 @@
  */
 #include "plan/plan_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -549,6 +550,7 @@ parse_range_end(const config_setting_t *m, uint64_t *end)
 {
 	const char *s;
 	char *rest;
+	int base = 10;
 
 	if (config_setting_type(m) == CONFIG_TYPE_INT ||
 	    config_setting_type(m) == CONFIG_TYPE_INT64) {
@@ -566,10 +568,17 @@ parse_range_end(const config_setting_t *m, uint64_t *end)
 		*end = UINT64_MAX;
 		return 0;
 	}
-	if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+	/* Hex after 0x, else decimal: "010" is ten, not octal eight. */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		if (!isxdigit((unsigned char)*s))
+			return -1;
+		base = 16;
+	} else if (!isdigit((unsigned char)*s)) {
 		return -1;
+	}
 	errno = 0;
-	*end = strtoull(s, &rest, 0);
+	*end = strtoull(s, &rest, base);
 	return errno != 0 || *rest != '\0' ? -1 : 0;
 }
 
@@ -1807,6 +1816,107 @@ diags_sort(struct rs_plan_diags *diags)
 	return 0;
 }
 
+/* Whether C may be part of a name or a number (a digit after it is not the
+ * start of an integer). */
+static int
+word_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '.';
+}
+
+/* The integer at *P, in TEXT on line LINE: said when it is written
+ * without the L suffix and is outside 32 bits.  *P is left after it. */
+static void
+check_plain_integer(struct plan_loader *ld, const char *text, const char **p,
+                    int line)
+{
+	const char *start = *p, *s = start;
+	int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X'), wide = 0;
+	int negative = start > text && start[-1] == '-';
+	uint64_t v = 0, base = hex ? 16 : 10;
+
+	for (s += hex ? 2 : 0;
+	     hex ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s);
+	     s++) {
+		uint64_t d = isdigit((unsigned char)*s)
+		                     ? (uint64_t)(*s - '0')
+		                     : (uint64_t)(tolower((unsigned char)*s) -
+		                                  'a' + 10);
+
+		wide |= v > (UINT64_MAX - d) / base;
+		v = v * base + d;
+	}
+	/* A float (1.5, 2e9), or a 64-bit integer (5000000000L): fine. */
+	if (!hex && (*s == '.' || *s == 'e' || *s == 'E')) {
+		while (word_char((unsigned char)*s) ||
+		       ((*s == '+' || *s == '-') &&
+		        (s[-1] == 'e' || s[-1] == 'E')))
+			s++;
+		*p = s;
+		return;
+	}
+	*p = s;
+	if (*s == 'L')
+		return;
+	/* A minus sign allows one more: -2147483648. */
+	if (wide || v > (uint64_t)INT32_MAX + (uint64_t)(negative && !hex))
+		plan_diag(ld, line,
+		          "integer %.*s does not fit in 32 bits, and the plan "
+		          "reader takes an integer written without L in 32 "
+		          "bits (a larger one would silently become another "
+		          "number): write it %.*sL",
+		          (int)(s - start), start, (int)(s - start), start);
+}
+
+/* libconfig (1.5, Debian 12's) reads an integer written without the L
+ * suffix in 32 bits: `end = 5000000000;` becomes 705032704, with no
+ * error.  Look through the plan's text (outside strings and comments)
+ * for such integers, and say how to write them. */
+static void
+check_plain_integers(struct plan_loader *ld, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t size = 0;
+	int line = 1;
+
+	if (f == NULL)
+		return; /* read a moment ago: nothing new to say */
+	if (getdelim(&text, &size, '\0', f) < 0) {
+		free(text);
+		fclose(f);
+		return;
+	}
+	fclose(f);
+	for (const char *p = text; *p != '\0';) {
+		if (*p == '\n') {
+			line++;
+			p++;
+		} else if (*p == '"') {
+			for (p++; *p != '\0' && *p != '"'; p++) {
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+				line += *p == '\n';
+			}
+			p += *p == '"';
+		} else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+			while (*p != '\0' && *p != '\n')
+				p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			for (p += 2;
+			     *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
+				line += *p == '\n';
+			p += *p != '\0' ? 2 : 0;
+		} else if (isdigit((unsigned char)*p) &&
+		           (p == text || !word_char((unsigned char)p[-1]))) {
+			check_plain_integer(ld, text, &p, line);
+		} else {
+			p++;
+		}
+	}
+	free(text);
+}
+
 int
 plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
           struct rs_err *err)
@@ -1861,6 +1971,7 @@ plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
 	}
 	ld.plan = plan;
 	ld.diags = diags;
+	check_plain_integers(&ld, path);
 	read_root(&ld, config_root_setting(&cfg));
 	if (!ld.nomem)
 		plan_check(&ld);
