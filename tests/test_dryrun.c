@@ -429,7 +429,8 @@ test_unknown_table(void **state)
  * line must still name the owners map_owner finds.  The shape is also the
  * one that took 46 s and 5.8 GB when names were made for every shard of
  * the plan times every slot table: 1024 shards, and a slots map of one
- * database with 65,536 tables. */
+ * database with 65,536 tables (to one of 1024 databases with one table
+ * each: both maps name index 0 t_0). */
 static void
 test_owner_names_follow_the_maps(void **state)
 {
@@ -455,7 +456,8 @@ test_owner_names_follow_the_maps(void **state)
 		        "{ name = \"s%d\"; url = \"sqlite:///tmp/s.db\"; }%s\n",
 		        i, i < 1023 ? "," : "");
 	fputs(");\nfrom = { map = \"slots\"; databases = 1; tables_per_db = "
-	      "65536; nodes = [\"s7\"]; };\nto = { map = \"modulo\"; nodes = [",
+	      "65536; nodes = [\"s7\"]; };\nto = { map = \"slots\"; "
+	      "databases = 1024; tables_per_db = 1; nodes = [",
 	      cfg);
 	for (int i = 1023; i >= 0; i--)
 		fprintf(cfg, "\"s%d\"%s", i, i > 0 ? ", " : "");
@@ -487,8 +489,8 @@ test_owner_names_follow_the_maps(void **state)
 		from = map_owner(plan->from, point);
 		to = map_owner(plan->to, point);
 		assert_int_equal(from.shard, 7);
-		at += sprintf(at, "%s\ts7.t_%d\t%s\n", key, from.table,
-		              plan->shards[to.shard].name);
+		at += sprintf(at, "%s\ts7.t_%d\t%s.t_%d\n", key, from.table,
+		              plan->shards[to.shard].name, to.table);
 	}
 	assert_int_equal(got_len, (size_t)(at - want));
 	assert_memory_equal(got, want, got_len);

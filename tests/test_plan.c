@@ -928,6 +928,28 @@ test_integers_beyond_32_bits(void **state)
 	expect_one(RANGES_BY_ID("\"08\"", "\"0x\""), 10, "range end must be");
 }
 
+/* The files reshard writes are not the plan's other files: publish wrote
+ * the routing text over a SQLite shard named as publish.file. */
+static void
+test_written_files_apart(void **state)
+{
+	(void)state;
+	EXPECT_ALL(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "publish = { file = \"/tmp/../tmp/db0.db\"; };\n"
+	           "journal = \"/tmp/db1.db\";\n",
+	           {13, "the routing file /tmp/../tmp/db0.db is the database "
+	                "file of shard 'db0'; give publish.file a name of its "
+	                "own"},
+	           {14, "the journal /tmp/db1.db is the database file of shard "
+	                "'db1'; give journal a name of its own"});
+	expect_one(HEAD FROM_SLOTS TO_SLOTS
+	           "strategy = \"doubling\";\n"
+	           "publish = { file = \"/tmp/x.journal\"; };\n"
+	           "journal = \"/tmp/x.journal\";\n",
+	           13, "the routing file /tmp/x.journal is also the journal");
+}
+
 /* Two plan tables, or two indices, one physical name: refused at the
  * map that makes it. */
 static void
@@ -1659,6 +1681,7 @@ main(void)
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_physical_names_collide),
 		cmocka_unit_test(test_integers_beyond_32_bits),
+		cmocka_unit_test(test_written_files_apart),
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),
 		cmocka_unit_test(test_missing_file),

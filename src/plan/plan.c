@@ -1668,6 +1668,10 @@ read_publish(struct plan_loader *ld, const config_setting_t *root)
 		         plan->name != NULL ? plan->name : "reshard");
 		file = fallback;
 	}
+	ld->publish_line = setting_line(
+		g != NULL && config_setting_get_member(g, "file") != NULL
+			? config_setting_get_member(g, "file")
+			: g);
 	plan->publish_file = resolve_path(plan->dir, file);
 	if (plan->publish_file == NULL)
 		ld->nomem = 1;
@@ -1724,6 +1728,8 @@ read_root(struct plan_loader *ld, const config_setting_t *root)
 		          close ? "'?)" : "", hash_names());
 	}
 
+	ld->journal_line =
+		setting_line(config_setting_get_member(root, "journal"));
 	s = get_string(ld, root, "the plan", "journal", 0,
 	               "journal = \"orders-2x.journal\";");
 	if (s == NULL) {

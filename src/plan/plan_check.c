@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/url.h"
 #include "common/text.h"
 
 static int
@@ -87,6 +88,94 @@ check_doubling_keeps(struct plan_loader *ld)
 			          "retire one: add '%s' to the to map",
 			          ld->strategy_line, plan->shards[i].name,
 			          plan->shards[i].name);
+}
+
+/* PATH made comparable with another: the real path of its folder and its
+ * name (the file itself may not exist yet), malloc'd; NULL when the
+ * folder cannot be resolved (PATH is then compared as it is). */
+static char *
+comparable_path(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir, *real, *out = NULL;
+
+	if (slash == NULL)
+		return NULL;
+	dir = strndup(path, (size_t)(slash - path) + (slash == path));
+	real = dir != NULL ? realpath(dir, NULL) : NULL;
+	if (real != NULL &&
+	    asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+	             slash + 1) < 0)
+		out = NULL;
+	free(real);
+	free(dir);
+	return out;
+}
+
+/* Whether paths A and B name one file. */
+static int
+same_file(const char *a, const char *b)
+{
+	char *ca = comparable_path(a), *cb = comparable_path(b);
+	int same = strcmp(ca != NULL ? ca : a, cb != NULL ? cb : b) == 0;
+
+	free(ca);
+	free(cb);
+	return same;
+}
+
+/* The files reshard writes (the routing file, the journal) must not be
+ * the plan or a SQLite shard: publish would write the routing text over
+ * a shard's database, the journal would put its tables in one. */
+static void
+check_files_apart(struct plan_loader *ld)
+{
+	const struct rs_plan *plan = ld->plan;
+	const struct {
+		const char *what, *path, *setting;
+		int line;
+	} written[] = {
+		{"the routing file", plan->publish_file, "publish.file",
+	         ld->publish_line},
+		{"the journal", plan->journal, "journal", ld->journal_line},
+	};
+
+	if (plan->journal != NULL && plan->publish_file != NULL &&
+	    same_file(plan->journal, plan->publish_file))
+		plan_diag(
+			ld, ld->publish_line,
+			"the routing file %s is also the journal: publish "
+			"would write over the run's record; give publish.file "
+			"a name of its own",
+			plan->publish_file);
+	for (size_t w = 0; w < sizeof(written) / sizeof(written[0]); w++) {
+		if (written[w].path == NULL)
+			continue;
+		if (same_file(written[w].path, plan->path))
+			plan_diag(ld, written[w].line,
+			          "%s %s is the plan itself; give %s a name of "
+			          "its own",
+			          written[w].what, written[w].path,
+			          written[w].setting);
+		for (int s = 0; s < plan->n_shards; s++) {
+			struct rs_url url;
+
+			if (plan->shards[s].url == NULL ||
+			    url_parse(plan->shards[s].url, plan->dir, &url,
+			              NULL) != 0)
+				continue;
+			if (url.engine == RS_ENGINE_SQLITE &&
+			    url.database != NULL &&
+			    same_file(written[w].path, url.database))
+				plan_diag(ld, written[w].line,
+				          "%s %s is the database file of shard "
+				          "'%s'; give %s a name of its own",
+				          written[w].what, written[w].path,
+				          plan->shards[s].name,
+				          written[w].setting);
+			url_clear(&url);
+		}
+	}
 }
 
 /* One physical table a map makes: its name, and the plan table and table
@@ -491,6 +580,7 @@ plan_check(struct plan_loader *ld)
 	}
 	if (plan->from != NULL && plan->to != NULL && plan->n_tables > 0)
 		check_physical_names(ld);
+	check_files_apart(ld);
 	if (doubling && plan->from != NULL && plan->to != NULL &&
 	    ld->shards_ok && ld->diags->n == n_before) {
 		check_doubling_moves(ld);

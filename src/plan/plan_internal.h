@@ -29,6 +29,8 @@ struct plan_loader {
 	int from_line;      /* where `from` and `to` are, for map messages */
 	int to_line;
 	int strategy_line;
+	int journal_line; /* 1 when the setting is absent (the default) */
+	int publish_line;
 	int hash_line;
 	int hash_ok;   /* the hash is known (or absent: the default) */
 	int shards_ok; /* the shards and their replicas read without mistake */
