@@ -1797,6 +1797,82 @@ check_cascades(struct engine *e)
 	setup_sql(e->backend, "DROP TABLE rs_check_fkp");
 }
 
+/* The unique indexes describe reports (rs_table_def.uniques): those other
+ * than the primary key whose parts are all whole columns, in index order.
+ * Left out: a plain index, a partial or expression index (PostgreSQL,
+ * SQLite), a prefix (MariaDB); a PostgreSQL INCLUDE column is no key
+ * part.  A split's copy makes room on exactly these (steps/movers.c). */
+static void
+check_uniques(struct engine *e)
+{
+	const char *engine = backend_engine(e->backend);
+	int pg = strcmp(engine, "postgresql") == 0,
+	    my = strcmp(engine, "mysql") == 0;
+	const char *const common[] = {
+		"CREATE TABLE rs_check_uq (id integer PRIMARY KEY, a integer, "
+		"b integer, c varchar(20), d varchar(20), e integer, "
+		"UNIQUE (b, a))",
+		"CREATE UNIQUE INDEX rs_check_uq_c ON rs_check_uq (c)",
+		"CREATE INDEX rs_check_uq_e ON rs_check_uq (e)",
+		pg ? "CREATE UNIQUE INDEX rs_check_uq_d ON rs_check_uq (d) "
+		     "INCLUDE (e)"
+		   : "CREATE UNIQUE INDEX rs_check_uq_d ON rs_check_uq (d)",
+		my ? "CREATE UNIQUE INDEX rs_check_uq_p ON rs_check_uq (d(5), "
+		     "e)"
+		   : "CREATE UNIQUE INDEX rs_check_uq_p ON rs_check_uq (e) "
+		     "WHERE e > 0",
+		my ? NULL
+		   : "CREATE UNIQUE INDEX rs_check_uq_x ON rs_check_uq "
+		     "(lower(d))",
+	};
+	struct rs_table_def *def = NULL;
+	struct rs_err err;
+	char got[256] = "", *names[8];
+	int rc, n = 0;
+
+	if (setup_sql(e->backend, "DROP TABLE IF EXISTS rs_check_uq") != 0)
+		return;
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (common[i] != NULL && setup_sql(e->backend, common[i]) != 0)
+			return;
+	rc = describe(e->backend, "rs_check_uq", &def, &err);
+	if (check_status(rc, &err, "%s: describe a table with unique indexes",
+	                 e->shard)) {
+		for (int u = 0; u < def->n_uniques && n < 8; u++) {
+			char one[64] = "";
+
+			for (int c = 0; c < def->uniques[u].n_columns; c++)
+				snprintf(
+					one + strlen(one),
+					sizeof(one) - strlen(one), "%s%s",
+					c > 0 ? "," : "",
+					def->columns[def->uniques[u].columns[c]]
+						.name);
+			names[n++] = xprintf("%s", one);
+		}
+		for (int i = 1; i < n;
+		     i++) /* sorted: the order is the engine's */
+			for (int j = i;
+			     j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+				char *t = names[j];
+
+				names[j] = names[j - 1];
+				names[j - 1] = t;
+			}
+		for (int i = 0; i < n; i++) {
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+			         "%s%s", i > 0 ? " " : "", names[i]);
+			free(names[i]);
+		}
+		check(strcmp(got, "b,a c d") == 0,
+		      "%s: describe reports the unique indexes on whole "
+		      "columns, in index order: \"b,a c d\" (got \"%s\")",
+		      e->shard, got);
+	}
+	backend_table_free(def);
+	setup_sql(e->backend, "DROP TABLE rs_check_uq");
+}
+
 static void
 check_errors(struct engine *engines, const char *sqlite_dir)
 {
@@ -1897,6 +1973,7 @@ check_errors(struct engine *engines, const char *sqlite_dir)
 		free(what);
 
 		check_cascades(e);
+		check_uniques(e);
 	}
 }
 

@@ -31,6 +31,8 @@
 #   create   the target table made from the source's definition
 #            (options.create_tables), PostgreSQL and MariaDB, generated
 #            columns among them (the copy writes every other column)
+#   unique   a unique email on a MariaDB and a PostgreSQL target: catch-up
+#            meets a stale copy holding a value a newer row now has
 # Usage: integration/scenario_split.sh (after integration/servers.sh start).
 set -uo pipefail
 export LC_ALL=C.UTF-8
@@ -716,7 +718,68 @@ section_create() {
 		"create: MariaDB, every row once"
 }
 
-only=${1:-ring conn aborts tamper refused values load load_my create}
+# unique: a unique email on the targets (MariaDB u2, PostgreSQL u3; the
+# source u1 on PostgreSQL).  After the copy, on each target's movers, B is
+# touched, A gives its email up and B takes it: catch-up's batch writes B
+# while the target still holds A's stale copy.  The copy must make room
+# (PostgreSQL's upsert would fail on the index at every resume; MariaDB's
+# would update A's row with B's values and leave B missing).  At the end
+# the targets hold every row of the source once, as the source has it.
+section_unique() {
+	dir=$tmp/unique
+	mkdir -p "$dir"
+	pg "$pg_app" "DROP DATABASE IF EXISTS split_u1 WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE split_u1"
+	pg "$pg_app" "DROP DATABASE IF EXISTS split_u3 WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE split_u3"
+	my "$my_app" "DROP DATABASE IF EXISTS split_u2; CREATE DATABASE split_u2"
+	local u1 u2 u3 table a b t
+	u1=$(url_db "$pg_app" split_u1)
+	u2=$(url_db "$my_app" split_u2)
+	u3=$(url_db "$pg_app" split_u3)
+	table="CREATE TABLE acct (id integer PRIMARY KEY, customer varchar(40) NOT NULL,
+		email varchar(40) NOT NULL UNIQUE)"
+	pg "$u1" "$table"
+	my "$u2" "$table"
+	pg "$u3" "$table"
+	pg "$u1" "INSERT INTO acct SELECT i, 'k' || i, 'e' || i FROM generate_series(1, 400) i"
+	cat >"$dir/plan.cfg" <<-EOF
+		version = 1; name = "unique"; hash = "sha256_64";
+		tables = ( { name = "acct"; key = "customer"; } );
+		shards = ( { name = "u1"; url = "$u1"; }, { name = "u2"; url = "$u2"; },
+		           { name = "u3"; url = "$u3"; } );
+		from = { map = "ranges"; ranges = ( { end = "max"; node = "u1"; } ); };
+		to = { map = "ranges"; ranges = ( { end = 0; node = "u1"; },
+		       { end = "0x7fffffffffffffff"; node = "u2"; }, { end = "max"; node = "u3"; } ); };
+		strategy = "split";
+		options = { batch_rows = 50; };
+		publish = { file = "routing.cfg"; };
+	EOF
+	run_reshard 0 "unique: run --until copy" run plan.cfg --until copy --yes
+	for t in u2 u3; do
+		if [ $t = u2 ]; then
+			read -r a b < <(my "$u2" "SELECT MIN(id), MAX(id) FROM acct")
+		else
+			read -r a b < <(pg "$u3" "SELECT min(id), max(id) FROM acct")
+		fi
+		pg "$u1" "UPDATE acct SET customer = customer WHERE id = $b;
+			UPDATE acct SET email = 'gone' || id WHERE id = $a;
+			UPDATE acct SET email = 'e$a' WHERE id = $b"
+	done
+	pg "$u1" "SELECT id, customer, email FROM acct ORDER BY id" >"$dir/want"
+	run_reshard 0 "unique: the run goes to its end" run plan.cfg --yes
+	{
+		my "$u2" "SELECT id, customer, email FROM acct"
+		pg "$u3" "SELECT id, customer, email FROM acct"
+	} | sort -n >"$dir/got"
+	if cmp -s "$dir/want" "$dir/got"; then
+		ok "unique: every row once on u2 or u3, as the source has it ($(wc -l <"$dir/got") rows)"
+	else
+		diff "$dir/want" "$dir/got" | head -10 >"$tmp/why"
+		not_ok "unique: every row once on u2 or u3, as the source has it" "$tmp/why"
+	fi
+	equals "$(pg "$u1" "SELECT count(*) FROM acct")" 0 "unique: the source gave every row away"
+}
+
+only=${1:-ring conn aborts tamper refused values load load_my create unique}
 for s in $only; do
 	"section_$s"
 done

@@ -117,7 +117,8 @@ static struct rs_column columns[] = {
 	{"ts", "datetime", RS_COL_TIMESTAMP, 0},
 };
 static int key[] = {1, 0};
-static struct rs_table_def orders = {"or`ders", columns, 12, key, 2, -1, NULL};
+static struct rs_table_def orders = {"or`ders", columns, 12,   key, 2,
+                                     -1,        NULL,    NULL, 0};
 
 static void
 test_ident(void **state)
@@ -198,7 +199,8 @@ static void
 test_read_one_key(void **state)
 {
 	int pk[] = {0};
-	struct rs_table_def t = {"or`ders", columns, 12, pk, 1, -1, NULL};
+	struct rs_table_def t = {"or`ders", columns, 12,   pk, 1,
+	                         -1,        NULL,    NULL, 0};
 	struct rs_value a = V("5"), u = V("77");
 	struct rs_read_request r = {&t, NULL, 0, &a, &u, 10};
 	struct rs_strbuf b = {0};
@@ -219,7 +221,8 @@ static void
 test_read_canonical_bounds(void **state)
 {
 	int pk[] = {2, 9, 11};
-	struct rs_table_def t = {"or`ders", columns, 12, pk, 3, -1, NULL};
+	struct rs_table_def t = {"or`ders", columns, 12,   pk, 3,
+	                         -1,        NULL,    NULL, 0};
 	struct rs_value a[] = {V("00ff"), V("t"), V("2024-01-02T03:04:05.5")};
 	struct rs_value bad[] = {V("00ff"), V("1"), V("2024-01-02T03:04:05")};
 	struct rs_read_request r = {&t, NULL, 0, a, NULL, 10};
@@ -393,8 +396,8 @@ test_load_year(void **state)
 		{"n", "int(11)", RS_COL_INTEGER, 0},
 	};
 	static int year_key[] = {0};
-	static struct rs_table_def years = {"years", year_cols, 3,   year_key,
-	                                    1,       -1,        NULL};
+	static struct rs_table_def years = {
+		"years", year_cols, 3, year_key, 1, -1, NULL, NULL, 0};
 	struct rs_value v[] = {V("1"), V("0"), V("0"),    V("2"), V("1999"),
 	                       V("0"), V("3"), {NULL, 0}, V("0")};
 	struct rs_rows rows = {3, 3, v};
@@ -420,7 +423,7 @@ test_generated_not_written(void **state)
 		{"h", "varbinary(32)", RS_COL_BYTES, 1},
 	};
 	static int gpk[] = {0};
-	static struct rs_table_def g = {"g", gc, 4, gpk, 1, -1, NULL};
+	static struct rs_table_def g = {"g", gc, 4, gpk, 1, -1, NULL, NULL, 0};
 	struct rs_value v[] = {V("1"), V("14"), V("7"), V("00ff")};
 	struct rs_rows rows = {1, 4, v};
 	struct mysql_sql_stmts stmts = {0};
@@ -448,7 +451,7 @@ test_upsert_keys_only(void **state)
 	struct rs_column kc[] = {{"a", "int", RS_COL_INTEGER, 0},
 	                         {"b", "text", RS_COL_TEXT, 0}};
 	int kpk[] = {0, 1};
-	struct rs_table_def t = {"k`o", kc, 2, kpk, 2, -1, NULL};
+	struct rs_table_def t = {"k`o", kc, 2, kpk, 2, -1, NULL, NULL, 0};
 	struct rs_value v[] = {V("1"), V("a"), V("2"), V("b")};
 	struct rs_rows rows = {2, 2, v};
 	struct mysql_sql_stmts s = {0};
@@ -541,8 +544,8 @@ test_limits(void **state)
 static struct rs_column pack_columns[] = {{"id", "int", RS_COL_INTEGER, 0},
                                           {"v", "longtext", RS_COL_TEXT, 0}};
 static int pack_key[] = {0};
-static struct rs_table_def pack_table = {"p", pack_columns, 2,   pack_key,
-                                         1,   -1,           NULL};
+static struct rs_table_def pack_table = {"p", pack_columns, 2,    pack_key, 1,
+                                         -1,  NULL,         NULL, 0};
 static const char pack_head[] = "INSERT INTO `p` (`id`, `v`) VALUES ";
 static const char pack_tail[] = " ON DUPLICATE KEY UPDATE `v` = VALUES(`v`)";
 #define PACK_FIXED   (sizeof(pack_head) - 1 + sizeof(pack_tail) - 1)
@@ -758,7 +761,7 @@ check_delete_keys(int n, int n_stmts)
 {
 	struct rs_column c[] = {{"id", "int", RS_COL_INTEGER, 0}};
 	int pk[] = {0};
-	struct rs_table_def t = {"d", c, 1, pk, 1, -1, NULL};
+	struct rs_table_def t = {"d", c, 1, pk, 1, -1, NULL, NULL, 0};
 	struct rs_value *v = calloc((size_t)n, sizeof(*v));
 	char(*text)[12] = calloc((size_t)n, sizeof(*text));
 	struct rs_rows keys = {n, 1, v};
@@ -810,7 +813,7 @@ test_delete_bytes_limit(void **state)
 {
 	struct rs_column c[] = {{"k", "varchar(2000000)", RS_COL_TEXT, 0}};
 	int pk[] = {0};
-	struct rs_table_def t = {"t", c, 1, pk, 1, -1, NULL};
+	struct rs_table_def t = {"t", c, 1, pk, 1, -1, NULL, NULL, 0};
 	const char head[] = "DELETE FROM `t` WHERE `k` IN (";
 	size_t first =
 		MYSQL_SQL_STMT_BYTES - (sizeof(head) - 1) - 2 - 2 - (3 + 2) - 1;
@@ -847,6 +850,14 @@ static const char describe_cascades[] =
 	"DEFAULT')))";
 static const char describe_columns[] =
 	", c.EXTRA REGEXP '(VIRTUAL|STORED|PERSISTENT) GENERATED'"
+	", (SELECT GROUP_CONCAT(CONCAT(CRC32(u.INDEX_NAME), ':', "
+	"IF(u.SUB_PART IS NULL, u.SEQ_IN_INDEX, 0), ':', (SELECT COUNT(*) "
+	"FROM information_schema.STATISTICS v WHERE v.TABLE_SCHEMA = "
+	"DATABASE() AND v.TABLE_NAME = 'or`d\\'ers\\\\' AND v.INDEX_NAME = "
+	"u.INDEX_NAME)) SEPARATOR ',') FROM information_schema.STATISTICS u "
+	"WHERE u.TABLE_SCHEMA = DATABASE() AND u.TABLE_NAME = "
+	"'or`d\\'ers\\\\' AND u.NON_UNIQUE = 0 AND u.INDEX_NAME <> "
+	"'PRIMARY' AND u.COLUMN_NAME = c.COLUMN_NAME)"
 	" FROM information_schema.COLUMNS c LEFT JOIN (SELECT DISTINCT "
 	"s.COLUMN_NAME, s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "
 	"WHERE s.TABLE_SCHEMA = DATABASE() AND s.TABLE_NAME = "
@@ -1339,7 +1350,7 @@ check_read_keys_split(int n_pk, int n, int per, int n_stmts)
 	struct rs_column c[] = {{"a", "int", RS_COL_INTEGER, 0},
 	                        {"b", "int", RS_COL_INTEGER, 0}};
 	int pk[] = {0, 1};
-	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1, NULL};
+	struct rs_table_def t = {"k", c, 2, pk, n_pk, -1, NULL, NULL, 0};
 	struct rs_value *v = calloc((size_t)n * (size_t)n_pk, sizeof(*v));
 	struct rs_rows keys = {n, n_pk, v};
 	struct rs_keys_request r = {&t, NULL, 0, &keys};

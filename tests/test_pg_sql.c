@@ -44,7 +44,8 @@ static struct rs_column columns[] = {
 	{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ, 0},
 };
 static int key[] = {1, 0};
-static struct rs_table_def orders = {"or\"ders", columns, 6, key, 2, -1, NULL};
+static struct rs_table_def orders = {"or\"ders", columns, 6,    key, 2,
+                                     -1,         NULL,    NULL, 0};
 
 static const char orders_upsert[] =
 	"INSERT INTO \"or\"\"ders\" AS \"target\" (\"id\", \"re\"\"gion\", "
@@ -227,7 +228,8 @@ test_read_canonical_bounds(void **state)
 		{"at", "timestamp with time zone", RS_COL_TIMESTAMPTZ, 0},
 	};
 	static int kk[] = {0, 1};
-	static struct rs_table_def blobs = {"blobs", kc, 2, kk, 2, -1, NULL};
+	static struct rs_table_def blobs = {"blobs", kc,   2,    kk, 2,
+	                                    -1,      NULL, NULL, 0};
 	struct rs_value lo[] = {V("ff00"), V("-0043-03-15T12:00:00Z")};
 	struct rs_value hi[] = {V(""), V("2026-12-03T10:00:00.5Z")};
 	struct rs_read_request r = {&blobs, NULL, 0, lo, hi, 10};
@@ -289,7 +291,7 @@ test_upsert_keys_only(void **state)
 	struct rs_column kc[] = {{"a", "integer", RS_COL_INTEGER, 0},
 	                         {"b", "jsonb", RS_COL_JSON, 0}};
 	int kpk[] = {0, 1};
-	struct rs_table_def t = {"keys only", kc, 2, kpk, 2, -1, NULL};
+	struct rs_table_def t = {"keys only", kc, 2, kpk, 2, -1, NULL, NULL, 0};
 	struct rs_value v[] = {V("1"), V("{\"x\": 1}")};
 	struct rs_rows rows = {1, 2, v};
 	char *sql, *json;
@@ -316,7 +318,7 @@ test_generated_not_written(void **state)
 	                         {"twice", "bigint", RS_COL_INTEGER, 1},
 	                         {"n", "bigint", RS_COL_INTEGER, 0}};
 	int gpk[] = {0};
-	struct rs_table_def t = {"g", gc, 3, gpk, 1, -1, NULL};
+	struct rs_table_def t = {"g", gc, 3, gpk, 1, -1, NULL, NULL, 0};
 	struct rs_value v[] = {V("1"), V("14"), V("7")};
 	struct rs_rows rows = {1, 3, v};
 	struct rs_strbuf data = {0};
@@ -374,7 +376,7 @@ test_upsert_many(void **state)
 	static struct rs_column kv[] = {{"k", "integer", RS_COL_INTEGER, 0},
 	                                {"v", "text", RS_COL_TEXT, 0}};
 	static int kv_key[] = {0};
-	struct rs_table_def t = {"big", kv, 2, kv_key, 1, -1, NULL};
+	struct rs_table_def t = {"big", kv, 2, kv_key, 1, -1, NULL, NULL, 0};
 	int n_rows = 70000;
 	struct rs_value *v = calloc((size_t)n_rows * 2, sizeof(*v));
 	char(*text)[12] = calloc((size_t)n_rows, sizeof(*text));
@@ -438,7 +440,7 @@ test_delete_input(void **state)
 	                        {"b", "bytea", RS_COL_BYTES, 0},
 	                        {"x", "integer", RS_COL_INTEGER, 0}};
 	int pk[] = {0, 1};
-	struct rs_table_def t = {"dd", c, 3, pk, 2, -1, NULL};
+	struct rs_table_def t = {"dd", c, 3, pk, 2, -1, NULL, NULL, 0};
 	struct rs_value k[] = {V("-0100-01-01"), V("cafe")};
 	struct rs_rows keys = {1, 2, k};
 	char *sql, *json;

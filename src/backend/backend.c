@@ -1068,7 +1068,87 @@ backend_table_free(struct rs_table_def *table)
 	free(table->pk);
 	free(table->name);
 	free(table->cascades);
+	for (int i = 0; i < table->n_uniques; i++)
+		free(table->uniques[i].columns);
+	free(table->uniques);
 	free(table);
+}
+
+/* One entry of backend_table_uniques's lists. */
+struct unique_part {
+	unsigned long long id;
+	int position, parts, column;
+};
+
+static int
+unique_part_cmp(const void *a, const void *b)
+{
+	const struct unique_part *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->position > y->position) - (x->position < y->position);
+}
+
+int
+backend_table_uniques(struct rs_table_def *table, const char *const *lists)
+{
+	struct unique_part *parts = NULL;
+	size_t n = 0, cap = 0;
+
+	for (int c = 0; c < table->n_columns; c++)
+		for (const char *s = lists[c]; s != NULL && *s != '\0';) {
+			struct unique_part p = {.column = c};
+			char *end;
+
+			p.id = strtoull(s, &end, 10);
+			if (*end == ':')
+				p.position = (int)strtol(end + 1, &end, 10);
+			if (*end == ':')
+				p.parts = (int)strtol(end + 1, &end, 10);
+			if (n == cap) {
+				struct unique_part *more = realloc(
+					parts, sizeof(*more) * (cap * 2 + 8));
+
+				if (more == NULL) {
+					free(parts);
+					return RS_ENOMEM;
+				}
+				parts = more;
+				cap = cap * 2 + 8;
+			}
+			parts[n++] = p;
+			s = *end == ',' ? end + 1 : end + strlen(end);
+		}
+	if (n > 0)
+		qsort(parts, n, sizeof(*parts), unique_part_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int whole = parts[i].parts > 0, m = 0;
+		struct rs_unique *more;
+
+		for (j = i; j < n && parts[j].id == parts[i].id; j++, m++)
+			whole &= parts[j].parts == parts[i].parts &&
+			         parts[j].position == m + 1;
+		if (!whole || m != parts[i].parts)
+			continue;
+		more = realloc(table->uniques,
+		               sizeof(*more) * (size_t)(table->n_uniques + 1));
+		if (more != NULL) {
+			table->uniques = more;
+			more = &table->uniques[table->n_uniques];
+			more->columns = malloc(sizeof(int) * (size_t)m);
+		}
+		if (more == NULL || more->columns == NULL) {
+			free(parts);
+			return RS_ENOMEM;
+		}
+		more->n_columns = m;
+		for (int k = 0; k < m; k++)
+			more->columns[k] = parts[i + (size_t)k].column;
+		table->n_uniques++;
+	}
+	free(parts);
+	return 0;
 }
 
 void

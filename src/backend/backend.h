@@ -75,6 +75,15 @@ struct rs_column {
 	int generated;
 };
 
+/* A unique index or constraint of a table other than its primary key,
+ * whose parts are all whole columns (no expression, prefix or predicate).
+ * A split's target may hold a stale copy of a row clashing on it with a
+ * newer one (steps/movers.c makes room first). */
+struct rs_unique {
+	int *columns; /* indexes into the table's columns, in index order */
+	int n_columns;
+};
+
 /* A table as the catalog describes it.  Free with backend_table_free. */
 struct rs_table_def {
 	char *name;
@@ -92,6 +101,8 @@ struct rs_table_def {
 	 * there are none, and always on PostgreSQL and SQLite, whose
 	 * cascades fire triggers; MariaDB and MySQL (InnoDB) fire none. */
 	char *cascades;
+	struct rs_unique *uniques; /* NULL when none */
+	int n_uniques;
 };
 
 /* Rows of one batch: N_ROWS × N_COLS values, row-major. */
@@ -668,6 +679,17 @@ enum rs_canon_src backend_canon_src(const struct rs_backend *backend);
 void backend_close(struct rs_backend *backend, rs_backend_cb cb, void *arg);
 
 void backend_table_free(struct rs_table_def *table);
+
+/* For an engine's describe: set TABLE->uniques from LISTS, one a column
+ * (NULL for none): what the catalog says of the unique indexes (other
+ * than the primary key) column I is part of, as comma-separated entries
+ * "ID:POSITION:PARTS": the index's id (digits), the column's 1-based
+ * position in it, its number of key parts; POSITION 0 for a part that is
+ * only a prefix of the column.  An index with a prefix, a part that is no
+ * column of LISTS (an expression, a column describe leaves out) or a part
+ * missing is left out: making room on it could delete a row that does not
+ * clash.  Returns 0 or RS_ENOMEM (TABLE then without uniques). */
+int backend_table_uniques(struct rs_table_def *table, const char *const *lists);
 
 /* Fill ERR for a failure on BACKEND: "shard NAME (MASKED-URL): MESSAGE",
  * with any secret in MESSAGE masked.  Returns CODE. */

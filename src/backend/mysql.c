@@ -745,14 +745,10 @@ my_what(const struct my_engine *e)
 
 /* ---- describe ------------------------------------------------------- */
 
-/* Build e->table from the describe query's result: one row per column in
- * order, with COLUMN_NAME, COLUMN_TYPE, the column's SEQ_IN_INDEX in the
- * primary key (NULL outside it), TABLE_ROWS, whether it is a MariaDB
- * JSON column and the table's cascading foreign keys.  Returns 0, or
- * RS_ESCHEMA (no such table, no primary key), RS_EINTERNAL (a broken key)
- * or RS_ENOMEM with e->err filled. */
+/* The columns of my_take_describe, each one's unique indexes left in
+ * UNIQUES (pointers into RES). */
 static int
-my_take_describe(struct my_engine *e, MYSQL_RES *res)
+my_take_columns(struct my_engine *e, MYSQL_RES *res, const char **uniques)
 {
 	struct rs_backend *backend = e->backend;
 	uint64_t n = mysql_num_rows(res);
@@ -770,7 +766,7 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		                    "table %s does not exist in database %s",
 		                    e->table_name, backend->url.database);
 	}
-	if (mysql_num_fields(res) != 7 || n > INT_MAX)
+	if (mysql_num_fields(res) != 8 || n > INT_MAX)
 		return backend_fail(backend, &e->err, RS_EINTERNAL,
 		                    "describing table %s: unexpected catalog "
 		                    "result",
@@ -819,6 +815,7 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 		if (row[5] != NULL && t->cascades == NULL &&
 		    (t->cascades = strdup(row[5])) == NULL)
 			goto oom;
+		uniques[i] = row[7];
 	}
 	for (int i = 0; i < n_pk; i++)
 		if (t->pk[i] == -1)
@@ -836,6 +833,29 @@ my_take_describe(struct my_engine *e, MYSQL_RES *res)
 	return 0;
 oom:
 	return backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
+}
+
+/* Build e->table from the describe query's result: one row per column in
+ * order, with COLUMN_NAME, COLUMN_TYPE, the column's SEQ_IN_INDEX in the
+ * primary key (NULL outside it), TABLE_ROWS, whether it is a MariaDB
+ * JSON column, the table's cascading foreign keys, whether generated and
+ * the unique indexes it is part of (backend_table_uniques).  Returns 0, or
+ * RS_ESCHEMA (no such table, no primary key), RS_EINTERNAL (a broken key)
+ * or RS_ENOMEM with e->err filled. */
+static int
+my_take_describe(struct my_engine *e, MYSQL_RES *res)
+{
+	const char **uniques =
+		calloc((size_t)mysql_num_rows(res) + 1, sizeof(*uniques));
+	int rc = uniques == NULL ? backend_fail(e->backend, &e->err, RS_ENOMEM,
+	                                        "out of memory")
+	                         : my_take_columns(e, res, uniques);
+
+	if (rc == 0 && backend_table_uniques(e->table, uniques) != 0)
+		rc = backend_fail(e->backend, &e->err, RS_ENOMEM,
+		                  "out of memory");
+	free(uniques);
+	return rc;
 }
 
 /* ---- the driver ----------------------------------------------------- */

@@ -117,6 +117,22 @@ mysql_sql_describe(struct rs_strbuf *b, const struct mysql_sql_escape *esc,
 	 * MySQL's DEFAULT_GENERATED, a default). */
 	strbuf_str(b, ", c.EXTRA REGEXP '(VIRTUAL|STORED|PERSISTENT) "
 	              "GENERATED'");
+	/* The unique indexes other than the primary key this column is a
+	 * key part of, as backend_table_uniques reads them: an id (the
+	 * CRC-32 of the index's name), the position (0 for a prefix), the
+	 * index's parts (a MySQL functional part counts, matching no
+	 * column). */
+	strbuf_str(b, ", (SELECT GROUP_CONCAT(CONCAT(CRC32(u.INDEX_NAME), "
+	              "':', IF(u.SUB_PART IS NULL, u.SEQ_IN_INDEX, 0), ':', "
+	              "(SELECT COUNT(*) FROM information_schema.STATISTICS v "
+	              "WHERE v.TABLE_SCHEMA = DATABASE() AND v.TABLE_NAME = ");
+	strbuf_str(b, lit.text);
+	strbuf_str(b, " AND v.INDEX_NAME = u.INDEX_NAME)) SEPARATOR ',') "
+	              "FROM information_schema.STATISTICS u WHERE "
+	              "u.TABLE_SCHEMA = DATABASE() AND u.TABLE_NAME = ");
+	strbuf_str(b, lit.text);
+	strbuf_str(b, " AND u.NON_UNIQUE = 0 AND u.INDEX_NAME <> 'PRIMARY' "
+	              "AND u.COLUMN_NAME = c.COLUMN_NAME)");
 	strbuf_str(b, " FROM information_schema.COLUMNS c "
 	              "LEFT JOIN (SELECT DISTINCT s.COLUMN_NAME, "
 	              "s.SEQ_IN_INDEX FROM information_schema.STATISTICS s "

@@ -1298,6 +1298,7 @@ pg_described(struct pg_engine *pg, PGresult *result)
 {
 	struct rs_backend *backend = pg->backend;
 	struct rs_table_def *table = NULL;
+	const char **uniques = NULL;
 	int rows = PQntuples(result), code;
 	char relkind;
 
@@ -1318,7 +1319,8 @@ pg_described(struct pg_engine *pg, PGresult *result)
 	if (table == NULL || (table->name = strdup(pg->table_name)) == NULL ||
 	    (table->columns = calloc((size_t)rows, sizeof(*table->columns))) ==
 	            NULL ||
-	    (table->pk = calloc((size_t)rows, sizeof(*table->pk))) == NULL)
+	    (table->pk = calloc((size_t)rows, sizeof(*table->pk))) == NULL ||
+	    (uniques = calloc((size_t)rows, sizeof(*uniques))) == NULL)
 		goto nomem;
 	table->estimated_rows =
 		PQgetisnull(result, 0, 1)
@@ -1337,6 +1339,8 @@ pg_described(struct pg_engine *pg, PGresult *result)
 		column->kind = canonical_kind_pg(column->type);
 		column->generated = !PQgetisnull(result, i, 5) &&
 		                    PQgetvalue(result, i, 5)[0] == 't';
+		if (!PQgetisnull(result, i, 6))
+			uniques[i] = PQgetvalue(result, i, 6);
 		if (!PQgetisnull(result, i, 4)) {
 			long ord = strtol(PQgetvalue(result, i, 4), NULL, 10);
 
@@ -1361,6 +1365,9 @@ pg_described(struct pg_engine *pg, PGresult *result)
 		                    pg->table_name);
 		goto fail;
 	}
+	if (backend_table_uniques(table, uniques) != 0)
+		goto nomem;
+	free(uniques);
 	PQclear(result);
 	free(pg->table_name);
 	pg->table_name = NULL;
@@ -1369,6 +1376,7 @@ pg_described(struct pg_engine *pg, PGresult *result)
 nomem:
 	code = backend_fail(backend, &pg->err, RS_ENOMEM, "out of memory");
 fail:
+	free(uniques);
 	backend_table_free(table);
 	PQclear(result);
 	free(pg->table_name);

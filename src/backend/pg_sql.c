@@ -12,12 +12,14 @@
 #include <string.h>
 #include <strings.h>
 
-/* Columns in attnum order with their types and primary key positions, and
- * the relation's kind and row estimate on every row.  No row: no such
- * relation.  The name is one identifier, exactly as written, looked up on
- * the search_path.  reltuples is -1 until the first ANALYZE (PostgreSQL
- * 14+; before, 0); a partitioned table's is the sum of its leaves'.
- * Needs PostgreSQL 12+ (pg_partition_tree). */
+/* Columns in attnum order with their types, primary key positions, whether
+ * generated, and the unique indexes (other than the primary key, without
+ * predicate or expression) each is a key part of, as backend_table_uniques
+ * reads them; and the relation's kind and row estimate on every row.  No row:
+ * no such relation.  The name is one identifier, exactly as written, looked up
+ * on the search_path.  reltuples is -1 until the first ANALYZE (PostgreSQL 14+;
+ * before, 0); a partitioned table's is the sum of its leaves'. Needs PostgreSQL
+ * 12+ (pg_partition_tree). */
 const char pg_sql_describe[] =
 	"SELECT c.relkind, "
 	"  CASE WHEN c.relkind = 'p' THEN "
@@ -30,7 +32,15 @@ const char pg_sql_describe[] =
 	"    WHEN c.reltuples < 0 THEN -1 "
 	"    ELSE c.reltuples::bigint END, "
 	"  a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
-	"  k.ord, a.attgenerated <> '' "
+	"  k.ord, a.attgenerated <> '', "
+	"  (SELECT pg_catalog.string_agg(i.indexrelid::text || ':' || "
+	"          x.ord || ':' || i.indnkeyatts, ',') "
+	"     FROM pg_catalog.pg_index AS i, "
+	"          unnest(i.indkey) WITH ORDINALITY AS x(attnum, ord) "
+	"    WHERE i.indrelid = c.oid AND i.indisunique "
+	"      AND NOT i.indisprimary AND i.indpred IS NULL "
+	"      AND i.indexprs IS NULL AND x.ord <= i.indnkeyatts "
+	"      AND x.attnum = a.attnum) "
 	"FROM pg_catalog.pg_class AS c "
 	"LEFT JOIN pg_catalog.pg_attribute AS a "
 	"  ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "

@@ -536,16 +536,26 @@ sqlite_work_describe(struct rs_backend *backend)
 	struct sqlite_engine *e = sqlite_engine(backend);
 	struct rs_table_def *t = calloc(1, sizeof(*t));
 	sqlite3_stmt *stmt = NULL;
+	char **uniques = NULL;
 	int n = 0, cap = 16, rc;
 
 	if (t == NULL || (t->name = strdup(e->table_name)) == NULL ||
-	    (t->columns = calloc((size_t)cap, sizeof(*t->columns))) == NULL)
+	    (t->columns = calloc((size_t)cap, sizeof(*t->columns))) == NULL ||
+	    (uniques = calloc((size_t)cap, sizeof(*uniques))) == NULL)
 		goto nomem;
 	t->estimated_rows = -1;
+	/* With, for each column, the unique indexes (other than the primary
+	 * key, without a WHERE) it is part of, as backend_table_uniques
+	 * reads them: index_list's seq, the position, the key parts (an
+	 * expression part has cid -2 and matches no column). */
 	rc = sqlite3_prepare_v2(
 		e->db,
-		"SELECT name, type, pk FROM pragma_table_info(?1) "
-		"ORDER BY cid",
+		"SELECT c.name, c.type, c.pk, (SELECT group_concat(l.seq || "
+		"':' || (x.seqno + 1) || ':' || (SELECT count(*) FROM "
+		"pragma_index_info(l.name)), ',') FROM pragma_index_list(?1) "
+		"AS l, pragma_index_info(l.name) AS x WHERE l.\"unique\" AND "
+		"l.origin <> 'pk' AND NOT l.partial AND x.cid = c.cid) "
+		"FROM pragma_table_info(?1) AS c ORDER BY c.cid",
 		-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		goto fail;
@@ -557,11 +567,25 @@ sqlite_work_describe(struct rs_backend *backend)
 		if (n == cap) {
 			struct rs_column *more = realloc(
 				t->columns, sizeof(*more) * (size_t)cap * 2);
+			char **more_uniques =
+				more == NULL ? NULL
+					     : realloc(uniques,
+			                               sizeof(*more_uniques) *
+			                                       (size_t)cap * 2);
 
-			if (more == NULL)
+			if (more != NULL)
+				t->columns = more;
+			if (more_uniques == NULL)
 				goto nomem;
-			t->columns = more;
+			uniques = more_uniques;
 			cap *= 2;
+		}
+		uniques[n] = NULL;
+		if (sqlite3_column_type(stmt, 3) != SQLITE_NULL &&
+		    (uniques[n] = strdup((const char *)sqlite3_column_text(
+			     stmt, 3))) == NULL) {
+			n++; /* freed with the others */
+			goto nomem;
 		}
 		c = &t->columns[n];
 		memset(c, 0, sizeof(*c));
@@ -603,11 +627,15 @@ sqlite_work_describe(struct rs_backend *backend)
 				t->pk[position - 1] = i;
 	}
 	sqlite3_finalize(stmt);
+	stmt = NULL;
+	if (backend_table_uniques(t, (const char *const *)uniques) != 0)
+		goto nomem;
 	/* estimated_rows stays -1: SQLite keeps no count, and counting is a
 	 * scan of the table (RS_CAP_CHEAP_COUNT), which a run does not need
 	 * at each describe (a tenth of a million-row doubling's time). */
 	e->table = t;
-	return;
+	t = NULL;
+	goto out;
 nomem:
 	e->status = backend_fail(backend, &e->err, RS_ENOMEM, "out of memory");
 	goto out;
@@ -616,6 +644,9 @@ fail:
 out:
 	sqlite3_finalize(stmt);
 	backend_table_free(t);
+	for (int i = 0; uniques != NULL && i < n; i++)
+		free(uniques[i]);
+	free(uniques);
 }
 
 /* SELECT pk…, cols… FROM t [WHERE (pk…) > (?…)] [AND (pk…) <= (?…)]

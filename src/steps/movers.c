@@ -180,6 +180,122 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
+/* The unique indexes make_room makes room on, for rows of SRC going to
+ * DST (PHYSICAL on SHARD): DST's own; or, on a table the run made from a
+ * source's definition, whose secondary indexes come only once the copy is
+ * in (create.c), SRC's, by column name.  *OUT malloc'd (free it and each
+ * one's columns); *N how many. */
+static int
+movers_uniques(struct rs_run *run, const struct rs_table_def *src,
+               const struct rs_table_def *dst, int shard, const char *physical,
+               struct rs_unique **out, int *n, struct rs_err *err)
+{
+	const struct rs_unique *from = dst->uniques;
+	int n_from = dst->n_uniques, made = 0, by_name = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (n_from == 0 && src->n_uniques > 0) {
+		made = steps_create_made(run, shard, physical, err);
+		if (made < 0)
+			return made;
+		from = src->uniques;
+		n_from = made ? src->n_uniques : 0;
+		by_name = 1;
+	}
+	if (n_from == 0)
+		return 0;
+	*out = calloc((size_t)n_from, sizeof(**out));
+	if (*out == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	for (int u = 0; u < n_from; u++) {
+		struct rs_unique *to = &(*out)[*n];
+		int whole = 1;
+
+		to->columns = malloc(sizeof(int) * (size_t)from[u].n_columns);
+		if (to->columns == NULL)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
+		to->n_columns = from[u].n_columns;
+		for (int c = 0; c < from[u].n_columns; c++) {
+			to->columns[c] =
+				by_name ? steps_column(
+						  dst,
+						  src->columns
+							  [from[u].columns[c]]
+								  .name)
+					: from[u].columns[c];
+			whole &= to->columns[c] >= 0;
+		}
+		if (whole)
+			(*n)++;
+		else
+			free(to->columns);
+	}
+	return 0;
+}
+
+/* Before ROWS of SRC are written to DST (PHYSICAL on SHARD) on TARGET,
+ * delete the rows there that hold one of their values of a unique index
+ * other than the primary key (movers_uniques; NULL values clash with
+ * nothing).  Every row movers_send writes to is a copy, made before
+ * publish: a split's target, found empty by preflight, or a replica the
+ * run made.  A row there that clashes with a newer one is a stale copy:
+ * its source row has given that value up since, a change its log holds,
+ * so catch-up copies it again.  Without this the write fails on the index
+ * on every resume (on MariaDB, whose upsert updates the clashing row
+ * instead, a row goes missing), and so does the index build of a table
+ * the run made.  Rows of ROWS already there are deleted too, and come back
+ * with the write. */
+static int
+movers_make_room(struct rs_run *run, struct rs_backend *target,
+                 const struct rs_table_def *src, const struct rs_table_def *dst,
+                 int shard, const char *physical, const struct rs_rows *rows,
+                 struct rs_err *err)
+{
+	struct rs_unique *uniques;
+	int n_uniques, rc = movers_uniques(run, src, dst, shard, physical,
+	                                   &uniques, &n_uniques, err);
+
+	for (int u = 0; rc == 0 && u < n_uniques; u++) {
+		const struct rs_unique *unique = &uniques[u];
+		int width = unique->n_columns, m = 0;
+		struct rs_value *keys =
+			malloc(sizeof(*keys) *
+		               ((size_t)rows->n_rows * (size_t)width + 1));
+		struct rs_table_def match = *dst;
+
+		if (keys == NULL) {
+			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+			break;
+		}
+		for (int r = 0; r < rows->n_rows; r++) {
+			const struct rs_value *row =
+				&rows->values[(size_t)r * (size_t)rows->n_cols];
+			int null = 0;
+
+			for (int c = 0; c < width; c++) {
+				keys[(size_t)m * (size_t)width + (size_t)c] =
+					row[unique->columns[c]];
+				null |= row[unique->columns[c]].text == NULL;
+			}
+			m += !null;
+		}
+		match.pk = unique->columns;
+		match.n_pk = width;
+		if (m > 0) {
+			struct rs_rows del = {m, width, keys};
+
+			rc = await_delete(&run->loop, target, &match, &del,
+			                  err);
+		}
+		free(keys);
+	}
+	for (int u = 0; uniques != NULL && u < n_uniques; u++)
+		free(uniques[u].columns);
+	free(uniques);
+	return rc;
+}
+
 /* A load left in flight behind a walk (walk_defer): the converted rows
  * stay here until it is in. */
 struct movers_tail {
@@ -240,9 +356,12 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 	if (rc == 0)
 		rc = steps_wait_downstream(run, t->target, shard, "the copy",
 		                           err);
-	if (rc == 0)
+	if (rc == 0) {
 		t->rows =
 			(struct rs_rows){n, t->dst->n_columns, t->batch.values};
+		rc = movers_make_room(run, t->target, src_def, t->dst, shard,
+		                      physical, &t->rows, err);
+	}
 	if (rc == 0 && behind != NULL && fresh) {
 		rc = await_load_start(&run->loop, t->target, t->dst, &t->rows,
 		                      &t->w, err);

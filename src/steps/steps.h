@@ -317,6 +317,9 @@ int steps_create_tables(struct rs_run *run, int shard, struct rs_err *err);
 int steps_create_indexes(struct rs_run *run, struct rs_err *err);
 /* Abort: drop the tables the run made on SHARD, those left empty. */
 int steps_create_undo(struct rs_run *run, int shard, struct rs_err *err);
+/* Whether the run made PHYSICAL on SHARD: 1, 0 or the journal's error. */
+int steps_create_made(const struct rs_run *run, int shard, const char *physical,
+                      struct rs_err *err);
 
 /* movers.c: sending rows to their new owner, across engines. */
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# unique: a unique index other than the primary key on the target.  The
+# copy reads its chunks at different moments and catch-up replays the
+# log in batches, so a target can hold a stale copy of a row whose source
+# row has since given a unique value up to another moving row.  The write
+# of that other row must make room (delete the stale copy, which catch-up
+# then copies again) instead of failing on the index at every resume.
+#
+# catch-up: after the copy, B is touched, A gives its email up and B takes
+#   it; C and D swap theirs through a third value.  The run ends exact.
+# copy: the copy stops (a fault) after A's chunk, before B's; A gives its
+#   email to B; the resumed copy meets A's stale copy.  Exact.
+# copy-made: the same with n4 lacking the table (options.create_tables):
+#   its unique index, built once the copy is in, is the source's.  Exact.
+. "$(dirname "$0")/lib.sh"
+begin "$@"
+plan_tables='( { name = "acct"; key = "customer"; } )'
+
+# accounts NAME [OPTIONS]: a fresh ring folder whose sources hold acct
+# (id, customer, a unique email) for every key of the oracle's routes, and
+# n4 the empty table unless OPTIONS make reshard create it.
+accounts() {
+	fresh "$1" ring "${2:-}"
+	local n nodes_with=(n0 n1 n2 n3 n4)
+	case ${2:-} in *create_tables*) nodes_with=(n0 n1 n2 n3) ;; esac
+	for n in "${nodes_with[@]}"; do
+		sql $n.db "CREATE TABLE acct (id INTEGER PRIMARY KEY,
+			customer TEXT NOT NULL, email TEXT NOT NULL UNIQUE)"
+	done
+	for n in n0 n1 n2 n3; do
+		sql $n.db "ATTACH '$root/template-$kind/master.db' AS m;
+			INSERT INTO acct SELECT rowid, key, 'e' || rowid
+			FROM m.routes WHERE from_owner = '$n'"
+	done
+}
+
+# movers N: the ids of the first N rows of n0 that move to n4.
+movers() {
+	sql n0.db "ATTACH '$root/template-$kind/master.db' AS m;
+		SELECT group_concat(id, ' ') FROM (SELECT a.id FROM acct a
+		JOIN m.routes r ON r.key = a.customer WHERE r.to_owner = 'n4'
+		ORDER BY a.id LIMIT $1)"
+}
+
+# exact NAME: every acct row of the sources, as they are now, once on
+# its owner under `to` (the oracle's routes), on n0 … n4.
+exact() {
+	local n expected='' actual=''
+	for n in n0 n1 n2 n3; do
+		expected+=$(sql -separator ' ' $n.db "ATTACH
+			'$root/template-$kind/master.db' AS m; SELECT r.to_owner,
+			a.id, a.customer, a.email FROM acct a JOIN m.routes r
+			ON r.key = a.customer")$'\n'
+	done
+	echo "$expected" | sed '/^$/d' | sort >rows.expected
+	"$bin" run plan.cfg --yes >out 2>err
+	local rc=$?
+	for n in n0 n1 n2 n3 n4; do
+		actual+=$(sql -separator ' ' $n.db "SELECT '$n', id, customer,
+			email FROM acct")$'\n'
+	done
+	echo "$actual" | sed '/^$/d' | sort >rows.actual
+	equals "$rc" 0 "$1: the run ends (exit 0)"
+	[ "$rc" = 0 ] || sed 's/^/#   /' err | tail -3
+	check "$1: every row once on its owner, the emails as the sources have them ($(wc -l <rows.expected) rows)" \
+		cmp -s rows.expected rows.actual
+}
+
+section catch-up
+accounts catch-up
+run_reshard 0 "catch-up: run --until copy" run plan.cfg --until copy --yes
+read -r a b c d < <(movers 4)
+sql n0.db "UPDATE acct SET customer = customer WHERE id = $b;
+	UPDATE acct SET email = 'gone' WHERE id = $a;
+	UPDATE acct SET email = 'e$a' WHERE id = $b;
+	UPDATE acct SET email = 'swap' WHERE id = $c;
+	UPDATE acct SET email = 'e$c' WHERE id = $d;
+	UPDATE acct SET email = 'e$d' WHERE id = $c"
+exact catch-up
+
+section copy
+# One stream, chunks of 5 rows: n0 is walked first, and A's chunk is the
+# one holding its rank among n0's ids.
+accounts copy "parallel = 1;"
+sed -i 's/batch_rows = 100;/batch_rows = 5;/' plan.cfg
+read -r a b < <(movers 2)
+b=$(sql n0.db "SELECT max(id) FROM acct WHERE id IN ($(movers 60 | tr ' ' ,))")
+chunk=$(sql n0.db "SELECT (count(*) + 4) / 5 FROM acct WHERE id <= $a")
+RESHARD_FAULT=after-chunk:copy:$chunk run_reshard 99 \
+	"copy: the copy stops after A's chunk" run plan.cfg --until copy --yes
+equals "$(sql n4.db "SELECT email FROM acct WHERE id = $a")/$(sql n4.db "SELECT count(*) FROM acct WHERE id = $b")" \
+	"e$a/0" "copy: n4 holds A's copy, not B's"
+sql n0.db "UPDATE acct SET email = 'gone' WHERE id = $a;
+	UPDATE acct SET email = 'e$a' WHERE id = $b"
+exact copy
+
+section copy-made
+accounts copy-made "parallel = 1; create_tables = true;"
+sed -i 's/batch_rows = 100;/batch_rows = 5;/' plan.cfg
+read -r a b < <(movers 2)
+b=$(sql n0.db "SELECT max(id) FROM acct WHERE id IN ($(movers 60 | tr ' ' ,))")
+chunk=$(sql n0.db "SELECT (count(*) + 4) / 5 FROM acct WHERE id <= $a")
+RESHARD_FAULT=after-chunk:copy:$chunk run_reshard 99 \
+	"copy-made: the copy stops after A's chunk" run plan.cfg --until copy --yes
+equals "$(sql n4.db "SELECT email FROM acct WHERE id = $a")/$(sql n4.db "SELECT count(*) FROM acct WHERE id = $b")" \
+	"e$a/0" "copy-made: n4 holds A's copy, not B's"
+sql n0.db "UPDATE acct SET email = 'gone' WHERE id = $a;
+	UPDATE acct SET email = 'e$a' WHERE id = $b"
+exact copy-made
+equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin <> 'pk'")" \
+	1 "copy-made: n4's table has the source's unique index"
+
+finish
