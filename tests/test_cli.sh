@@ -173,6 +173,14 @@ check "--format json alone: nothing on stderr" test ! -s "$tmp/err"
 expect_exit 0 "--format json --summary" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$data/keys.txt" --summary --format json
 check "--format json alone: the summary's JSON" cmp -s "$tmp/out" "$tmp/json-alone"
 check "--format json alone: one JSON line" grep -qx '{"keys": .*}' "$tmp/json-alone"
+# A key whose bytes are not UTF-8 is written in the JSON summary's top
+# and hot lists as {"hex": "…"}, as status and the journal write keys; a
+# UTF-8 key stays a string.
+printf '\xff\xfe\n\xff\xfe\nplain\n' >"$tmp/bytes.txt"
+expect_exit 0 "--format json --top, a key not UTF-8" "$bin" dry-run "$data/ring-4to5.cfg" --keys "$tmp/bytes.txt" --format json --top 2
+check "--top: a key not UTF-8 as hex" grep -qF '"top": [{"key": {"hex": "fffe"}, "rows": 2, ' "$tmp/out"
+check "--top: a UTF-8 key as a string" grep -qF '{"key": "plain", "rows": 1, ' "$tmp/out"
+check "--top: hot keys as hex" grep -qF '"hot": [{"key": {"hex": "fffe"}, "rows": 2, ' "$tmp/out"
 expect_exit 0 "--table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table orders
 expect_exit 2 "unknown --table" "$bin" dry-run "$data/slots-2x.cfg" --keys "$data/keys.txt" --table nope
 

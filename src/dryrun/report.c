@@ -13,6 +13,7 @@
 #include "backend/url.h"
 #include "common/text.h"
 #include "dryrun/dryrun.h"
+#include "engine/walk.h"
 
 #define SKEW_WARNING 0.05
 #define BAR_WIDTH    30
@@ -33,6 +34,17 @@ shard_set_init(struct shard_set *set, const struct rs_plan *plan)
 		stats_map_shards(plan->from, set->before, RS_PLAN_MAX_SHARDS);
 	set->n_after =
 		stats_map_shards(plan->to, set->after, RS_PLAN_MAX_SHARDS);
+}
+
+/* Key K as JSON, as the journal and status write keys (walk_value_json):
+ * a string when its bytes are UTF-8, else {"hex": "…"}.  NULL when out
+ * of memory. */
+static json_t *
+json_key(const struct rs_keycount *k)
+{
+	struct rs_value v = {k->key, k->len};
+
+	return walk_value_json(&v);
 }
 
 static json_t *
@@ -191,8 +203,8 @@ json_hot(const struct rs_dryrun_result *r)
 			json_array_append_new(
 				a,
 				json_pack(
-					"{s:s%, s:I, s:s, s:f}", "key",
-					hot[i]->key, hot[i]->len, "rows",
+					"{s:o, s:I, s:s, s:f}", "key",
+					json_key(hot[i]), "rows",
 					(json_int_t)hot[i]->rows, "shard",
 					r->plan->shards[hot[i]->to.shard].name,
 					"share",
@@ -271,9 +283,8 @@ report_json(const struct rs_dryrun_result *r, FILE *out, struct rs_err *err)
 				json_array_append_new(
 					top,
 					json_pack(
-						"{s:s%, s:I, s:s, s:s}", "key",
-						best[i]->key, best[i]->len,
-						"rows",
+						"{s:o, s:I, s:s, s:s}", "key",
+						json_key(best[i]), "rows",
 						(json_int_t)best[i]->rows,
 						"from",
 						plan->shards[best[i]->from
