@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,23 @@ text_line(struct rs_strbuf *t, const char *fmt, ...)
 	strbuf_add(t, "\n", 1);
 }
 
+/* Append the LEN bytes of KEY escaped (text.h), every one of them: a
+ * message cuts a long key (text_key_shown), but the fingerprint must
+ * change with any byte of a pinned key.  A key a message shows whole is
+ * written as it shows it, as releases before this one wrote every key,
+ * so that their journals still resume.  Out of memory sets T->failed. */
+static void
+text_key(struct rs_strbuf *t, const char *key, size_t len)
+{
+	if (len > SIZE_MAX / TEXT_ESCAPE_GROWTH ||
+	    strbuf_reserve(t, TEXT_ESCAPE_GROWTH * len) != 0) {
+		t->failed = 1;
+		return;
+	}
+	t->len += text_escape_key(key, len, t->text + t->len);
+	t->text[t->len] = '\0';
+}
+
 /* The overrides of DEF: each on its line when there are few, else their
  * count and a SHA-256 of them all (a plan that pins a million keys keeps
  * a short fingerprint text; a changed key still changes it). */
@@ -38,19 +56,19 @@ static void
 text_overrides(struct rs_strbuf *t, const char *which,
                const struct rs_plan *plan, const struct rs_map_def *def)
 {
-	char shown[TEXT_KEY_SHOWN_SIZE], hex[2 * EVP_MAX_MD_SIZE + 1];
+	char hex[2 * EVP_MAX_MD_SIZE + 1];
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
 	EVP_MD_CTX *md;
 
 	if (def->n_overrides <= PLAN_TEXT_MAX_OVERRIDES) {
-		for (int i = 0; i < def->n_overrides; i++)
-			text_line(t, "%s.overrides[%d] = key '%s' node %s",
-			          which, i,
-			          text_key_shown(def->overrides[i].key,
-			                         def->overrides[i].len, shown,
-			                         sizeof(shown)),
-			          plan->shards[def->overrides[i].shard].name);
+		for (int i = 0; i < def->n_overrides; i++) {
+			const struct rs_map_override *o = &def->overrides[i];
+
+			strbuf_printf(t, "%s.overrides[%d] = key '", which, i);
+			text_key(t, o->key, o->len);
+			text_line(t, "' node %s", plan->shards[o->shard].name);
+		}
 		return;
 	}
 	md = EVP_MD_CTX_new();
