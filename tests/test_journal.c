@@ -594,6 +594,36 @@ test_changed_plan_is_refused(void **state)
 	journal_close(journal, "done");
 }
 
+/* A long line changed past the bytes a refusal shows of it (a pinned key
+ * of 300 bytes with its last byte changed) is named from a little before
+ * its first difference, so that the two lines named differ. */
+static void
+test_changed_long_line_is_named(void **state)
+{
+	struct rs_journal *journal = NULL;
+	struct rs_err err = {0};
+	char key[301], was[512], now[512], named[256];
+
+	(void)state;
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	snprintf(was, sizeof(was), "%sto.overrides[0] = key '%sa' node db3\n",
+	         PLAN, key);
+	snprintf(now, sizeof(now), "%sto.overrides[0] = key '%sb' node db3\n",
+	         PLAN, key);
+	assert_int_equal(journal_open(path, FINGERPRINT, was, &journal, &err),
+	                 0);
+	journal_close(journal, "done");
+	assert_int_equal(
+		journal_open(path, OTHER_FINGERPRINT, now, &journal, &err),
+		RS_EPLAN);
+	snprintf(named, sizeof(named),
+	         "was: \"to.overrides[0] = …%.30sa' node db3\", "
+	         "now: \"to.overrides[0] = …%.30sb' node db3\"",
+	         key, key);
+	assert_contains(err.message, named);
+}
+
 static void
 test_readonly(void **state)
 {
@@ -1105,6 +1135,8 @@ main(void)
 			test_hook_commands_do_not_inherit_the_lock, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_changed_plan_is_refused,
+	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changed_long_line_is_named,
 	                                        setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_tail, setup,

@@ -18,6 +18,9 @@
  * to this many bytes so that the advice after them fits in the message. */
 #define JOURNAL_DIFF_LINES    3
 #define JOURNAL_DIFF_LINE_MAX 90
+/* Bytes shown before the first difference of two lines alike over their
+ * first JOURNAL_DIFF_LINE_MAX bytes. */
+#define JOURNAL_DIFF_CONTEXT 30
 
 int
 journal_pin_plan(struct rs_journal *journal, const char *fingerprint,
@@ -112,18 +115,43 @@ journal_line_key(const char *line)
 	return len;
 }
 
-/* Append LINE to OUT in quotes, cut to JOURNAL_DIFF_LINE_MAX bytes, or
- * "(not set)" when it is NULL (the line is absent). */
+/* Append LINE to OUT in quotes, from byte FROM on (after its setting
+ * name and "= …" when FROM is not 0), cut to JOURNAL_DIFF_LINE_MAX bytes,
+ * or "(not set)" when it is NULL (the line is absent). */
 static void
-journal_diff_line(struct rs_strbuf *out, const char *line)
+journal_diff_line(struct rs_strbuf *out, const char *line, size_t from)
 {
 	if (line == NULL) {
 		strbuf_str(out, "(not set)");
 		return;
 	}
 	strbuf_str(out, "\"");
-	strbuf_add(out, line, strnlen(line, JOURNAL_DIFF_LINE_MAX));
+	if (from > 0) {
+		strbuf_add(out, line, journal_line_key(line));
+		strbuf_str(out, " = …");
+	}
+	strbuf_add(out, line + from,
+	           strnlen(line + from, JOURNAL_DIFF_LINE_MAX));
 	strbuf_str(out, "\"");
+}
+
+/* Where to start showing lines WAS and NOW, both given: 0, or, when they
+ * are alike over all the bytes shown of them (a long pinned key that
+ * differs near its end), a little before their first difference, on the
+ * start of a UTF-8 character, so that the two shown differ. */
+static size_t
+journal_diff_from(const char *was, const char *now)
+{
+	size_t same = 0, from;
+
+	while (was[same] != '\0' && was[same] == now[same])
+		same++;
+	if (same < JOURNAL_DIFF_LINE_MAX)
+		return 0;
+	from = same - JOURNAL_DIFF_CONTEXT;
+	while (from > 0 && ((unsigned char)was[from] & 0xc0) == 0x80)
+		from--;
+	return from;
 }
 
 /* Append one difference (WAS or NOW may be NULL: the line is absent) to
@@ -131,12 +159,15 @@ journal_diff_line(struct rs_strbuf *out, const char *line)
 static void
 journal_diff_add(struct rs_strbuf *out, const char *was, const char *now)
 {
+	size_t from =
+		was != NULL && now != NULL ? journal_diff_from(was, now) : 0;
+
 	if (out->len > 0)
 		strbuf_str(out, "; ");
 	strbuf_str(out, "was: ");
-	journal_diff_line(out, was);
+	journal_diff_line(out, was, from);
 	strbuf_str(out, ", now: ");
-	journal_diff_line(out, now);
+	journal_diff_line(out, now, from);
 }
 
 /* How plan text NEW differs from OLD, setting by setting (a changed value
