@@ -249,8 +249,10 @@ int engine_log(const struct rs_plan *plan, int json, FILE *out,
  * stopped, interrupted, failed, done, aborted, aborting —, steps, fence
  * right now, epoch, the last abort) as text or one JSON object (described
  * by tests/status.schema.json).  A plan without a journal is "never run",
- * or "aborted" when abort set its journal aside.  RS_EIO when the journal
- * cannot be read, RS_ENOMEM. */
+ * or "aborted" when abort set its journal aside.  When `run` would refuse
+ * (the journal was started with another plan, a shard carries the marker
+ * of a run that has not ended and is not the journal's) it says so with
+ * run's advice.  RS_EIO when the journal cannot be read, RS_ENOMEM. */
 int engine_status(const struct rs_plan *plan,
                   const struct rs_strategy_def *strategy, int json, FILE *out,
                   struct rs_err *err);
@@ -312,7 +314,8 @@ int engine_checkpoint(struct rs_run *run, struct rs_err *err);
 void engine_fault(const char *point);
 /* Whether RESHARD_FAULT names POINT: for a fault the caller simulates
  * instead of exiting, "quiet-fail:STEP" (the step fails, saying
- * nothing, as a bug would). */
+ * nothing, as a bug would) and "status-fenced-fails:SHARD" (status's
+ * question whether SHARD is fenced fails once connected). */
 int engine_fault_at(const char *point);
 void engine_fault_chunk(const char *step, int64_t n);
 void engine_fault_effect(const char *step, int64_t n);

@@ -112,30 +112,41 @@ marker_read(struct rs_run *run, int shard, struct rs_marker **markers, int *n,
 	return await_markers(&run->loop, backend, markers, n, err);
 }
 
+const char *
+marker_advice(const struct rs_plan *plan, const struct rs_marker *m)
+{
+	if (strcmp(m->plan, plan->name) != 0)
+		return "Finish or abort it with its own plan first";
+	return marker_past_publish(m)
+	               ? "Its new routing is live: the run can only go "
+	                 "forward, with its journal; restore the journal "
+	                 "and `reshard run` resumes it"
+	               : "Restore the journal and `reshard run` resumes it, "
+	                 "or `reshard abort PLAN` releases its fence from "
+	                 "the shard markers (nothing was published yet)";
+}
+
 /* Refuse because of marker M found on SHARD. */
 static int
 marker_refuse(struct rs_run *run, int shard, const struct rs_marker *m,
               struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int ours = strcmp(m->plan, plan->name) == 0;
-	int published = marker_past_publish(m);
 	char epoch[48] = "";
 
-	if (published)
+	if (marker_past_publish(m))
 		snprintf(epoch, sizeof(epoch), " at epoch %lld",
 		         (long long)m->epoch);
-	if (!ours)
+	if (strcmp(m->plan, plan->name) != 0)
 		return rs_err_set(
 			err, RS_EUSAGE,
 			"shard %s carries the marker of run %s of another "
 			"plan, "
 			"\"%s\", in state %s%s (since %s UTC): that run has "
 			"not "
-			"ended.  Finish or abort it with its own plan first; "
-			"nothing was done",
+			"ended.  %s; nothing was done",
 			plan->shards[shard].name, m->run_id, m->plan, m->state,
-			epoch, m->updated_at);
+			epoch, m->updated_at, marker_advice(plan, m));
 	return rs_err_set(
 		err, RS_EUSAGE,
 		"shard %s carries the marker of run %s of plan \"%s\" in state "
@@ -143,13 +154,7 @@ marker_refuse(struct rs_run *run, int shard, const struct rs_marker *m,
 		"journal was lost, moved or replaced.  Starting over could "
 		"copy stale rows over live ones, so nothing was done.  %s",
 		plan->shards[shard].name, m->run_id, m->plan, m->state, epoch,
-		m->updated_at, plan->journal,
-		published ? "Its new routing is live: the run can only go "
-			    "forward, with its journal; restore the journal "
-			    "and `reshard run` resumes it"
-			  : "Restore the journal and `reshard run` resumes it, "
-			    "or `reshard abort PLAN` releases its fence from "
-			    "the shard markers (nothing was published yet)");
+		m->updated_at, plan->journal, marker_advice(plan, m));
 }
 
 int

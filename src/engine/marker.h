@@ -37,6 +37,12 @@ int marker_run_id(struct rs_run *run, int *created, struct rs_err *err);
 int marker_read(struct rs_run *run, int shard, struct rs_marker **markers,
                 int *n, struct rs_err *err);
 
+/* What to do about marker M, of a run that has not ended, found on a
+ * shard of PLAN by a run of another id: the advice that ends the refusal
+ * marker_check_shard gives (a static string). */
+const char *marker_advice(const struct rs_plan *plan,
+                          const struct rs_marker *m);
+
 /* Refuse (RS_EUSAGE, saying what was found and what is safe) when shard
  * SHARD carries the marker of another run that has not ended. */
 int marker_check_shard(struct rs_run *run, int shard, struct rs_err *err);

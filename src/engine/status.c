@@ -7,6 +7,12 @@
  * themselves (the journal can only say what was intended).  As text for
  * people or as one JSON object (tests/status.schema.json describes it:
  * shard lists are arrays, every time an ISO-8601 UTC string).
+ *
+ * What the journal says holds only for the plan it was started with and
+ * for the run the shards carry: status checks both as `run` does before
+ * it begins (the plan's fingerprint, journal_check_plan; the shard
+ * markers, marker_guard), and when either would make `run` refuse it says
+ * so, with run's advice, instead of advising `run`.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -19,6 +25,8 @@
 #include "common/text.h"
 #include "engine/await.h"
 #include "engine/engine.h"
+#include "engine/marker.h"
+#include "engine/plan_text.h"
 #include "shardmap/stats.h"
 
 /* The state of the run as a whole. */
@@ -62,6 +70,13 @@ struct status_fence {
 	                 move, "0" whole tables, "" not recorded */
 };
 
+/* The marker, on one shard, of a run that has not ended and is not the
+ * journal's run: `run` refuses while it is there (marker_guard). */
+struct status_other {
+	int shard;               /* index in the plan */
+	struct rs_marker marker; /* as the shard keeps it */
+};
+
 /* Everything status found, before it is printed. */
 struct status {
 	const struct rs_plan *plan;
@@ -88,7 +103,17 @@ struct status {
 	int64_t diffs_total;
 	struct status_fence *fences; /* shards fenced or not answering */
 	int n_fences;
-	int fenced; /* 1 some fenced, 0 none, -1 a shard did not answer */
+	int fenced;      /* 1 some fenced, 0 none, -1 a shard did not answer (or
+	                    the plan changed: its tables are not the run's) */
+	char run_id[40]; /* the journal's run (fact run_id), "" */
+	struct rs_err plan_change;   /* RS_EPLAN when the journal was started
+	                                with another plan: the refusal `run`
+	                                gives (journal_check_plan); else 0 */
+	struct status_other *others; /* markers of other runs not ended */
+	int n_others;
+	int unread[RS_PLAN_MAX_SHARDS]; /* shards whose markers could not be
+	                                   read */
+	int n_unread;
 };
 
 /* MS as "2026-12-04 15:05:18" (UTC) into BUF, "-" for none. */
@@ -115,21 +140,65 @@ status_json_time(int64_t ms)
 	return json_string(iso);
 }
 
+/* Read the markers of every shard of the plan that exists (a shard in
+ * DOWN could not be reached: its markers are unread), keeping in
+ * ST->others those of runs that have not ended and are not the journal's
+ * run, as marker_guard would find them.  Returns 0 or RS_ENOMEM. */
+static int
+status_markers(struct status *st, struct rs_run *run, const int *down,
+               struct rs_err *err)
+{
+	for (int s = 0; s < st->plan->n_shards; s++) {
+		struct rs_err shard_err = {0};
+		struct rs_marker *markers = NULL;
+		int n = 0;
+
+		if (down[s] ||
+		    marker_read(run, s, &markers, &n, &shard_err) != 0) {
+			st->unread[st->n_unread++] = s;
+			free(markers);
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct status_other *grown;
+
+			if (marker_ended(markers[i].state) ||
+			    strcmp(markers[i].run_id, st->run_id) == 0)
+				continue;
+			grown = realloc(st->others,
+			                sizeof(*st->others) *
+			                        (size_t)(st->n_others + 1));
+			if (grown == NULL) {
+				free(markers);
+				return rs_err_set(err, RS_ENOMEM,
+				                  "out of memory");
+			}
+			st->others = grown;
+			st->others[st->n_others].shard = s;
+			st->others[st->n_others++].marker = markers[i];
+		}
+		free(markers);
+	}
+	return 0;
+}
+
 /* Ask the source shards (and replicas) whether their tables are fenced:
  * ST->fences gets every shard fenced (with the kind of fence the journal
- * recorded for its primary) or not answering, ST->fenced 1 when some are
- * fenced, else -1 when one did not answer, else 0.  Returns 0 or
- * RS_ENOMEM. */
+ * recorded for its primary) or not answering (it could not be reached, or
+ * a question failed), ST->fenced 1 when some are fenced, else -1 when one
+ * did not answer, else 0; then read every shard's markers
+ * (status_markers).  Returns 0 or RS_ENOMEM. */
 static int
-status_fenced(struct status *st, const struct rs_strategy_def *strategy,
-              struct rs_err *err)
+status_ask_shards(struct status *st, const struct rs_strategy_def *strategy,
+                  struct rs_err *err)
 {
 	const struct rs_plan *plan = st->plan;
 	struct rs_run run = {0};
 	int shards[2 * RS_PLAN_MAX_SHARDS];  /* from's shards, then replicas */
 	int primary[2 * RS_PLAN_MAX_SHARDS]; /* whose fence each one has */
+	int down[RS_PLAN_MAX_SHARDS] = {0};  /* could not be reached */
 	struct rs_err loop_err = {0};
-	int n, n_from, unknown = 0;
+	int n, n_from, unknown = 0, rc;
 
 	st->fenced = 0;
 	st->fences =
@@ -143,6 +212,8 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 	if (await_loop_init(&run.loop, NULL) != 0) {
 		free(run.shards);
 		st->fenced = -1;
+		for (int s = 0; s < plan->n_shards; s++)
+			st->unread[st->n_unread++] = s;
 		return 0;
 	}
 	n = n_from = stats_map_shards(plan->from, shards, RS_PLAN_MAX_SHARDS);
@@ -158,21 +229,28 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 		struct status_fence *f = &st->fences[st->n_fences];
 		struct rs_err shard_err = {0};
 		struct rs_backend *b;
-		int any = 0;
+		int any = 0, failed = 0;
 		char physical[RS_PLAN_MAX_NAME + 1];
 		char fact[RS_PLAN_MAX_NAME + 32];
+		char fault[RS_PLAN_MAX_NAME + 32];
 
 		if (engine_shard(&run, shards[i], &b, &shard_err) != 0) {
 			/* A replica reshard has not made yet is not fenced. */
 			if (i >= n_from)
 				continue;
+			down[shards[i]] = 1;
 			unknown = 1;
 			f->shard = shards[i];
 			f->fenced = -1;
 			st->n_fences++;
 			continue;
 		}
-		for (int t = 0; t < plan->n_tables && !any; t++)
+		/* A test's stand-in for a question that fails once
+		 * connected (a lock wait cut short, a server gone). */
+		snprintf(fault, sizeof(fault), "status-fenced-fails:%s",
+		         plan->shards[shards[i]].name);
+		failed = engine_fault_at(fault);
+		for (int t = 0; t < plan->n_tables && !any && !failed; t++)
 			for (int s = 0; s < engine_tables_per_shard(plan->from);
 			     s++) {
 				int on = 0;
@@ -181,10 +259,18 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 				                plan->tables[t].name, s,
 				                physical, sizeof(physical));
 				if (await_fenced(&run.loop, b, physical, &on,
-				                 &shard_err) == 0 &&
-				    on)
+				                 &shard_err) != 0)
+					failed = 1; /* no answer is no "no" */
+				else if (on)
 					any = 1;
 			}
+		if (!any && failed) {
+			unknown = 1;
+			f->shard = shards[i];
+			f->fenced = -1;
+			st->n_fences++;
+			continue;
+		}
 		if (!any)
 			continue;
 		/* A replica carries its primary's fence. */
@@ -199,13 +285,16 @@ status_fenced(struct status *st, const struct rs_strategy_def *strategy,
 		st->n_fences++;
 		st->fenced = 1;
 	}
+	rc = status_markers(st, &run, down, err);
 	engine_shards_close(&run);
 	if (await_loop_close(&run.loop, &loop_err) != 0)
 		fprintf(stderr, "reshard: %s\n", loop_err.message);
 	free(run.shards);
-	if (st->fenced == 0 && unknown)
+	/* No fence on this plan's tables says nothing of the tables of the
+	 * plan the run was started with. */
+	if (st->fenced == 0 && (unknown || st->plan_change.code != 0))
 		st->fenced = -1;
-	return 0;
+	return rc;
 }
 
 /* Read the steps: the strategy's in its order (every step recorded when
@@ -299,7 +388,38 @@ status_decide(struct status *st)
 		st->state = STATUS_INTERRUPTED;
 }
 
-/* The state line of the text. */
+/* Why `reshard run` will refuse, for the state line: the plan changed,
+ * or a shard carries another run's marker (the lines below say more). */
+static void
+status_refusal_text(FILE *out, const struct status *st)
+{
+	const char *path = st->plan->path;
+	const struct rs_marker *m;
+	int ours;
+
+	if (st->plan_change.code != 0) {
+		fprintf(out,
+		        "; but the plan changed since its journal was started, "
+		        "so `reshard run %s` and `reshard abort %s` refuse "
+		        "(plan: below)",
+		        path, path);
+		return;
+	}
+	m = &st->others[0].marker;
+	ours = strcmp(m->plan, st->plan->name) == 0;
+	fprintf(out,
+	        "; but the shards carry the marker of run %s%s%s%s, which has "
+	        "not ended%s, so `reshard run %s` refuses (markers: below)",
+	        m->run_id, ours ? "" : " of plan \"", ours ? "" : m->plan,
+	        ours ? "" : "\"",
+	        !ours                 ? ""
+	        : st->journal == NULL ? " and whose journal is not here"
+	                              : " and is not this journal's run",
+	        path);
+}
+
+/* The state line of the text: the state, and what `reshard run` does
+ * next, or why it will refuse. */
 static void
 status_state_text(FILE *out, const struct status *st)
 {
@@ -308,66 +428,78 @@ status_state_text(FILE *out, const struct status *st)
 	const char *before = st->at > 0 ? st->steps[st->at - 1].name : NULL;
 	int in_step =
 		step != NULL && st->steps[st->at].state != RS_STEP_PENDING;
+	int refused = st->plan_change.code != 0 || st->n_others > 0;
 	char when[32];
 
 	fprintf(out, "state:   %s", status_words[st->state]);
 	switch (st->state) {
 	case STATUS_NEVER_RUN:
-		fprintf(out,
-		        ": no step has begun; `reshard run %s` starts it; "
-		        "`reshard explain %s` shows what it would do, "
-		        "`reshard dry-run %s` which keys move",
-		        path, path, path);
+		fprintf(out, ": %sno step has begun",
+		        st->journal == NULL ? "there is no journal, " : "");
+		if (!refused)
+			fprintf(out,
+			        "; `reshard run %s` starts it; `reshard "
+			        "explain %s` shows what it would do, `reshard "
+			        "dry-run %s` which keys move",
+			        path, path, path);
 		break;
 	case STATUS_RUNNING:
 		if (step != NULL)
 			fprintf(out, ", step %s", step);
 		break;
 	case STATUS_STOPPED:
-		if (in_step)
-			fprintf(out,
-			        " on request in step %s; `reshard run %s` "
-			        "resumes it",
-			        step, path);
-		else if (strcmp(st->last.outcome, "done") == 0 && before)
-			fprintf(out,
-			        " after step %s as asked (--until); `reshard "
-			        "run %s` goes on with step %s",
-			        before, path, step);
-		else
-			fprintf(out,
-			        " on request before step %s; `reshard run %s` "
-			        "goes on from there",
-			        step, path);
+		if (in_step) {
+			fprintf(out, " on request in step %s", step);
+			if (!refused)
+				fprintf(out, "; `reshard run %s` resumes it",
+				        path);
+		} else if (strcmp(st->last.outcome, "done") == 0 && before) {
+			fprintf(out, " after step %s as asked (--until)",
+			        before);
+			if (!refused)
+				fprintf(out,
+				        "; `reshard run %s` goes on with step "
+				        "%s",
+				        path, step);
+		} else {
+			fprintf(out, " on request before step %s", step);
+			if (!refused)
+				fprintf(out,
+				        "; `reshard run %s` goes on from there",
+				        path);
+		}
 		break;
 	case STATUS_INTERRUPTED:
-		if (in_step)
+		if (in_step) {
 			fprintf(out,
 			        ": step %s was running when its process ended "
-			        "(killed or crashed); `reshard run %s` resumes "
-			        "it",
-			        step, path);
-		else
+			        "(killed or crashed)",
+			        step);
+			if (!refused)
+				fprintf(out, "; `reshard run %s` resumes it",
+				        path);
+		} else {
 			fprintf(out,
-			        ": its process ended%s%s, before step %s "
-			        "began; "
-			        "`reshard run %s` goes on from there",
+			        ": its process ended%s%s, before step %s began",
 			        before ? " after step " : "",
-			        before ? before : "", step, path);
+			        before ? before : "", step);
+			if (!refused)
+				fprintf(out,
+				        "; `reshard run %s` goes on from there",
+				        path);
+		}
 		break;
 	case STATUS_FAILED:
 		if (in_step)
-			fprintf(out,
-			        " in step %s (its error is below); `reshard "
-			        "run "
-			        "%s` tries it again",
-			        step, path);
+			fprintf(out, " in step %s (its error is below)", step);
 		else
 			fprintf(out,
 			        " before step %s began (see the recent "
-			        "events); "
-			        "`reshard run %s` tries again",
-			        step, path);
+			        "events)",
+			        step);
+		if (!refused)
+			fprintf(out, "; `reshard run %s` tries %sagain", path,
+			        in_step ? "it " : "");
 		break;
 	case STATUS_DONE:
 		fprintf(out, ": every step is done");
@@ -377,9 +509,12 @@ status_state_text(FILE *out, const struct status *st)
 			status_time(st->aside_at, when, sizeof(when));
 			fprintf(out,
 			        " at %s UTC; the journal of that run is kept "
-			        "as "
-			        "%s; `reshard run %s` starts a new run",
-			        when, st->aside, path);
+			        "as %s",
+			        when, st->aside);
+			if (!refused)
+				fprintf(out,
+				        "; `reshard run %s` starts a new run",
+				        path);
 		} else {
 			fprintf(out,
 			        ", but its journal %s was not set aside; move "
@@ -388,12 +523,16 @@ status_state_text(FILE *out, const struct status *st)
 		}
 		break;
 	case STATUS_ABORTING:
-		fprintf(out,
-		        ": an abort began and did not finish; `reshard abort "
-		        "%s` finishes it (`reshard run` refuses until then)",
-		        path);
+		fprintf(out, ": an abort began and did not finish");
+		if (!refused)
+			fprintf(out,
+			        "; `reshard abort %s` finishes it (`reshard "
+			        "run` refuses until then)",
+			        path);
 		break;
 	}
+	if (refused)
+		status_refusal_text(out, st);
 	fputc('\n', out);
 }
 
@@ -590,6 +729,74 @@ status_running_json(const struct status *st)
 	                 r->host, "since", status_json_time(r->started_at));
 }
 
+/* A marker's updated_at, "2026-12-04 15:05:18" (UTC), as an ISO-8601
+ * JSON string; null when it is not in that form. */
+static json_t *
+status_json_marker_time(const char *at)
+{
+	int y, mo, d, h, mi, sec;
+	char iso[TEXT_ISO_TIME_SIZE];
+
+	if (sscanf(at, "%4d-%2d-%2d %2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) !=
+	    6)
+		return json_null();
+	snprintf(iso, sizeof(iso), "%04d-%02d-%02dT%02d:%02d:%02d.000Z", y, mo,
+	         d, h, mi, sec);
+	return json_string(iso);
+}
+
+/* ST->others as a JSON array, one object a shard and run; NULL when out
+ * of memory. */
+static json_t *
+status_others_json(const struct status *st)
+{
+	json_t *array = json_array();
+	int failed = array == NULL;
+
+	for (int i = 0; !failed && i < st->n_others; i++) {
+		const struct rs_marker *m = &st->others[i].marker;
+
+		failed |=
+			json_array_append_new(
+				array,
+				json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}",
+		                          "shard",
+		                          st->plan->shards[st->others[i].shard]
+		                                  .name,
+		                          "run", m->run_id, "plan", m->plan,
+		                          "state", m->state, "epoch",
+		                          (json_int_t)m->epoch, "since",
+		                          status_json_marker_time(
+						  m->updated_at))) != 0;
+	}
+	if (failed) {
+		json_decref(array);
+		return NULL;
+	}
+	return array;
+}
+
+/* The names of the shards of INDEXES (N of them) as a JSON array; NULL
+ * when out of memory. */
+static json_t *
+status_shards_json(const struct status *st, const int *indexes, int n)
+{
+	json_t *array = json_array();
+	int failed = array == NULL;
+
+	for (int i = 0; !failed && i < n; i++)
+		failed |= json_array_append_new(
+				  array,
+				  json_string(
+					  st->plan->shards[indexes[i]].name)) !=
+		          0;
+	if (failed) {
+		json_decref(array);
+		return NULL;
+	}
+	return array;
+}
+
 /* Print ST as one JSON object.  Returns 0, RS_ENOMEM or RS_EIO. */
 static int
 status_print_json(FILE *out, const struct status *st, struct rs_err *err)
@@ -630,6 +837,12 @@ status_print_json(FILE *out, const struct status *st, struct rs_err *err)
 	STATUS_SET("differences_total", json_integer(st->diffs_total));
 	STATUS_SET("differences",
 	           engine_differences_json(st->diffs, st->n_diffs));
+	STATUS_SET("plan_change", st->plan_change.code != 0
+	                                  ? json_string(st->plan_change.message)
+	                                  : json_null());
+	STATUS_SET("other_runs", status_others_json(st));
+	STATUS_SET("unread_marker_shards",
+	           status_shards_json(st, st->unread, st->n_unread));
 	for (int i = 0; !failed && i < st->n_steps; i++)
 		failed |= json_array_append_new(
 				  steps, status_step_json(st, &st->steps[i])) !=
@@ -646,12 +859,38 @@ status_print_json(FILE *out, const struct status *st, struct rs_err *err)
 	return rc;
 }
 
+/* ST->since, the time the journal says the fence went up, as
+ * "2026-12-04 15:05:18 UTC" into WHEN ("?" when it says none). */
+static void
+status_since_text(const struct status *st, char *when, size_t size)
+{
+	time_t t = (time_t)strtoll(st->since, NULL, 10);
+	struct tm tm;
+
+	snprintf(when, size, "?");
+	if (st->since[0] && gmtime_r(&t, &tm) != NULL)
+		strftime(when, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
 /* The writes: line. */
 static void
 status_writes_text(FILE *out, const struct status *st)
 {
 	const char *sep = "";
+	char when[32];
 
+	status_since_text(st, when, sizeof(when));
+	if (st->fenced < 0 && st->n_fences == 0 && st->plan_change.code != 0) {
+		fprintf(out,
+		        "writes:  unknown: no fence on the tables this plan "
+		        "names, but the run was started with another plan "
+		        "(plan: below)%s%s\n",
+		        st->since[0] ? ", and its journal says its fence is up "
+		                       "since "
+		                     : "",
+		        st->since[0] ? when : "");
+		return;
+	}
 	if (st->fenced == 0) {
 		fprintf(out, "writes:  open (no fence on any source table)\n");
 		return;
@@ -661,18 +900,10 @@ status_writes_text(FILE *out, const struct status *st)
 		        "writes:  unknown: the shards could not be asked\n");
 		return;
 	}
-	if (st->fenced < 0) {
+	if (st->fenced < 0)
 		fprintf(out, "writes:  unknown: no answer from");
-	} else {
-		time_t t = (time_t)strtoll(st->since, NULL, 10);
-		struct tm tm;
-		char when[32] = "?";
-
-		if (st->since[0] && gmtime_r(&t, &tm) != NULL)
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
-			         &tm);
+	else
 		fprintf(out, "writes:  FENCED since %s on", when);
-	}
 	for (int i = 0; i < st->n_fences; i++) {
 		const struct status_fence *f = &st->fences[i];
 
@@ -684,6 +915,105 @@ status_writes_text(FILE *out, const struct status *st)
 		sep = ",";
 	}
 	fputc('\n', out);
+}
+
+/* Whether the markers of others I and J are one run's. */
+static int
+status_same_run(const struct status *st, int i, int j)
+{
+	return strcmp(st->others[i].marker.run_id,
+	              st->others[j].marker.run_id) == 0 &&
+	       strcmp(st->others[i].marker.plan, st->others[j].marker.plan) ==
+	               0;
+}
+
+/* Print " in state S" for marker M, with its epoch past publish. */
+static void
+status_marker_state_text(FILE *out, const struct rs_marker *m)
+{
+	fprintf(out, " in state %s", m->state);
+	if (marker_past_publish(m))
+		fprintf(out, " at epoch %lld", (long long)m->epoch);
+}
+
+/* The shards of ST->others that carry the run of other I, each group of
+ * them in one state followed by it: " db0, db1 in state fenced, db2 in
+ * state copying".  Returns the marker of that run furthest on: the first
+ * past publish (its routing may be live), else other I's. */
+static const struct rs_marker *
+status_run_shards_text(FILE *out, const struct status *st, int i)
+{
+	const struct rs_marker *last = NULL, *furthest = &st->others[i].marker;
+
+	for (int j = i; j < st->n_others; j++) {
+		const struct rs_marker *m = &st->others[j].marker;
+
+		if (!status_same_run(st, i, j))
+			continue;
+		if (last != NULL && (strcmp(last->state, m->state) != 0 ||
+		                     last->epoch != m->epoch)) {
+			status_marker_state_text(out, last);
+			fputc(',', out);
+		} else if (last != NULL) {
+			fputc(',', out);
+		}
+		fprintf(out, " %s", st->plan->shards[st->others[j].shard].name);
+		if (marker_past_publish(m) && !marker_past_publish(furthest))
+			furthest = m;
+		last = m;
+	}
+	status_marker_state_text(out, last);
+	return furthest;
+}
+
+/* The markers: lines: one a run that has not ended and is not the
+ * journal's, with the shards that carry it, what it means and what to do
+ * (marker_guard's words); then the shards whose markers status could not
+ * read. */
+static void
+status_others_text(FILE *out, const struct status *st)
+{
+	const struct rs_plan *plan = st->plan;
+
+	for (int i = 0; i < st->n_others; i++) {
+		const struct rs_marker *m = &st->others[i].marker, *furthest;
+		int seen = 0, ours = strcmp(m->plan, plan->name) == 0;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = status_same_run(st, i, j);
+		if (seen)
+			continue;
+		fprintf(out, "markers: run %s of %s\"%s\"%s on", m->run_id,
+		        ours ? "plan " : "another plan, ", m->plan,
+		        ours ? "" : ",");
+		furthest = status_run_shards_text(out, st, i);
+		fprintf(out, " (since %s UTC)", m->updated_at);
+		if (!ours)
+			fprintf(out, ": that run has not ended");
+		else if (st->journal == NULL)
+			fprintf(out,
+			        ", and there is no journal %s: its journal "
+			        "was lost, moved or replaced",
+			        plan->journal);
+		else
+			fprintf(out,
+			        ", but journal %s is not that run's: its "
+			        "journal was lost, moved or replaced",
+			        plan->journal);
+		fprintf(out, ", so `reshard run %s` refuses%s.  %s\n",
+		        plan->path,
+		        ours ? " (starting over could copy stale rows over "
+		               "live ones)"
+		             : "",
+		        marker_advice(plan, furthest));
+	}
+	if (st->n_unread > 0) {
+		fprintf(out, "markers: could not be read from");
+		for (int i = 0; i < st->n_unread; i++)
+			fprintf(out, "%s %s", i > 0 ? "," : "",
+			        plan->shards[st->unread[i]].name);
+		fputc('\n', out);
+	}
 }
 
 /* Print ST as text. */
@@ -698,6 +1028,12 @@ status_print_text(FILE *out, const struct status *st)
 	fprintf(out, "run:     %s\n",
 	        st->held ? st->holder : "no process is running it now");
 	status_writes_text(out, st);
+	if (st->plan_change.code != 0)
+		fprintf(out,
+		        "plan:    `reshard run` and `reshard abort` refuse: "
+		        "%s\n",
+		        st->plan_change.message);
+	status_others_text(out, st);
 	fprintf(out, "routing: %s%s\n",
 	        st->epoch[0] ? "epoch " : "not published yet",
 	        st->epoch[0] ? st->epoch : "");
@@ -738,6 +1074,29 @@ status_print_text(FILE *out, const struct status *st)
 	}
 }
 
+/* Whether the journal was started with ST's plan: ST->plan_change gets
+ * the refusal `run` gives when it was not.  Returns 0, or the journal's
+ * error when it cannot say (RS_EIO, RS_ENOMEM). */
+static int
+status_check_plan(struct status *st, struct rs_err *err)
+{
+	char *text = engine_plan_text(st->plan);
+	char hex[65];
+	int rc;
+
+	if (text == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	engine_plan_fingerprint(text, hex);
+	rc = journal_check_plan(st->journal, hex, text, &st->plan_change);
+	free(text);
+	if (rc == RS_EPLAN)
+		return 0;
+	if (rc != 0 && err != NULL)
+		*err = st->plan_change;
+	memset(&st->plan_change, 0, sizeof(st->plan_change));
+	return rc;
+}
+
 /* Read the journal's part of ST: facts, kept rows, the last runs.
  * Returns 0 or the journal's error. */
 static int
@@ -756,6 +1115,7 @@ status_read_journal(struct status *st, struct rs_err *err)
 		{"fenced_since", st->since, sizeof(st->since)},
 		{"epoch", st->epoch, sizeof(st->epoch)},
 		{"guarded", st->guarded, sizeof(st->guarded)},
+		{"run_id", st->run_id, sizeof(st->run_id)},
 	};
 
 	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
@@ -809,10 +1169,12 @@ engine_status(const struct rs_plan *plan,
 		return rc;
 	if (st.journal != NULL)
 		rc = status_read_journal(&st, err);
+	if (rc == 0 && st.journal != NULL)
+		rc = status_check_plan(&st, err);
 	if (rc == 0)
 		rc = status_read_steps(&st, strategy, err);
 	if (rc == 0)
-		rc = status_fenced(&st, strategy, err);
+		rc = status_ask_shards(&st, strategy, err);
 	if (rc == 0) {
 		status_decide(&st);
 		if (json)
@@ -822,6 +1184,7 @@ engine_status(const struct rs_plan *plan,
 	}
 	free(st.steps);
 	free(st.fences);
+	free(st.others);
 	journal_kept_free(st.kept, st.n_kept);
 	journal_differences_free(st.diffs, st.n_diffs);
 	journal_close(st.journal, NULL);

@@ -343,4 +343,12 @@ void journal_differences_free(struct rs_difference *diffs, int n);
 /* The plan text pinned in the journal (malloc'd, free it), or NULL. */
 char *journal_plan_text(struct rs_journal *journal);
 
+/* Compare the plan pinned in JOURNAL with FINGERPRINT, as journal_open
+ * does (status asks it of a journal opened read-only): RS_EPLAN with the
+ * refusal journal_open gives, naming the settings of PLAN_TEXT that
+ * differ from the pinned text (at most a few) and how to go on, when they
+ * differ; RS_EIO when the setup row cannot be read, RS_ENOMEM. */
+int journal_check_plan(struct rs_journal *journal, const char *fingerprint,
+                       const char *plan_text, struct rs_err *err);
+
 #endif

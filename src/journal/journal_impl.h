@@ -120,11 +120,4 @@ char *journal_column_dup(sqlite3_stmt *stmt, int col, int *failed);
 int journal_pin_plan(struct rs_journal *journal, const char *fingerprint,
                      const char *plan_text, struct rs_err *err);
 
-/* Compare the plan pinned in JOURNAL with FINGERPRINT; RS_EPLAN naming the
- * settings of PLAN_TEXT that differ from the pinned text (at most a few)
- * and how to go on when they differ, RS_EIO when the setup row cannot be
- * read, RS_ENOMEM. */
-int journal_check_plan(struct rs_journal *journal, const char *fingerprint,
-                       const char *plan_text, struct rs_err *err);
-
 #endif

@@ -8,6 +8,11 @@
 # the JSON's state word are checked, and the JSON is validated against
 # tests/status.schema.json (by a validator of the schema keywords it uses,
 # standard library only).  A resumed step's rows count what it did before.
+# When `run` would refuse, status says so in run's words and never says
+# `run` goes on: a plan changed since the journal began (a table renamed),
+# a journal lost under fenced shards (their markers name the run), another
+# plan's run on a shard.  A fence question that fails is "unknown", not
+# "not fenced".
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 schema=$lib_dir/../status.schema.json
@@ -243,5 +248,67 @@ run_reshard 0 "new-run: run --until preflight" run plan.cfg --until preflight --
 status_both new-run stopped
 equals "$(jget '$.last_abort.journal')" "$dir/orders-2x.journal.aborted-1796396738" \
 	"new-run: JSON still names the last abort"
+
+section changed-plan
+fresh changed-plan
+run_reshard 0 "changed-plan: run --until fence" run plan.cfg --until fence --yes
+sed -i 's/name = "orders"/name = "items"/' plan.cfg
+status_both changed-plan stopped
+has status.txt "but the plan changed since its journal was started, so \`reshard run plan.cfg\` and \`reshard abort plan.cfg\` refuse" \
+	"changed-plan: the state line says run and abort refuse"
+check "changed-plan: status does not say run goes on" bash -c "! grep -q 'goes on' status.txt"
+has status.txt "writes:  unknown: no fence on the tables this plan names, but the run was started with another plan" \
+	"changed-plan: writes are not said to be open"
+equals "$(jget '$.fenced')" "" "changed-plan: JSON fenced is null"
+run_reshard 2 "changed-plan: run refuses" run plan.cfg --yes
+equals "reshard: $(jget '$.plan_change')" "$(cat err)" "changed-plan: JSON plan_change is run's refusal"
+has status.txt "plan:    \`reshard run\` and \`reshard abort\` refuse: $(sed 's/^reshard: //' err)" \
+	"changed-plan: the text gives run's refusal"
+write_plan "$dir"
+status_both plan-restored stopped
+has status.txt "\`reshard run plan.cfg\` goes on with step catch-up" "plan-restored: run goes on"
+equals "$(jget '$.plan_change')/$(jget '$.fenced')/$(jget '$.other_runs')" "/1/[]" \
+	"plan-restored: no plan change, fenced, no other run"
+
+# The journal moved away from fenced shards: their markers name the run.
+section lost-journal
+run_id=$(sql orders-2x.journal "SELECT value FROM facts WHERE name = 'run_id'")
+mkdir lost && mv orders-2x.journal* lost/
+status_both lost-journal never_run
+has status.txt "but the shards carry the marker of run $run_id, which has not ended and whose journal is not here, so \`reshard run plan.cfg\` refuses" \
+	"lost-journal: the state line names the run and says run refuses"
+check "lost-journal: status does not say run starts it" bash -c "! grep -q 'starts it' status.txt"
+has status.txt "markers: run $run_id of plan \"orders-2x\" on db0, db1 in state fenced" \
+	"lost-journal: the markers line names the run, shards and state"
+has status.txt "Restore the journal and \`reshard run\` resumes it, or \`reshard abort PLAN\` releases its fence" \
+	"lost-journal: it gives run's advice"
+equals "$(jget '$.other_runs[0].shard')/$(jget '$.other_runs[0].run')/$(jget '$.other_runs[0].state')" \
+	"db0/$run_id/fenced" "lost-journal: JSON other_runs names the run"
+run_reshard 2 "lost-journal: run refuses" run plan.cfg --yes
+has err "carries the marker of run $run_id" "lost-journal: run refuses for that marker"
+mv lost/* .
+
+# Another plan's run, not ended, on a shard: run refuses for it.
+section other-plan
+sql db1.db "INSERT INTO reshard_marker VALUES ('other-plan', '0123456789abcdef', 'fenced', 0,
+	'2026-01-01 00:00:00')"
+status_both other-plan stopped
+has status.txt "but the shards carry the marker of run 0123456789abcdef of plan \"other-plan\", which has not ended, so \`reshard run plan.cfg\` refuses" \
+	"other-plan: the state line says run refuses"
+has status.txt 'markers: run 0123456789abcdef of another plan, "other-plan", on db1 in state fenced (since 2026-01-01 00:00:00 UTC): that run has not ended' \
+	"other-plan: the markers line names it"
+equals "$(jget '$.other_runs')" \
+	'[{"shard":"db1","run":"0123456789abcdef","plan":"other-plan","state":"fenced","epoch":0,"since":"2026-01-01T00:00:00.000Z"}]' \
+	"other-plan: JSON other_runs"
+run_reshard 2 "other-plan: run refuses" run plan.cfg --yes
+has err "of another plan, \"other-plan\"" "other-plan: run refuses for it"
+sql db1.db "DELETE FROM reshard_marker WHERE plan = 'other-plan'"
+
+# A fence question that fails once connected is no answer, not "open".
+section fence-unanswered
+RESHARD_FAULT=status-fenced-fails:db1 status_both fence-unanswered failed
+equals "$(jget '$.fenced_shards')/$(jget '$.unanswered_shards')" '["db0"]/["db1"]' \
+	"fence-unanswered: db1 did not answer"
+has status.txt "on db0 (whole tables), db1?" "fence-unanswered: text says db1 did not answer"
 
 finish
