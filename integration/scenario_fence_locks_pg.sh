@@ -17,7 +17,8 @@
 # of reshard's left but its marker.
 # Then a fence of the rows that move by the `java` hash, which PostgreSQL
 # computes in SQL: a write to a key that stays goes through, one to a key
-# that moves is refused, and the run moves exactly the oracle's keys.
+# that moves is refused; final-catch-up ends while the keys that stay are
+# written in a tight loop; and the run moves exactly the oracle's keys.
 # Usage: integration/scenario_fence_locks_pg.sh (after servers.sh start).
 set -uo pipefail
 export LC_ALL=C.UTF-8
@@ -136,6 +137,33 @@ equals "$(pg "$src" "UPDATE orders SET amount = amount + 1 WHERE customer = '$st
 	"java: a write to $stay, which stays, goes through"
 equals "$(pg "$src" "UPDATE orders SET amount = amount + 1 WHERE customer = '$move'" 2>&1 |
 	grep -c 'writes paused by reshard')" 1 "java: a write to $move, which moves, is refused"
+# Writes to the keys that stay go on under the fence, each logged: a
+# thousand a transaction, far faster than final-catch-up replays batches
+# of 10.  It must end once it has replayed what the log held when it
+# began, not wait for a short batch (which would hold the fence until
+# fence_timeout_seconds gave it back).
+stays=$(awk -F'\t' -v q="'" '$4 == "stays" { print q $1 q }' "$tmp/owners" | paste -sd,)
+pg "$src" "CREATE PROCEDURE busy() LANGUAGE plpgsql AS \$\$ BEGIN
+	FOR i IN 1..1000000 LOOP
+		UPDATE orders SET amount = amount WHERE customer IN ($stays); COMMIT;
+	END LOOP; END \$\$"
+PGOPTIONS="-c synchronous_commit=off" psql -X -w -q -At "$src" -c "CALL busy()" \
+	>"$tmp/busy.log" 2>&1 &
+writer=$!
+for _ in $(seq 50); do
+	[ "$(pg "$src" "SELECT count(*) > 2000 FROM reshard_chg_orders")" = t ] && break
+	sleep 0.1
+done
+equals "$(pg "$src" "SELECT count(*) > 2000 FROM reshard_chg_orders")" t \
+	"java: the keys that stay are written in a loop, each write logged"
+sed -i 's/^options = .*/options = { batch_rows = 10; fence_timeout_seconds = 30; };/' "$tmp/plan.cfg"
+run_reshard 0 "java: final-catch-up ends while the keys that stay are written" \
+	run plan.cfg --until final-catch-up --yes
+equals "$(grep -c 'given back' "$tmp/err")" 0 "java: the cutover was not given back"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+pg "$pg_app" "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE datname = 'locks_src' AND query LIKE '%CALL busy()%'" >/dev/null
 run_reshard 0 "java: the run ends" run plan.cfg --yes
 awk -F'\t' '$4 == "moves" { print $1 }' "$tmp/owners" | sort >"$tmp/moved"
 pg "$dst" "SELECT customer FROM orders" | sort >"$tmp/on-dst"

@@ -21,7 +21,8 @@
  * position, since positions may become visible out of order.
  *
  * Both steps stop when a batch comes back shorter than batch_rows: that
- * read saw every entry visible then.  For catch-up the backlog is then
+ * read saw every entry visible then.  final-catch-up also stops once it
+ * has replayed as many entries as the log held when it began (below).  For catch-up the backlog is then
  * under one batch while the application still writes.  final-catch-up
  * runs under the fence, whose DDL waited for every transaction that had
  * written the table: every change to a row that moves is committed
@@ -340,6 +341,7 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 	};
 	struct rs_rowbuf entries = {0};
 	int batch = run->plan->options.batch_rows;
+	int64_t held = -1;
 	int rc;
 
 	snprintf(r.walk.physical, sizeof(r.walk.physical), "%s", physical);
@@ -348,6 +350,14 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 		rc = engine_table(run, shard, physical, &r.walk.def, err);
 	if (rc == 0)
 		rc = replay_open(run, &r, err);
+	/* Under a fence of the moving rows the other rows' writes go on,
+	 * each logged, and could fill every batch for as long as they last.
+	 * They come after every entry the fence waited for, in position
+	 * order: so final-catch-up is done once it has replayed as many
+	 * entries as the log held when it began (an upper bound of those). */
+	if (rc == 0 && run->step == &step_final_replay && r.mirror < 0)
+		rc = await_count(&run->loop, r.walk.backend, r.log->name, &held,
+		                 err);
 	while (rc == 0 && (rc = engine_checkpoint(run, err)) == 0) {
 		struct rs_read_request request = {
 			.table = &r.read,
@@ -366,7 +376,7 @@ replay_table(struct rs_run *run, int shard, int table, int slot,
 			progress_add(&run->progress, (uint64_t)entries.n_rows);
 			r.applied += entries.n_rows;
 		}
-		if (entries.n_rows < batch)
+		if (entries.n_rows < batch || (held >= 0 && r.applied >= held))
 			break;
 	}
 	rowbuf_free(&entries);
