@@ -281,6 +281,17 @@ except Exception:
 	fi
 }
 
+# same_content NAME WANT GOT: passes when the two files are equal (NAME
+# then says how many rows), else shows their first differences.
+same_content() {
+	if cmp -s "$2" "$3"; then
+		ok "$1 ($(wc -l <"$3") rows)"
+	else
+		diff "$2" "$3" | head -10 >"$tmp/why"
+		not_ok "$1" "$tmp/why"
+	fi
+}
+
 section_ring() {
 	fresh ring "$rows" || { not_ok "ring: setup"; return; }
 	local movers
@@ -529,12 +540,7 @@ section_load() {
 	pg "$l2" "SELECT id, customer, amount, upper(encode(convert_to(note, 'UTF8'), 'hex')) FROM orders ORDER BY id" |
 		sed 's/\t$/\tNULL/' >"$dir/got"
 	sed -i 's/\t$/\tNULL/' "$dir/want"
-	if cmp -s "$dir/want" "$dir/got"; then
-		ok "load: every row on PostgreSQL, byte for byte ($(wc -l <"$dir/got") rows)"
-	else
-		diff "$dir/want" "$dir/got" | head -10 >"$tmp/why"
-		not_ok "load: every row on PostgreSQL, byte for byte" "$tmp/why"
-	fi
+	same_content "load: every row on PostgreSQL, byte for byte" "$dir/want" "$dir/got"
 	equals "$(my "$l1" "SELECT count(*) FROM orders")" 0 "load: the source gave every row away"
 }
 
@@ -586,12 +592,7 @@ section_load_my() {
 		"load_my: the chunk cut short is upserted over its own load (its 100 rows as the source has them now)"
 	run_reshard 0 "load_my: the run goes to its end" run plan.cfg --yes
 	my "$m2" "SELECT id, customer, amount, HEX(note) FROM orders ORDER BY id" >"$dir/got"
-	if cmp -s "$dir/want" "$dir/got"; then
-		ok "load_my: every row on MariaDB, byte for byte ($(wc -l <"$dir/got") rows)"
-	else
-		diff "$dir/want" "$dir/got" | head -10 >"$tmp/why"
-		not_ok "load_my: every row on MariaDB, byte for byte" "$tmp/why"
-	fi
+	same_content "load_my: every row on MariaDB, byte for byte" "$dir/want" "$dir/got"
 	equals "$(pg "$m1" "SELECT count(*) FROM orders")" 0 "load_my: the source gave every row away"
 }
 
@@ -770,12 +771,7 @@ section_unique() {
 		my "$u2" "SELECT id, customer, email FROM acct"
 		pg "$u3" "SELECT id, customer, email FROM acct"
 	} | sort -n >"$dir/got"
-	if cmp -s "$dir/want" "$dir/got"; then
-		ok "unique: every row once on u2 or u3, as the source has it ($(wc -l <"$dir/got") rows)"
-	else
-		diff "$dir/want" "$dir/got" | head -10 >"$tmp/why"
-		not_ok "unique: every row once on u2 or u3, as the source has it" "$tmp/why"
-	fi
+	same_content "unique: every row once on u2 or u3, as the source has it" "$dir/want" "$dir/got"
 	equals "$(pg "$u1" "SELECT count(*) FROM acct")" 0 "unique: the source gave every row away"
 }
 

@@ -78,35 +78,31 @@ sql n0.db "UPDATE acct SET customer = customer WHERE id = $b;
 	UPDATE acct SET email = 'e$d' WHERE id = $c"
 exact catch-up
 
+# stopped_copy NAME OPTIONS: one stream, chunks of 5 rows (n0 is walked
+# first, and A's chunk is the one holding its rank among n0's ids); the
+# copy stops after A's chunk, A gives its email to B (a later mover of
+# n0), and the run ends exact.
+stopped_copy() {
+	local a b chunk
+	accounts "$1" "parallel = 1; $2"
+	sed -i 's/batch_rows = 100;/batch_rows = 5;/' plan.cfg
+	read -r a b < <(movers 2)
+	b=$(sql n0.db "SELECT max(id) FROM acct WHERE id IN ($(movers 60 | tr ' ' ,))")
+	chunk=$(sql n0.db "SELECT (count(*) + 4) / 5 FROM acct WHERE id <= $a")
+	RESHARD_FAULT=after-chunk:copy:$chunk run_reshard 99 \
+		"$1: the copy stops after A's chunk" run plan.cfg --until copy --yes
+	equals "$(sql n4.db "SELECT email FROM acct WHERE id = $a")/$(sql n4.db "SELECT count(*) FROM acct WHERE id = $b")" \
+		"e$a/0" "$1: n4 holds A's copy, not B's"
+	sql n0.db "UPDATE acct SET email = 'gone' WHERE id = $a;
+		UPDATE acct SET email = 'e$a' WHERE id = $b"
+	exact "$1"
+}
+
 section copy
-# One stream, chunks of 5 rows: n0 is walked first, and A's chunk is the
-# one holding its rank among n0's ids.
-accounts copy "parallel = 1;"
-sed -i 's/batch_rows = 100;/batch_rows = 5;/' plan.cfg
-read -r a b < <(movers 2)
-b=$(sql n0.db "SELECT max(id) FROM acct WHERE id IN ($(movers 60 | tr ' ' ,))")
-chunk=$(sql n0.db "SELECT (count(*) + 4) / 5 FROM acct WHERE id <= $a")
-RESHARD_FAULT=after-chunk:copy:$chunk run_reshard 99 \
-	"copy: the copy stops after A's chunk" run plan.cfg --until copy --yes
-equals "$(sql n4.db "SELECT email FROM acct WHERE id = $a")/$(sql n4.db "SELECT count(*) FROM acct WHERE id = $b")" \
-	"e$a/0" "copy: n4 holds A's copy, not B's"
-sql n0.db "UPDATE acct SET email = 'gone' WHERE id = $a;
-	UPDATE acct SET email = 'e$a' WHERE id = $b"
-exact copy
+stopped_copy copy ""
 
 section copy-made
-accounts copy-made "parallel = 1; create_tables = true;"
-sed -i 's/batch_rows = 100;/batch_rows = 5;/' plan.cfg
-read -r a b < <(movers 2)
-b=$(sql n0.db "SELECT max(id) FROM acct WHERE id IN ($(movers 60 | tr ' ' ,))")
-chunk=$(sql n0.db "SELECT (count(*) + 4) / 5 FROM acct WHERE id <= $a")
-RESHARD_FAULT=after-chunk:copy:$chunk run_reshard 99 \
-	"copy-made: the copy stops after A's chunk" run plan.cfg --until copy --yes
-equals "$(sql n4.db "SELECT email FROM acct WHERE id = $a")/$(sql n4.db "SELECT count(*) FROM acct WHERE id = $b")" \
-	"e$a/0" "copy-made: n4 holds A's copy, not B's"
-sql n0.db "UPDATE acct SET email = 'gone' WHERE id = $a;
-	UPDATE acct SET email = 'e$a' WHERE id = $b"
-exact copy-made
+stopped_copy copy-made "create_tables = true;"
 equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin <> 'pk'")" \
 	1 "copy-made: n4's table has the source's unique index"
 
