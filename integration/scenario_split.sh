@@ -506,6 +506,17 @@ section_load() {
 	l2=$(url_db "$pg_app" split_l2)
 	my "$l1" "$(orders_sql my)"
 	pg "$l2" "$(orders_sql pg)"
+	# The target database's sessions commit without waiting for the disk
+	# (synchronous_commit off): reshard's must not (a chunk the journal
+	# has done would be lost with the server).  A statement trigger
+	# records the setting each COPY into orders ran under.
+	pg "$pg_app" "ALTER DATABASE split_l2 SET synchronous_commit = off"
+	pg "$l2" "CREATE TABLE commits_seen (setting text);
+		CREATE FUNCTION commits_seen() RETURNS trigger LANGUAGE plpgsql AS
+		\$\$ BEGIN INSERT INTO commits_seen
+		VALUES (current_setting('synchronous_commit')); RETURN NULL; END \$\$;
+		CREATE TRIGGER commits_seen AFTER INSERT ON orders
+		FOR EACH STATEMENT EXECUTE FUNCTION commits_seen()"
 	my "$l1" "INSERT INTO orders
 		WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 600)
 		SELECT i, CONCAT('c', i), i / 4, CASE i % 6
@@ -541,6 +552,8 @@ section_load() {
 		sed 's/\t$/\tNULL/' >"$dir/got"
 	sed -i 's/\t$/\tNULL/' "$dir/want"
 	same_content "load: every row on PostgreSQL, byte for byte" "$dir/want" "$dir/got"
+	equals "$(pg "$l2" "SELECT string_agg(DISTINCT setting, ',') FROM commits_seen")" local \
+		"load: reshard's loads commit to disk, though the database's default is off"
 	equals "$(my "$l1" "SELECT count(*) FROM orders")" 0 "load: the source gave every row away"
 }
 

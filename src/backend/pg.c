@@ -943,11 +943,17 @@ pg_send(struct pg_engine *pg, enum pg_op op, const char *sql, int n,
  * whatever the role, the database or PGOPTIONS set: every float digit
  * (with extra_float_digits 0, 0.30000000000000004 would read as 0.3 and
  * copy and compare as such), ISO dates and intervals, UTF-8 text (what
- * reshard hashes, as the fence's SQL does). */
+ * reshard hashes, as the fence's SQL does).  And commits that are on disk
+ * when they return: synchronous_commit off (from the role, the database,
+ * PGOPTIONS) becomes local.  The journal records a chunk done once its
+ * commit returns; and the fence's commit must flush every commit before
+ * it, since a replica is caught up to the flush position read after the
+ * fence: with off, writes acknowledged before the fence could sit above
+ * it, and a replica be promoted without them. */
 static void
 pg_setup_session(struct pg_engine *pg)
 {
-	char sql[512], check[64] = "";
+	char sql[768], check[64] = "";
 	int named = 0;
 	struct rs_err err;
 
@@ -964,7 +970,10 @@ pg_setup_session(struct pg_engine *pg)
 	         "SET TimeZone = 'UTC'; SET extra_float_digits = 3; "
 	         "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
 	         "SET client_encoding = 'UTF8'; SET lock_timeout = %d; "
-	         "SET statement_timeout = 0%s%s",
+	         "SET statement_timeout = 0; DO $$BEGIN IF "
+	         "current_setting('synchronous_commit') = 'off' THEN "
+	         "PERFORM set_config('synchronous_commit', 'local', false); "
+	         "END IF; END$$%s%s",
 	         PG_LOCK_TIMEOUT_MS, check,
 	         named ? "" : "; SET application_name = 'reshard'");
 	if (PQsetnonblocking(pg->conn, 1) != 0) {
