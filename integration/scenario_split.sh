@@ -735,10 +735,10 @@ section_create() {
 # unique: a unique email on the targets (MariaDB u2, PostgreSQL u3; the
 # source u1 on PostgreSQL).  After the copy, on each target's movers, B is
 # touched, A gives its email up and B takes it: catch-up's batch writes B
-# while the target still holds A's stale copy.  The copy must make room
-# (PostgreSQL's upsert would fail on the index at every resume; MariaDB's
-# would update A's row with B's values and leave B missing).  At the end
-# the targets hold every row of the source once, as the source has it.
+# while the target still holds A's stale copy.  The targets take rows
+# from u1 alone, which has the same unique index: the copy must make room
+# (without it, both engines' upserts fail on the index at every resume).
+# At the end the targets hold every row of the source once, as it has it.
 section_unique() {
 	dir=$tmp/unique
 	mkdir -p "$dir"

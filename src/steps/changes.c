@@ -22,12 +22,12 @@
  *
  * Both steps stop when a batch comes back shorter than batch_rows: that
  * read saw every entry visible then.  final-catch-up also stops once it
- * has replayed as many entries as the log held when it began (below).  For catch-up the backlog is then
- * under one batch while the application still writes.  final-catch-up
- * runs under the fence, whose DDL waited for every transaction that had
- * written the table: every change to a row that moves is committed
- * before it, so the short batch has seen them all.  A fence of the rows
- * that move lets writes to the other rows go on, and their entries keep
+ * has replayed as many entries as the log held when it began (below).  For
+ * catch-up the backlog is then under one batch while the application still
+ * writes.  final-catch-up runs under the fence, whose DDL waited for every
+ * transaction that had written the table: every change to a row that moves is
+ * committed before it, so the short batch has seen them all.  A fence of the
+ * rows that move lets writes to the other rows go on, and their entries keep
  * coming; waiting for an empty log would then never end, and is not
  * needed (replay skips them).
  *
@@ -247,8 +247,8 @@ replay_apply(struct rs_run *run, struct replay *r,
 		if (rc == 0)
 			rc = movers_send(run, r->walk.backend, src, &current,
 			                 t[i].upserts, t[i].n_upserts,
-			                 t[i].owner.shard, physical, 0, NULL,
-			                 err);
+			                 t[i].owner.shard, t[i].owner.table,
+			                 physical, 0, NULL, err);
 	}
 	steps_keyset_free(&unique);
 	steps_keyset_free(&found);
@@ -298,7 +298,7 @@ replay_apply_mirror(struct rs_run *run, struct replay *r,
 		                   r->walk.physical, NULL, err);
 	if (rc == 0)
 		rc = movers_send(run, r->walk.backend, src, &current, up, n_up,
-		                 r->mirror, r->walk.physical, 0, NULL, err);
+		                 r->mirror, -1, r->walk.physical, 0, NULL, err);
 	steps_keyset_free(&found);
 	rowbuf_free(&current);
 	free(keys);

@@ -45,7 +45,7 @@ copy_owner(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	engine_physical(plan->to, plan->tables[walk->table].name, owner.table,
 	                physical, sizeof(physical));
 	return movers_send(walk->run, walk->backend, walk->def, rows, idx, n,
-	                   owner.shard, physical, 1, walk, err);
+	                   owner.shard, owner.table, physical, 1, walk, err);
 }
 
 static int

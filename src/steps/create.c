@@ -53,15 +53,6 @@ create_made(const struct rs_run *run, int shard, const char *physical,
 	return journal_fact_get(run->journal, fact, drop, size, err);
 }
 
-int
-steps_create_made(const struct rs_run *run, int shard, const char *physical,
-                  struct rs_err *err)
-{
-	char drop[400];
-
-	return create_made(run, shard, physical, drop, sizeof(drop), err);
-}
-
 /* Where a target's table comes from: the first shard of `from` and its
  * name there of logical TABLE (slot 0). */
 static int

@@ -11,6 +11,7 @@
 
 #include "backend/canonical.h"
 #include "engine/streams.h"
+#include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
 int
@@ -180,94 +181,124 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
-/* The unique indexes make_room makes room on, for rows of SRC going to
- * DST (PHYSICAL on SHARD): DST's own; or, on a table the run made from a
- * source's definition, whose secondary indexes come only once the copy is
- * in (create.c), SRC's, by column name.  *OUT malloc'd (free it and each
- * one's columns); *N how many. */
+/* pairmap_points's question for movers_sole_source: note the owner
+ * under `from` of each point whose owner under `to` is the target. */
+struct sole_source {
+	struct rs_owner target, source;
+	int n; /* owners seen under `from`: 0, 1, or 2 for more */
+};
+
 static int
-movers_uniques(struct rs_run *run, const struct rs_table_def *src,
-               const struct rs_table_def *dst, int shard, const char *physical,
-               struct rs_unique **out, int *n, struct rs_err *err)
+sole_source_pair(struct rs_owner from, struct rs_owner to, const void *arg)
 {
-	const struct rs_unique *from = dst->uniques;
-	int n_from = dst->n_uniques, made = 0, by_name = 0;
+	struct sole_source *const *ref = arg;
+	struct sole_source *s = *ref;
 
-	*out = NULL;
-	*n = 0;
-	if (n_from == 0 && src->n_uniques > 0) {
-		made = steps_create_made(run, shard, physical, err);
-		if (made < 0)
-			return made;
-		from = src->uniques;
-		n_from = made ? src->n_uniques : 0;
-		by_name = 1;
-	}
-	if (n_from == 0)
+	if (to.shard != s->target.shard || to.table != s->target.table ||
+	    (from.shard == to.shard && from.table == to.table))
 		return 0;
-	*out = calloc((size_t)n_from, sizeof(**out));
-	if (*out == NULL)
-		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int u = 0; u < n_from; u++) {
-		struct rs_unique *to = &(*out)[*n];
-		int whole = 1;
+	if (s->n == 0)
+		s->source = from;
+	else if (from.shard != s->source.shard || from.table != s->source.table)
+		s->n = 2;
+	s->n += s->n == 0;
+	return 0;
+}
 
-		to->columns = malloc(sizeof(int) * (size_t)from[u].n_columns);
-		if (to->columns == NULL)
-			return rs_err_set(err, RS_ENOMEM, "out of memory");
-		to->n_columns = from[u].n_columns;
-		for (int c = 0; c < from[u].n_columns; c++) {
-			to->columns[c] =
-				by_name ? steps_column(
-						  dst,
-						  src->columns
-							  [from[u].columns[c]]
-								  .name)
-					: from[u].columns[c];
-			whole &= to->columns[c] >= 0;
+static int
+sole_source_pin(struct rs_owner from, struct rs_owner to,
+                const struct rs_map_override *o, void *ref)
+{
+	(void)o;
+	return sole_source_pair(from, to, ref);
+}
+
+/* Whether every row that moves to table index TABLE of SHARD comes from
+ * one table of one source, by the maps and their pinned keys.  0 when the
+ * maps' pairs of owners cannot be listed. */
+static int
+movers_sole_source(const struct rs_plan *plan, int shard, int table)
+{
+	struct sole_source s = {.target = {shard, table}};
+	struct sole_source *ref = &s;
+	struct rs_moving moving;
+	struct rs_err err = {0};
+	int rc = pairmap_points_unpinned(plan->from, plan->to, sole_source_pair,
+	                                 &ref, &moving, &err);
+
+	pairmap_moving_free(&moving);
+	if (rc == 0)
+		steps_each_pin(plan, sole_source_pin, &ref);
+	return rc == 0 && s.n == 1;
+}
+
+/* Whether SRC has a unique index on the columns of U of DST (by name, in
+ * any order). */
+static int
+movers_source_unique(const struct rs_table_def *src,
+                     const struct rs_table_def *dst, const struct rs_unique *u)
+{
+	for (int i = 0; i < src->n_uniques; i++) {
+		const struct rs_unique *s = &src->uniques[i];
+		int all = s->n_columns == u->n_columns;
+
+		for (int c = 0; all && c < u->n_columns; c++) {
+			int found = 0;
+
+			for (int d = 0; d < s->n_columns && !found; d++)
+				found = strcmp(src->columns[s->columns[d]].name,
+				               dst->columns[u->columns[c]]
+				                       .name) == 0;
+			all = found;
 		}
-		if (whole)
-			(*n)++;
-		else
-			free(to->columns);
+		if (all)
+			return 1;
 	}
 	return 0;
 }
 
-/* Before ROWS of SRC are written to DST (PHYSICAL on SHARD) on TARGET,
- * delete the rows there that hold one of their values of a unique index
- * other than the primary key (movers_uniques; NULL values clash with
- * nothing).  Every row movers_send writes to is a copy, made before
- * publish: a split's target, found empty by preflight, or a replica the
- * run made.  A row there that clashes with a newer one is a stale copy:
- * its source row has given that value up since, a change its log holds,
- * so catch-up copies it again.  Without this the write fails on the index
- * on every resume (on MariaDB, whose upsert updates the clashing row
- * instead, a row goes missing), and so does the index build of a table
- * the run made.  Rows of ROWS already there are deleted too, and come back
- * with the write. */
+/* Before ROWS of SRC are written to DST (table index TABLE of SHARD) on
+ * TARGET, delete the rows there that hold one of their values of a unique
+ * index other than the primary key (NULL values clash with nothing).
+ * Every row movers_send writes to is a copy, made before publish: a
+ * split's target, found empty by preflight, or a replica the run made.
+ * The copy reads its chunks at different moments and catch-up replays
+ * the log a batch at a time, so a row there can be a stale copy of a row
+ * whose source has since given the value up to another moving row; its
+ * change is in the log, and catch-up copies it again.  That is only
+ * certain when the source holds the same unique index and is the only
+ * one that sends rows to DST: rows of two sources may hold one value
+ * legitimately, and the write must then fail as it always has, before
+ * the fence, naming the value.  So this is done on exactly those indexes
+ * (a replica the run made, TABLE -1, has its primary alone).  Without it
+ * such a write fails on every resume (on MariaDB, whose upsert updates the
+ * clashing row instead, a row goes missing).  Rows of ROWS already there
+ * are deleted too, and come back with the write. */
 static int
 movers_make_room(struct rs_run *run, struct rs_backend *target,
                  const struct rs_table_def *src, const struct rs_table_def *dst,
-                 int shard, const char *physical, const struct rs_rows *rows,
+                 int shard, int table, const struct rs_rows *rows,
                  struct rs_err *err)
 {
-	struct rs_unique *uniques;
-	int n_uniques, rc = movers_uniques(run, src, dst, shard, physical,
-	                                   &uniques, &n_uniques, err);
+	int rc = 0, sole = -1;
 
-	for (int u = 0; rc == 0 && u < n_uniques; u++) {
-		const struct rs_unique *unique = &uniques[u];
+	for (int u = 0; rc == 0 && u < dst->n_uniques; u++) {
+		const struct rs_unique *unique = &dst->uniques[u];
 		int width = unique->n_columns, m = 0;
-		struct rs_value *keys =
-			malloc(sizeof(*keys) *
-		               ((size_t)rows->n_rows * (size_t)width + 1));
 		struct rs_table_def match = *dst;
+		struct rs_value *keys;
 
-		if (keys == NULL) {
-			rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+		if (!movers_source_unique(src, dst, unique))
+			continue;
+		if (sole < 0)
+			sole = table < 0 ||
+			       movers_sole_source(run->plan, shard, table);
+		if (!sole)
 			break;
-		}
+		keys = malloc(sizeof(*keys) *
+		              ((size_t)rows->n_rows * (size_t)width + 1));
+		if (keys == NULL)
+			return rs_err_set(err, RS_ENOMEM, "out of memory");
 		for (int r = 0; r < rows->n_rows; r++) {
 			const struct rs_value *row =
 				&rows->values[(size_t)r * (size_t)rows->n_cols];
@@ -290,9 +321,6 @@ movers_make_room(struct rs_run *run, struct rs_backend *target,
 		}
 		free(keys);
 	}
-	for (int u = 0; uniques != NULL && u < n_uniques; u++)
-		free(uniques[u].columns);
-	free(uniques);
 	return rc;
 }
 
@@ -331,8 +359,8 @@ movers_tail_release(void *ctx)
 int
 movers_send(struct rs_run *run, struct rs_backend *src,
             const struct rs_table_def *src_def, const struct rs_rowbuf *rows,
-            const int *idx, int n, int shard, const char *physical, int fresh,
-            struct rs_walk *behind, struct rs_err *err)
+            const int *idx, int n, int shard, int table, const char *physical,
+            int fresh, struct rs_walk *behind, struct rs_err *err)
 {
 	struct movers_tail *t = calloc(1, sizeof(*t));
 	int rc;
@@ -360,7 +388,7 @@ movers_send(struct rs_run *run, struct rs_backend *src,
 		t->rows =
 			(struct rs_rows){n, t->dst->n_columns, t->batch.values};
 		rc = movers_make_room(run, t->target, src_def, t->dst, shard,
-		                      physical, &t->rows, err);
+		                      table, &t->rows, err);
 	}
 	if (rc == 0 && behind != NULL && fresh) {
 		rc = await_load_start(&run->loop, t->target, t->dst, &t->rows,

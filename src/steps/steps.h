@@ -317,9 +317,6 @@ int steps_create_tables(struct rs_run *run, int shard, struct rs_err *err);
 int steps_create_indexes(struct rs_run *run, struct rs_err *err);
 /* Abort: drop the tables the run made on SHARD, those left empty. */
 int steps_create_undo(struct rs_run *run, int shard, struct rs_err *err);
-/* Whether the run made PHYSICAL on SHARD: 1, 0 or the journal's error. */
-int steps_create_made(const struct rs_run *run, int shard, const char *physical,
-                      struct rs_err *err);
 
 /* movers.c: sending rows to their new owner, across engines. */
 
@@ -343,13 +340,17 @@ int movers_layout_check(struct rs_run *run, int from_shard,
  * max_rows_per_second.  With BEHIND (a walk, FRESH rows), the write
  * settles the walk's earlier one first (walk_settle) once the rows are
  * converted, and is left in flight behind the walk (walk_defer): the
- * next chunk is prepared while the engine takes it.  Returns 0 or the
- * error (RS_EVALUE naming the value that has no canonical form). */
+ * next chunk is prepared while the engine takes it.  TABLE is the owner's
+ * table index under `to`, or -1 for a replica the run made (its rows come
+ * from its primary alone): before writing, the rows that clash with them
+ * on a unique index are deleted where they can only be stale copies
+ * (movers.c, movers_make_room).  Returns 0 or the error (RS_EVALUE naming
+ * the value that has no canonical form). */
 int movers_send(struct rs_run *run, struct rs_backend *src,
                 const struct rs_table_def *src_def,
                 const struct rs_rowbuf *rows, const int *idx, int n, int shard,
-                const char *physical, int fresh, struct rs_walk *behind,
-                struct rs_err *err);
+                int table, const char *physical, int fresh,
+                struct rs_walk *behind, struct rs_err *err);
 
 /* Delete from table PHYSICAL on shard SHARD the rows whose primary keys
  * are the n_pk values from column AT of ROWS[IDX[0]] … ROWS[IDX[N-1]]

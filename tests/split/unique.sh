@@ -10,17 +10,23 @@
 #   it; C and D swap theirs through a third value.  The run ends exact.
 # copy: the copy stops (a fault) after A's chunk, before B's; A gives its
 #   email to B; the resumed copy meets A's stale copy.  Exact.
-# copy-made: the same with n4 lacking the table (options.create_tables):
-#   its unique index, built once the copy is in, is the source's.  Exact.
+# copy-made: the same with n4 lacking the table (options.create_tables;
+#   SQLite makes a UNIQUE column's index with the table).  Exact.
+# two-sources: the ring (n4 takes rows from every source), a row of n0
+#   and one of n1 moving to n4 with one email: both are right, so nothing
+#   may be deleted to make room; the copy (one stream: n0 first) fails
+#   naming the clash, before the fence, and ends exact once n1's row, the
+#   one not copied yet, has another email.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 plan_tables='( { name = "acct"; key = "customer"; } )'
 
-# accounts NAME [OPTIONS]: a fresh ring folder whose sources hold acct
-# (id, customer, a unique email) for every key of the oracle's routes, and
-# n4 the empty table unless OPTIONS make reshard create it.
+# accounts NAME [OPTIONS [KIND]]: a fresh folder (the range plan, whose
+# n4 takes rows from n0 alone, unless KIND) whose sources hold acct (id,
+# customer, a unique email) for every key of the oracle's routes, and n4
+# the empty table unless OPTIONS make reshard create it.
 accounts() {
-	fresh "$1" ring "${2:-}"
+	fresh "$1" "${3:-range}" "${2:-}"
 	local n nodes_with=(n0 n1 n2 n3 n4)
 	case ${2:-} in *create_tables*) nodes_with=(n0 n1 n2 n3) ;; esac
 	for n in "${nodes_with[@]}"; do
@@ -34,9 +40,9 @@ accounts() {
 	done
 }
 
-# movers N: the ids of the first N rows of n0 that move to n4.
+# movers N [NODE]: the ids of the first N rows of NODE (n0) that move to n4.
 movers() {
-	sql n0.db "ATTACH '$root/template-$kind/master.db' AS m;
+	sql "${2:-n0}.db" "ATTACH '$root/template-$kind/master.db' AS m;
 		SELECT group_concat(id, ' ') FROM (SELECT a.id FROM acct a
 		JOIN m.routes r ON r.key = a.customer WHERE r.to_owner = 'n4'
 		ORDER BY a.id LIMIT $1)"
@@ -105,5 +111,20 @@ section copy-made
 stopped_copy copy-made "create_tables = true;"
 equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin <> 'pk'")" \
 	1 "copy-made: n4's table has the source's unique index"
+
+section two-sources
+accounts two-sources "parallel = 1;" ring
+read -r a < <(movers 1 n0)
+read -r b < <(movers 1 n1)
+sql n1.db "UPDATE acct SET email = 'e$a' WHERE id = $b"
+run_reshard 1 "two-sources: the copy fails on the clash (exit 1)" run plan.cfg --yes
+has err "UNIQUE constraint failed: acct.email" "two-sources: the error names the clash"
+status_json
+equals "$(jget '$.fenced')/$(step_field fence state)" 0/pending \
+	"two-sources: before the fence, writes open"
+equals "$(sql n4.db "SELECT count(*) FROM acct WHERE id IN ($a, $b)")" 1 \
+	"two-sources: the copy that went first is still on n4"
+sql n1.db "UPDATE acct SET email = 'changed' WHERE id = $b"
+exact two-sources
 
 finish
