@@ -926,6 +926,80 @@ test_integers_beyond_32_bits(void **state)
 	assert_int_equal(plan->to_def.ranges[0].end, 16);
 	plan_free(plan);
 	expect_one(RANGES_BY_ID("\"08\"", "\"0x\""), 10, "range end must be");
+	expect_one(RANGES_BY_ID("\"0x0x5\"", "\"0x10\""), 9,
+	           "range end must be");
+}
+
+/* An included file's integers are looked through too, its mistakes named
+ * by its path and line. */
+static void
+test_integers_in_an_included_file(void **state)
+{
+	const char *inc = "/tmp/reshard-test-plan-ranges.inc";
+	FILE *f = fopen(inc, "w");
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+
+	(void)state;
+	assert_non_null(f);
+	fputs("# the ranges\n{ end = 4294968296; node = \"a\"; },\n"
+	      "{ end = \"max\"; node = \"b\"; }\n",
+	      f);
+	fclose(f);
+	assert_int_equal(
+		load_text(
+			"version = 1;\nname = \"t\";\nhash = \"identity\";\n"
+			"tables = ( { name = \"orders\"; key = \"id\"; } );\n"
+			"shards = ( { name = \"a\"; url = "
+	                "\"sqlite:///tmp/a.db\"; "
+			"}, { name = \"b\"; url = \"sqlite:///tmp/b.db\"; } "
+	                ");\n"
+			"from = { map = \"ranges\"; ranges = (\n"
+			"@include \"/tmp/reshard-test-plan-ranges.inc\"\n"
+			"); };\n"
+			"to = { map = \"ranges\"; ranges = ( { end = \"max\"; "
+			"node = \"a\"; } ); };\n"
+			"strategy = \"split\";\n",
+			&plan, &diags),
+		RS_EPLAN);
+	assert_int_equal(diags.n, 1);
+	assert_int_equal(diags.items[0].line, 2);
+	assert_non_null(diags.items[0].file);
+	assert_string_equal(diags.items[0].file, inc);
+	assert_non_null(strstr(diags.items[0].message, "integer 4294968296"));
+	plan_diags_clear(&diags);
+	unlink(inc);
+}
+
+/* The routing file named as the plan itself, the plan given without a
+ * folder (`reshard run plan.cfg`): refused. */
+static void
+test_routing_file_is_the_plan(void **state)
+{
+	char here[4096];
+	FILE *f;
+	struct rs_plan *plan = NULL;
+	struct rs_plan_diags diags;
+	struct rs_err err = {0};
+
+	(void)state;
+	assert_non_null(getcwd(here, sizeof(here)));
+	assert_int_equal(chdir("/tmp"), 0);
+	f = fopen("reshard-test-self.cfg", "w");
+	assert_non_null(f);
+	fputs(HEAD FROM_SLOTS TO_SLOTS
+	      "strategy = \"doubling\";\n"
+	      "publish = { file = \"reshard-test-self.cfg\"; };\n",
+	      f);
+	fclose(f);
+	assert_int_equal(
+		plan_load("reshard-test-self.cfg", &plan, &diags, &err),
+		RS_EPLAN);
+	assert_int_equal(diags.n, 1);
+	assert_non_null(strstr(diags.items[0].message, "is the plan itself"));
+	plan_diags_clear(&diags);
+	unlink("reshard-test-self.cfg");
+	assert_int_equal(chdir(here), 0);
 }
 
 /* The files reshard writes are not the plan's other files: publish wrote
@@ -1681,6 +1755,8 @@ main(void)
 		cmocka_unit_test(test_doubling_modulo_vs_slots_refused),
 		cmocka_unit_test(test_physical_names_collide),
 		cmocka_unit_test(test_integers_beyond_32_bits),
+		cmocka_unit_test(test_integers_in_an_included_file),
+		cmocka_unit_test(test_routing_file_is_the_plan),
 		cmocka_unit_test(test_written_files_apart),
 		cmocka_unit_test(test_ring_with_identity_hash),
 		cmocka_unit_test(test_all_mistakes_at_once_sorted),

@@ -571,7 +571,9 @@ parse_range_end(const config_setting_t *m, uint64_t *end)
 	/* Hex after 0x, else decimal: "010" is ten, not octal eight. */
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		s += 2;
-		if (!isxdigit((unsigned char)*s))
+		/* strtoull would take a second 0x: "0x0x5" is no number. */
+		if (!isxdigit((unsigned char)*s) ||
+		    (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
 			return -1;
 		base = 16;
 	} else if (!isdigit((unsigned char)*s)) {
@@ -1874,14 +1876,40 @@ check_plain_integer(struct plan_loader *ld, const char *text, const char **p,
 		          (int)(s - start), start, (int)(s - start), start);
 }
 
+static void check_plain_integers(struct plan_loader *ld, const char *path,
+                                 int depth);
+
+/* At P, "@include": look through the file it names too (as libconfig
+ * finds it: from the working directory), its mistakes named by its path.
+ * *P is left after the directive's name. */
+static void
+check_included_integers(struct plan_loader *ld, const char **p, int depth)
+{
+	const char *s = *p + strlen("@include"), *end;
+	const char *outer = ld->diag_file;
+	char *name;
+
+	*p = s;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s != '"' || (end = strchr(s + 1, '"')) == NULL ||
+	    (name = strndup(s + 1, (size_t)(end - s - 1))) == NULL)
+		return; /* libconfig says what is wrong with it */
+	ld->diag_file = name;
+	check_plain_integers(ld, name, depth + 1);
+	ld->diag_file = outer;
+	free(name);
+}
+
 /* libconfig (1.5, Debian 12's) reads an integer written without the L
  * suffix in 32 bits: `end = 5000000000;` becomes 705032704, with no
- * error.  Look through the plan's text (outside strings and comments)
- * for such integers, and say how to write them. */
+ * error.  Look through the plan's text (outside strings and comments),
+ * and the files it includes, for such integers, and say how to write
+ * them. */
 static void
-check_plain_integers(struct plan_loader *ld, const char *path)
+check_plain_integers(struct plan_loader *ld, const char *path, int depth)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = depth < 10 ? fopen(path, "r") : NULL;
 	char *text = NULL;
 	size_t size = 0;
 	int line = 1;
@@ -1916,6 +1944,8 @@ check_plain_integers(struct plan_loader *ld, const char *path)
 		} else if (isdigit((unsigned char)*p) &&
 		           (p == text || !word_char((unsigned char)p[-1]))) {
 			check_plain_integer(ld, text, &p, line);
+		} else if (strncmp(p, "@include", strlen("@include")) == 0) {
+			check_included_integers(ld, &p, depth);
 		} else {
 			p++;
 		}
@@ -1977,7 +2007,7 @@ plan_load(const char *path, struct rs_plan **planp, struct rs_plan_diags *diags,
 	}
 	ld.plan = plan;
 	ld.diags = diags;
-	check_plain_integers(&ld, path);
+	check_plain_integers(&ld, path, 0);
 	read_root(&ld, config_root_setting(&cfg));
 	if (!ld.nomem)
 		plan_check(&ld);

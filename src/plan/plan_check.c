@@ -99,13 +99,14 @@ comparable_path(const char *path)
 	const char *slash = strrchr(path, '/');
 	char *dir, *real, *out = NULL;
 
-	if (slash == NULL)
-		return NULL;
-	dir = strndup(path, (size_t)(slash - path) + (slash == path));
+	if (slash == NULL) /* in the working directory */
+		dir = strdup(".");
+	else
+		dir = strndup(path, (size_t)(slash - path) + (slash == path));
 	real = dir != NULL ? realpath(dir, NULL) : NULL;
 	if (real != NULL &&
 	    asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
-	             slash + 1) < 0)
+	             slash != NULL ? slash + 1 : path) < 0)
 		out = NULL;
 	free(real);
 	free(dir);
