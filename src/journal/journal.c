@@ -325,9 +325,7 @@ journal_durable_writes(const struct rs_journal *journal)
 	return journal != NULL ? journal->durable_writes : 0;
 }
 
-/* Run SQL (constant text, no values) with sqlite3_exec; on error the code
- * of journal_fail. */
-static int
+int
 journal_exec(struct rs_journal *journal, const char *sql, const char *what,
              struct rs_err *err)
 {

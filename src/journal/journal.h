@@ -331,6 +331,13 @@ int journal_difference_add(struct rs_journal *journal,
 int journal_differences_forget(struct rs_journal *journal, const char *pass,
                                const char *shard, const char *table,
                                int64_t chunk, struct rs_err *err);
+/* In one durable transaction, the differences of PASS for SHARD's TABLE
+ * become those recorded under NEXT (which then has none): a pass that
+ * compares every recorded key again records under NEXT, and drops the old
+ * ones only once it has them all; cut short, it leaves the old ones. */
+int journal_differences_replace(struct rs_journal *journal, const char *pass,
+                                const char *next, const char *shard,
+                                const char *table, struct rs_err *err);
 /* The differences of PASS (NULL: of every pass, by pass) by shard, table
  * and key, at most LIMIT (<= 0:
  * all): *DIFFS malloc'd, *N its length, *TOTAL (may be NULL) how many

@@ -79,6 +79,39 @@ journal_differences_forget(struct rs_journal *journal, const char *pass,
 }
 
 int
+journal_differences_replace(struct rs_journal *journal, const char *pass,
+                            const char *next, const char *shard,
+                            const char *table, struct rs_err *err)
+{
+	static const char *const sql[2] = {
+		"DELETE FROM differences WHERE pass = ?1 AND shard = ?3 AND "
+		"table_name = ?4",
+		"UPDATE differences SET pass = ?1 WHERE pass = ?2 AND shard = "
+		"?3 AND table_name = ?4",
+	};
+	int rc = journal_exec(journal, "BEGIN IMMEDIATE", "begin", err);
+
+	for (int i = 0; rc == 0 && i < 2; i++) {
+		sqlite3_stmt *stmt;
+
+		rc = journal_prepare_write(journal, sql[i], &stmt, err);
+		if (rc != 0)
+			break;
+		rc = journal_bind_text(stmt, 1, pass, SQLITE_OK);
+		rc = journal_bind_text(stmt, 2, next, rc);
+		rc = journal_bind_text(stmt, 3, shard, rc);
+		rc = journal_bind_text(stmt, 4, table, rc);
+		rc = journal_finish(journal, stmt, rc,
+		                    "replace the differences of", pass, err);
+	}
+	if (rc == 0)
+		return journal_exec(journal, "COMMIT", "commit the differences",
+		                    err);
+	sqlite3_exec(journal->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int
 journal_differences(struct rs_journal *journal, const char *pass, int limit,
                     struct rs_difference **diffs, int *n, int64_t *total,
                     struct rs_err *err)

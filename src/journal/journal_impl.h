@@ -75,6 +75,11 @@ int journal_prepare(struct rs_journal *journal, const char *sql,
 int journal_done(struct rs_journal *journal, sqlite3_stmt *stmt, int rc,
                  const char *what, const char *subject, struct rs_err *err);
 
+/* Run SQL (constant text, no values) with sqlite3_exec; on error the code
+ * of journal_fail (WHAT describes it). */
+int journal_exec(struct rs_journal *journal, const char *sql, const char *what,
+                 struct rs_err *err);
+
 /* As journal_prepare, for a statement that writes: a read-only journal
  * refuses it with RS_EINTERNAL (writing through status is a bug). */
 int journal_prepare_write(struct rs_journal *journal, const char *sql,

@@ -41,6 +41,12 @@
 /* Differences printed on stderr in one process; all are recorded. */
 #define VERIFY_SHOWN 20
 
+/* What a settling recheck records its differences under, until it has
+ * compared every key: then they replace pre-verify's, in one transaction
+ * (journal_differences_replace).  Cut short, it leaves pre-verify's as
+ * they were: a difference no change log holds is never lost. */
+#define VERIFY_SETTLING "pre-verify-settling"
+
 /* The new owners a source table (a shard of `from` and a slot) can send
  * rows to. */
 struct verify_targets {
@@ -55,6 +61,9 @@ struct verify_pass {
 	int keep_going;                 /* record and go on (the command) */
 	int settle;                     /* the recheck before the fence
 	                                   (steps_verify_settle) */
+	const char *record_as;          /* the pass differences are recorded
+	                                   under, when not NAME (settling:
+	                                   VERIFY_SETTLING, then NAME's) */
 	int64_t rechecked;              /* keys a recheck compared */
 	int64_t shown;                  /* differences printed so far */
 	int per_shard;                  /* tables per shard under `from` */
@@ -188,7 +197,8 @@ verify_record(struct verify_owner *vo, const char *kind,
 	char *shard_key = verify_shard_key(vo, def, &row[key_at], &rc, err);
 	char *pk = rc == 0 ? walk_key_json(row, def->n_pk) : NULL;
 	struct rs_difference d = {
-		.pass = vo->pass->name,
+		.pass = vo->pass->record_as != NULL ? vo->pass->record_as
+	                                            : vo->pass->name,
 		.shard = shard,
 		.table = walk->physical,
 		.chunk = walk->number,
@@ -1199,10 +1209,13 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 	}
 	if (r == 0)
 		r = recheck_read_differences(run, &rc, err);
-	/* Read: what this pass finds now replaces it. */
+	/* Read: what this pass finds now replaces it.  Settling records
+	 * under VERIFY_SETTLING (what an earlier one cut short left there
+	 * goes) and replaces pre-verify's once every key is compared. */
 	if (r == 0)
 		r = journal_differences_forget(
-			run->journal, rc.pass->name,
+			run->journal,
+			rc.pass->settle ? VERIFY_SETTLING : rc.pass->name,
 			run->plan->shards[shard].name, physical,
 			rc.pass->settle ? JOURNAL_ALL_CHUNKS : -1, err);
 	/* Each (primary key, shard key) once, in the order first seen: a
@@ -1223,6 +1236,8 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 	steps_keyset_free(&unique);
 	free(rc.keys.values); /* the texts stay in rc.keys.blocks */
 	rc.keys.values = uniq;
+	if (r == 0 && rc.pass->settle && n > 0)
+		engine_fault("mid-settle:pre-verify");
 	for (int b = 0; r == 0 && b < n; b += batch) {
 		int m = n - b < batch ? n - b : batch;
 
@@ -1235,8 +1250,13 @@ recheck_table(struct rs_run *run, int shard, int table, int slot,
 	/* Compared (and what differs recorded): the entries may go — once
 	 * the differences are on disk (they are recorded lazily), or a power
 	 * cut could take a difference whose log entry is gone, and the
-	 * recheck under the fence would not look at that key again. */
-	if (r == 0 && rc.differ > 0)
+	 * recheck under the fence would not look at that key again.  The
+	 * replace is a durable transaction. */
+	if (r == 0 && rc.pass->settle)
+		r = journal_differences_replace(
+			run->journal, rc.pass->name, VERIFY_SETTLING,
+			run->plan->shards[shard].name, physical, err);
+	else if (r == 0 && rc.differ > 0)
 		r = journal_sync(run->journal, err);
 	for (int t = 0; t < targets->n; t++) {
 		char there[RS_PLAN_MAX_NAME + 1];
@@ -1326,6 +1346,7 @@ steps_verify_settle(struct rs_run *run, int64_t *rechecked, struct rs_err *err)
 	struct verify_pass pass = {.name = "pre-verify",
 	                           .keep_going = 1,
 	                           .settle = 1,
+	                           .record_as = VERIFY_SETTLING,
 	                           .shown = VERIFY_SHOWN};
 	int n = run->plan->n_shards, listed = 1, rc;
 

@@ -12,7 +12,9 @@
 # deleted item and an order added on n4 that would have moved there (exit
 # 3), changing no shard file, also once the fence is older than
 # fence_timeout_seconds.  A journal of a release without pre-verify,
-# resumed past the fence, skips it and ends exact.
+# resumed past the fence, skips it and ends exact.  A difference
+# pre-verify recorded survives a process that dies as a settling round
+# compares again.
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -192,5 +194,25 @@ sql n4.db "ATTACH '$src.db' AS s; UPDATE orders SET note =
 	(SELECT note FROM s.orders WHERE id = $id) WHERE id = $id"
 run_reshard 0 "while-copied: with the copy put right, run goes on" run plan.cfg --yes
 complete while-copied
+
+section settle-cut
+# A copy tampered before pre-verify, whose change no log holds (n4's
+# capture starts in pre-verify): pre-verify's walk records it; then the
+# process dies as a settling round starts comparing again.  The
+# difference must still be on record, and verify must stop the run.
+fresh settle-cut
+run_reshard 0 "settle-cut: run --until catch-up" run plan.cfg --until catch-up --yes
+id=$(one_row n4.db "SELECT id FROM orders ORDER BY id LIMIT 1 OFFSET 5") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE orders SET note = 'tampered' WHERE id = $id"
+actual_rows "${sources[@]}" >sources.before
+n4_rows=$(count_rows n4)
+RESHARD_FAULT=mid-settle:pre-verify run_reshard 99 \
+	"settle-cut: the process dies as a settling round compares again" run plan.cfg --yes
+equals "$(sql "$plan_name.journal" "SELECT pass || ' ' || kind FROM differences
+	WHERE pk = '[\"$id\"]'")" "pre-verify differs" \
+	"settle-cut: the difference is still on record"
+run_reshard 3 "settle-cut: run stops in verify (exit 3)" run plan.cfg --yes
+stopped settle-cut "(id = '$id') differs on n4.orders"
 
 finish
