@@ -10,10 +10,11 @@
  * and
  *   - a mover of the chunk to that owner that is not there is "missing";
  *   - one whose values differ "differs", with the columns that do;
- *   - a row there that maps from this source to that owner but is not on
- *     the source is "extra" (the last chunk's range runs to the table's
- *     end, walk.h open_end, so that rows past the source's last key are
- *     seen too).
+ *   - a row there that maps from this source to that owner by its own
+ *     shard key but is not on the source is "extra", also when the
+ *     source has its primary key under a shard key that sends it
+ *     elsewhere (the last chunk's range runs to the table's end, walk.h
+ *     open_end, so that rows past the source's last key are seen too).
  * Values are compared in the engine's own text when both sides are the
  * same engine with the same columns (a promoted replica), a row whose
  * texts differ being looked at again in canonical form; in canonical form
@@ -352,6 +353,22 @@ verify_source_holds(const struct verify_owner *vo, const struct rs_value *there,
 	return rc;
 }
 
+/* Whether the owner's row THERE has the shard key of the source row
+ * MINE as the same engine writes it, of the same kind: then it has that
+ * row's owner, found without hashing it again. */
+static int
+verify_same_key(const struct verify_owner *vo, const struct rs_value *mine,
+                const struct rs_value *there)
+{
+	const struct rs_walk *walk = vo->walk;
+
+	return backend_canon_src(walk->backend) ==
+	               backend_canon_src(vo->target) &&
+	       walk->def->columns[walk->key_at - walk->def->n_pk].kind ==
+	               vo->def->columns[vo->key_at - vo->def->n_pk].kind &&
+	       verify_same_text(&mine[walk->key_at], &there[vo->key_at]);
+}
+
 /* A page of the owner's rows in the chunk's range: compare each mover of
  * the chunk to this owner with its source row; note the extra ones. */
 static int
@@ -376,10 +393,26 @@ verify_page(const struct rs_rowbuf *page, void *ctx, struct rs_err *err)
 				return rc;
 			continue;
 		}
-		/* A row that is not this owner's: a copy purge removes. */
+		/* The source's row of this key is not this owner's.  The
+		 * owner's row is still extra when its own shard key sends
+		 * it here from this source, which holds no row of that key
+		 * and shard key to copy.  One whose shard key sends it
+		 * elsewhere is not verify's: a doubling's replica holds the
+		 * staying rows until purge, and final-check finds any
+		 * other. */
 		if (vo->owners[r].shard != vo->owner.shard ||
-		    vo->owners[r].table != vo->owner.table)
+		    vo->owners[r].table != vo->owner.table) {
+			if (verify_same_key(vo, rowbuf_row(vo->rows, r), there))
+				continue; /* the source row's owner */
+			rc = verify_is_extra(vo, there, &extra, err);
+			if (rc == 0 && extra)
+				rc = verify_record(vo, "extra", vo->def,
+				                   vo->key_at, there, NULL,
+				                   err);
+			if (rc != 0)
+				return rc;
 			continue;
+		}
 		rc = verify_compare(vo, rowbuf_row(vo->rows, r), vo->hashes[r],
 		                    there, err);
 		if (rc < 0)
