@@ -80,6 +80,19 @@ movers_layout_check(struct rs_run *run, int from_shard,
 	return 0;
 }
 
+int
+movers_columns(const struct rs_table_def *of, const struct rs_table_def *in,
+               int *map)
+{
+	int lacks = 0;
+
+	for (int c = 0; c < of->n_columns; c++) {
+		map[c] = steps_column(in, of->columns[c].name);
+		lacks += map[c] < 0;
+	}
+	return lacks;
+}
+
 /* The canonical rows of a movers_send, in the owner's column order. */
 struct movers_batch {
 	struct rs_canon_buf text;
@@ -114,15 +127,15 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < cells; i++)
 		b->offsets[i] = (size_t)-1; /* NULL until a value is in */
-	for (int c = 0; rc == 0 && c < dst->n_columns; c++) {
-		map[c] = steps_column(src_def, dst->columns[c].name);
+	if (rc == 0)
+		movers_columns(dst, src_def, map);
+	for (int c = 0; rc == 0 && c < dst->n_columns; c++)
 		if (map[c] < 0)
 			rc = backend_fail(src, err, RS_ESCHEMA,
 			                  "table %s has no column %s, which %s "
 			                  "has",
 			                  src_def->name, dst->columns[c].name,
 			                  dst->name);
-	}
 	for (int r = 0; rc == 0 && r < n; r++) {
 		const struct rs_value *row =
 			rowbuf_row(rows, idx[r]) + src_def->n_pk;

@@ -328,6 +328,17 @@ int movers_layout_check(struct rs_run *run, int from_shard,
                         const struct rs_table_def *from_def, int to_shard,
                         const struct rs_table_def *to_def, struct rs_err *err);
 
+/* How the columns of one table map onto another's: for each column of
+ * OF, the index of IN's column of the same name into MAP[c] (of's
+ * n_columns entries), -1 where IN has none.  Columns go by name, not
+ * position: a target may hold the source's columns in another order
+ * (movers_layout_check lets it).  The copy puts a source row in the
+ * owner's order with it (OF the owner's table), verify reads an owner's
+ * row in the source's (OF the source's).  Returns how many columns of OF
+ * IN lacks. */
+int movers_columns(const struct rs_table_def *of, const struct rs_table_def *in,
+                   int *map);
+
 /* Upsert the rows ROWS[IDX[0]] … ROWS[IDX[N-1]], read on SRC from table
  * SRC_DEF (the key columns, then every column, as walks and
  * backend_read_keys return them), into table PHYSICAL on shard SHARD,

@@ -15,10 +15,11 @@
  *     source has its primary key under a shard key that sends it
  *     elsewhere (the last chunk's range runs to the table's end, walk.h
  *     open_end, so that rows past the source's last key are seen too).
- * Values are compared in the engine's own text when both sides are the
- * same engine with the same columns (a promoted replica), a row whose
- * texts differ being looked at again in canonical form; in canonical form
- * otherwise.
+ * Columns are matched by name, as the copy writes them: the owner's row
+ * is compared in the source's column order.  Values are compared in the
+ * engine's own text when both sides are the same engine with the same
+ * columns (a promoted replica), a row whose texts differ being looked at
+ * again in canonical form; in canonical form otherwise.
  *
  * Every difference is recorded in the journal (journal_difference_add)
  * under the pass and the chunk that found it, and the first VERIFY_SHOWN
@@ -81,10 +82,15 @@ struct verify_owner {
 	struct rs_backend *target;
 	const struct rs_table_def *def; /* the table on the owner */
 	char physical[RS_PLAN_MAX_NAME + 1];
-	int key_at;              /* the shard key in the owner's rows */
-	struct steps_keyset set; /* over the chunk's rows */
-	int native;              /* compare the engine's own text */
-	uint64_t *hashes;        /* per row: its hash, source side */
+	int key_at;   /* the shard key in the owner's rows */
+	int *columns; /* per source column, the owner's column of its name,
+	                 -1 for none (movers_columns, as the copy maps) */
+	int lacks;    /* source columns the owner lacks */
+	struct rs_value *ordered; /* an owner's row in the source's column
+	                             order (verify_in_source_order) */
+	struct steps_keyset set;  /* over the chunk's rows */
+	int native;               /* compare the engine's own text */
+	uint64_t *hashes;         /* per row: its hash, source side */
 	char *seen; /* per row: 0 not on the owner, 1 same, 2 differs */
 	int differ; /* differences found in this chunk */
 };
@@ -123,6 +129,37 @@ verify_same_value(enum rs_col_kind kind, enum rs_canon_src sa,
 	return same;
 }
 
+/* Map the owner's table VO->def onto the source's columns by name, as
+ * the copy does (movers_columns), and make room for one owner's row in
+ * the source's order.  Returns 0 or RS_ENOMEM (ERR filled); what was
+ * allocated is the caller's to free either way. */
+static int
+verify_owner_columns(struct verify_owner *vo, struct rs_err *err)
+{
+	size_t n = (size_t)vo->walk->def->n_columns + 1;
+
+	vo->columns = malloc(sizeof(*vo->columns) * n);
+	vo->ordered = malloc(sizeof(*vo->ordered) * n);
+	if (vo->columns == NULL || vo->ordered == NULL)
+		return rs_err_set(err, RS_ENOMEM, "out of memory");
+	vo->lacks = movers_columns(vo->walk->def, vo->def, vo->columns);
+	return 0;
+}
+
+/* The values of the owner's row THERE (key columns first) in the
+ * source's column order, in VO->ordered (valid until the next call): a
+ * target may hold the columns in another order.  A column the owner
+ * lacks is NULL there (VO->lacks says the rows differ). */
+static const struct rs_value *
+verify_in_source_order(struct verify_owner *vo, const struct rs_value *there)
+{
+	for (int c = 0; c < vo->walk->def->n_columns; c++)
+		vo->ordered[c] = vo->columns[c] >= 0
+		                         ? there[vo->def->n_pk + vo->columns[c]]
+		                         : (struct rs_value){NULL, 0};
+	return vo->ordered;
+}
+
 /* The names of the columns whose values differ between source row MINE
  * and the owner's row THERE, as a JSON array (malloc'd, NULL when out of
  * memory).  Columns are matched by name; one the owner lacks differs. */
@@ -135,7 +172,7 @@ verify_columns(const struct verify_owner *vo, const struct rs_value *mine,
 	char *out;
 
 	for (int c = 0; names != NULL && c < def->n_columns; c++) {
-		int tc = steps_column(vo->def, def->columns[c].name);
+		int tc = vo->columns[c];
 
 		if (tc >= 0 &&
 		    verify_same_value(def->columns[c].kind,
@@ -289,40 +326,46 @@ verify_same_texts(const struct rs_value *a, const struct rs_value *b, int n)
 
 /* Compare the source row MINE (whose hash is MINE_HASH, native or not as
  * VO->native) with the owner's row THERE: 0 when they hold the same
- * values, 1 when they differ (recorded), or the error.  The same engine
- * and columns on both sides: the same texts are the same row, which
- * hashing THERE could only confirm. */
+ * values, 1 when they differ (recorded), or the error.  THERE is hashed
+ * in the source's column order, its columns found by name as the copy
+ * wrote them (each with the source column's kind, which preflight found
+ * the same).  The same engine and columns on both sides: the same texts
+ * are the same row, which hashing THERE could only confirm. */
 static int
 verify_compare(struct verify_owner *vo, const struct rs_value *mine,
                uint64_t mine_hash, const struct rs_value *there,
                struct rs_err *err)
 {
 	const struct rs_walk *walk = vo->walk;
-	uint64_t theirs;
+	const struct rs_table_def *def = walk->def;
+	const struct rs_value *row = verify_in_source_order(vo, there);
+	uint64_t theirs = 0;
 	char *columns;
-	int rc;
+	int rc = 0, same = 0;
 
 	if (vo->native &&
-	    verify_same_texts(mine + walk->def->n_pk, there + vo->def->n_pk,
-	                      vo->def->n_columns))
+	    verify_same_texts(mine + def->n_pk, row, def->n_columns))
 		return 0;
-	rc = walk_row_hash(vo->target, vo->native, vo->def,
-	                   there + vo->def->n_pk, &theirs, err);
+	/* A column the owner lacks differs, whatever the others hold. */
+	if (vo->lacks == 0) {
+		rc = walk_row_hash(vo->target, vo->native, def, row, &theirs,
+		                   err);
+		same = rc == 0 && theirs == mine_hash;
+	}
 
 	/* Native texts that differ may be one value written two ways: a
 	 * second look in canonical form. */
-	if (rc == 0 && theirs != mine_hash && vo->native) {
+	if (rc == 0 && !same && vo->native) {
 		uint64_t canon = 0;
 
-		rc = walk_row_hash(walk->backend, 0, walk->def,
-		                   mine + walk->def->n_pk, &canon, err);
+		rc = walk_row_hash(walk->backend, 0, def, mine + def->n_pk,
+		                   &canon, err);
 		if (rc == 0)
-			rc = walk_row_hash(vo->target, 0, vo->def,
-			                   there + vo->def->n_pk, &theirs, err);
-		if (rc == 0 && canon == theirs)
-			theirs = mine_hash;
+			rc = walk_row_hash(vo->target, 0, def, row, &theirs,
+			                   err);
+		same = rc == 0 && canon == theirs;
 	}
-	if (rc != 0 || theirs == mine_hash)
+	if (rc != 0 || same)
 		return rc;
 	columns = verify_columns(vo, mine, there);
 	rc = columns == NULL ? rs_err_set(err, RS_ENOMEM, "out of memory")
@@ -495,6 +538,8 @@ verify_owner(struct rs_walk *walk, struct verify_pass *pass,
 			                  plan->tables[walk->table].key);
 		vo.key_at = vo.def->n_pk + key;
 	}
+	if (rc == 0)
+		rc = verify_owner_columns(&vo, err);
 	/* The same engine and columns on both sides (a promoted replica):
 	 * compare the engine's own texts, with no conversion. */
 	if (rc == 0)
@@ -525,6 +570,8 @@ verify_owner(struct rs_walk *walk, struct verify_pass *pass,
 	steps_keyset_free(&vo.set);
 	free(vo.hashes);
 	free(vo.seen);
+	free(vo.columns);
+	free(vo.ordered);
 	return rc;
 }
 
@@ -999,6 +1046,8 @@ recheck_owner(struct rs_run *run, struct recheck *rc, struct rs_owner owner,
 		vo.native = walk_same_layout(rc->walk.backend, rc->walk.def,
 		                             vo.target, vo.def);
 	}
+	if (r == 0)
+		r = verify_owner_columns(&vo, err);
 	for (int i = 0; r == 0 && i < n; i++)
 		memcpy(&asked[(size_t)i * w], &keys[(size_t)idx[i] * w],
 		       sizeof(*asked) * (size_t)w);
@@ -1047,6 +1096,8 @@ recheck_owner(struct rs_run *run, struct recheck *rc, struct rs_owner owner,
 	steps_keyset_free(&held);
 	rowbuf_free(&there);
 	free(asked);
+	free(vo.columns);
+	free(vo.ordered);
 	return r;
 }
 

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# verify_layout: verify judges a new owner's row by its own shard key.
-# An order put on n4 with the primary key of an order that stays on its
-# source, under a customer that moves from that source to n4, before
-# pre-verify: `reshard verify` lists it as extra and nothing else (exit
-# 3, no shard file changed), `run` stops in verify (exit 3) naming it,
-# nothing published or purged; deleted by hand, the run ends exact.
+# verify_layout: verify judges a new owner's row by its own shard key,
+# and its columns by name.  An order put on n4 with the primary key of an
+# order that stays on its source, under a customer that moves from that
+# source to n4, before pre-verify: `reshard verify` lists it as extra and
+# nothing else (exit 3, no shard file changed), `run` stops in verify
+# (exit 3) naming it, nothing published or purged; deleted by hand, the
+# run ends exact.  n4's tables with their columns in another order than
+# the sources': `reshard verify` finds nothing (exit 0), and the run,
+# whose verify compares again by key an order n4 wrote again under the
+# fence, ends exact; a copied amount changed on such an n4 is still
+# found, by `reshard verify` (that order, column amount, exit 3) and by
+# the run's verify (exit 3, nothing purged).
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 
@@ -76,5 +82,48 @@ equals "$(sql n0.db "SELECT customer FROM orders WHERE id = $id")/$(sql n4.db \
 sql n4.db "DELETE FROM orders WHERE id = $id"
 run_reshard 0 "same-id: with the order deleted on n4, run goes on" run plan.cfg --yes
 complete same-id
+
+# reorder: make n4's tables hold the sources' columns in another order
+# (the primary key the same).
+reorder() {
+	sql n4.db "DROP TABLE orders; DROP TABLE items;
+CREATE TABLE orders (note TEXT, amount DECIMAL(12,2),
+                     customer TEXT NOT NULL, id INTEGER PRIMARY KEY);
+CREATE TABLE items (qty INTEGER, sku BLOB, customer TEXT NOT NULL,
+                    line INTEGER NOT NULL, order_id INTEGER NOT NULL,
+                    PRIMARY KEY (order_id, line))"
+}
+
+section reordered
+fresh reordered
+reorder
+run_reshard 0 "reordered: run --until final-catch-up" \
+	run plan.cfg --until final-catch-up --yes
+copied_rows "reordered: every row on its source, every mover copied to n4"
+run_reshard 0 "reordered: verify finds nothing (exit 0)" verify plan.cfg
+# A copy written again (the same values) under the fence: its key in n4's
+# change log, so that the run's verify compares it again by key.
+sql n4.db "UPDATE orders SET note = note WHERE id = (SELECT min(id) FROM orders)"
+equals "$(sql n4.db "SELECT count(*) FROM reshard_chg_orders")" 1 \
+	"reordered: n4 logged the order written again"
+run_reshard 0 "reordered: run (exit 0)" run plan.cfg --yes
+has err "verify: 1 rows" "reordered: the run's verify compared that order again"
+complete reordered
+
+section reordered-tamper
+fresh reordered-tamper
+reorder
+run_reshard 0 "reordered-tamper: run --until final-catch-up" \
+	run plan.cfg --until final-catch-up --yes
+id=$(one_row n4.db "SELECT id FROM orders WHERE amount IS NOT NULL
+	ORDER BY id LIMIT 1 OFFSET 10") ||
+	bail "$section_name: no row to change"
+sql n4.db "UPDATE orders SET amount = amount + 0.01 WHERE id = $id"
+run_reshard 3 "reordered-tamper: verify exits 3" verify plan.cfg --format json
+equals "$(differences)" "differs n4.orders [\"$id\"] [\"amount\"]" \
+	"reordered-tamper: verify lists exactly the changed order, column amount"
+actual_rows "${sources[@]}" >sources.before
+run_reshard 3 "reordered-tamper: run stops in verify (exit 3)" run plan.cfg --yes
+stopped reordered-tamper "(id = '$id') differs on n4.orders"
 
 finish
