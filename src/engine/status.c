@@ -962,7 +962,8 @@ status_run_shards_text(FILE *out, const struct status *st, int i)
 			furthest = m;
 		last = m;
 	}
-	status_marker_state_text(out, last);
+	if (last != NULL) /* other I itself is of its run: always */
+		status_marker_state_text(out, last);
 	return furthest;
 }
 
