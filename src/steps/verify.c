@@ -692,7 +692,46 @@ verify_pinned_pair(struct rs_owner from, struct rs_owner to,
 	return 0;
 }
 
-/* Fill PASS->targets for every source table of the plan. */
+/* The most points verify_pairs_by_residue looks at: 2^24, a few tenths
+ * of a second (a logical map of shift 10 and bits 13 has 2^23). */
+#define VERIFY_MAX_RESIDUES (UINT64_C(1) << 24)
+
+static uint64_t
+verify_gcd(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* When pairmap cannot describe the points of two periodic maps (a period
+ * above its table's size, a logical map's 2^(shift + bits)): ask
+ * verify_pair about the owners of every point below their common
+ * period, which is every pair of owners there is.  Returns 0, or
+ * RS_EUSAGE when a map is not periodic or the period is too long. */
+static int
+verify_pairs_by_residue(const struct rs_plan *plan, const void *ref)
+{
+	uint64_t a = map_period(plan->from), b = map_period(plan->to), l;
+
+	if (a == 0 || b == 0)
+		return RS_EUSAGE;
+	l = a / verify_gcd(a, b);
+	if (l > VERIFY_MAX_RESIDUES / b)
+		return RS_EUSAGE;
+	l *= b;
+	for (uint64_t p = 0; p < l; p++)
+		verify_pair(map_owner(plan->from, p), map_owner(plan->to, p),
+		            ref);
+	return 0;
+}
+
+/* Fill PASS->targets for every source table of the plan.  Unlisted (n
+ * -1) only where neither pairmap nor the residues can say. */
 static int
 verify_targets_init(struct rs_run *run, struct verify_pass *pass,
                     struct rs_err *err)
@@ -718,6 +757,8 @@ verify_targets_init(struct rs_run *run, struct verify_pass *pass,
 		rc = pairmap_points_unpinned(plan->from, plan->to, verify_pair,
 		                             &ref, &moving, err);
 		pairmap_moving_free(&moving);
+		if (rc == RS_EUSAGE)
+			rc = verify_pairs_by_residue(plan, &ref);
 		if (rc == 0)
 			steps_each_pin(plan, verify_pinned_pair, &ref);
 		if (rc == RS_EUSAGE)

@@ -14,6 +14,8 @@
 #          other sources give nothing
 #   logical  4096 logical shards in the point's top 12 bits, a quarter a
 #          source; a range of n0's, of n2's and of n3's goes to n4
+#   periodic logical shards in bits 10-22 (a period of 2^23); n4 takes
+#          a hundred of n0's
 #   isolate  the ring of n0 … n3 stays, and `to` pins two customers to n4
 #          with an overrides file (big-customers.csv): tenant isolation
 #
@@ -133,6 +135,22 @@ maps() {
     { last = 2047; node = "n1"; }, { last = 2303; node = "n2"; },
     { last = 2559; node = "n4"; }, { last = 3071; node = "n2"; },
     { last = 3583; node = "n3"; }, { last = 4095; node = "n4"; } ); }'
+		;;
+	periodic)
+		# Logical shards in bits 10-22 of the point (the layout of
+		# 2^13 logical shards over ids): a map periodic in 2^23, too
+		# long a period for the pair map's tables.  n4 takes the first
+		# hundred logical shards from n0.
+		plan_name=periodic5
+		oracle_from=logical:bits:10:13:2047=n0,4095=n1,6143=n2,8191=n3
+		oracle_to=logical:bits:10:13:99=n4,2047=n0,4095=n1,6143=n2,8191=n3
+		plan_from='{ map = "logical"; shift = 10; bits = 13; assign = (
+    { last = 2047; node = "n0"; }, { last = 4095; node = "n1"; },
+    { last = 6143; node = "n2"; }, { last = 8191; node = "n3"; } ); }'
+		plan_to='{ map = "logical"; shift = 10; bits = 13; assign = (
+    { last = 99; node = "n4"; }, { last = 2047; node = "n0"; },
+    { last = 4095; node = "n1"; }, { last = 6143; node = "n2"; },
+    { last = 8191; node = "n3"; } ); }'
 		;;
 	isolate)
 		# Tenant isolation: the ring stays, two customers are pinned
