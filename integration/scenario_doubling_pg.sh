@@ -120,4 +120,27 @@ fi
 # Abort after promote and after verify, each on fresh replicas: the
 # promoted replica is unfenced and named for what it now is.
 aborts promote verify
+
+# A promote cut short between r1's promotion and the release of its slot
+# (a crash at fault point after-promote:r1), then abort: the slot r1
+# streamed from, which would hold p1's WAL for ever, is dropped by abort.
+slot=pg_replica # servers.sh's slot of pair 1's replica
+slots() { q "$p1" "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$slot'"; }
+if reset && load && wait_replicas; then
+	fresh promote-cut
+	RESHARD_FAULT=after-promote:r1 run_reshard 99 \
+		"pg promote cut: a crash just after r1's promotion" run plan.cfg --yes
+	equals "$(q "$r1" "SELECT pg_is_in_recovery()")" f "pg promote cut: r1 is promoted"
+	equals "$(slots)" 1 "pg promote cut: its slot $slot is still on p1"
+	run_reshard 0 "pg promote cut: abort" abort plan.cfg
+	has "$dir/err" "p1: dropped replication slot $slot (it held WAL for r1)" \
+		"pg promote cut: abort says it dropped the slot"
+	has "$dir/err" "r1: promoted by this run, it is now an independent primary" \
+		"pg promote cut: abort says what r1 now is"
+	equals "$(slots)" 0 "pg promote cut: no slot left for r1 on p1"
+	equals "$(fence_triggers)" 0 "pg promote cut: no fence trigger left on any server"
+	same_rows "pg promote cut: every row where it was" 2
+else
+	not_ok "pg promote cut: fresh replicas (servers.sh reset-replicas)"
+fi
 finish

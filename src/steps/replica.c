@@ -268,21 +268,42 @@ catch_up_run(struct rs_run *run, struct rs_err *err)
 	                        err);
 }
 
+/* Free what SHARD, a primary, still keeps for REPLICA, promoted (a
+ * replication slot holding WAL until the disk fills), where its engine
+ * keeps anything, saying what went.  Repeats without harm: promote does
+ * it, and abort again, for a promote cut short between the promotion and
+ * this. */
+static int
+replica_release(struct rs_run *run, int shard, struct rs_backend *replica,
+                struct rs_err *err)
+{
+	struct rs_backend *primary;
+	char note[RS_POSITION_SIZE] = "";
+	int rc = engine_shard(run, shard, &primary, err);
+
+	if (rc != 0 || !backend_supports(primary, RS_CAP_RELEASE_REPLICA))
+		return rc;
+	rc = await_release(&run->loop, primary, replica, note, sizeof(note),
+	                   err);
+	if (rc == 0 && note[0] != '\0')
+		fprintf(stderr, "  %s: %s\n", run->plan->shards[shard].name,
+		        note);
+	return rc;
+}
+
 /* Promote the replica of SHARD (if it has one and it is not a primary
  * yet: a resumed step does not promote twice). */
 static int
 promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	int r = run->plan->shards[shard].replica, promoted, rc;
-	struct rs_backend *primary, *replica;
-	char note[RS_POSITION_SIZE] = "";
+	struct rs_backend *replica;
+	char point[128];
 
 	(void)arg;
 	if (r < 0)
 		return 0;
-	rc = engine_shard(run, shard, &primary, err);
-	if (rc == 0)
-		rc = engine_shard(run, r, &replica, err);
+	rc = engine_shard(run, r, &replica, err);
 	if (rc == 0)
 		rc = await_promoted(&run->loop, replica, &promoted, err);
 	if (rc == 0 && !promoted) {
@@ -290,18 +311,16 @@ promote_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 		rc = await_promote(&run->loop, replica, err);
 		backend_set_op_timeout(replica, 0);
 	}
-	if (rc == 0)
-		fprintf(stderr, "  %s: a primary of its own\n",
-		        run->plan->shards[r].name);
-	/* What the old primary still keeps for it (a replication slot
-	 * holding WAL) goes now: nothing streams from it any more. */
-	if (rc == 0 && backend_supports(primary, RS_CAP_RELEASE_REPLICA))
-		rc = await_release(&run->loop, primary, replica, note,
-		                   sizeof(note), err);
-	if (rc == 0 && note[0] != '\0')
-		fprintf(stderr, "  %s: %s\n", run->plan->shards[shard].name,
-		        note);
-	return rc;
+	if (rc != 0)
+		return rc;
+	fprintf(stderr, "  %s: a primary of its own\n",
+	        run->plan->shards[r].name);
+	snprintf(point, sizeof(point), "after-promote:%s",
+	         run->plan->shards[r].name);
+	engine_fault(point);
+	/* What the old primary still keeps for it goes now: nothing
+	 * streams from it any more. */
+	return replica_release(run, shard, replica, err);
 }
 
 static int
@@ -328,7 +347,9 @@ replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
 /* Abort for the server replica R (REPLICA) of SHARD.  One still
  * replicating is read-only and loses the fence when its primary does.
  * One this run promoted is a primary of its own: it loses its fence here,
- * and the operator is told plainly what it now is. */
+ * and the operator is told plainly what it now is; and what its old
+ * primary still keeps for it is freed (replica_release), which a promote
+ * cut short after the promotion left there. */
 static int
 abort_server_replica(struct rs_run *run, int shard, int r,
                      struct rs_backend *replica, const struct rs_marker *marker,
@@ -349,7 +370,11 @@ abort_server_replica(struct rs_run *run, int shard, int r,
 		        plan->shards[shard].name);
 		return 0;
 	}
-	rc = steps_fence_shard(run, r, 0, marker, err);
+	/* First, so that a fence that will not come off (below) leaves no
+	 * WAL held for it. */
+	rc = replica_release(run, shard, replica, err);
+	if (rc == 0)
+		rc = steps_fence_shard(run, r, 0, marker, err);
 	if (rc == 0)
 		fprintf(stderr,
 		        "  %s: promoted by this run, it is now an independent "
