@@ -4715,7 +4715,8 @@ out:
 	close_backend(r);
 }
 
-/* backend_promoted on R: 1, 0, or -1 after a "not ok" line. */
+/* backend_promoted on R: an enum rs_replica_state, or -1 after a "not ok"
+ * line. */
 static int
 myops_promoted(struct rs_backend *r)
 {
@@ -4726,7 +4727,33 @@ myops_promoted(struct rs_backend *r)
 		check(0, "my: promoted: %s", c.call.err.message);
 		return -1;
 	}
-	return c.value != 0;
+	return (int)c.value;
+}
+
+/* backend_resume_replication on R, checked as WHAT. */
+static void
+myops_resume(struct rs_backend *r, const char *what)
+{
+	struct call done = {0};
+	int rc = await(&done,
+	               backend_resume_replication(r, on_done, &done, &done.err),
+	               "resume_replication");
+
+	check_status(rc, &done.err, "%s", what);
+}
+
+/* backend_promoted on R, until it says WANT (at most 10 s): the state it
+ * said last. */
+static int
+myops_promoted_becomes(struct rs_backend *r, int want)
+{
+	int state = myops_promoted(r);
+
+	for (int i = 0; i < 200 && state >= 0 && state != want; i++) {
+		usleep(50 * 1000);
+		state = myops_promoted(r);
+	}
+	return state;
 }
 
 /* backend_promote on R, checked as WHAT. */
@@ -4792,9 +4819,12 @@ myops_promote_ready(struct rs_backend *r, const char *what)
  * RESHARD_MY_PRIMARY_URL / RESHARD_MY_REPLICA_URL, after it caught up
  * with a last write; promote_ready (twice) rotates its relay log, the SQL
  * thread deletes the one in use before, and it goes on replicating;
- * promoted says so before and after; a promotion
- * repeats without harm; the promoted server takes writes and is no
- * replica any more.  Destroys the pair: run last, then start it again. */
+ * promoted says what it is at each point: following, stopped after STOP
+ * SLAVE (resume_replication, twice, starts it again and it applies a write
+ * made meanwhile), promoted by a promote run from there, detached when
+ * read-only without replication (a second promote finishes it); the
+ * promoted server takes writes and is no replica any more.  Destroys the
+ * pair: run last, then start it again. */
 static int
 check_my_promote(void)
 {
@@ -4855,21 +4885,48 @@ check_my_promote(void)
 	} else
 		check(0, "my: the replica's relay logs are in "
 		         "RESHARD_SERVERS_DIR/my-replica");
-	/* Read-only, as replicas often are: promotion makes it writable. */
+	/* Read-only, as replicas should be: promotion makes it writable. */
 	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
 		goto out;
-	check(myops_promoted(r) == 0, "my: a replicating replica is not "
-	                              "promoted");
-	myops_promote(r, "my: promote");
-	check(myops_promoted(r) == 1,
+	check(myops_promoted(r) == RS_REPLICA_FOLLOWS,
+	      "my: a replicating replica follows its primary");
+	/* A promotion cut short after STOP SLAVE: stopped, which abort
+	 * starts again (and again does nothing), and it applies what the
+	 * primary wrote meanwhile. */
+	if (setup_sql(r, "STOP SLAVE") != 0)
+		goto out;
+	check(myops_promoted(r) == RS_REPLICA_STOPPED,
+	      "my: after STOP SLAVE the replica is stopped, not promoted");
+	if (setup_sql(p, "INSERT INTO rs_myops_p VALUES (4)") != 0)
+		goto out;
+	myops_resume(r, "my: resume_replication");
+	myops_resume(r, "my: resume_replication again (already running)");
+	check(myops_promoted_becomes(r, RS_REPLICA_FOLLOWS) ==
+	              RS_REPLICA_FOLLOWS,
+	      "my: resumed, the replica follows its primary again");
+	if (myops_sync(p, r, "my: resume_replication") != 0)
+		goto out;
+	myops_rows_are(r, "rs_myops_p", "1;4",
+	               "my: resumed, the replica applied the write made "
+	               "while it was stopped");
+	if (setup_sql(p, "DELETE FROM rs_myops_p WHERE id = 4") != 0 ||
+	    myops_sync(p, r, "my: resume_replication") != 0)
+		goto out;
+	/* Promote converges from there (a promote run again after it was
+	 * cut short). */
+	if (setup_sql(r, "STOP SLAVE") != 0)
+		goto out;
+	myops_promote(r, "my: promote a stopped replica");
+	check(myops_promoted(r) == RS_REPLICA_PROMOTED,
 	      "my: promoted: no replication left, read_only off");
-	/* Half promoted (read-only still): promoted says no, and a second
-	 * promotion finishes it. */
+	/* Cut short after RESET SLAVE ALL (read-only still): detached, not
+	 * promoted, and a second promotion finishes it. */
 	if (setup_sql(r, "SET GLOBAL read_only = 1") != 0)
 		goto out;
-	check(myops_promoted(r) == 0, "my: a read-only server is not promoted");
+	check(myops_promoted(r) == RS_REPLICA_DETACHED,
+	      "my: no replication but read-only: detached, not promoted");
 	myops_promote(r, "my: promote again (idempotent)");
-	check(myops_promoted(r) == 1, "my: promoted again");
+	check(myops_promoted(r) == RS_REPLICA_PROMOTED, "my: promoted again");
 	check_status(run_sql(r, "INSERT INTO rs_myops_p VALUES (2)", &err),
 	             &err, "my: the promoted server takes a write");
 	myops_rows_are(r, "rs_myops_p", "1;2", "my: promoted");

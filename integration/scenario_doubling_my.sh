@@ -104,4 +104,73 @@ fi
 # Abort after promote and after verify, each on fresh replicas: the
 # promoted replica is unfenced and named for what it now is.
 aborts promote verify
+
+# A promote cut short on r1 after its STOP SLAVE, or after its RESET SLAVE
+# ALL (read-only still): abort starts the first one's replication again,
+# so that it loses the fence through replication, and lifts the second
+# one's fence itself, naming it for what it now is; a run again instead
+# finishes the promotion from either.
+# cut_promote NAME SQL: a run in a fresh folder, on fresh replicas, to
+# catch-up; then SQL on r1.
+cut_promote() {
+	if ! { reset && load && wait_replicas; }; then
+		not_ok "my $1: fresh replicas (servers.sh reset-replicas)"
+		return 1
+	fi
+	fresh "$1"
+	run_reshard 0 "my $1: run --until catch-up" run plan.cfg --until catch-up --yes
+	q "$r1" "$2"
+}
+# slave_running: r1's replication threads both run (at most 10 s).
+slave_running() {
+	local tries=200
+	until [ "$(q "$r1" "SHOW GLOBAL STATUS LIKE 'Slave_running'" | cut -f2)" = ON ]; do
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+# unfenced: no fence trigger on any server (at most 10 s: a replica
+# loses it through replication).
+unfenced() {
+	local tries=200
+	until [ "$(fence_triggers)" = 0 ]; do
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+stopped="STOP SLAVE"
+detached="STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 1"
+
+if cut_promote cut-stopped "$stopped"; then
+	run_reshard 0 "my cut-stopped: abort" abort plan.cfg
+	has "$dir/err" "r1: a replica of p1 whose replication was stopped" \
+		"my cut-stopped: abort says r1's replication was stopped and started again"
+	check "my cut-stopped: r1 replicates again, both threads" slave_running
+	check "my cut-stopped: no fence trigger left, r1's gone by replication" unfenced
+	same_rows "my cut-stopped: every row where it was" 2
+fi
+
+if cut_promote cut-detached "$detached"; then
+	run_reshard 0 "my cut-detached: abort" abort plan.cfg
+	has "$dir/err" "r1: a promote cut short left it replicating from nothing, read-only still" \
+		"my cut-detached: abort says what r1 now is"
+	equals "$(fence_triggers)" 0 "my cut-detached: no fence trigger left, r1's lifted by abort"
+	equals "$(q "$r1" "SELECT state FROM reshard_marker WHERE plan = 'orders-2x'")" aborted \
+		"my cut-detached: r1's marker says aborted"
+	same_rows "my cut-detached: every row where it was" 2
+fi
+
+for cut in stopped detached; do
+	if cut_promote "cut-$cut-run" "${!cut}"; then
+		run_reshard 0 "my cut-$cut-run: run again, promote completes" \
+			run plan.cfg --until promote --yes
+		equals "$(q "$r1" "SHOW SLAVE STATUS" | wc -l)" 0 "my cut-$cut-run: r1 replicates from nothing"
+		equals "$(q "$r1" "SELECT @@read_only")" 0 "my cut-$cut-run: r1 takes writes"
+		run_reshard 0 "my cut-$cut-run: abort" abort plan.cfg
+		has "$dir/err" "r1: promoted by this run" "my cut-$cut-run: abort says r1 was promoted"
+		equals "$(fence_triggers)" 0 "my cut-$cut-run: no fence trigger left on any server"
+	fi
+done
 finish

@@ -3,11 +3,13 @@
 # it runs apart from scenario_backends.sh (and sorts after it): build/
 # backend_check --promote-my catches the replica up with a last write on
 # the primary, checks that backend_promote_ready rotates its relay log
-# away while it goes on replicating, that backend_promoted says no,
-# promotes it twice (the second time changes nothing), checks that
-# backend_promoted says yes, that the promoted server takes a write the
-# old primary does not see, and that backend_replica_check now refuses
-# it.
+# away while it goes on replicating, that backend_promoted says it
+# follows, then stopped after a STOP SLAVE (backend_resume_replication
+# starts it again and it applies a write made meanwhile), promotes it from
+# there, checks that backend_promoted says promoted, and detached once
+# read-only again, promotes it again, checks that the promoted server
+# takes a write the old primary does not see, and that
+# backend_replica_check now refuses it.
 #
 # Afterwards, whatever happened, the servers of RESHARD_SERVERS_DIR get a
 # fresh replica again: `servers.sh reset-replicas my`.

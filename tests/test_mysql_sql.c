@@ -17,7 +17,8 @@
  * a key MariaDB cannot take refused with RS_EKEY) and catch-up, escaped
  * both ways; names counted in characters; GTID lists compared domain by
  * domain; every refusal of mysql_sql_replica_verdict, each naming both
- * shards and its fix; SHOW CREATE TABLE taken apart to make a table
+ * shards and its fix; what a replica is for promote and abort (following,
+ * stopped, detached, promoted); SHOW CREATE TABLE taken apart to make a table
  * again; and which points mysql_sql_point computes.
  */
 #include <setjmp.h>
@@ -1459,6 +1460,7 @@ good_replica(struct mysql_sql_replica *r)
 	snprintf(r->using_gtid, sizeof(r->using_gtid), "Slave_Pos");
 	r->behind_s = 30;
 	r->replica_id = 2;
+	r->read_only = 1;
 }
 
 /* Check that R is refused with a message naming both shards and holding
@@ -1565,6 +1567,54 @@ test_replica_verdict(void **state)
 	r.semi_sync = 1;
 	refused(&r, "rpl_semi_sync_master_enabled = ON",
 	        "SET GLOBAL rpl_semi_sync_master_enabled = OFF", NULL);
+}
+
+/* What a replica is, for promote and abort: one following its primary
+ * (an I/O thread reconnecting included), one whose replication a promote
+ * cut short stopped (or an error), one it left with no replication but
+ * read-only, and one promoted; read_only read as MariaDB gives it. */
+static void
+test_replica_state(void **state)
+{
+	struct mysql_sql_replica r;
+
+	(void)state;
+	good_replica(&r);
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_FOLLOWS);
+	snprintf(r.io_running, sizeof(r.io_running), "Connecting");
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_FOLLOWS);
+	/* STOP SLAVE, the first statement of promote. */
+	snprintf(r.io_running, sizeof(r.io_running), "No");
+	snprintf(r.sql_running, sizeof(r.sql_running), "No");
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_STOPPED);
+	/* One thread stopped, by an error or by hand. */
+	snprintf(r.io_running, sizeof(r.io_running), "Yes");
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_STOPPED);
+	good_replica(&r);
+	snprintf(r.io_running, sizeof(r.io_running), "No");
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_STOPPED);
+	/* A replica read-only or not, its replication decides. */
+	good_replica(&r);
+	r.read_only = 0;
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_FOLLOWS);
+	/* RESET SLAVE ALL, the second: no replication, read-only still. */
+	r.n_sources = 0;
+	r.read_only = 1;
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_DETACHED);
+	/* SET GLOBAL read_only = 0, the last. */
+	r.read_only = 0;
+	assert_int_equal(mysql_sql_replica_state(&r), RS_REPLICA_PROMOTED);
+
+	assert_true(mysql_sql_off("0"));
+	assert_true(mysql_sql_off("OFF"));
+	assert_true(mysql_sql_off("off"));
+	assert_true(mysql_sql_off(""));
+	assert_true(mysql_sql_off(NULL));
+	assert_false(mysql_sql_off("1"));
+	assert_false(mysql_sql_off("ON"));
+	assert_false(mysql_sql_off("1062,1032"));
+	assert_false(mysql_sql_off("ALL"));
+	assert_string_equal(mysql_sql_resume, "START SLAVE");
 }
 
 /* catch-up: a replica that stopped replicating fails at once, one that
@@ -1808,6 +1858,7 @@ main(void)
 		cmocka_unit_test(test_gtid_wait),
 		cmocka_unit_test(test_gtid_behind),
 		cmocka_unit_test(test_replica_verdict),
+		cmocka_unit_test(test_replica_state),
 		cmocka_unit_test(test_catch_up_verdict),
 		cmocka_unit_test(test_table_sql),
 		cmocka_unit_test(test_point),

@@ -746,6 +746,21 @@ backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 }
 
 int
+backend_resume_replication(struct rs_backend *replica, rs_backend_cb cb,
+                           void *arg, struct rs_err *err)
+{
+	int rc = backend_enter_replication(
+		replica, NULL, "starting a replica's replication again", err);
+
+	if (rc == 0 && !backend_supports(replica, RS_CAP_RESUME_REPLICATION))
+		rc = backend_unsupported(
+			replica, "starting a replica's replication again", err);
+	return rc != 0 ? rc
+	               : replica->ops->resume_replication(replica, cb, arg,
+	                                                  err);
+}
+
+int
 backend_promote_ready(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                       struct rs_err *err)
 {
@@ -964,6 +979,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return backend->url.engine == RS_ENGINE_SQLITE;
 	case RS_CAP_RELEASE_REPLICA:
 		return ops->release != NULL;
+	case RS_CAP_RESUME_REPLICATION:
+		return ops->resume_replication != NULL;
 	case RS_CAP_PROMOTE_READY:
 		return ops->promote_ready != NULL;
 	case RS_CAP_DOWNSTREAM_LAG:

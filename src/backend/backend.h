@@ -480,6 +480,21 @@ int backend_read_keys(struct rs_backend *backend,
 int backend_fenced(struct rs_backend *backend, const char *table,
                    rs_count_cb cb, void *arg, struct rs_err *err);
 
+/* What backend_promoted says a replica is. */
+enum rs_replica_state {
+	RS_REPLICA_FOLLOWS = 0,  /* replicates, or will by itself */
+	RS_REPLICA_PROMOTED = 1, /* a primary of its own, writable */
+	/* Set up to replicate, but a replication thread is stopped: by a
+	 * promotion cut short after its first statement (MariaDB's STOP
+	 * SLAVE), or by an error.  It applies nothing until started again
+	 * (backend_resume_replication). */
+	RS_REPLICA_STOPPED = 2,
+	/* Replicates from nothing any more, yet read-only still: a
+	 * promotion cut short after it dropped the replication settings
+	 * (MariaDB's RESET SLAVE ALL). */
+	RS_REPLICA_DETACHED = 3,
+};
+
 /*
  * Replication, for a doubling: the replica of each primary is brought to
  * the primary's position after the fence, then promoted.  Bounded,
@@ -509,8 +524,17 @@ int backend_fenced(struct rs_backend *backend, const char *table,
  * reached.
  *
  * backend_promote: make REPLICA a primary that accepts writes (SQLite:
- * nothing to do).  backend_promoted: whether it is one already (1 or 0),
- * so that a resumed step does not promote twice.
+ * nothing to do).  backend_promoted: what it is now, an enum
+ * rs_replica_state: RS_REPLICA_PROMOTED once it is a primary already, so
+ * that a resumed step does not promote twice; PostgreSQL and SQLite say
+ * only that or RS_REPLICA_FOLLOWS, MariaDB also what a promotion cut
+ * short leaves (RS_REPLICA_STOPPED, RS_REPLICA_DETACHED), from which
+ * backend_promote finishes it.
+ *
+ * backend_resume_replication: start the replication of REPLICA, set up
+ * but stopped (RS_REPLICA_STOPPED), again (MariaDB: START SLAVE); it
+ * then applies what its primary wrote meanwhile.  Repeats without harm.
+ * Only where backend_supports RS_CAP_RESUME_REPLICATION, else RS_EUSAGE.
  *
  * backend_promote_ready: before the fence, do what would otherwise make
  * REPLICA's promotion slow under it, with writes still open; the replica
@@ -541,6 +565,8 @@ int backend_promote(struct rs_backend *replica, rs_backend_cb cb, void *arg,
                     struct rs_err *err);
 int backend_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
                      struct rs_err *err);
+int backend_resume_replication(struct rs_backend *replica, rs_backend_cb cb,
+                               void *arg, struct rs_err *err);
 int backend_promote_ready(struct rs_backend *replica, rs_backend_cb cb,
                           void *arg, struct rs_err *err);
 int backend_release(struct rs_backend *primary, struct rs_backend *replica,
@@ -604,13 +630,14 @@ enum rs_capability {
 	 * abort removes it; else it is a server that only loses the
 	 * fence. */
 	RS_CAP_MADE_REPLICA,
-	RS_CAP_RELEASE_REPLICA, /* backend_release */
-	RS_CAP_PROMOTE_READY,   /* backend_promote_ready */
-	RS_CAP_DOWNSTREAM_LAG,  /* backend_downstream_lag */
-	RS_CAP_CAPTURE,         /* backend_capture, backend_read_keys */
-	RS_CAP_CREATE_TABLE,    /* backend_table_sql */
-	RS_CAP_FENCE_ROWS,      /* backend_fence of the rows that move */
-	RS_CAP_GUARD,           /* backend_guard_sql */
+	RS_CAP_RELEASE_REPLICA,    /* backend_release */
+	RS_CAP_RESUME_REPLICATION, /* backend_resume_replication */
+	RS_CAP_PROMOTE_READY,      /* backend_promote_ready */
+	RS_CAP_DOWNSTREAM_LAG,     /* backend_downstream_lag */
+	RS_CAP_CAPTURE,            /* backend_capture, backend_read_keys */
+	RS_CAP_CREATE_TABLE,       /* backend_table_sql */
+	RS_CAP_FENCE_ROWS,         /* backend_fence of the rows that move */
+	RS_CAP_GUARD,              /* backend_guard_sql */
 	/* A connection worth keeping idle for later work: connecting costs
 	 * a server process and an authentication, and the database behind
 	 * it is not replaced while it is open (a server, not a file). */

@@ -116,6 +116,9 @@ struct rs_backend_ops {
 	/* Optional (RS_CAP_RELEASE_REPLICA). */
 	int (*release)(struct rs_backend *primary, struct rs_backend *replica,
 	               rs_position_cb cb, void *arg, struct rs_err *err);
+	/* Optional (RS_CAP_RESUME_REPLICATION). */
+	int (*resume_replication)(struct rs_backend *replica, rs_backend_cb cb,
+	                          void *arg, struct rs_err *err);
 	/* The unordered snapshot scan (backend_scan_begin …): all three or
 	 * none. */
 	int (*scan_begin)(struct rs_backend *backend,

@@ -4024,9 +4024,12 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * RELAY LOGS twice, so that the SQL thread deletes the relay log it has
  * applied now rather than RESET SLAVE ALL under the fence.  promote: STOP
  * SLAVE, RESET SLAVE ALL (the replica forgets its primary, so that
- * nothing starts replication again), SET GLOBAL read_only = 0.  promoted: no
- * replication connection left and read_only off.  MariaDB keeps nothing on the
- * primary for a replica, so there is no release.
+ * nothing starts replication again), SET GLOBAL read_only = 0.  promoted:
+ * SHOW ALL SLAVES STATUS, and when it is empty @@read_only, which
+ * mysql_sql_replica_state reads as a replica following, stopped (a
+ * promotion cut short after STOP SLAVE), detached (after RESET SLAVE ALL)
+ * or promoted.  resume_replication: START SLAVE.  MariaDB keeps nothing on
+ * the primary for a replica, so there is no release.
  */
 enum {
 	MY_RC_PRIMARY, /* the primary's server_id, semi-sync */
@@ -4458,9 +4461,26 @@ my_promote_ready(struct rs_backend *replica, rs_backend_cb cb, void *arg,
 	                       cb, arg, err);
 }
 
+/* Start the replication of REPLICA, stopped, again (see
+ * backend_resume_replication). */
+static int
+my_resume_replication(struct rs_backend *replica, rs_backend_cb cb, void *arg,
+                      struct rs_err *err)
+{
+	static const char *const list[] = {mysql_sql_resume};
+
+	return my_promote_list(replica, list, 1,
+	                       "start the replica's replication again",
+	                       "starting replication needs REPLICATION SLAVE "
+	                       "ADMIN (START SLAVE) on the replica, or SUPER "
+	                       "before MariaDB 10.5",
+	                       cb, arg, err);
+}
+
 static void
 my_promoted_step(struct my_engine *e, int status, MYSQL_RES *res)
 {
+	struct mysql_sql_replica f = {0};
 	MYSQL_ROW row;
 
 	if (status != 0) {
@@ -4470,8 +4490,9 @@ my_promoted_step(struct my_engine *e, int status, MYSQL_RES *res)
 		return;
 	}
 	if (e->st.stage == 0) {
-		if (res != NULL && mysql_num_rows(res) > 0) {
-			e->st.value = 0; /* it still replicates */
+		my_rc_status(&f, res);
+		if (f.n_sources > 0) { /* it replicates, or is set up to */
+			e->st.value = mysql_sql_replica_state(&f);
 			my_step_end(e, 0);
 			return;
 		}
@@ -4486,12 +4507,14 @@ my_promoted_step(struct my_engine *e, int status, MYSQL_RES *res)
 		my_step_odd(e, "reading @@read_only");
 		return;
 	}
-	e->st.value = strcmp(row[0], "0") == 0;
+	f.read_only = !mysql_sql_off(row[0]);
+	e->st.value = mysql_sql_replica_state(&f);
 	my_step_end(e, 0);
 }
 
-/* Whether REPLICA is a primary already: no replication connection left
- * (SHOW ALL SLAVES STATUS empty) and writable (@@read_only 0). */
+/* What REPLICA is (see backend_promoted): a primary already once no
+ * replication connection is left (SHOW ALL SLAVES STATUS empty) and it is
+ * writable (@@read_only off); mysql_sql_replica_state tells the rest. */
 static int
 my_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
             struct rs_err *err)
@@ -4579,6 +4602,7 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.promote = my_promote,
 	.promoted = my_promoted,
 	.promote_ready = my_promote_ready,
+	.resume_replication = my_resume_replication,
 	.scan_begin = my_scan_begin,
 	.scan_next = my_scan_next,
 	.scan_end = my_scan_end,

@@ -1338,6 +1338,7 @@ const char *const mysql_sql_promote[3] = {
 	"RESET SLAVE ALL",
 	"SET GLOBAL read_only = 0",
 };
+const char mysql_sql_resume[] = "START SLAVE";
 const char *const mysql_sql_promote_ready[2] = {
 	"FLUSH NO_WRITE_TO_BINLOG RELAY LOGS",
 	"FLUSH NO_WRITE_TO_BINLOG RELAY LOGS",
@@ -1584,6 +1585,24 @@ mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 		return 1;
 	}
 	return 0;
+}
+
+int
+mysql_sql_off(const char *value)
+{
+	return value == NULL || value[0] == '\0' || strcmp(value, "0") == 0 ||
+	       strcasecmp(value, "OFF") == 0;
+}
+
+enum rs_replica_state
+mysql_sql_replica_state(const struct mysql_sql_replica *r)
+{
+	if (r->n_sources > 0)
+		return strcmp(r->sql_running, "Yes") != 0 ||
+		                       strcmp(r->io_running, "No") == 0
+		               ? RS_REPLICA_STOPPED
+		               : RS_REPLICA_FOLLOWS;
+	return r->read_only ? RS_REPLICA_DETACHED : RS_REPLICA_PROMOTED;
 }
 
 int

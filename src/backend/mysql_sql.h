@@ -423,6 +423,8 @@ extern const char mysql_sql_position[];
 extern const char mysql_sql_slave_pos[];
 /* Promotion, in this order, and whether the replica is writable. */
 extern const char *const mysql_sql_promote[3];
+/* A replica's replication, set up but stopped, started again. */
+extern const char mysql_sql_resume[];
 /* Before the fence: the relay log started again twice, so that the SQL
  * thread, passing both rotations, deletes the one it applied. */
 extern const char *const mysql_sql_promote_ready[2];
@@ -469,6 +471,7 @@ struct mysql_sql_replica {
 	long long behind_s;   /* Seconds_Behind_Master, -1 for NULL */
 	char last_error[256]; /* Last_IO_Error, else Last_SQL_Error */
 	long long replica_id; /* the replica's @@server_id */
+	int read_only;        /* the replica's @@read_only is on */
 	/* The replica's SHOW SLAVE HOSTS: how many, and the first. */
 	int n_replicas;
 	char first_replica[300]; /* "server_id 3 at host:port" */
@@ -480,6 +483,19 @@ struct mysql_sql_replica {
  * bytes) saying, naming both shards, what is wrong and how to fix it. */
 int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
                               size_t size);
+
+/* Whether VALUE, a MariaDB setting as SELECT @@name gives it, is off:
+ * NULL, "", "0" or "OFF" (in any case). */
+int mysql_sql_off(const char *value);
+
+/* What the replica R is (backend_promoted's enum rs_replica_state), from
+ * its SHOW ALL SLAVES STATUS and, when that is empty, its read_only: a
+ * replication connection whose SQL thread runs and whose I/O thread runs
+ * or reconnects follows its primary; one with a thread stopped is
+ * RS_REPLICA_STOPPED; none at all is RS_REPLICA_PROMOTED when writable,
+ * else RS_REPLICA_DETACHED. */
+enum rs_replica_state
+mysql_sql_replica_state(const struct mysql_sql_replica *r);
 
 /* During catch-up, whether the replica R (its SHOW ALL SLAVES STATUS
  * only) can still reach its primary's position by itself.  Returns 0

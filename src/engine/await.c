@@ -540,15 +540,36 @@ await_catch_up(uv_loop_t *loop, struct rs_backend *primary,
 }
 
 int
-await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
-               struct rs_err *err)
+await_replica_state(uv_loop_t *loop, struct rs_backend *replica, int *state,
+                    struct rs_err *err)
 {
 	struct await_waiter w = {.loop = loop};
 	int rc = waiter_wait(loop, &w,
 	                     backend_promoted(replica, on_count, &w, err), err);
 
-	*promoted = rc == 0 && w.value != 0;
+	*state = rc == 0 ? (int)w.value : RS_REPLICA_FOLLOWS;
 	return rc;
+}
+
+int
+await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
+               struct rs_err *err)
+{
+	int state, rc = await_replica_state(loop, replica, &state, err);
+
+	*promoted = state == RS_REPLICA_PROMOTED;
+	return rc;
+}
+
+int
+await_resume_replication(uv_loop_t *loop, struct rs_backend *replica,
+                         struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+
+	return waiter_wait(
+		loop, &w, backend_resume_replication(replica, on_done, &w, err),
+		err);
 }
 
 int

@@ -125,8 +125,15 @@ int await_catch_up(uv_loop_t *loop, struct rs_backend *primary,
                    struct rs_backend *replica, const char *position,
                    int slice_ms, struct rs_replication *state,
                    struct rs_err *err);
+/* *PROMOTED: whether REPLICA is a primary of its own already
+ * (RS_REPLICA_PROMOTED); await_replica_state gives the whole enum
+ * rs_replica_state. */
 int await_promoted(uv_loop_t *loop, struct rs_backend *replica, int *promoted,
                    struct rs_err *err);
+int await_replica_state(uv_loop_t *loop, struct rs_backend *replica, int *state,
+                        struct rs_err *err);
+int await_resume_replication(uv_loop_t *loop, struct rs_backend *replica,
+                             struct rs_err *err);
 int await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
                          int64_t *lag_ms, struct rs_err *err);
 int await_release(uv_loop_t *loop, struct rs_backend *primary,

@@ -344,38 +344,70 @@ replica_is_ours(struct rs_run *run, int shard, int *ours, struct rs_err *err)
 	return rc;
 }
 
-/* Abort for the server replica R (REPLICA) of SHARD.  One still
- * replicating is read-only and loses the fence when its primary does.
- * One this run promoted is a primary of its own: it loses its fence here,
- * and the operator is told plainly what it now is; and what its old
- * primary still keeps for it is freed (replica_release), which a promote
- * cut short after the promotion left there. */
+/* Abort for the server replica R (REPLICA) of SHARD, by what it is now
+ * (backend_promoted):
+ * - still replicating: read-only, it loses the fence when its primary
+ *   does;
+ * - its replication stopped (a promote cut short after stopping it, or an
+ *   error): started again, so that it loses the fence that way too;
+ * - promoted by this run, or left replicating from nothing by a promote
+ *   cut short (read-only still): it is no replica any more, so it loses
+ *   its fence here, the operator is told plainly what it now is, and what
+ *   its old primary still keeps for it is freed (replica_release), which
+ *   a promote cut short after the promotion left there. */
 static int
 abort_server_replica(struct rs_run *run, int shard, int r,
                      struct rs_backend *replica, const struct rs_marker *marker,
                      struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int promoted = 0, rc = 0;
+	const char *name = plan->shards[r].name;
+	const char *primary = plan->shards[shard].name;
+	int state = RS_REPLICA_FOLLOWS, rc = 0;
 
 	if (backend_supports(replica, RS_CAP_REPLICATION))
-		rc = await_promoted(&run->loop, replica, &promoted, err);
+		rc = await_replica_state(&run->loop, replica, &state, err);
 	if (rc != 0)
 		return rc;
-	if (!promoted) {
+	if (state == RS_REPLICA_FOLLOWS) {
 		fprintf(stderr,
 		        "  %s: still a replica of %s; it loses the fence "
 		        "when %s does\n",
-		        plan->shards[r].name, plan->shards[shard].name,
-		        plan->shards[shard].name);
+		        name, primary, primary);
 		return 0;
+	}
+	if (state == RS_REPLICA_STOPPED) {
+		rc = await_resume_replication(&run->loop, replica, err);
+		if (rc == 0)
+			fprintf(stderr,
+			        "  %s: a replica of %s whose replication was "
+			        "stopped (by a promote cut short, or an "
+			        "error): started again, it loses the fence "
+			        "when %s does, once it has applied what %s "
+			        "wrote meanwhile.  Until then it keeps the "
+			        "fence: if its replication stops again, its "
+			        "status says why; fix that and start it\n",
+			        name, primary, primary, primary);
+		return rc;
 	}
 	/* First, so that a fence that will not come off (below) leaves no
 	 * WAL held for it. */
 	rc = replica_release(run, shard, replica, err);
 	if (rc == 0)
 		rc = steps_fence_shard(run, r, 0, marker, err);
-	if (rc == 0)
+	if (rc != 0)
+		return rc;
+	if (state == RS_REPLICA_DETACHED)
+		fprintf(stderr,
+		        "  %s: a promote cut short left it replicating from "
+		        "nothing, read-only still: it is now an independent "
+		        "server holding a copy of %s as of the fence, and no "
+		        "longer a replica of it (its replication settings "
+		        "are gone).  Nothing routes to it (the run was not "
+		        "published), but from now on its rows are stale: "
+		        "rebuild it as a replica of %s, or drop it\n",
+		        name, primary, primary);
+	else
 		fprintf(stderr,
 		        "  %s: promoted by this run, it is now an independent "
 		        "primary holding a copy of %s as of the fence, and "
@@ -383,9 +415,8 @@ abort_server_replica(struct rs_run *run, int shard, int r,
 		        "(the run was not published), but from now on its "
 		        "rows are stale: rebuild it as a replica of %s, or "
 		        "drop it\n",
-		        plan->shards[r].name, plan->shards[shard].name,
-		        plan->shards[shard].name);
-	return rc;
+		        name, primary, primary);
+	return 0;
 }
 
 /* What catch_up_undo_shard does: to server replicas too, or only to the
