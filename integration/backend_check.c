@@ -4595,8 +4595,28 @@ myops_refused(struct rs_backend *p, struct rs_backend *r, const char *needle,
 	diag("%s", err.message);
 }
 
-/* replica_check on the real pair, on a wrong port, on stopped
- * replication; position and catch-up. */
+/* Wait (at most 10 s) until replica_check of R no longer refuses it for
+ * its replication threads or an unknown lag, as just after a START
+ * SLAVE. */
+static void
+myops_running(struct rs_backend *p, struct rs_backend *r)
+{
+	struct rs_err err;
+
+	for (int i = 0; i < 200; i++) {
+		int rc = myops_replica_check(p, r, 60000, &err);
+
+		if (rc == 0 ||
+		    (strstr(err.message, "Slave_IO_Running") == NULL &&
+		     strstr(err.message, "Seconds_Behind_Master is NULL") ==
+		             NULL))
+			return;
+		usleep(50 * 1000);
+	}
+}
+
+/* replica_check on the real pair, on a wrong port, writable, with a
+ * filter, on stopped replication; position and catch-up. */
 static void
 myops_check_replication(struct rs_backend *p, struct rs_backend *r,
                         const char *replica_url)
@@ -4618,6 +4638,29 @@ myops_check_replication(struct rs_backend *p, struct rs_backend *r,
 		myops_refused(wrong, r, "but the primary's URL says",
 		              "a primary on another port");
 	close_backend(wrong);
+	/* A replica that may differ from its primary unseen: writable, or
+	 * leaving some of its events out. */
+	if (setup_sql(r, "SET GLOBAL read_only = 0") == 0) {
+		myops_refused(p, r, "is writable (@@read_only = 0)",
+		              "a writable replica");
+		setup_sql(r, "SET GLOBAL read_only = 1");
+	}
+	if (setup_sql(r, "STOP SLAVE") == 0 &&
+	    setup_sql(r, "SET GLOBAL replicate_wild_ignore_table = "
+	                 "'rs_myops.audit%'") == 0 &&
+	    setup_sql(r, "START SLAVE") == 0) {
+		myops_running(p, r);
+		myops_refused(
+			p, r,
+			"Replicate_Wild_Ignore_Table is 'rs_myops.audit%'",
+			"a replica with a replication filter");
+	}
+	setup_sql(r, "STOP SLAVE");
+	setup_sql(r, "SET GLOBAL replicate_wild_ignore_table = ''");
+	setup_sql(r, "START SLAVE");
+	myops_running(p, r);
+	check_status(myops_replica_check(p, r, 60000, &err), &err,
+	             "my: replica_check passes again without them");
 
 	if (setup_sql(r, "STOP SLAVE SQL_THREAD") == 0) {
 		myops_refused(p, r, "Slave_SQL_Running: No",

@@ -16,6 +16,26 @@ begin
 
 r1=$(url_of replica 1) p1=$(url_of primary 1)
 
+# slave_running: r1's replication threads both run (at most 10 s).
+slave_running() {
+	local tries=200
+	until [ "$(q "$r1" "SHOW GLOBAL STATUS LIKE 'Slave_running'" | cut -f2)" = ON ]; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+# unfenced: no fence trigger on any server (at most 10 s: a replica
+# loses it through replication).
+unfenced() {
+	local tries=200
+	until [ "$(fence_triggers)" = 0 ]; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
 # Preflight refusals, each leaving everything as it was.
 fresh stopped
 q "$r1" "STOP SLAVE"
@@ -39,6 +59,24 @@ refused "my lag" "than the 1 s allowed (options.max_replica_lag_seconds)"
 q "$r1" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 0; START SLAVE"
 q "$p1" "DROP TABLE lag_probe"
 check "my lag: replicating again" wait_replicas
+
+# A replica whose rows could differ from p1's unseen (GTIDs move past
+# what it leaves out).
+check "my: r1 replicates, both threads" slave_running
+fresh writable
+q "$r1" "SET GLOBAL read_only = 0"
+run_reshard 2 "my writable: a writable replica is refused (exit 2)" run plan.cfg --until preflight --yes
+refused "my writable" "is writable (@@read_only = 0)"
+q "$r1" "SET GLOBAL read_only = 1"
+
+fresh filtered
+q "$r1" "STOP SLAVE; SET GLOBAL replicate_ignore_table = 'app.audit'; START SLAVE"
+check "my filtered: replicating, with the filter" slave_running
+run_reshard 2 "my filtered: a replica with a replication filter is refused (exit 2)" \
+	run plan.cfg --until preflight --yes
+refused "my filtered" "Replicate_Ignore_Table is 'app.audit'"
+q "$r1" "STOP SLAVE; SET GLOBAL replicate_ignore_table = ''; START SLAVE"
+check "my filtered: replicating again, without it" slave_running
 
 refusals
 
@@ -120,25 +158,6 @@ cut_promote() {
 	fresh "$1"
 	run_reshard 0 "my $1: run --until catch-up" run plan.cfg --until catch-up --yes
 	q "$r1" "$2"
-}
-# slave_running: r1's replication threads both run (at most 10 s).
-slave_running() {
-	local tries=200
-	until [ "$(q "$r1" "SHOW GLOBAL STATUS LIKE 'Slave_running'" | cut -f2)" = ON ]; do
-		tries=$((tries - 1))
-		[ $tries -gt 0 ] || return 1
-		sleep 0.05
-	done
-}
-# unfenced: no fence trigger on any server (at most 10 s: a replica
-# loses it through replication).
-unfenced() {
-	local tries=200
-	until [ "$(fence_triggers)" = 0 ]; do
-		tries=$((tries - 1))
-		[ $tries -gt 0 ] || return 1
-		sleep 0.05
-	done
 }
 stopped="STOP SLAVE"
 detached="STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 1"

@@ -568,6 +568,12 @@ my_write_cnf() {
 		performance-schema             = OFF
 		max-connections                = 200
 	EOF
+	# A replica takes no writes but its primary's (reshard's preflight
+	# refuses a writable one); users with READ ONLY ADMIN, as the test
+	# user and root are, still write.
+	if is_standby "$name"; then
+		echo "read-only                      = ON" >>"$DIR/$name.cnf"
+	fi
 }
 
 # my_start NAME: a fresh data directory and a running, empty server.

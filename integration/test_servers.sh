@@ -268,8 +268,8 @@ for k in "${PAIRS[@]}"; do
 	check "my pair $k: primary: log_bin, ROW, gtid_strict_mode, server_id $((2 * k - 1))" \
 		equals "1	ROW	1	$((2 * k - 1))" my "$p" \
 		"SELECT @@log_bin, @@binlog_format, @@gtid_strict_mode, @@server_id"
-	check "my pair $k: replica: log_bin, server_id $((2 * k))" \
-		equals "1	$((2 * k))" my "$r" "SELECT @@log_bin, @@server_id"
+	check "my pair $k: replica: log_bin, server_id $((2 * k)), read_only" \
+		equals "1	$((2 * k))	1" my "$r" "SELECT @@log_bin, @@server_id, @@read_only"
 	check_my_pair "$k"
 	check "my pair $k: primary: create table and insert $ROWS rows" my "$p" "
 		CREATE TABLE smoke (id int PRIMARY KEY, name varchar(20) NOT NULL);

@@ -17,9 +17,10 @@
  * a key MariaDB cannot take refused with RS_EKEY) and catch-up, escaped
  * both ways; names counted in characters; GTID lists compared domain by
  * domain; every refusal of mysql_sql_replica_verdict, each naming both
- * shards and its fix; what a replica is for promote and abort (following,
- * stopped, detached, promoted); SHOW CREATE TABLE taken apart to make a table
- * again; and which points mysql_sql_point computes.
+ * shards and its fix (among them a replica whose rows can differ from its
+ * primary's: a filter, skipped errors, writable); what a replica is for promote
+ * and abort (following, stopped, detached, promoted); SHOW CREATE TABLE taken
+ * apart to make a table again; and which points mysql_sql_point computes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1461,6 +1462,7 @@ good_replica(struct mysql_sql_replica *r)
 	r->behind_s = 30;
 	r->replica_id = 2;
 	r->read_only = 1;
+	snprintf(r->skip_errors, sizeof(r->skip_errors), "OFF");
 }
 
 /* Check that R is refused with a message naming both shards and holding
@@ -1476,6 +1478,9 @@ refused(const struct mysql_sql_replica *r, ...)
 	                 1);
 	assert_non_null(strstr(reason, "replica p1-replica "));
 	assert_non_null(strstr(reason, "primary p1"));
+	/* Whole within backend_fail's 768 bytes, with its shard prefix. */
+	if (strlen(reason) > 700)
+		fail_msg("\"%s\" is %zu bytes long", reason, strlen(reason));
 	va_start(ap, r);
 	while ((needle = va_arg(ap, const char *)) != NULL) {
 		if (strstr(reason, needle) == NULL)
@@ -1567,6 +1572,66 @@ test_replica_verdict(void **state)
 	r.semi_sync = 1;
 	refused(&r, "rpl_semi_sync_master_enabled = ON",
 	        "SET GLOBAL rpl_semi_sync_master_enabled = OFF", NULL);
+}
+
+/* A replica whose rows can differ from its primary's though its GTID
+ * position says it has everything: a replication filter (each of the
+ * eight, named with its value and how to clear it, a long value cut),
+ * errors it skips, writes of its own (read_only off). */
+static void
+test_replica_verdict_differs(void **state)
+{
+	static const char *const clear[MYSQL_SQL_N_FILTERS] = {
+		"SET GLOBAL replicate_do_db = ''",
+		"SET GLOBAL replicate_ignore_db = ''",
+		"SET GLOBAL replicate_do_table = ''",
+		"SET GLOBAL replicate_ignore_table = ''",
+		"SET GLOBAL replicate_wild_do_table = ''",
+		"SET GLOBAL replicate_wild_ignore_table = ''",
+		"CHANGE MASTER TO DO_DOMAIN_IDS = ()",
+		"CHANGE MASTER TO IGNORE_DOMAIN_IDS = ()",
+	};
+	struct mysql_sql_replica r;
+	char reason[900], named[300];
+
+	(void)state;
+	assert_string_equal(mysql_sql_replica_filters[0], "Replicate_Do_DB");
+	assert_string_equal(mysql_sql_replica_filters[7],
+	                    "Replicate_Ignore_Domain_Ids");
+	for (int i = 0; i < MYSQL_SQL_N_FILTERS; i++) {
+		good_replica(&r);
+		snprintf(r.filters[i], sizeof(r.filters[i]), "app.audit_%d", i);
+		snprintf(named, sizeof(named), "%s is 'app.audit_%d'",
+		         mysql_sql_replica_filters[i], i);
+		refused(&r, named, clear[i], "make it again from p1", NULL);
+	}
+	good_replica(&r);
+	memset(r.filters[5], 'x', sizeof(r.filters[5]) - 1);
+	r.filters[5][sizeof(r.filters[5]) - 1] = '\0';
+	refused(&r, "Replicate_Wild_Ignore_Table is 'xxxx", "without filters",
+	        NULL);
+
+	good_replica(&r);
+	snprintf(r.skip_errors, sizeof(r.skip_errors), "1062,1032");
+	refused(&r, "@@slave_skip_errors = '1062,1032'",
+	        "slave_skip_errors = OFF in its option file", NULL);
+	snprintf(r.skip_errors, sizeof(r.skip_errors), "ALL");
+	refused(&r, "@@slave_skip_errors = 'ALL'", NULL);
+	snprintf(r.skip_errors, sizeof(r.skip_errors), "off");
+	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
+	                 0);
+	r.skip_errors[0] = '\0';
+	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
+	                 0);
+
+	good_replica(&r);
+	r.read_only = 0;
+	refused(&r, "is writable (@@read_only = 0)",
+	        "SET GLOBAL read_only = 1 on it", NULL);
+
+	assert_string_equal(
+		mysql_sql_replica_facts,
+		"SELECT @@server_id, @@read_only, @@slave_skip_errors");
 }
 
 /* What a replica is, for promote and abort: one following its primary
@@ -1858,6 +1923,7 @@ main(void)
 		cmocka_unit_test(test_gtid_wait),
 		cmocka_unit_test(test_gtid_behind),
 		cmocka_unit_test(test_replica_verdict),
+		cmocka_unit_test(test_replica_verdict_differs),
 		cmocka_unit_test(test_replica_state),
 		cmocka_unit_test(test_catch_up_verdict),
 		cmocka_unit_test(test_table_sql),

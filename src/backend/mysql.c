@@ -4011,11 +4011,12 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * connections.
  *
  * replica_check: on the primary SELECT @@server_id and whether it waits
- * for semi-synchronous acknowledgements; on the replica SHOW ALL SLAVES
- * STATUS (every replication connection: exactly the default one must be
- * there), SELECT @@server_id, SHOW SLAVE HOSTS (replicas of its own);
- * then mysql_sql_replica_verdict says whether it may be promoted
- * (RS_EUSAGE with the fix when not).  position: @@gtid_binlog_pos on the
+ * for semi-synchronous acknowledgements; on the replica SHOW ALL
+ * SLAVES STATUS (every replication connection: exactly the default one
+ * must be there, without filters), SELECT @@server_id, @@read_only,
+ * @@slave_skip_errors, SHOW SLAVE HOSTS (replicas of its own); then
+ * mysql_sql_replica_verdict says whether it may be promoted (RS_EUSAGE
+ * with the fix when not).  position: @@gtid_binlog_pos on the
  * primary.  catch_up: SELECT MASTER_GTID_WAIT(position, slice) on the
  * replica, and when that times out its @@gtid_slave_pos, to say how many
  * transactions it lacks, and SHOW ALL SLAVES STATUS, to fail at once when
@@ -4034,7 +4035,8 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
 enum {
 	MY_RC_PRIMARY, /* the primary's server_id, semi-sync */
 	MY_RC_STATUS,  /* the replica's SHOW ALL SLAVES STATUS */
-	MY_RC_ID,      /* the replica's server_id */
+	MY_RC_ID,      /* the replica's server_id, read_only,
+	                  slave_skip_errors */
 	MY_RC_HOSTS,   /* the replica's SHOW SLAVE HOSTS */
 };
 
@@ -4065,6 +4067,9 @@ my_rc_status(struct mysql_sql_replica *f, MYSQL_RES *res)
 	if (f->last_error[0] == '\0')
 		my_field_copy(res, row, "Last_SQL_Error", f->last_error,
 		              sizeof(f->last_error));
+	for (int i = 0; i < MYSQL_SQL_N_FILTERS; i++)
+		my_field_copy(res, row, mysql_sql_replica_filters[i],
+		              f->filters[i], sizeof(f->filters[i]));
 }
 
 static void
@@ -4099,14 +4104,18 @@ my_rc_step(struct my_engine *e, int status, MYSQL_RES *res)
 	case MY_RC_STATUS:
 		my_rc_status(f, res);
 		e->st.stage = MY_RC_ID;
-		my_step_sendc(e, r, mysql_sql_server_id, e->what_buf);
+		my_step_sendc(e, r, mysql_sql_replica_facts, e->what_buf);
 		return;
 	case MY_RC_ID:
-		if ((row = my_row(res)) == NULL || row[0] == NULL) {
+		if ((row = my_row(res)) == NULL || row[0] == NULL ||
+		    row[1] == NULL) {
 			my_step_odd(e, "reading the replica's server_id");
 			return;
 		}
 		f->replica_id = strtoll(row[0], NULL, 10);
+		f->read_only = !mysql_sql_off(row[1]);
+		snprintf(f->skip_errors, sizeof(f->skip_errors), "%s",
+		         row[2] != NULL ? row[2] : "OFF");
 		e->st.stage = MY_RC_HOSTS;
 		snprintf(e->what_buf, sizeof(e->what_buf),
 		         "could not read the replicas of replica %s",

@@ -1329,7 +1329,28 @@ const char mysql_sql_primary_facts[] =
 	"information_schema.GLOBAL_VARIABLES WHERE "
 	"VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED')";
 const char mysql_sql_slaves_status[] = "SHOW ALL SLAVES STATUS";
-const char mysql_sql_server_id[] = "SELECT @@server_id";
+const char mysql_sql_replica_facts[] =
+	"SELECT @@server_id, @@read_only, @@slave_skip_errors";
+const char *const mysql_sql_replica_filters[MYSQL_SQL_N_FILTERS] = {
+	"Replicate_Do_DB",         "Replicate_Ignore_DB",
+	"Replicate_Do_Table",      "Replicate_Ignore_Table",
+	"Replicate_Wild_Do_Table", "Replicate_Wild_Ignore_Table",
+	"Replicate_Do_Domain_Ids", "Replicate_Ignore_Domain_Ids",
+};
+/* How each of mysql_sql_replica_filters is cleared, with the
+ * replication threads stopped: the first six are dynamic variables (that
+ * stay in the option file, if set there); the domain ids belong to the
+ * connection. */
+static const char *const my_filter_fixes[MYSQL_SQL_N_FILTERS] = {
+	"SET GLOBAL replicate_do_db = ''",
+	"SET GLOBAL replicate_ignore_db = ''",
+	"SET GLOBAL replicate_do_table = ''",
+	"SET GLOBAL replicate_ignore_table = ''",
+	"SET GLOBAL replicate_wild_do_table = ''",
+	"SET GLOBAL replicate_wild_ignore_table = ''",
+	"CHANGE MASTER TO DO_DOMAIN_IDS = ()",
+	"CHANGE MASTER TO IGNORE_DOMAIN_IDS = ()",
+};
 const char mysql_sql_slave_hosts[] = "SHOW SLAVE HOSTS";
 const char mysql_sql_position[] = "SELECT @@gtid_binlog_pos";
 const char mysql_sql_slave_pos[] = "SELECT @@gtid_slave_pos";
@@ -1535,6 +1556,47 @@ mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 		         "fix the plan's replica or the primary's URL",
 		         rep, r->master_id, r->primary, r->primary_url,
 		         r->primary_id);
+		return 1;
+	}
+	/* What it leaves out of its primary's events, or takes from
+	 * elsewhere: the GTID position moves past either, so catch-up
+	 * would end and the promoted replica differ. */
+	for (int i = 0; i < MYSQL_SQL_N_FILTERS; i++)
+		if (r->filters[i][0] != '\0') {
+			snprintf(why, size,
+			         "%s leaves part of %s's writes out: %s is "
+			         "'%.120s' (SHOW SLAVE STATUS), and its GTID "
+			         "position moves past them, so once promoted "
+			         "its rows would differ unseen: clear it (STOP "
+			         "SLAVE; %s; START SLAVE, and from its option "
+			         "file if set there), make it again from %s if "
+			         "it left anything out, or use a replica "
+			         "without filters",
+			         rep, r->primary, mysql_sql_replica_filters[i],
+			         r->filters[i], my_filter_fixes[i], r->primary);
+			return 1;
+		}
+	if (!mysql_sql_off(r->skip_errors)) {
+		snprintf(why, size,
+		         "%s goes on past events that fail with some errors "
+		         "(@@slave_skip_errors = '%.120s'), and its GTID "
+		         "position moves past them, so its rows may differ "
+		         "from %s's unseen: set slave_skip_errors = OFF in its "
+		         "option file and restart it (it is not dynamic), make "
+		         "it again from %s if it skipped anything, or use "
+		         "another replica",
+		         rep, r->skip_errors, r->primary, r->primary);
+		return 1;
+	}
+	if (!r->read_only) {
+		snprintf(why, size,
+		         "%s is writable (@@read_only = 0): a write made on it "
+		         "directly is not on %s, and nothing tells it from "
+		         "what it replicated, so once promoted its rows may "
+		         "differ unseen: SET GLOBAL read_only = 1 on it (and "
+		         "read_only = ON in its option file), once you know "
+		         "nothing has written to it",
+		         rep, r->primary);
 		return 1;
 	}
 	if (r->behind_s < 0) {

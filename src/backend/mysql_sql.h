@@ -414,10 +414,15 @@ int mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
  * acknowledgements ('ON', 'OFF', NULL when the server has no semi-sync). */
 extern const char mysql_sql_primary_facts[];
 /* On the replica: every replication connection it has (one row each),
- * its server_id, and the replicas of its own. */
+ * its server_id, read_only and slave_skip_errors, and the replicas of its
+ * own. */
 extern const char mysql_sql_slaves_status[];
-extern const char mysql_sql_server_id[];
+extern const char mysql_sql_replica_facts[];
 extern const char mysql_sql_slave_hosts[];
+/* The columns of SHOW ALL SLAVES STATUS that filter what a replica
+ * applies: set, it leaves some of its primary's events out. */
+#define MYSQL_SQL_N_FILTERS 8
+extern const char *const mysql_sql_replica_filters[MYSQL_SQL_N_FILTERS];
 /* The primary's position; the replica's after a wait that timed out. */
 extern const char mysql_sql_position[];
 extern const char mysql_sql_slave_pos[];
@@ -470,17 +475,23 @@ struct mysql_sql_replica {
 	char using_gtid[16];  /* No, Current_Pos, Slave_Pos */
 	long long behind_s;   /* Seconds_Behind_Master, -1 for NULL */
 	char last_error[256]; /* Last_IO_Error, else Last_SQL_Error */
-	long long replica_id; /* the replica's @@server_id */
-	int read_only;        /* the replica's @@read_only is on */
+	/* The values of mysql_sql_replica_filters, "" for none. */
+	char filters[MYSQL_SQL_N_FILTERS][256];
+	long long replica_id;  /* the replica's @@server_id */
+	int read_only;         /* the replica's @@read_only is on */
+	char skip_errors[256]; /* its @@slave_skip_errors, "OFF" for none */
 	/* The replica's SHOW SLAVE HOSTS: how many, and the first. */
 	int n_replicas;
 	char first_replica[300]; /* "server_id 3 at host:port" */
 };
 
 /* Whether R describes a replica that streams from exactly this primary
- * by GTID, no more than max_lag_ms behind, and can be promoted without
- * harm to it or to replicas of its own.  Returns 0; or 1 with WHY (SIZE
- * bytes) saying, naming both shards, what is wrong and how to fix it. */
+ * by GTID, applies all of it (no filter, no skipped errors, read-only so
+ * that nothing else writes there: GTIDs advance past what a replica
+ * leaves out, so catch-up cannot see it), is no more than max_lag_ms
+ * behind, and can be promoted without harm to it or to replicas of its
+ * own.  Returns 0; or 1 with WHY (SIZE bytes) saying, naming both shards,
+ * what is wrong and how to fix it. */
 int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
                               size_t size);
 
