@@ -4615,8 +4615,9 @@ myops_running(struct rs_backend *p, struct rs_backend *r)
 	}
 }
 
-/* replica_check on the real pair, on a wrong port, writable, with a
- * filter, on stopped replication; position and catch-up. */
+/* replica_check on the real pair, with a replica as the primary, a
+ * read-only primary, writable, with a filter, on stopped replication;
+ * position and catch-up. */
 static void
 myops_check_replication(struct rs_backend *p, struct rs_backend *r,
                         const char *replica_url)
@@ -4631,13 +4632,21 @@ myops_check_replication(struct rs_backend *p, struct rs_backend *r,
 
 	check_status(myops_replica_check(p, r, 60000, &err), &err,
 	             "my: replica_check passes on the real pair");
-	/* The replica's own URL as "the primary": another port. */
+	/* The replica's own URL as "the primary" (another port): a replica
+	 * itself, which is said first. */
 	rc = open_backend("my-not-primary", replica_url, CHECK_CONNECT_MS,
 	                  &wrong, &err);
 	if (check_status(rc, &err, "my: connect my-not-primary"))
-		myops_refused(wrong, r, "but the primary's URL says",
-		              "a primary on another port");
+		myops_refused(wrong, r,
+		              "is itself a replica: 1 replication SQL thread "
+		              "runs on it (Slaves_running)",
+		              "a primary that is a replica itself");
 	close_backend(wrong);
+	if (setup_sql(p, "SET GLOBAL read_only = 1") == 0) {
+		myops_refused(p, r, "is read-only (@@read_only = 1)",
+		              "a read-only primary");
+		setup_sql(p, "SET GLOBAL read_only = 0");
+	}
 	/* A replica that may differ from its primary unseen: writable, or
 	 * leaving some of its events out. */
 	if (setup_sql(r, "SET GLOBAL read_only = 0") == 0) {

@@ -78,6 +78,14 @@ refused "my filtered" "Replicate_Ignore_Table is 'app.audit'"
 q "$r1" "STOP SLAVE; SET GLOBAL replicate_ignore_table = ''; START SLAVE"
 check "my filtered: replicating again, without it" slave_running
 
+# A primary that takes no writes.
+fresh readonly
+q "$p1" "SET GLOBAL read_only = 1"
+run_reshard 2 "my readonly: a read-only primary is refused (exit 2)" run plan.cfg --until preflight --yes
+refused "my readonly" "primary p1 ("
+has "$dir/err" "is read-only (@@read_only = 1)" "my readonly: it says p1 is read-only"
+q "$p1" "SET GLOBAL read_only = 0"
+
 refusals
 
 # Abort after each step before promote, then (at the end) after promote

@@ -18,8 +18,9 @@
  * both ways; names counted in characters; GTID lists compared domain by
  * domain; every refusal of mysql_sql_replica_verdict, each naming both
  * shards and its fix (among them a replica whose rows can differ from its
- * primary's: a filter, skipped errors, writable); what a replica is for promote
- * and abort (following, stopped, detached, promoted); SHOW CREATE TABLE taken
+ * primary's: a filter, skipped errors, writable; and a primary that is
+ * read-only or a replica itself); what a replica is for promote and
+ * abort (following, stopped, detached, promoted); SHOW CREATE TABLE taken
  * apart to make a table again; and which points mysql_sql_point computes.
  */
 #include <setjmp.h>
@@ -1577,7 +1578,9 @@ test_replica_verdict(void **state)
 /* A replica whose rows can differ from its primary's though its GTID
  * position says it has everything: a replication filter (each of the
  * eight, named with its value and how to clear it, a long value cut),
- * errors it skips, writes of its own (read_only off). */
+ * errors it skips, writes of its own (read_only off); and a primary
+ * that is none: read-only, or applying another server's writes (said
+ * first, whatever the replica). */
 static void
 test_replica_verdict_differs(void **state)
 {
@@ -1629,6 +1632,29 @@ test_replica_verdict_differs(void **state)
 	refused(&r, "is writable (@@read_only = 0)",
 	        "SET GLOBAL read_only = 1 on it", NULL);
 
+	good_replica(&r);
+	r.primary_read_only = 1;
+	refused(&r, "primary p1 (mysql://u:****@10.0.0.1:3307/app)",
+	        "is read-only (@@read_only = 1)",
+	        "point shard p1's url at the server that takes the writes",
+	        "SET GLOBAL read_only = 0", NULL);
+	good_replica(&r);
+	r.primary_applying = 1;
+	refused(&r, "is itself a replica: 1 replication SQL thread runs on it",
+	        "the fence does not stop", "STOP ALL SLAVES on p1", NULL);
+	/* The primary is said first, whatever its replica. */
+	r.primary_applying = 2;
+	r.n_sources = 0;
+	r.read_only = 0;
+	refused(&r, "2 replication SQL threads run on it", NULL);
+	r.primary_applying = 0;
+	r.primary_read_only = 1;
+	refused(&r, "is read-only (@@read_only = 1)", NULL);
+
+	assert_non_null(strstr(mysql_sql_primary_facts, "@@read_only"));
+	assert_non_null(strstr(mysql_sql_primary_facts,
+	                       "information_schema.GLOBAL_STATUS WHERE "
+	                       "VARIABLE_NAME = 'SLAVES_RUNNING'"));
 	assert_string_equal(
 		mysql_sql_replica_facts,
 		"SELECT @@server_id, @@read_only, @@slave_skip_errors");

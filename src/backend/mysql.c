@@ -4010,8 +4010,9 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * comment of the stepped operations above for how one operation uses both
  * connections.
  *
- * replica_check: on the primary SELECT @@server_id and whether it waits
- * for semi-synchronous acknowledgements; on the replica SHOW ALL
+ * replica_check: on the primary SELECT @@server_id, whether it waits
+ * for semi-synchronous acknowledgements, @@read_only and Slaves_running
+ * (it must take the writes, not replicate them); on the replica SHOW ALL
  * SLAVES STATUS (every replication connection: exactly the default one
  * must be there, without filters), SELECT @@server_id, @@read_only,
  * @@slave_skip_errors, SHOW SLAVE HOSTS (replicas of its own); then
@@ -4033,7 +4034,8 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * the primary for a replica, so there is no release.
  */
 enum {
-	MY_RC_PRIMARY, /* the primary's server_id, semi-sync */
+	MY_RC_PRIMARY, /* the primary's server_id, semi-sync, read_only,
+	                  Slaves_running */
 	MY_RC_STATUS,  /* the replica's SHOW ALL SLAVES STATUS */
 	MY_RC_ID,      /* the replica's server_id, read_only,
 	                  slave_skip_errors */
@@ -4095,6 +4097,9 @@ my_rc_step(struct my_engine *e, int status, MYSQL_RES *res)
 		}
 		f->primary_id = strtoll(row[0], NULL, 10);
 		f->semi_sync = row[1] != NULL && strcasecmp(row[1], "ON") == 0;
+		f->primary_read_only = !mysql_sql_off(row[2]);
+		f->primary_applying =
+			row[3] != NULL ? strtoll(row[3], NULL, 10) : 0;
 		e->st.stage = MY_RC_STATUS;
 		snprintf(e->what_buf, sizeof(e->what_buf),
 		         "could not read the replication status of replica %s",

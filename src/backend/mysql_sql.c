@@ -1327,7 +1327,9 @@ mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
 const char mysql_sql_primary_facts[] =
 	"SELECT @@server_id, (SELECT VARIABLE_VALUE FROM "
 	"information_schema.GLOBAL_VARIABLES WHERE "
-	"VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED')";
+	"VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED'), @@read_only, "
+	"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+	"WHERE VARIABLE_NAME = 'SLAVES_RUNNING')";
 const char mysql_sql_slaves_status[] = "SHOW ALL SLAVES STATUS";
 const char mysql_sql_replica_facts[] =
 	"SELECT @@server_id, @@read_only, @@slave_skip_errors";
@@ -1492,6 +1494,38 @@ mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 
 	snprintf(rep, sizeof(rep), "replica %s (%s) of primary %s", r->replica,
 	         r->replica_url, r->primary);
+	/* The primary first: a replica of a server that is not one is no
+	 * use, whatever its own state. */
+	if (r->primary_applying > 0) {
+		snprintf(why, size,
+		         "primary %s (%s), whose replica %s (%s) would be "
+		         "promoted, is itself a replica: %lld replication "
+		         "SQL thread%s run%s on it (Slaves_running), applying "
+		         "another server's writes, which the fence does not "
+		         "stop (replicated rows fire no triggers by default) "
+		         "and %s "
+		         "stops receiving once promoted: point "
+		         "shard %s's url at the server that takes the writes, "
+		         "or stop that replication for the doubling (STOP "
+		         "ALL SLAVES on %s)",
+		         r->primary, r->primary_url, r->replica, r->replica_url,
+		         r->primary_applying,
+		         r->primary_applying > 1 ? "s" : "",
+		         r->primary_applying > 1 ? "" : "s", r->replica,
+		         r->primary, r->primary);
+		return 1;
+	}
+	if (r->primary_read_only) {
+		snprintf(why, size,
+		         "primary %s (%s), whose replica %s (%s) would be "
+		         "promoted, is read-only (@@read_only = 1), so it is "
+		         "not where the applications write: point shard %s's "
+		         "url at the server that takes the writes, or, if it "
+		         "is that server, SET GLOBAL read_only = 0 on it",
+		         r->primary, r->primary_url, r->replica, r->replica_url,
+		         r->primary);
+		return 1;
+	}
 	if (r->n_sources == 0) {
 		my_point_at(r, fix, sizeof(fix));
 		snprintf(why, size,

@@ -410,8 +410,10 @@ int mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
 
 /* ---- replication (a doubling promotes a GTID replica) --------------- */
 
-/* On the primary: its server_id and whether it waits for semi-synchronous
- * acknowledgements ('ON', 'OFF', NULL when the server has no semi-sync). */
+/* On the primary: its server_id, whether it waits for semi-synchronous
+ * acknowledgements ('ON', 'OFF', NULL when the server has no semi-sync),
+ * its read_only, and how many replication SQL threads run on it
+ * (Slaves_running: it is a replica itself). */
 extern const char mysql_sql_primary_facts[];
 /* On the replica: every replication connection it has (one row each),
  * its server_id, read_only and slave_skip_errors, and the replicas of its
@@ -457,12 +459,14 @@ struct mysql_sql_replica {
 	/* The shards, for messages: names and masked URLs. */
 	const char *primary, *primary_url;
 	const char *replica, *replica_url;
-	const char *host;     /* the primary's host from its URL; NULL for a
-	                         Unix socket or the option files */
-	unsigned int port;    /* the primary's port from its URL, 0: 3306 */
-	int max_lag_ms;       /* the most the replica may be behind */
-	long long primary_id; /* the primary's @@server_id */
-	int semi_sync;        /* rpl_semi_sync_master_enabled is ON */
+	const char *host;      /* the primary's host from its URL; NULL for a
+	                          Unix socket or the option files */
+	unsigned int port;     /* the primary's port from its URL, 0: 3306 */
+	int max_lag_ms;        /* the most the replica may be behind */
+	long long primary_id;  /* the primary's @@server_id */
+	int semi_sync;         /* rpl_semi_sync_master_enabled is ON */
+	int primary_read_only; /* the primary's @@read_only is on */
+	long long primary_applying; /* Slaves_running on the primary */
 	/* The replica's SHOW ALL SLAVES STATUS: how many connections, then
 	 * the columns of the first. */
 	int n_sources;
@@ -485,13 +489,14 @@ struct mysql_sql_replica {
 	char first_replica[300]; /* "server_id 3 at host:port" */
 };
 
-/* Whether R describes a replica that streams from exactly this primary
- * by GTID, applies all of it (no filter, no skipped errors, read-only so
- * that nothing else writes there: GTIDs advance past what a replica
- * leaves out, so catch-up cannot see it), is no more than max_lag_ms
- * behind, and can be promoted without harm to it or to replicas of its
- * own.  Returns 0; or 1 with WHY (SIZE bytes) saying, naming both shards,
- * what is wrong and how to fix it. */
+/* Whether R describes a primary that is one (writable, not a replica
+ * itself) and a replica that streams from exactly it by GTID, applies all
+ * of it (no filter, no skipped errors, read-only so that nothing else
+ * writes there: GTIDs advance past what a replica leaves out, so catch-up
+ * cannot see it), is no more than max_lag_ms behind, and can be promoted
+ * without harm to the primary or to replicas of its own.  Returns 0; or 1
+ * with WHY (SIZE bytes) saying, naming both shards, what is wrong and how
+ * to fix it. */
 int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
                               size_t size);
 
