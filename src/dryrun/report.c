@@ -109,18 +109,6 @@ slot_label(const struct rs_dryrun_result *r, const struct rs_map *map, int db,
 	         r->plan->shards[map_def(map)->nodes[db]].name, physical);
 }
 
-static int
-gcd(int a, int b)
-{
-	while (b != 0) {
-		int t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* The rows per physical table that db = point % N, table = point % T
  * gives, as a malloc'd array [N * T], or NULL (out of memory). */
 static uint64_t *
@@ -447,7 +435,7 @@ report_physical(FILE *out, const struct rs_dryrun_result *r, const char *which,
 {
 	char label[2 * RS_PLAN_MAX_NAME + 2], a[32], b[32], c[32];
 	int n = sr->databases * sr->tables;
-	int g = gcd(sr->databases, sr->tables);
+	int g = (int)map_gcd((uint64_t)sr->databases, (uint64_t)sr->tables);
 	uint64_t *rows = independent_rows(sr);
 	struct rs_spread spread;
 	int shown = 0;

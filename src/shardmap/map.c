@@ -750,6 +750,18 @@ map_period(const struct rs_map *map)
 	}
 }
 
+uint64_t
+map_gcd(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 int
 map_n_pieces(const struct rs_map *map)
 {

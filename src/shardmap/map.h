@@ -168,6 +168,9 @@ void map_def_clear(struct rs_map_def *def);
  * end equal to the previous one).
  */
 uint64_t map_period(const struct rs_map *map);
+/* The greatest common divisor of A and B (A when B is 0): two periodic
+ * maps repeat together every A / map_gcd(A, B) * B points. */
+uint64_t map_gcd(uint64_t a, uint64_t b);
 int map_n_pieces(const struct rs_map *map);
 void map_piece(const struct rs_map *map, int i, uint64_t *end,
                struct rs_owner *owner);

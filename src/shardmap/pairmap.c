@@ -145,18 +145,6 @@ pairmap_logical(struct rs_pairmap *pairs, const struct rs_map *from,
 	return 0;
 }
 
-static uint64_t
-pairmap_gcd(uint64_t a, uint64_t b)
-{
-	while (b != 0) {
-		uint64_t r = a % b;
-
-		a = b;
-		b = r;
-	}
-	return a;
-}
-
 /* The owners of every residue of lcm(periods), when it is at most
  * PAIRMAP_MAX_PERIOD.  A periodic map's owner depends only on the point
  * modulo its period, which divides the lcm, so the residue's own value
@@ -167,7 +155,7 @@ pairmap_table(struct rs_pairmap *pairs, const struct rs_map *from,
               const struct rs_map *to, struct rs_err *err)
 {
 	uint64_t pf = map_period(from), pt = map_period(to);
-	uint64_t period = pf / pairmap_gcd(pf, pt);
+	uint64_t period = pf / map_gcd(pf, pt);
 
 	if (period > PAIRMAP_MAX_PERIOD / pt)
 		return 0;
@@ -393,7 +381,7 @@ pairmap_points_unpinned(const struct rs_map *from, const struct rs_map *to,
 			pairmap_moving_free(out);
 		return rc;
 	}
-	period = pf / pairmap_gcd(pf, pt);
+	period = pf / map_gcd(pf, pt);
 	if (period > PAIRMAP_MAX_PERIOD / pt)
 		return RS_EUSAGE;
 	period *= pt;

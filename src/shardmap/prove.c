@@ -133,18 +133,6 @@ prove_intervals(struct proof *pf, const struct rs_map *from,
 	return 0;
 }
 
-static uint64_t
-gcd_u64(uint64_t a, uint64_t b)
-{
-	while (b != 0) {
-		uint64_t r = a % b;
-
-		a = b;
-		b = r;
-	}
-	return a;
-}
-
 /* What a periodic map's period counts, for messages. */
 static const char *
 period_of(const struct rs_map *map)
@@ -159,7 +147,7 @@ prove_periodic(struct proof *pf, const struct rs_map *from,
                const struct rs_map *to)
 {
 	uint64_t mf = map_period(from), mt = map_period(to);
-	uint64_t l = mf / gcd_u64(mf, mt);
+	uint64_t l = mf / map_gcd(mf, mt);
 
 	if (l > PROOF_BUDGET / mt)
 		return rs_err_set(pf->err, RS_EPLAN,

@@ -696,18 +696,6 @@ verify_pinned_pair(struct rs_owner from, struct rs_owner to,
  * of a second (a logical map of shift 10 and bits 13 has 2^23). */
 #define VERIFY_MAX_RESIDUES (UINT64_C(1) << 24)
 
-static uint64_t
-verify_gcd(uint64_t a, uint64_t b)
-{
-	while (b != 0) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* When pairmap cannot describe the points of two periodic maps (a period
  * above its table's size, a logical map's 2^(shift + bits)): ask
  * verify_pair about the owners of every point below their common
@@ -720,7 +708,7 @@ verify_pairs_by_residue(const struct rs_plan *plan, const void *ref)
 
 	if (a == 0 || b == 0)
 		return RS_EUSAGE;
-	l = a / verify_gcd(a, b);
+	l = a / map_gcd(a, b);
 	if (l > VERIFY_MAX_RESIDUES / b)
 		return RS_EUSAGE;
 	l *= b;
