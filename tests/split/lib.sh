@@ -431,6 +431,32 @@ complete() {
 	equals "$(markers)" "$(all_markers "done")" "$1: every marker says done"
 }
 
+# stopped NAME TEXT...: verify stopped the run (exit 3 checked by the
+# caller): the message has each TEXT, status shows it, nothing published
+# or purged, the copies still on n4.
+stopped() {
+	local name=$1 text
+	shift
+	for text in "$@"; do
+		has err "$text" "$name: the message says \"$text\""
+	done
+	has err "nothing was purged" "$name: the message says nothing was purged"
+	status_json
+	equals "$(step_field verify state)/$(step_field publish state)/$(step_field purge state)" \
+		failed/pending/pending "$name: status: verify failed, publish and purge pending"
+	equals "$(jget '$.fenced')" 1 "$name: status: writes still fenced"
+	check "$name: no routing file published" test ! -e routing.cfg
+	actual_rows "${sources[@]}" >sources.after
+	if cmp -s sources.before sources.after; then
+		ok "$name: nothing purged: the sources hold all their $(wc -l <sources.after) rows"
+	else
+		diff sources.before sources.after | head -n 10 >why
+		not_ok "$name: nothing purged: the sources hold all their rows" why
+	fi
+	[ -z "${n4_rows:-}" ] ||
+		equals "$(count_rows n4)" "$n4_rows" "$name: n4 still holds its copies ($n4_rows)"
+}
+
 # holds_oracle_rows NAME: each shard holds the oracle's number of orders
 # and items under `to`.
 holds_oracle_rows() {

@@ -32,25 +32,6 @@ for x in json.load(open(sys.argv[1]))["differences"]:
           json.dumps(x["columns"]))' out | sort
 }
 
-# stopped NAME TEXT: verify stopped the run (exit 3 checked by the
-# caller): the message has TEXT, status shows it, nothing published or
-# purged (the sources hold sources.before), writes still fenced.
-stopped() {
-	has err "$2" "$1: the message says \"$2\""
-	has err "nothing was purged" "$1: the message says nothing was purged"
-	status_json
-	equals "$(step_field verify state)/$(step_field publish state)/$(step_field purge state)" \
-		failed/pending/pending "$1: status: verify failed, publish and purge pending"
-	equals "$(jget '$.fenced')" 1 "$1: status: writes still fenced"
-	check "$1: no routing file published" test ! -e routing.cfg
-	actual_rows "${sources[@]}" >sources.after
-	if cmp -s sources.before sources.after; then
-		ok "$1: nothing purged: the sources hold all their $(wc -l <sources.after) rows"
-	else
-		diff sources.before sources.after | head -n 10 >why
-		not_ok "$1: nothing purged: the sources hold all their rows" why
-	fi
-}
 
 section same-id
 # A staying order of n0 and a customer that moves from n0 to n4, by the
