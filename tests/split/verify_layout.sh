@@ -32,7 +32,6 @@ for x in json.load(open(sys.argv[1]))["differences"]:
           json.dumps(x["columns"]))' out | sort
 }
 
-
 section same-id
 # A staying order of n0 and a customer that moves from n0 to n4, by the
 # oracle's routes; the order is put on n4 under that customer after
