@@ -17,7 +17,8 @@
 #            left, markers aborted
 #   tamper   one copied row changed on n4: verify exits 3 naming it,
 #            nothing purged
-#   refused  a target that holds a row; a target column of another kind;
+#   refused  a source named by its replica's URL (PostgreSQL, MariaDB); a
+#            target that holds a row; a target column of another kind;
 #            a MariaDB source with a cascading foreign key (then allowed)
 #   values   NULL and empty strings, emoji, 30-digit decimals, floats,
 #            timestamps with and without zone, booleans, bytes and a
@@ -366,6 +367,20 @@ section_tamper() {
 
 section_refused() {
 	fresh refused 2000 || { not_ok "refused: setup"; return; }
+	# A source named by its replica's URL: the rows the replica applies
+	# fire no trigger there, so fence and capture would miss them.
+	local s r url
+	for s in n0 n2; do
+		if [ $s = n0 ]; then r=${RESHARD_PG_REPLICA_URL:?}; else r=${RESHARD_MY_REPLICA_URL:?}; fi
+		url=$(url_of $s)
+		sed "s|\"$url\"|\"$(url_db "$r" "split_$s")\"|" "$dir/plan.cfg" >"$dir/replica.cfg"
+		run_reshard 2 "refused: source $s named by its replica's URL (exit 2)" \
+			run replica.cfg --yes
+		has "$dir/err" "source $s applies another server's writes" \
+			"refused: the message says $s is a replica"
+		rm -f "$dir"/*.journal*
+	done
+	equals "$(leftovers)" "" "refused: nothing installed for a replica named as a source"
 	sql_on n4 "INSERT INTO orders VALUES (99999999, 'x', 1, 'there before')"
 	run_reshard 2 "refused: a target that holds a row (exit 2)" run plan.cfg --yes
 	has "$dir/err" "already holds 1 rows" "refused: the message says the target is not empty"

@@ -787,6 +787,17 @@ backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb, void *arg,
 }
 
 int
+backend_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                     struct rs_err *err)
+{
+	int rc = backend_enter(backend, err);
+
+	if (rc == 0 && !backend_supports(backend, RS_CAP_SOURCE_CHECK))
+		rc = backend_unsupported(backend, "checking a source", err);
+	return rc != 0 ? rc : backend->ops->source_check(backend, cb, arg, err);
+}
+
+int
 backend_release(struct rs_backend *primary, struct rs_backend *replica,
                 rs_position_cb cb, void *arg, struct rs_err *err)
 {
@@ -985,6 +996,10 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->promote_ready != NULL;
 	case RS_CAP_DOWNSTREAM_LAG:
 		return ops->downstream_lag != NULL;
+	case RS_CAP_SOURCE_CHECK:
+		return ops->source_check != NULL &&
+		       (ops->source_check_ok == NULL ||
+		        ops->source_check_ok(backend));
 	case RS_CAP_CAPTURE:
 		return ops->capture != NULL && ops->read_keys != NULL;
 	case RS_CAP_CREATE_TABLE:

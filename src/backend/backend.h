@@ -580,6 +580,24 @@ int backend_release(struct rs_backend *primary, struct rs_backend *replica,
 int backend_downstream_lag(struct rs_backend *backend, rs_count_cb cb,
                            void *arg, struct rs_err *err);
 
+/* What backend_source_check says of a split's source. */
+enum rs_source_state {
+	RS_SOURCE_WRITABLE = 0, /* a primary the applications write to */
+	/* It applies another server's writes: a PostgreSQL standby, a
+	 * MariaDB replica whose SQL thread runs (Slaves_running).  Those
+	 * rows fire no trigger: neither the fence nor the capture sees
+	 * them. */
+	RS_SOURCE_APPLYING = 1,
+	RS_SOURCE_READ_ONLY = 2, /* read-only: not where they write */
+};
+
+/* Whether BACKEND can be a split's source (the callback's value, an enum
+ * rs_source_state).  Asked without any privilege beyond a connection;
+ * where backend_supports RS_CAP_SOURCE_CHECK (not SQLite, whose file has
+ * no replication; not MySQL, whose catalog differs), else RS_EUSAGE. */
+int backend_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                         struct rs_err *err);
+
 /*
  * A table made again elsewhere: for a split whose target lacks a table and
  * whose plan lets reshard create it (options.create_tables), from the
@@ -634,6 +652,7 @@ enum rs_capability {
 	RS_CAP_RESUME_REPLICATION, /* backend_resume_replication */
 	RS_CAP_PROMOTE_READY,      /* backend_promote_ready */
 	RS_CAP_DOWNSTREAM_LAG,     /* backend_downstream_lag */
+	RS_CAP_SOURCE_CHECK,       /* backend_source_check */
 	RS_CAP_CAPTURE,            /* backend_capture, backend_read_keys */
 	RS_CAP_CREATE_TABLE,       /* backend_table_sql */
 	RS_CAP_FENCE_ROWS,         /* backend_fence of the rows that move */

@@ -108,6 +108,11 @@ struct rs_backend_ops {
 	int (*promoted)(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	                struct rs_err *err);
 	/* Optional (RS_CAP_DOWNSTREAM_LAG). */
+	int (*source_check)(struct rs_backend *backend, rs_count_cb cb,
+	                    void *arg, struct rs_err *err);
+	/* NULL, or whether source_check works on this connection's server
+	 * (MariaDB, not MySQL). */
+	int (*source_check_ok)(const struct rs_backend *backend);
 	int (*downstream_lag)(struct rs_backend *backend, rs_count_cb cb,
 	                      void *arg, struct rs_err *err);
 	/* Optional (RS_CAP_PROMOTE_READY). */

@@ -4547,6 +4547,57 @@ my_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	return 0;
 }
 
+/* ---- source_check --------------------------------------------------- */
+
+static void
+my_source_step(struct my_engine *e, int status, MYSQL_RES *res)
+{
+	MYSQL_ROW row;
+
+	if (status != 0) {
+		my_step_fail(e, status);
+		return;
+	}
+	if ((row = my_row(res)) == NULL || row[0] == NULL) {
+		my_step_odd(e, "reading @@read_only");
+		return;
+	}
+	e->st.value = row[1] != NULL && strtoll(row[1], NULL, 10) > 0
+	                      ? RS_SOURCE_APPLYING
+	              : !mysql_sql_off(row[0]) ? RS_SOURCE_READ_ONLY
+	                                       : RS_SOURCE_WRITABLE;
+	my_step_end(e, 0);
+}
+
+/* Whether BACKEND can be a split's source (see backend_source_check):
+ * mysql_sql_source_facts, on MariaDB (my_source_check_ok). */
+static int
+my_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                struct rs_err *err)
+{
+	struct my_engine *e, *peer;
+	int rc = my_steps_ready(backend, NULL, &e, &peer, err);
+
+	if (rc != 0)
+		return rc;
+	e->cb.count = cb;
+	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_source_step, arg);
+	e->in_call = 1;
+	my_step_sendc(e, e, mysql_sql_source_facts,
+	              "could not read whether the server is a primary");
+	e->in_call = 0;
+	return 0;
+}
+
+/* MySQL keeps the status in performance_schema, not where MariaDB does. */
+static int
+my_source_check_ok(const struct rs_backend *backend)
+{
+	const struct my_engine *e = backend->engine;
+
+	return e != NULL && e->mysql != NULL && my_is_mariadb(e);
+}
+
 /* ---- close ---------------------------------------------------------- */
 
 /* Close the connection with mysql_close_start/_cont on the loop (bounded
@@ -4615,6 +4666,8 @@ const struct rs_backend_ops backend_mysql_ops = {
 	.catch_up = my_catch_up,
 	.promote = my_promote,
 	.promoted = my_promoted,
+	.source_check = my_source_check,
+	.source_check_ok = my_source_check_ok,
 	.promote_ready = my_promote_ready,
 	.resume_replication = my_resume_replication,
 	.scan_begin = my_scan_begin,

@@ -1331,6 +1331,10 @@ const char mysql_sql_primary_facts[] =
 	"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
 	"WHERE VARIABLE_NAME = 'SLAVES_RUNNING')";
 const char mysql_sql_slaves_status[] = "SHOW ALL SLAVES STATUS";
+const char mysql_sql_source_facts[] =
+	"SELECT @@read_only, (SELECT VARIABLE_VALUE FROM "
+	"information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = "
+	"'SLAVES_RUNNING')";
 const char mysql_sql_replica_facts[] =
 	"SELECT @@server_id, @@read_only, @@slave_skip_errors";
 const char *const mysql_sql_replica_filters[MYSQL_SQL_N_FILTERS] = {

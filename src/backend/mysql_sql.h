@@ -419,6 +419,9 @@ extern const char mysql_sql_primary_facts[];
  * its server_id, read_only and slave_skip_errors, and the replicas of its
  * own. */
 extern const char mysql_sql_slaves_status[];
+/* A split source's facts, needing no privilege: @@read_only and how many
+ * replication SQL threads run (Slaves_running; MariaDB only). */
+extern const char mysql_sql_source_facts[];
 extern const char mysql_sql_replica_facts[];
 extern const char mysql_sql_slave_hosts[];
 /* The columns of SHOW ALL SLAVES STATUS that filter what a replica

@@ -3489,6 +3489,16 @@ pg_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 	                   cb, NULL, arg, err);
 }
 
+/* Whether BACKEND can be a split's source (see backend_source_check). */
+static int
+pg_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
+                struct rs_err *err)
+{
+	return pg_value_op(backend, PG_TASK_COUNT,
+	                   "reading whether it is a primary",
+	                   pg_sql_source_check, cb, NULL, arg, err);
+}
+
 /* The replay lag of the standbys streaming from BACKEND (see
  * backend_downstream_lag). */
 static int
@@ -3667,6 +3677,7 @@ const struct rs_backend_ops backend_pg_ops = {
 	.promote = pg_promote,
 	.promoted = pg_promoted,
 	.downstream_lag = pg_downstream_lag,
+	.source_check = pg_source_check,
 	.release = pg_release,
 	.scan_begin = pg_scan_begin,
 	.scan_next = pg_scan_next,

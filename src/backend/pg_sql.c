@@ -1452,6 +1452,10 @@ const char pg_sql_catch_up[] =
 	"  EXISTS (SELECT 1 FROM pg_catalog.pg_stat_wal_receiver)";
 
 const char pg_sql_in_recovery[] = "SELECT pg_catalog.pg_is_in_recovery()";
+const char pg_sql_source_check[] =
+	"SELECT CASE WHEN pg_catalog.pg_is_in_recovery() THEN 1 "
+	"WHEN pg_catalog.current_setting('transaction_read_only') = 'on' "
+	"THEN 2 ELSE 0 END";
 
 /* replay_lag is measured when a standby reports and stays as it was
  * until the next report: a standby that stopped replaying while the

@@ -349,6 +349,8 @@ extern const char pg_sql_catch_up[];
 
 /* pg_is_in_recovery(). */
 extern const char pg_sql_in_recovery[];
+/* An rs_source_state: 1 in recovery (a standby), 2 read-only, else 0. */
+extern const char pg_sql_source_check[];
 
 /* downstream_lag: the largest replay lag in milliseconds of the standbys
  * streaming from this server that have not replayed its flushed WAL

@@ -573,6 +573,19 @@ await_resume_replication(uv_loop_t *loop, struct rs_backend *replica,
 }
 
 int
+await_source_check(uv_loop_t *loop, struct rs_backend *backend, int *state,
+                   struct rs_err *err)
+{
+	struct await_waiter w = {.loop = loop};
+	int rc = waiter_wait(loop, &w,
+	                     backend_source_check(backend, on_count, &w, err),
+	                     err);
+
+	*state = rc == 0 ? (int)w.value : RS_SOURCE_WRITABLE;
+	return rc;
+}
+
+int
 await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
                      int64_t *lag_ms, struct rs_err *err)
 {

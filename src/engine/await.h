@@ -134,6 +134,9 @@ int await_replica_state(uv_loop_t *loop, struct rs_backend *replica, int *state,
                         struct rs_err *err);
 int await_resume_replication(uv_loop_t *loop, struct rs_backend *replica,
                              struct rs_err *err);
+/* backend_source_check: *STATE an enum rs_source_state. */
+int await_source_check(uv_loop_t *loop, struct rs_backend *backend, int *state,
+                       struct rs_err *err);
 int await_downstream_lag(uv_loop_t *loop, struct rs_backend *backend,
                          int64_t *lag_ms, struct rs_err *err);
 int await_release(uv_loop_t *loop, struct rs_backend *primary,

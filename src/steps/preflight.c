@@ -374,13 +374,49 @@ preflight_replica(struct rs_run *run, int primary, int replica,
 	return rc;
 }
 
-/* The tables of SHARD, and its replica in a doubling. */
+/* A split's source SHARD is a server the applications write to: on one
+ * that applies another server's writes (a standby, a MariaDB replica),
+ * those rows fire no trigger, so neither the fence nor the change capture
+ * would see them, and a change the copy missed could be purged unseen. */
+static int
+preflight_source(struct rs_run *run, int shard, struct rs_err *err)
+{
+	const char *name = run->plan->shards[shard].name;
+	struct rs_backend *backend;
+	int state, rc = engine_shard(run, shard, &backend, err);
+
+	if (rc != 0 || !backend_supports(backend, RS_CAP_SOURCE_CHECK))
+		return rc;
+	rc = await_source_check(&run->loop, backend, &state, err);
+	if (rc != 0 || state == RS_SOURCE_WRITABLE)
+		return rc;
+	return backend_fail(
+		backend, err, RS_EUSAGE,
+		state == RS_SOURCE_APPLYING
+			? "source %s applies another server's writes (a "
+			  "standby, or a replica whose replication runs): "
+			  "replicated rows fire no trigger, so the fence and "
+			  "the change capture would miss them; point shard "
+			  "%s's url at the primary the applications write to; "
+			  "nothing was changed"
+			: "source %s is read-only, so it is not where the "
+			  "applications write: point shard %s's url at the "
+			  "primary they write to; nothing was changed",
+		name, name);
+}
+
+/* The tables of SHARD, its replica in a doubling, what it is in a split. */
 static int
 preflight_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	int rc = steps_each_table(run, plan->from, shard, preflight_table, arg,
-	                          err);
+	int rc = run->strategy->copies_movers
+	                 ? preflight_source(run, shard, err)
+	                 : 0;
+
+	if (rc == 0)
+		rc = steps_each_table(run, plan->from, shard, preflight_table,
+		                      arg, err);
 
 	if (rc == 0 && run->strategy->promotes_replicas &&
 	    plan->shards[shard].replica >= 0)
