@@ -400,9 +400,14 @@ alive() {
 }
 check "stop left no server process running" fails alive
 port_closed() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# all_closed: every port closed, within 10 s (a server killed while it was
+# starting may still be shutting its sockets when stop returns).
 all_closed() {
-	local port
+	local port tries=100
 	for port in "${ports[@]}"; do
+		while ! port_closed "$port" && [ $((tries -= 1)) -gt 0 ]; do
+			sleep 0.1
+		done
 		port_closed "$port" || { echo "  port $port still open" >&2; return 1; }
 	done
 }
