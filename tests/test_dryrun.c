@@ -475,7 +475,9 @@ test_owner_names_follow_the_maps(void **state)
 	if (dryrun_run_keyfile(plan, &options, out, summary, &err) != 0)
 		fail_msg("dryrun_run: %s", err.message);
 	got = slurp(out, &got_len);
-	want = malloc(3000 * 64);
+	size_t size = 3000 * 64;
+
+	want = malloc(size);
 	assert_non_null(want);
 	at = want;
 	for (int i = 0; i < 3000; i++) {
@@ -489,8 +491,13 @@ test_owner_names_follow_the_maps(void **state)
 		from = map_owner(plan->from, point);
 		to = map_owner(plan->to, point);
 		assert_int_equal(from.shard, 7);
-		at += sprintf(at, "%s\ts7.t_%d\t%s.t_%d\n", key, from.table,
-		              plan->shards[to.shard].name, to.table);
+		int len = snprintf(at, size - (size_t)(at - want),
+		                   "%s\ts7.t_%d\t%s.t_%d\n", key, from.table,
+		                   plan->shards[to.shard].name, to.table);
+
+		assert_true(len > 0 &&
+		            (size_t)len < size - (size_t)(at - want));
+		at += len;
 	}
 	assert_int_equal(got_len, (size_t)(at - want));
 	assert_memory_equal(got, want, got_len);

@@ -70,11 +70,12 @@ fingerprint(const struct rs_plan *plan, char hex[65])
 static char *
 key_of(size_t n, char c, const char *tail)
 {
-	char *key = malloc(n + strlen(tail) + 1);
+	size_t rest = strlen(tail) + 1;
+	char *key = malloc(n + rest);
 
 	assert_non_null(key);
 	memset(key, c, n);
-	strcpy(key + n, tail);
+	memcpy(key + n, tail, rest);
 	return key;
 }
 

@@ -229,6 +229,8 @@ engine_tables_release(struct rs_run *run)
 	free(run->tables);
 	run->tables = NULL;
 	run->n_tables = 0;
+	free(run->sole_source);
+	run->sole_source = NULL;
 }
 
 void

@@ -124,6 +124,11 @@ struct rs_run {
 	                                abort gives them back (marker.h) */
 	int64_t replaced_epoch;      /* ... and the epoch it published */
 	struct engine_table *tables; /* described tables: engine_table */
+	signed char *sole_source;    /* movers.c's, for each shard and table
+	                                index of `to`: -1 not asked yet, else
+	                                whether every row that moves there
+	                                comes from one source table; NULL
+	                                until asked (freed with tables) */
 	int n_tables;
 	struct streams_group *streams; /* the step's streams running now
 	                                  (streams.h), NULL between them */

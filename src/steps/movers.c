@@ -11,7 +11,6 @@
 
 #include "backend/canonical.h"
 #include "engine/streams.h"
-#include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
 int
@@ -194,55 +193,54 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
-/* pairmap_points's question for movers_sole_source: note the owner
- * under `from` of each point whose owner under `to` is the target. */
+/* steps_each_owner_pair's callback for movers_sole_source: note the
+ * owner under `from` of each pair whose owner under `to` is the target. */
 struct sole_source {
 	struct rs_owner target, source;
 	int n; /* owners seen under `from`: 0, 1, or 2 for more */
 };
 
-static int
-sole_source_pair(struct rs_owner from, struct rs_owner to, const void *arg)
+static void
+sole_source_pair(struct rs_owner from, struct rs_owner to, void *arg)
 {
-	struct sole_source *const *ref = arg;
-	struct sole_source *s = *ref;
+	struct sole_source *s = arg;
 
 	if (to.shard != s->target.shard || to.table != s->target.table ||
 	    (from.shard == to.shard && from.table == to.table))
-		return 0;
+		return;
 	if (s->n == 0)
 		s->source = from;
 	else if (from.shard != s->source.shard || from.table != s->source.table)
 		s->n = 2;
 	s->n += s->n == 0;
-	return 0;
-}
-
-static int
-sole_source_pin(struct rs_owner from, struct rs_owner to,
-                const struct rs_map_override *o, void *ref)
-{
-	(void)o;
-	return sole_source_pair(from, to, ref);
 }
 
 /* Whether every row that moves to table index TABLE of SHARD comes from
- * one table of one source, by the maps and their pinned keys.  0 when the
- * maps' pairs of owners cannot be listed. */
+ * one table of one source, by the maps and their pinned keys (0 when the
+ * maps' pairs of owners cannot be listed), asked once a run
+ * (RUN->sole_source): listing the pairs can take a tenth of a second. */
 static int
-movers_sole_source(const struct rs_plan *plan, int shard, int table)
+movers_sole_source(struct rs_run *run, int shard, int table)
 {
+	int per_shard = engine_tables_per_shard(run->plan->to);
+	int at = shard * per_shard + table, sole;
+	size_t n = (size_t)run->plan->n_shards * (size_t)per_shard;
 	struct sole_source s = {.target = {shard, table}};
-	struct sole_source *ref = &s;
-	struct rs_moving moving;
 	struct rs_err err = {0};
-	int rc = pairmap_points_unpinned(plan->from, plan->to, sole_source_pair,
-	                                 &ref, &moving, &err);
+	signed char *known = run->sole_source;
 
-	pairmap_moving_free(&moving);
-	if (rc == 0)
-		steps_each_pin(plan, sole_source_pin, &ref);
-	return rc == 0 && s.n == 1;
+	if (known == NULL && (known = malloc(n)) != NULL) {
+		memset(known, -1, n);
+		run->sole_source = known;
+	}
+	if (known != NULL && known[at] >= 0)
+		return known[at];
+	sole = steps_each_owner_pair(run->plan, sole_source_pair, &s, &err) ==
+	               0 &&
+	       s.n == 1;
+	if (known != NULL)
+		known[at] = (signed char)sole;
+	return sole;
 }
 
 /* Whether SRC has a unique index on the columns of U of DST (by name, in
@@ -305,7 +303,7 @@ movers_make_room(struct rs_run *run, struct rs_backend *target,
 			continue;
 		if (sole < 0)
 			sole = table < 0 ||
-			       movers_sole_source(run->plan, shard, table);
+			       movers_sole_source(run, shard, table);
 		if (!sole)
 			break;
 		keys = malloc(sizeof(*keys) *

@@ -13,6 +13,7 @@
 #include "engine/streams.h"
 #include "engine/walk.h"
 #include "shardmap/hash.h"
+#include "shardmap/pairmap.h"
 #include "shardmap/stats.h"
 
 int
@@ -651,6 +652,63 @@ steps_is_source_table(const struct rs_plan *plan, int shard,
 				return 1;
 		}
 	return 0;
+}
+
+/* The most points steps_each_owner_pair looks at. */
+#define STEPS_MAX_RESIDUES (UINT64_C(1) << 24)
+
+/* steps_each_owner_pair's callback, through the pair map and the pins. */
+struct owner_pairs {
+	void (*fn)(struct rs_owner from, struct rs_owner to, void *arg);
+	void *arg;
+};
+
+static int
+owner_pair(struct rs_owner from, struct rs_owner to, const void *ref)
+{
+	const struct owner_pairs *const *p = ref;
+
+	(*p)->fn(from, to, (*p)->arg);
+	return 0;
+}
+
+static int
+owner_pin(struct rs_owner from, struct rs_owner to,
+          const struct rs_map_override *o, void *ref)
+{
+	(void)o;
+	return owner_pair(from, to, ref);
+}
+
+int
+steps_each_owner_pair(const struct rs_plan *plan,
+                      void (*fn)(struct rs_owner from, struct rs_owner to,
+                                 void *arg),
+                      void *arg, struct rs_err *err)
+{
+	struct owner_pairs pairs = {fn, arg};
+	const struct owner_pairs *ref = &pairs;
+	struct rs_moving moving;
+	int rc = pairmap_points_unpinned(plan->from, plan->to, owner_pair, &ref,
+	                                 &moving, err);
+
+	pairmap_moving_free(&moving);
+	if (rc == RS_EUSAGE) {
+		/* A periodic map's owner depends on the point modulo its
+		 * period: every point below the common one has them all. */
+		uint64_t a = map_period(plan->from), b = map_period(plan->to);
+		uint64_t l = a != 0 && b != 0 ? a / map_gcd(a, b) : 0;
+
+		if (l == 0 || l > STEPS_MAX_RESIDUES / b)
+			return RS_EUSAGE;
+		for (uint64_t p = 0; p < l * b; p++)
+			fn(map_owner(plan->from, p), map_owner(plan->to, p),
+			   arg);
+		rc = 0;
+	}
+	if (rc == 0)
+		steps_each_pin(plan, owner_pin, &ref);
+	return rc;
 }
 
 int

@@ -253,6 +253,18 @@ int steps_is_source_table(const struct rs_plan *plan, int shard,
  * of either map pins (a key that does not hash is skipped: no row can
  * have it), with the override and ARG; stops at, and returns, the first
  * value that is not 0. */
+/* Call FN(FROM, TO, ARG) for every pair of owners a point has under
+ * `from` and `to` (a pair may come more than once), then for every pinned
+ * key's pair.  The pairs come from the pair map; for two periodic maps
+ * whose common period it cannot describe, from every point below that
+ * period (up to 2^24: a logical map of shift 10 and bits 13 has 2^23, a
+ * few tenths of a second).  Returns 0, or RS_EUSAGE when the pairs cannot
+ * be listed (FN may have been called for some), or RS_ENOMEM. */
+int steps_each_owner_pair(const struct rs_plan *plan,
+                          void (*fn)(struct rs_owner from, struct rs_owner to,
+                                     void *arg),
+                          void *arg, struct rs_err *err);
+
 int steps_each_pin(const struct rs_plan *plan,
                    int (*fn)(struct rs_owner from, struct rs_owner to,
                              const struct rs_map_override *o, void *arg),

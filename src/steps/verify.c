@@ -6,7 +6,7 @@
  *
  * Each source table is walked in key chunks with every column.  For each
  * new owner that can receive rows from it (the pairs of the two maps,
- * pairmap_points), the same key range is read there, a page at a time,
+ * steps_each_owner_pair), the same key range is read there, a page at a time,
  * and
  *   - a mover of the chunk to that owner that is not there is "missing";
  *   - one whose values differ "differs", with the columns that do;
@@ -37,7 +37,6 @@
 #include "backend/canonical.h"
 #include "common/progress.h"
 #include "engine/walk.h"
-#include "shardmap/pairmap.h"
 #include "steps/steps.h"
 
 /* Differences printed on stderr in one process; all are recorded. */
@@ -640,30 +639,27 @@ verify_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 	return 0;
 }
 
-/* Context of verify_pair: the source whose new owners are listed. */
+/* Context of verify_pair: the new owners of every source table. */
 struct verify_pair_ctx {
-	struct rs_owner source;
-	struct verify_targets *targets;
+	struct verify_pass *pass;
 	int failed;
 };
 
-/* pairmap_points's question, asked for every pair of owners: note TO
- * among the targets when FROM is the source and TO another owner. */
-static int
-verify_pair(struct rs_owner from, struct rs_owner to, const void *arg)
+/* steps_each_owner_pair's callback: note TO among the new owners of FROM
+ * when it is another owner. */
+static void
+verify_pair(struct rs_owner from, struct rs_owner to, void *arg)
 {
-	struct verify_pair_ctx *const *ref = arg;
-	struct verify_pair_ctx *ctx = *ref;
-	struct verify_targets *t = ctx->targets;
+	struct verify_pair_ctx *ctx = arg;
+	struct verify_targets *t;
 
-	if (from.shard != ctx->source.shard ||
-	    from.table != ctx->source.table ||
-	    (to.shard == from.shard && to.table == from.table))
-		return 0;
+	if (to.shard == from.shard && to.table == from.table)
+		return;
+	t = &ctx->pass->targets[from.shard * ctx->pass->per_shard + from.table];
 	for (int i = 0; i < t->n; i++)
 		if (t->owners[i].shard == to.shard &&
 		    t->owners[i].table == to.table)
-			return 0;
+			return;
 	if (t->n == t->cap) {
 		int cap = t->cap ? 2 * t->cap : 4;
 		struct rs_owner *grown =
@@ -671,92 +667,40 @@ verify_pair(struct rs_owner from, struct rs_owner to, const void *arg)
 
 		if (grown == NULL) {
 			ctx->failed = 1;
-			return 0;
+			return;
 		}
 		t->owners = grown;
 		t->cap = cap;
 	}
 	t->owners[t->n++] = to;
-	return 0;
 }
 
-/* steps_each_pin's question: a pinned key's owners, for verify_pair as
- * the maps' pairs are.  (The plan checked that a doubling's pinned keys
- * hash; any other key that does not is one no row can have.) */
-static int
-verify_pinned_pair(struct rs_owner from, struct rs_owner to,
-                   const struct rs_map_override *o, void *ref)
-{
-	(void)o;
-	verify_pair(from, to, ref);
-	return 0;
-}
-
-/* The most points verify_pairs_by_residue looks at: 2^24, a few tenths
- * of a second (a logical map of shift 10 and bits 13 has 2^23). */
-#define VERIFY_MAX_RESIDUES (UINT64_C(1) << 24)
-
-/* When pairmap cannot describe the points of two periodic maps (a period
- * above its table's size, a logical map's 2^(shift + bits)): ask
- * verify_pair about the owners of every point below their common
- * period, which is every pair of owners there is.  Returns 0, or
- * RS_EUSAGE when a map is not periodic or the period is too long. */
-static int
-verify_pairs_by_residue(const struct rs_plan *plan, const void *ref)
-{
-	uint64_t a = map_period(plan->from), b = map_period(plan->to), l;
-
-	if (a == 0 || b == 0)
-		return RS_EUSAGE;
-	l = a / map_gcd(a, b);
-	if (l > VERIFY_MAX_RESIDUES / b)
-		return RS_EUSAGE;
-	l *= b;
-	for (uint64_t p = 0; p < l; p++)
-		verify_pair(map_owner(plan->from, p), map_owner(plan->to, p),
-		            ref);
-	return 0;
-}
-
-/* Fill PASS->targets for every source table of the plan.  Unlisted (n
- * -1) only where neither pairmap nor the residues can say. */
+/* Fill PASS->targets for every source table of the plan (the pinned
+ * keys' owners included: the plan checked that a doubling's pinned keys
+ * hash; any other key that does not is one no row can have).  Unlisted
+ * (n -1) where the pairs of owners cannot be listed. */
 static int
 verify_targets_init(struct rs_run *run, struct verify_pass *pass,
                     struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
 	int n = plan->n_shards * pass->per_shard;
+	struct verify_pair_ctx ctx = {pass, 0};
+	int rc;
 
 	pass->targets = calloc((size_t)n + 1, sizeof(*pass->targets));
 	if (pass->targets == NULL)
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
-		struct verify_pair_ctx ctx = {
-			{i / pass->per_shard, i % pass->per_shard},
-			&pass->targets[i],
-			0,
-		};
-		struct verify_pair_ctx *ref = &ctx;
-		struct rs_moving moving;
-		int rc;
-
-		if (!steps_in_map(plan->from, ctx.source.shard))
-			continue;
-		rc = pairmap_points_unpinned(plan->from, plan->to, verify_pair,
-		                             &ref, &moving, err);
-		pairmap_moving_free(&moving);
-		if (rc == RS_EUSAGE)
-			rc = verify_pairs_by_residue(plan, &ref);
-		if (rc == 0)
-			steps_each_pin(plan, verify_pinned_pair, &ref);
-		if (rc == RS_EUSAGE)
-			pass->targets[i].n = -1;
-		else if (rc != 0)
-			return rc;
-		else if (ctx.failed)
-			return rs_err_set(err, RS_ENOMEM, "out of memory");
+	rc = steps_each_owner_pair(plan, verify_pair, &ctx, err);
+	if (rc == RS_EUSAGE) {
+		for (int i = 0; i < n; i++)
+			if (steps_in_map(plan->from, i / pass->per_shard))
+				pass->targets[i].n = -1;
+		return 0;
 	}
-	return 0;
+	if (rc == 0 && ctx.failed)
+		rc = rs_err_set(err, RS_ENOMEM, "out of memory");
+	return rc;
 }
 
 static void
