@@ -35,9 +35,20 @@ space=$tmp/space
 mkdir -p "$dir" "$space" "$tmp/sock" "$tmp/tmp"
 server_pid=''
 
-# The server: its own data directory, option file and port.
-port=$(python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The server: its own data directory, option file and port.  The port is a
+# free one below 32768, where no client socket takes its local port (the
+# kernel's ephemeral range starts there), so the restart below finds it free.
+port=$(python3 -c 'import os, socket
+for i in range(1000):
+    p = 21000 + (os.getpid() + i) % 1000
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break')
+[ -n "$port" ] || bail "no free port in 21000-21999"
 cat >"$tmp/my.cnf" <<EOF
 [mariadbd]
 user                           = root

@@ -19,13 +19,13 @@
 #                                         its primary
 #
 # DIR defaults to $RESHARD_SERVERS_DIR, then /tmp/reshard-servers.  Pair 1
-# uses RESHARD_PG_PRIMARY_PORT (54321), RESHARD_PG_REPLICA_PORT (54322),
-# RESHARD_MY_PRIMARY_PORT (33061) and RESHARD_MY_REPLICA_PORT (33062); pair k
+# uses RESHARD_PG_PRIMARY_PORT (24321), RESHARD_PG_REPLICA_PORT (24322),
+# RESHARD_MY_PRIMARY_PORT (23061) and RESHARD_MY_REPLICA_PORT (23062); pair k
 # uses each of those plus 10*(k-1).  With RESHARD_DOWNSTREAM=1 (default 0),
 # pair 1's primaries get a second replica each, in no plan, for the
 # downstream lag of a purge: pg-downstream (a streaming standby, slot
-# pg_downstream) on RESHARD_PG_PRIMARY_PORT + 5 (54326) and my-downstream (a
-# GTID replica, server_id 33) on RESHARD_MY_PRIMARY_PORT + 5 (33066); the
+# pg_downstream) on RESHARD_PG_PRIMARY_PORT + 5 (24326) and my-downstream (a
+# GTID replica, server_id 33) on RESHARD_MY_PRIMARY_PORT + 5 (23066); the
 # pairs' ports end in 1 and 2 (base + 10*(k-1)), so + 5 meets none of them
 # with the default ports.  Every wait is bounded by RESHARD_SERVERS_TIMEOUT
 # seconds (30).  See docs/servers.md.  The credentials are for tests only.
@@ -42,10 +42,10 @@ PORT_STEP=10                   # pair k listens on the base ports + PORT_STEP*(k
 DOWNSTREAM_OFFSET=5            # a downstream listens on its primary's port + this
 
 PAIRS=${RESHARD_PAIRS:-2}
-PG_PRIMARY_PORT=${RESHARD_PG_PRIMARY_PORT:-54321}
-PG_REPLICA_PORT=${RESHARD_PG_REPLICA_PORT:-54322}
-MY_PRIMARY_PORT=${RESHARD_MY_PRIMARY_PORT:-33061}
-MY_REPLICA_PORT=${RESHARD_MY_REPLICA_PORT:-33062}
+PG_PRIMARY_PORT=${RESHARD_PG_PRIMARY_PORT:-24321}
+PG_REPLICA_PORT=${RESHARD_PG_REPLICA_PORT:-24322}
+MY_PRIMARY_PORT=${RESHARD_MY_PRIMARY_PORT:-23061}
+MY_REPLICA_PORT=${RESHARD_MY_REPLICA_PORT:-23062}
 TIMEOUT=${RESHARD_SERVERS_TIMEOUT:-30}
 DOWNSTREAM=${RESHARD_DOWNSTREAM:-0}
 
@@ -269,6 +269,27 @@ check_settings() {
 				"a downstream on its primary's + $DOWNSTREAM_OFFSET)"
 		owner[$port]=$name
 	done
+	warn_ephemeral_ports
+}
+
+# warn_ephemeral_ports: say which servers' ports lie in the kernel's range of
+# ephemeral ports.  Every outgoing connection (the tests make thousands) takes
+# its local port from that range, so a server restarted there can find its
+# port held by a client socket and fail with "Address already in use", and a
+# probe of a closed port there can connect to itself.  The default ports lie
+# below 32768, the range's default start on Linux.
+warn_ephemeral_ports() {
+	local lo hi name inside=()
+	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || return 0
+	for name in "${NAMES[@]}"; do
+		if [ "${PORT[$name]}" -ge "$lo" ] && [ "${PORT[$name]}" -le "$hi" ]; then
+			inside+=("$name:${PORT[$name]}")
+		fi
+	done
+	[ ${#inside[@]} -eq 0 ] ||
+		echo "servers.sh: warning: ${inside[*]} in the ephemeral port range" \
+			"$lo-$hi: a restart may find its port taken by a client;" \
+			"choose base ports below $lo" >&2
 }
 
 # names_where FIELD=VALUE...: the servers (in fleet order) matching all.
