@@ -1759,7 +1759,8 @@ test_catch_up_verdict(void **state)
 /* SHOW CREATE TABLE taken apart: the table without its secondary
  * indexes but the one leading with the AUTO_INCREMENT column, the trailing
  * comma before ")" gone, the foreign key left out, each index an ALTER
- * TABLE … ADD … IF NOT EXISTS under the new name, the DROP of that name;
+ * TABLE … ADD … IF NOT EXISTS under the new name (the UNIQUE KEY among
+ * the uniques, run before the copy), the DROP of that name;
  * something that is not a CREATE TABLE is refused. */
 static void
 test_table_sql(void **state)
@@ -1795,18 +1796,21 @@ test_table_sql(void **state)
 	                    "  KEY `id` (`id`),\n"
 	                    "  CONSTRAINT `ck` CHECK (`id` > 0)\n"
 	                    ") ENGINE=InnoDB AUTO_INCREMENT=7 COMMENT='a\\nb'");
-	assert_int_equal(out.n_indexes, 3);
-	assert_string_equal(out.indexes[0],
+	assert_int_equal(out.n_uniques, 1);
+	assert_string_equal(out.uniques[0],
 	                    "ALTER TABLE `o``2` ADD UNIQUE KEY IF NOT EXISTS "
 	                    "`nk` (`note`(20))");
-	assert_string_equal(out.indexes[1], "ALTER TABLE `o``2` ADD KEY IF NOT "
+	assert_int_equal(out.n_indexes, 2);
+	assert_string_equal(out.indexes[0], "ALTER TABLE `o``2` ADD KEY IF NOT "
 	                                    "EXISTS `idc` (`id_c`)");
-	assert_string_equal(out.indexes[2], "ALTER TABLE `o``2` ADD FULLTEXT "
+	assert_string_equal(out.indexes[1], "ALTER TABLE `o``2` ADD FULLTEXT "
 	                                    "KEY IF NOT EXISTS `ft` (`note`)");
 	assert_int_equal(out.n_left_out, 1);
 	assert_string_equal(out.left_out[0], "CONSTRAINT `fk` FOREIGN KEY "
 	                                     "(`id`) REFERENCES `p` (`id`)");
 	assert_string_equal(out.drop, "DROP TABLE `o``2`");
+	free(out.uniques[0]);
+	free(out.uniques);
 	for (int i = 0; i < out.n_indexes; i++)
 		free(out.indexes[i]);
 	free(out.indexes);

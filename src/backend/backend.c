@@ -936,6 +936,10 @@ backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
 		free(out->drop);
 		out->drop = copy;
 		return 0;
+	case RS_SQL_UNIQUE:
+		at = &out->uniques;
+		n = &out->n_uniques;
+		break;
 	case RS_SQL_INDEX:
 		at = &out->indexes;
 		n = &out->n_indexes;
@@ -960,10 +964,13 @@ backend_table_sql_free(struct rs_table_sql *sql)
 {
 	if (sql == NULL)
 		return;
+	for (int i = 0; i < sql->n_uniques; i++)
+		free(sql->uniques[i]);
 	for (int i = 0; i < sql->n_indexes; i++)
 		free(sql->indexes[i]);
 	for (int i = 0; i < sql->n_left_out; i++)
 		free(sql->left_out[i]);
+	free(sql->uniques);
 	free(sql->indexes);
 	free(sql->left_out);
 	free(sql->create);

@@ -607,9 +607,14 @@ int backend_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
  * callback the statements that make it under the name AS on another
  * database of the same engine.  CREATE makes the table with its columns
  * (types, collations, defaults, NOT NULL), primary key and checks;
- * INDEXES[i] each make one secondary index, to run once the rows are in (a
- * bulk load is faster without them), and do nothing when that index is
- * there already (a copy resumed), so they may run again; DROP removes the
+ * UNIQUES[i] each make one unique index other than the primary key, to
+ * run right after CREATE, before any row is written (the copy's writes
+ * then delete a stale copy that holds a value another row now has,
+ * movers_make_room, where an index built after the copy would fail on it);
+ * INDEXES[i] each make one other secondary index, to run once the rows
+ * are in (a bulk load is faster without them).  Both do nothing when
+ * their index is there already (a step resumed), so they may run again;
+ * DROP removes the
  * table AS, for an abort.  LEFT_OUT says, a line each, what is not made
  * again: foreign keys (they would point at another shard's rows) and
  * triggers.  The callback owns SQL (backend_table_sql_free).
@@ -621,6 +626,8 @@ int backend_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
  */
 struct rs_table_sql {
 	char *create;
+	char **uniques;
+	int n_uniques;
 	char **indexes;
 	int n_indexes;
 	char **left_out;

@@ -189,13 +189,14 @@ int backend_fail_deadline(const struct rs_backend *backend, struct rs_err *err,
 /* For the engines' table_sql_build: where a statement goes. */
 enum rs_table_sql_part {
 	RS_SQL_CREATE,
+	RS_SQL_UNIQUE,
 	RS_SQL_INDEX,
 	RS_SQL_LEFT_OUT,
 	RS_SQL_DROP,
 };
 
 /* Put a copy of TEXT (LEN bytes) into OUT at PART: CREATE and DROP are
- * set, INDEX and LEFT_OUT appended.  Returns 0 or RS_ENOMEM (ERR
+ * set, UNIQUE, INDEX and LEFT_OUT appended.  Returns 0 or RS_ENOMEM (ERR
  * filled). */
 int backend_table_sql_put(struct rs_table_sql *out, enum rs_table_sql_part part,
                           const char *text, size_t len, struct rs_err *err);

@@ -1862,12 +1862,13 @@ mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
 			strbuf_add(&stmt, e, kind);
 			strbuf_str(&stmt, "IF NOT EXISTS ");
 			strbuf_add(&stmt, e + kind, len - kind);
-			rc = stmt.failed
-			             ? rs_err_set(err, RS_ENOMEM,
-			                          "out of memory")
-			             : backend_table_sql_put(out, RS_SQL_INDEX,
-			                                     stmt.text,
-			                                     stmt.len, err);
+			rc = stmt.failed ? rs_err_set(err, RS_ENOMEM,
+			                              "out of memory")
+			                 : backend_table_sql_put(
+						   out,
+						   e[0] == 'U' ? RS_SQL_UNIQUE
+							       : RS_SQL_INDEX,
+						   stmt.text, stmt.len, err);
 			strbuf_clear(&stmt);
 		} else {
 			if (elements++ > 0)

@@ -530,7 +530,8 @@ int mysql_sql_catch_up_verdict(const struct mysql_sql_replica *r, char *note,
  * without its secondary indexes (but with the one that leads with its
  * AUTO_INCREMENT column, which InnoDB wants there), each index as ALTER
  * TABLE … ADD … IF NOT EXISTS (index names are the table's own, so
- * exact), foreign keys left out. */
+ * exact; a UNIQUE KEY among the uniques, the others among the indexes),
+ * foreign keys left out. */
 int mysql_sql_table_sql_build(const struct rs_rows *rows, const char *table,
                               const char *as, struct rs_table_sql *out,
                               struct rs_err *err);

@@ -57,8 +57,9 @@ const char pg_sql_describe[] =
 /*
  * What it takes to make table $1 again as $2 (backend_table_sql), as rows
  * (part, text) in the order to run them: part 0 the CREATE TABLE (NULL
- * when $1 is not a plain table), 1 an index, 2 something left out, 3 a
- * reason it cannot be made again.  No row: no such table.
+ * when $1 is not a plain table), 1 an index, 4 a unique index, 2
+ * something left out, 3 a reason it cannot be made again.  No row: no
+ * such table.
  *
  * Columns keep format_type's type, a collation other than their type's,
  * identity, a generated expression or default (pg_get_expr), NOT NULL;
@@ -119,7 +120,8 @@ static const char pg_sql_table_sql_create[] =
 
 static const char pg_sql_table_sql_index[] =
 	"UNION ALL "
-	"SELECT 1, 1, pg_catalog.format("
+	"SELECT CASE WHEN x.indisunique THEN 4 ELSE 1 END, 1, "
+	"pg_catalog.format("
 	"  'DO $reshard$BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_index "
 	"AS x JOIN pg_catalog.pg_class AS i ON i.oid = x.indexrelid WHERE "
 	"i.relname = %L AND x.indrelid = pg_catalog.to_regclass(%L)) THEN "
@@ -211,6 +213,7 @@ pg_sql_table_sql_build(const struct rs_rows *rows, const char *table,
 		rc = backend_table_sql_put(out,
 		                           kind == '0'   ? RS_SQL_CREATE
 		                           : kind == '1' ? RS_SQL_INDEX
+		                           : kind == '4' ? RS_SQL_UNIQUE
 		                                         : RS_SQL_LEFT_OUT,
 		                           text->text, text->len, err);
 	}

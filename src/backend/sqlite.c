@@ -2428,9 +2428,11 @@ sqlite_schema_row(const struct rs_value *v, const char *table, const char *as,
 	strbuf_add(&q, p, (size_t)(end - p));
 	rc = q.failed || name.failed
 	             ? rs_err_set(err, RS_ENOMEM, "out of memory")
-	             : backend_table_sql_put(
-			       out, index ? RS_SQL_INDEX : RS_SQL_CREATE,
-			       q.text, q.len, err);
+	             : backend_table_sql_put(out,
+	                                     !index   ? RS_SQL_CREATE
+	                                     : unique ? RS_SQL_UNIQUE
+	                                              : RS_SQL_INDEX,
+	                                     q.text, q.len, err);
 	strbuf_clear(&q);
 	strbuf_clear(&name);
 	return rc;

@@ -170,10 +170,19 @@ static const struct rs_table_def *
 engine_table_cached(const struct rs_run *run, int shard, const char *physical)
 {
 	for (int i = 0; i < run->n_tables; i++)
-		if (run->tables[i].shard == shard &&
+		if (run->tables[i].shard == shard && !run->tables[i].stale &&
 		    strcmp(run->tables[i].physical, physical) == 0)
 			return run->tables[i].def;
 	return NULL;
+}
+
+void
+engine_table_forget(struct rs_run *run, int shard, const char *physical)
+{
+	for (int i = 0; i < run->n_tables; i++)
+		if (run->tables[i].shard == shard &&
+		    strcmp(run->tables[i].physical, physical) == 0)
+			run->tables[i].stale = 1;
 }
 
 int
@@ -210,6 +219,7 @@ engine_table(struct rs_run *run, int shard, const char *physical,
 	t->shard = shard;
 	t->physical = strdup(physical);
 	t->def = def;
+	t->stale = 0;
 	if (t->physical == NULL) {
 		backend_table_free(def);
 		return rs_err_set(err, RS_ENOMEM, "out of memory");

@@ -34,6 +34,7 @@ struct engine_table {
 	int shard;
 	char *physical;
 	struct rs_table_def *def;
+	int stale; /* engine_table_forget: kept only for its borrowers */
 };
 
 struct rs_step_def {
@@ -286,11 +287,18 @@ int engine_verify_report(const struct rs_plan *plan, const char *pass, int json,
 
 /* The description of table PHYSICAL on shard SHARD into *OUT, described
  * once per run and kept (a table's columns and key do not change under a
- * run; the row estimate is the one of the first call).  Borrowed: valid
+ * run, nor its unique indexes but by engine_table_forget; the row
+ * estimate is the one of the first call).  Borrowed: valid
  * until the run ends.  Returns 0, or the error when the shard cannot be
  * reached or the table is missing or has no primary key. */
 int engine_table(struct rs_run *run, int shard, const char *physical,
                  const struct rs_table_def **out, struct rs_err *err);
+
+/* Describe PHYSICAL on SHARD again at its next engine_table: for the run's
+ * own change to it (a unique index create.c adds to a table it made).
+ * Descriptions handed out before stay valid, as they were, until the run
+ * ends. */
+void engine_table_forget(struct rs_run *run, int shard, const char *physical);
 
 /* Close shard SHARD's connections: the control connection and those the
  * streams keep idle (so a file can be replaced). */

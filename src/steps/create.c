@@ -2,20 +2,33 @@
  * Target tables reshard makes (options.create_tables): a split's target
  * that lacks a table of `to` gets it from that table's definition on the
  * first source, when both are the same engine (backend_table_sql: columns,
- * primary key and checks first, secondary indexes once the copy is in).
+ * primary key, checks and unique indexes first, the other secondary
+ * indexes once the copy is in).
  *
  * Who does what, in run order:
  *   preflight  steps_create_check: the table can be made there (same
  *              engine, a definition reshard can make again); says what
  *              will be made and what is left out.  Changes nothing.
  *   capture    steps_create_tables: on each target, after its marker,
- *              the missing tables are made.  The journal records each
+ *              the missing tables are made, each with its unique indexes
+ *              (other than the primary key).  The journal records each
  *              ("made:SHARD:TABLE", its DROP statement) before its
  *              CREATE, so that a crash in between is resumed (made then)
- *              and abort knows which tables are the run's own.
- *   copy       steps_create_indexes: once every chunk is in, the
- *              secondary indexes of the tables made; each statement does
- *              nothing where its index is there already.
+ *              and abort knows which tables are the run's own; a table
+ *              the journal says the run made gets its unique indexes
+ *              again, in case the crash came before them.
+ *   copy       steps_create_indexes: once every chunk is in, the other
+ *              secondary indexes of the tables made.  Every index
+ *              statement does nothing where its index is there already.
+ *
+ * Why the unique indexes come first: the copy reads its chunks at
+ * different moments, so a target can hold a stale copy of a row whose
+ * source has since given a unique value up to a row copied later, until
+ * catch-up copies it again.  An index built after the copy fails on that
+ * pair, and fails again on every resume (the copy's chunks are done, the
+ * stale row stays).  With the index there from the start, the copy's
+ * write of the later row deletes the stale copy first (movers_make_room),
+ * as it does on a target table that had the index before the run.
  *   abort      steps_create_undo: after the copied rows are deleted, each
  *              table the run made is dropped, if it is empty (a table
  *              holding rows is kept and named: something else wrote
@@ -115,11 +128,13 @@ steps_create_check(struct rs_run *run, int shard, int table,
 	}
 	if (rc != 0)
 		return rc;
-	fprintf(stderr,
-	        "  %s: table %s will be made in capture, and %d secondary "
-	        "index%s after the copy\n",
-	        run->plan->shards[shard].name, physical, sql->n_indexes,
-	        sql->n_indexes == 1 ? "" : "es");
+	fprintf(stderr, "  %s: table %s will be made in capture",
+	        run->plan->shards[shard].name, physical);
+	if (sql->n_uniques > 0)
+		fprintf(stderr, " with %d unique index%s", sql->n_uniques,
+		        sql->n_uniques == 1 ? "" : "es");
+	fprintf(stderr, ", and %d secondary index%s after the copy\n",
+	        sql->n_indexes, sql->n_indexes == 1 ? "" : "es");
 	for (int i = 0; i < sql->n_left_out; i++)
 		fprintf(stderr, "    left out of %s: %s\n", physical,
 		        sql->left_out[i]);
@@ -127,34 +142,66 @@ steps_create_check(struct rs_run *run, int shard, int table,
 	return 0;
 }
 
-/* Make one missing table of a target (the journal first). */
+/* Run the statements LIST (N) on BACKEND, in order. */
+static int
+create_exec_all(struct rs_run *run, struct rs_backend *backend,
+                char *const *list, int n, struct rs_err *err)
+{
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = await_exec(&run->loop, backend, list[i], err);
+	return rc;
+}
+
+/* Make one missing table of a target (the journal first), with its
+ * unique indexes; or give a table an earlier attempt made its unique
+ * indexes again. */
 static int
 create_table(struct rs_run *run, int shard, int table, int slot,
              const char *physical, void *arg, struct rs_err *err)
 {
+	const char *name = run->plan->shards[shard].name;
 	const struct rs_table_def *def;
 	struct rs_table_sql *sql;
 	struct rs_backend *backend;
 	char fact[400];
 	int rc = engine_shard(run, shard, &backend, err);
+	int made = rc == 0 ? create_made(run, shard, physical, fact,
+	                                 sizeof(fact), err)
+	                   : rc;
+	int exists;
 
 	(void)slot;
 	(void)arg;
-	if (rc == 0)
-		rc = engine_table(run, shard, physical, &def, err);
-	if (rc != RS_ESCHEMA)
-		return rc; /* there (made by an earlier attempt, or before) */
+	if (made < 0)
+		return made;
+	rc = engine_table(run, shard, physical, &def, err);
+	if (rc != 0 && rc != RS_ESCHEMA)
+		return rc;
+	exists = rc == 0;
+	if (exists && !made)
+		return 0; /* there before the run */
 	rc = create_sql(run, shard, table, physical, &sql, err);
 	if (rc != 0)
 		return rc;
 	create_fact(run, shard, physical, fact, sizeof(fact));
-	if (run->journal != NULL)
+	if (!made && run->journal != NULL)
 		rc = journal_fact_set(run->journal, fact, sql->drop, err);
-	if (rc == 0)
+	if (rc == 0 && !exists)
 		rc = await_exec(&run->loop, backend, sql->create, err);
 	if (rc == 0)
-		fprintf(stderr, "  %s: table %s made\n",
-		        run->plan->shards[shard].name, physical);
+		rc = create_exec_all(run, backend, sql->uniques, sql->n_uniques,
+		                     err);
+	/* Described before its unique indexes (preflight, a resumed run):
+	 * the copy's writes must see them. */
+	engine_table_forget(run, shard, physical);
+	if (rc == 0 && !exists && sql->n_uniques > 0)
+		fprintf(stderr, "  %s: table %s made, with %d unique index%s\n",
+		        name, physical, sql->n_uniques,
+		        sql->n_uniques == 1 ? "" : "es");
+	else if (rc == 0 && !exists)
+		fprintf(stderr, "  %s: table %s made\n", name, physical);
 	backend_table_sql_free(sql);
 	return rc;
 }
@@ -186,8 +233,9 @@ create_index_table(struct rs_run *run, int shard, int table, int slot,
 	rc = create_sql(run, shard, table, physical, &sql, err);
 	if (rc == 0)
 		rc = engine_shard(run, shard, &backend, err);
-	for (int i = 0; rc == 0 && i < sql->n_indexes; i++)
-		rc = await_exec(&run->loop, backend, sql->indexes[i], err);
+	if (rc == 0)
+		rc = create_exec_all(run, backend, sql->indexes, sql->n_indexes,
+		                     err);
 	if (rc == 0 && sql->n_indexes > 0)
 		fprintf(stderr, "  %s: table %s: %d secondary index%s made\n",
 		        run->plan->shards[shard].name, physical, sql->n_indexes,

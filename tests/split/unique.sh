@@ -12,6 +12,9 @@
 #   email to B; the resumed copy meets A's stale copy.  Exact.
 # copy-made: the same with n4 lacking the table (options.create_tables;
 #   SQLite makes a UNIQUE column's index with the table).  Exact.
+# copy-made-index: the same with a separate CREATE UNIQUE INDEX, which
+#   reshard makes with the table too (built after the copy, it failed on
+#   A's stale copy at every resume).  Exact.
 # two-sources: the ring (n4 takes rows from every source), a row of n0
 #   and one of n1 moving to n4 with one email: both are right, so nothing
 #   may be deleted to make room; the copy (one stream: n0 first) fails
@@ -26,12 +29,18 @@ plan_tables='( { name = "acct"; key = "customer"; } )'
 # customer, a unique email) for every key of the oracle's routes, and n4
 # the empty table unless OPTIONS make reshard create it.
 accounts() {
-	fresh "$1" "${3:-range}" "${2:-}"
+	local options=${2:-}
+	fresh "$1" "${3:-range}" "${options//unique_index/}"
 	local n nodes_with=(n0 n1 n2 n3 n4)
 	case ${2:-} in *create_tables*) nodes_with=(n0 n1 n2 n3) ;; esac
 	for n in "${nodes_with[@]}"; do
-		sql $n.db "CREATE TABLE acct (id INTEGER PRIMARY KEY,
-			customer TEXT NOT NULL, email TEXT NOT NULL UNIQUE)"
+		case ${2:-} in
+		*unique_index*) sql $n.db "CREATE TABLE acct (id INTEGER PRIMARY KEY,
+			customer TEXT NOT NULL, email TEXT NOT NULL);
+			CREATE UNIQUE INDEX acct_email ON acct (email)" ;;
+		*) sql $n.db "CREATE TABLE acct (id INTEGER PRIMARY KEY,
+			customer TEXT NOT NULL, email TEXT NOT NULL UNIQUE)" ;;
+		esac
 	done
 	for n in n0 n1 n2 n3; do
 		sql $n.db "ATTACH '$root/template-$kind/master.db' AS m;
@@ -111,6 +120,11 @@ section copy-made
 stopped_copy copy-made "create_tables = true;"
 equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin <> 'pk'")" \
 	1 "copy-made: n4's table has the source's unique index"
+
+section copy-made-index
+stopped_copy copy-made-index "create_tables = true; unique_index"
+equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin = 'c'")" \
+	1 "copy-made-index: n4's table has the source's unique index"
 
 section two-sources
 accounts two-sources "parallel = 1;" ring
