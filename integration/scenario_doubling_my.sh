@@ -78,6 +78,23 @@ refused "my filtered" "Replicate_Ignore_Table is 'app.audit'"
 q "$r1" "STOP SLAVE; SET GLOBAL replicate_ignore_table = ''; START SLAVE"
 check "my filtered: replicating again, without it" slave_running
 
+fresh ignored
+q "$r1" "STOP SLAVE; CHANGE MASTER TO IGNORE_SERVER_IDS = (99); START SLAVE"
+check "my ignored: replicating, ignoring server 99" slave_running
+run_reshard 2 "my ignored: a replica ignoring a server's events is refused (exit 2)" \
+	run plan.cfg --until preflight --yes
+refused "my ignored" "Replicate_Ignore_Server_Ids is '99'"
+q "$r1" "STOP SLAVE; CHANGE MASTER TO IGNORE_SERVER_IDS = (); START SLAVE"
+check "my ignored: replicating again, ignoring none" slave_running
+
+fresh idempotent
+q "$r1" "STOP SLAVE; SET GLOBAL slave_exec_mode = 'IDEMPOTENT'; START SLAVE"
+run_reshard 2 "my idempotent: a replica going past missing rows is refused (exit 2)" \
+	run plan.cfg --until preflight --yes
+refused "my idempotent" "@@slave_exec_mode = IDEMPOTENT"
+q "$r1" "STOP SLAVE; SET GLOBAL slave_exec_mode = 'STRICT'; START SLAVE"
+check "my idempotent: replicating again, strict" slave_running
+
 # A primary that takes no writes.
 fresh readonly
 q "$p1" "SET GLOBAL read_only = 1"

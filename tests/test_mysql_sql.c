@@ -1464,6 +1464,7 @@ good_replica(struct mysql_sql_replica *r)
 	r->replica_id = 2;
 	r->read_only = 1;
 	snprintf(r->skip_errors, sizeof(r->skip_errors), "OFF");
+	snprintf(r->exec_mode, sizeof(r->exec_mode), "STRICT");
 }
 
 /* Check that R is refused with a message naming both shards and holding
@@ -1593,6 +1594,7 @@ test_replica_verdict_differs(void **state)
 		"SET GLOBAL replicate_wild_ignore_table = ''",
 		"CHANGE MASTER TO DO_DOMAIN_IDS = ()",
 		"CHANGE MASTER TO IGNORE_DOMAIN_IDS = ()",
+		"CHANGE MASTER TO IGNORE_SERVER_IDS = ()",
 	};
 	struct mysql_sql_replica r;
 	char reason[900], named[300];
@@ -1601,6 +1603,8 @@ test_replica_verdict_differs(void **state)
 	assert_string_equal(mysql_sql_replica_filters[0], "Replicate_Do_DB");
 	assert_string_equal(mysql_sql_replica_filters[7],
 	                    "Replicate_Ignore_Domain_Ids");
+	assert_string_equal(mysql_sql_replica_filters[8],
+	                    "Replicate_Ignore_Server_Ids");
 	for (int i = 0; i < MYSQL_SQL_N_FILTERS; i++) {
 		good_replica(&r);
 		snprintf(r.filters[i], sizeof(r.filters[i]), "app.audit_%d", i);
@@ -1626,6 +1630,11 @@ test_replica_verdict_differs(void **state)
 	r.skip_errors[0] = '\0';
 	assert_int_equal(mysql_sql_replica_verdict(&r, reason, sizeof(reason)),
 	                 0);
+
+	good_replica(&r);
+	snprintf(r.exec_mode, sizeof(r.exec_mode), "IDEMPOTENT");
+	refused(&r, "@@slave_exec_mode = IDEMPOTENT",
+	        "SET GLOBAL slave_exec_mode = 'STRICT'", NULL);
 
 	good_replica(&r);
 	r.read_only = 0;
@@ -1657,7 +1666,8 @@ test_replica_verdict_differs(void **state)
 	                       "VARIABLE_NAME = 'SLAVES_RUNNING'"));
 	assert_string_equal(
 		mysql_sql_replica_facts,
-		"SELECT @@server_id, @@read_only, @@slave_skip_errors");
+		"SELECT @@server_id, @@read_only, @@slave_skip_errors, "
+		"@@slave_exec_mode");
 }
 
 /* What a replica is, for promote and abort: one following its primary

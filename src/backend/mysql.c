@@ -4015,9 +4015,9 @@ my_table_sql(struct rs_backend *backend, const char *table, const char *as,
  * (it must take the writes, not replicate them); on the replica SHOW ALL
  * SLAVES STATUS (every replication connection: exactly the default one
  * must be there, without filters), SELECT @@server_id, @@read_only,
- * @@slave_skip_errors, SHOW SLAVE HOSTS (replicas of its own); then
- * mysql_sql_replica_verdict says whether it may be promoted (RS_EUSAGE
- * with the fix when not).  position: @@gtid_binlog_pos on the
+ * @@slave_skip_errors, @@slave_exec_mode, SHOW SLAVE HOSTS (replicas of its
+ * own); then mysql_sql_replica_verdict says whether it may be promoted
+ * (RS_EUSAGE with the fix when not).  position: @@gtid_binlog_pos on the
  * primary.  catch_up: SELECT MASTER_GTID_WAIT(position, slice) on the
  * replica, and when that times out its @@gtid_slave_pos, to say how many
  * transactions it lacks, and SHOW ALL SLAVES STATUS, to fail at once when
@@ -4038,7 +4038,7 @@ enum {
 	                  Slaves_running */
 	MY_RC_STATUS,  /* the replica's SHOW ALL SLAVES STATUS */
 	MY_RC_ID,      /* the replica's server_id, read_only,
-	                  slave_skip_errors */
+	                  slave_skip_errors, slave_exec_mode */
 	MY_RC_HOSTS,   /* the replica's SHOW SLAVE HOSTS */
 };
 
@@ -4121,6 +4121,8 @@ my_rc_step(struct my_engine *e, int status, MYSQL_RES *res)
 		f->read_only = !mysql_sql_off(row[1]);
 		snprintf(f->skip_errors, sizeof(f->skip_errors), "%s",
 		         row[2] != NULL ? row[2] : "OFF");
+		snprintf(f->exec_mode, sizeof(f->exec_mode), "%s",
+		         row[3] != NULL ? row[3] : "STRICT");
 		e->st.stage = MY_RC_HOSTS;
 		snprintf(e->what_buf, sizeof(e->what_buf),
 		         "could not read the replicas of replica %s",

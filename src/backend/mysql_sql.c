@@ -1336,17 +1336,23 @@ const char mysql_sql_source_facts[] =
 	"information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = "
 	"'SLAVES_RUNNING')";
 const char mysql_sql_replica_facts[] =
-	"SELECT @@server_id, @@read_only, @@slave_skip_errors";
+	"SELECT @@server_id, @@read_only, @@slave_skip_errors, "
+	"@@slave_exec_mode";
 const char *const mysql_sql_replica_filters[MYSQL_SQL_N_FILTERS] = {
-	"Replicate_Do_DB",         "Replicate_Ignore_DB",
-	"Replicate_Do_Table",      "Replicate_Ignore_Table",
-	"Replicate_Wild_Do_Table", "Replicate_Wild_Ignore_Table",
-	"Replicate_Do_Domain_Ids", "Replicate_Ignore_Domain_Ids",
+	"Replicate_Do_DB",
+	"Replicate_Ignore_DB",
+	"Replicate_Do_Table",
+	"Replicate_Ignore_Table",
+	"Replicate_Wild_Do_Table",
+	"Replicate_Wild_Ignore_Table",
+	"Replicate_Do_Domain_Ids",
+	"Replicate_Ignore_Domain_Ids",
+	"Replicate_Ignore_Server_Ids",
 };
 /* How each of mysql_sql_replica_filters is cleared, with the
  * replication threads stopped: the first six are dynamic variables (that
- * stay in the option file, if set there); the domain ids belong to the
- * connection. */
+ * stay in the option file, if set there); the domain and server ids
+ * belong to the connection. */
 static const char *const my_filter_fixes[MYSQL_SQL_N_FILTERS] = {
 	"SET GLOBAL replicate_do_db = ''",
 	"SET GLOBAL replicate_ignore_db = ''",
@@ -1356,6 +1362,7 @@ static const char *const my_filter_fixes[MYSQL_SQL_N_FILTERS] = {
 	"SET GLOBAL replicate_wild_ignore_table = ''",
 	"CHANGE MASTER TO DO_DOMAIN_IDS = ()",
 	"CHANGE MASTER TO IGNORE_DOMAIN_IDS = ()",
+	"CHANGE MASTER TO IGNORE_SERVER_IDS = ()",
 };
 const char mysql_sql_slave_hosts[] = "SHOW SLAVE HOSTS";
 const char mysql_sql_position[] = "SELECT @@gtid_binlog_pos";
@@ -1624,6 +1631,18 @@ mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
 		         "it again from %s if it skipped anything, or use "
 		         "another replica",
 		         rep, r->skip_errors, r->primary, r->primary);
+		return 1;
+	}
+	if (strcasecmp(r->exec_mode, "IDEMPOTENT") == 0) {
+		snprintf(why, size,
+		         "%s goes on past row events that find a row missing "
+		         "or already there (@@slave_exec_mode = IDEMPOTENT), "
+		         "and its GTID position moves past them, so its rows "
+		         "may differ from %s's unseen: SET GLOBAL "
+		         "slave_exec_mode = 'STRICT' on it (and in its option "
+		         "file if set there), make it again from %s if it "
+		         "went past anything, or use another replica",
+		         rep, r->primary, r->primary);
 		return 1;
 	}
 	if (!r->read_only) {

@@ -416,8 +416,8 @@ int mysql_sql_read_keys(struct mysql_sql_stmts *stmts,
  * (Slaves_running: it is a replica itself). */
 extern const char mysql_sql_primary_facts[];
 /* On the replica: every replication connection it has (one row each),
- * its server_id, read_only and slave_skip_errors, and the replicas of its
- * own. */
+ * its server_id, read_only, slave_skip_errors and slave_exec_mode, and
+ * the replicas of its own. */
 extern const char mysql_sql_slaves_status[];
 /* A split source's facts, needing no privilege: @@read_only and how many
  * replication SQL threads run (Slaves_running; MariaDB only). */
@@ -426,7 +426,7 @@ extern const char mysql_sql_replica_facts[];
 extern const char mysql_sql_slave_hosts[];
 /* The columns of SHOW ALL SLAVES STATUS that filter what a replica
  * applies: set, it leaves some of its primary's events out. */
-#define MYSQL_SQL_N_FILTERS 8
+#define MYSQL_SQL_N_FILTERS 9
 extern const char *const mysql_sql_replica_filters[MYSQL_SQL_N_FILTERS];
 /* The primary's position; the replica's after a wait that timed out. */
 extern const char mysql_sql_position[];
@@ -487,6 +487,7 @@ struct mysql_sql_replica {
 	long long replica_id;  /* the replica's @@server_id */
 	int read_only;         /* the replica's @@read_only is on */
 	char skip_errors[256]; /* its @@slave_skip_errors, "OFF" for none */
+	char exec_mode[16];    /* its @@slave_exec_mode: STRICT, IDEMPOTENT */
 	/* The replica's SHOW SLAVE HOSTS: how many, and the first. */
 	int n_replicas;
 	char first_replica[300]; /* "server_id 3 at host:port" */
@@ -494,10 +495,11 @@ struct mysql_sql_replica {
 
 /* Whether R describes a primary that is one (writable, not a replica
  * itself) and a replica that streams from exactly it by GTID, applies all
- * of it (no filter, no skipped errors, read-only so that nothing else
- * writes there: GTIDs advance past what a replica leaves out, so catch-up
- * cannot see it), is no more than max_lag_ms behind, and can be promoted
- * without harm to the primary or to replicas of its own.  Returns 0; or 1
+ * of it (no filter, no skipped errors, no idempotent mode, read-only so
+ * that nothing else writes there: GTIDs advance past what a replica
+ * leaves out, so catch-up cannot see it), is no more than max_lag_ms
+ * behind, and can be promoted without harm to the primary or to replicas
+ * of its own.  Returns 0; or 1
  * with WHY (SIZE bytes) saying, naming both shards, what is wrong and how
  * to fix it. */
 int mysql_sql_replica_verdict(const struct mysql_sql_replica *r, char *why,
