@@ -420,6 +420,36 @@ test_durable_writes_are_counted(void **state)
 	journal_close(journal, "done");
 }
 
+/* journal_sync_wal: a journal of journal_open has its WAL file open; a
+ * lazy write is in that file (the sync has something to make durable),
+ * the sync succeeds and counts as a durable write; a read-only journal
+ * has none and says so. */
+static void
+test_sync_wal(void **state)
+{
+	struct rs_journal *journal = open_ok(), *reader = NULL;
+	struct rs_err err = {0};
+	char wal[160];
+	struct stat before, after;
+	int64_t n;
+
+	(void)state;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_true(journal_can_sync_wal(journal));
+	assert_int_equal(stat(wal, &before), 0);
+	n = journal_durable_writes(journal);
+	assert_int_equal(journal_fact_set_lazy(journal, "epoch", "5", &err), 0);
+	assert_int_equal(stat(wal, &after), 0);
+	assert_true(after.st_size > before.st_size);
+	assert_int_equal(journal_sync_wal(journal, &err), 0);
+	assert_int_equal(journal_durable_writes(journal), n + 1);
+	assert_int_equal(journal_open_readonly(path, &reader, &err), 0);
+	assert_false(journal_can_sync_wal(reader));
+	assert_int_equal(journal_sync_wal(reader, &err), RS_EUSAGE);
+	journal_close(reader, NULL);
+	journal_close(journal, "done");
+}
+
 static void
 test_second_open_in_same_process_is_busy(void **state)
 {
@@ -1124,6 +1154,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_facts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_writes_every_time,
 	                                        setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_wal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_durable_writes_are_counted,
 	                                        setup, teardown),
 		cmocka_unit_test_setup_teardown(

@@ -4,20 +4,25 @@
  * without holding up the others, so they end in the order of their waits,
  * not of their numbers; one stream runs them in order; at most `parallel`
  * run at once; the first failure is the step's and stops the streams that
- * reach a checkpoint; a group started inside a stream runs inline.
+ * reach a checkpoint; a group started inside a stream runs inline; a
+ * journal sync asked for by a stream runs on a worker thread while the
+ * stream works, and the streams that ask while one runs share the next.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/fiber.h"
 #include "engine/await.h"
 #include "engine/streams.h"
+#include "journal/journal.h"
 
 struct log {
 	int order[16]; /* task numbers, as they ended */
@@ -191,6 +196,79 @@ test_nested_runs_inline(void **state)
 	run_end(&run);
 }
 
+/* sync_task: a lazy journal write, then the sync asked for; the stream
+ * works (waits of its own, up to 2 s) until the sync is done without
+ * waiting for it: it was on a worker thread, not held back for the
+ * wait; then the wait returns at once. */
+struct sync_log {
+	int asked, ok, done_before_wait;
+	int64_t writes_before;
+};
+
+static int
+sync_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
+{
+	struct sync_log *log = arg;
+	char name[16];
+	int ticket, rc;
+
+	snprintf(name, sizeof(name), "t%d", i);
+	rc = journal_fact_set_lazy(run->journal, name, "1", err);
+	if (rc != 0)
+		return rc;
+	ticket = streams_sync_journal_begin(run);
+	log->asked += ticket > 0;
+	for (int k = 0; k < 400 && run->journal_synced < ticket; k++)
+		await_sleep(&run->loop, 5);
+	log->done_before_wait += run->journal_synced >= ticket;
+	rc = streams_sync_journal_wait(run, ticket, err);
+	log->ok += rc == 0;
+	return rc;
+}
+
+static void
+test_journal_sync_while_working(void **state)
+{
+	char dir[] = "/tmp/reshard-test-streams-XXXXXX", path[64], file[96];
+	struct rs_run run;
+	struct rs_plan plan;
+	struct sync_log log = {0};
+	struct rs_streams_spec spec = {
+		.n = 6, .parallel = 3, .task = sync_task, .arg = &log};
+	struct rs_err err = {0};
+	int64_t writes;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.journal", dir);
+	run_init(&run, &plan);
+	assert_int_equal(journal_open(path, "fp", "plan", &run.journal, &err),
+	                 0);
+	log.writes_before = journal_durable_writes(run.journal);
+	assert_int_equal(streams_run(&run, &spec, &err), 0);
+	assert_int_equal(log.asked, 6);
+	assert_int_equal(log.done_before_wait, 6);
+	assert_int_equal(log.ok, 6);
+	/* Six asks, fewer syncs: those that asked while one ran shared the
+	 * next; and none is left running once the group is over. */
+	writes = journal_durable_writes(run.journal) - log.writes_before;
+	assert_true(writes >= 1 && writes < 6);
+	assert_int_equal(run.journal_syncing, 0);
+	assert_int_equal(run.journal_synced, run.journal_wanted);
+	/* Outside a stream the ticket is 0 and the wait syncs at once. */
+	assert_int_equal(streams_sync_journal_begin(&run), 0);
+	assert_int_equal(streams_sync_journal_wait(&run, 0, &err), 0);
+	journal_close(run.journal, "done");
+	run_end(&run);
+	snprintf(file, sizeof(file), "%s/s.journal", dir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/s.journal-wal", dir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/s.journal-shm", dir);
+	unlink(file);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -199,6 +277,7 @@ main(void)
 		cmocka_unit_test(test_parallel_bound),
 		cmocka_unit_test(test_first_failure_stops_the_rest),
 		cmocka_unit_test(test_nested_runs_inline),
+		cmocka_unit_test(test_journal_sync_while_working),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

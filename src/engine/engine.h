@@ -142,7 +142,8 @@ struct rs_run {
 	uint64_t lag_ok_at[RS_PLAN_MAX_SHARDS];
 	int journal_wanted;  /* journal syncs asked for by streams … */
 	int journal_synced;  /* … and made (streams_sync_journal) */
-	int journal_sync_rc; /* the last group sync's outcome */
+	int journal_syncing; /* a sync runs on libuv's thread pool */
+	int journal_sync_rc; /* the first failed sync's, 0 while none */
 	struct rs_err journal_sync_err;
 	/* time() past which engine_checkpoint gives the cutover back
 	 * (RS_EGIVEBACK): the fence's start plus fence_timeout_seconds

@@ -13,6 +13,7 @@
 #include "common/fiber.h"
 #include "common/progress.h"
 #include "engine/await.h"
+#include "journal/journal.h"
 
 struct stream;
 
@@ -237,15 +238,8 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 	while (!streams_all_done(streams, n)) {
 		if (streams_turn(streams, n) > 0)
 			continue;
-		/* Every stream waits; those waiting for the journal share
-		 * one fsync. */
-		if (run->journal_wanted > run->journal_synced) {
-			run->journal_sync_rc = journal_sync(
-				run->journal, &run->journal_sync_err);
-			run->journal_synced = run->journal_wanted;
-			continue;
-		}
-		/* Every stream waits: for a callback, which stops the loop. */
+		/* Every stream waits: for a callback, which stops the loop
+		 * (a journal sync's among them). */
 		uv_run(&run->loop, UV_RUN_DEFAULT);
 		if (streams_turn(streams, n) == 0 &&
 		    !uv_loop_alive(&run->loop) &&
@@ -256,6 +250,10 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 			abort();
 		}
 	}
+	/* A sync still on a worker thread (asked for by a chunk that then
+	 * wrote nothing) ends before the group: the loop may close next. */
+	while (run->journal_syncing)
+		uv_run(&run->loop, UV_RUN_ONCE);
 	run->streams = outer;
 	for (int i = 0; i < n; i++) {
 		fiber_free(streams[i].fiber);
@@ -293,18 +291,105 @@ streams_connection(struct rs_run *run, int shard, int reader, int *mine,
 	return rc;
 }
 
-int
-streams_sync_journal(struct rs_run *run, struct rs_err *err)
-{
+/* One journal_sync_wal on libuv's thread pool, covering every sync asked
+ * for up to GENERATION. */
+struct journal_sync_job {
+	uv_work_t req;
+	struct rs_run *run;
 	int generation;
+	int rc;
+	struct rs_err err;
+};
 
-	if (stream_current(run) == NULL)
+static void sync_start(struct rs_run *run);
+
+static void
+sync_work(uv_work_t *req)
+{
+	struct journal_sync_job *job = req->data;
+
+	job->rc = journal_sync_wal(job->run->journal, &job->err);
+}
+
+/* On the loop thread: the sync is done.  Its generations are covered, or,
+ * when it failed, every wait from now on fails (a journal that could not
+ * be made durable is trusted no further). */
+static void
+sync_done(uv_work_t *req, int status)
+{
+	struct journal_sync_job *job = req->data;
+	struct rs_run *run = job->run;
+
+	if (status != 0 && job->rc == 0)
+		job->rc = rs_err_set(&job->err, RS_EINTERNAL,
+		                     "journal sync cancelled (%s)",
+		                     uv_strerror(status));
+	if (job->rc != 0 && run->journal_sync_rc == 0) {
+		run->journal_sync_rc = job->rc;
+		run->journal_sync_err = job->err;
+	}
+	if (job->generation > run->journal_synced)
+		run->journal_synced = job->generation;
+	run->journal_syncing = 0;
+	free(job);
+	if (run->journal_wanted > run->journal_synced &&
+	    run->journal_sync_rc == 0)
+		sync_start(run);
+	uv_stop(&run->loop);
+}
+
+/* Start a sync covering every generation asked for so far.  When it
+ * cannot be queued, it is made here, on the loop thread. */
+static void
+sync_start(struct rs_run *run)
+{
+	struct journal_sync_job *job = calloc(1, sizeof(*job));
+	int rc;
+
+	if (job != NULL) {
+		job->req.data = job;
+		job->run = run;
+		job->generation = run->journal_wanted;
+		if (uv_queue_work(&run->loop, &job->req, sync_work,
+		                  sync_done) == 0) {
+			run->journal_syncing = 1;
+			return;
+		}
+		free(job);
+	}
+	rc = journal_sync(run->journal, &run->journal_sync_err);
+	if (rc != 0 && run->journal_sync_rc == 0)
+		run->journal_sync_rc = rc;
+	run->journal_synced = run->journal_wanted;
+}
+
+int
+streams_sync_journal_begin(struct rs_run *run)
+{
+	if (stream_current(run) == NULL || !journal_can_sync_wal(run->journal))
+		return 0;
+	++run->journal_wanted;
+	if (!run->journal_syncing)
+		sync_start(run);
+	return run->journal_wanted;
+}
+
+int
+streams_sync_journal_wait(struct rs_run *run, int ticket, struct rs_err *err)
+{
+	if (ticket <= 0)
 		return journal_sync(run->journal, err);
-	generation = ++run->journal_wanted;
-	fiber_wait(&run->journal_synced, generation);
+	fiber_wait(&run->journal_synced, ticket);
 	if (run->journal_sync_rc != 0)
 		*err = run->journal_sync_err;
 	return run->journal_sync_rc;
+}
+
+int
+streams_sync_journal(struct rs_run *run, struct rs_err *err)
+{
+	return streams_sync_journal_wait(run, streams_sync_journal_begin(run),
+	                                 err);
 }
 
 int

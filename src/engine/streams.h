@@ -72,10 +72,20 @@ void streams_close_idle(struct rs_run *run, int shard);
 /* Whether the running stream should stop: its group has failed. */
 int streams_failed(const struct rs_run *run);
 
-/* Make the run's journal writes so far durable before a side effect
- * (journal_sync).  In a stream it waits for the scheduler, which makes one
- * sync for every stream that asked in the same turn of the loop.  Returns
- * 0 or the journal's error. */
+/* Make the run's journal writes so far durable before a side effect.
+ * streams_sync_journal_begin asks for it and returns at once with a
+ * ticket; streams_sync_journal_wait(TICKET) returns once every write made
+ * before the ask is durable (0), or the journal's error.  Between the two
+ * the caller may work, but must not start the side effect.  In a stream
+ * the sync is an fdatasync of the journal's WAL file on libuv's thread
+ * pool (journal_sync_wal), shared by every stream that asks while one is
+ * running and the next one after it; a failed sync fails every later wait.
+ * Outside a stream (or without a WAL file) the ticket is 0 and the wait
+ * is a journal_sync on this thread.  streams_sync_journal is the two in
+ * a row. */
+int streams_sync_journal_begin(struct rs_run *run);
+int streams_sync_journal_wait(struct rs_run *run, int ticket,
+                              struct rs_err *err);
 int streams_sync_journal(struct rs_run *run, struct rs_err *err);
 
 /* Spend ROWS of options.max_rows_per_second, the one budget every stream

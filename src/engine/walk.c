@@ -556,12 +556,23 @@ int
 walk_settle(struct rs_walk *walk, struct rs_err *err)
 {
 	struct walk_pending *p = walk->pending;
-	int rc;
+	int rc = 0;
 
+	if (walk->intent_pending) {
+		walk->intent_pending = 0;
+		rc = streams_sync_journal_wait(walk->run, walk->intent_ticket,
+		                               err);
+	}
 	if (p == NULL)
-		return 0;
+		return rc;
 	walk->pending = NULL;
-	rc = p->tail.finish(p->tail.ctx, err);
+	if (rc == 0) {
+		rc = p->tail.finish(p->tail.ctx, err);
+	} else {
+		struct rs_err ignored;
+
+		p->tail.finish(p->tail.ctx, &ignored);
+	}
 	p->tail.release(p->tail.ctx);
 	if (rc == 0 && p->has_rec)
 		rc = walk_chunk_done(walk, &p->rec, err);
@@ -722,9 +733,15 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		rec.lazy = 1;
 		rc = journal_chunk_begin(run->journal, &rec, err);
 		/* The intent on disk before the side effect, in one fsync
-		 * with the other streams' (streams_sync_journal). */
-		if (rc == 0 && !walk->no_effect)
+		 * with the other streams' (streams_sync_journal); with
+		 * intent_async, waited for by walk_settle before the
+		 * chunk function's first write. */
+		if (rc == 0 && !walk->no_effect && walk->intent_async) {
+			walk->intent_ticket = streams_sync_journal_begin(run);
+			walk->intent_pending = 1;
+		} else if (rc == 0 && !walk->no_effect) {
 			rc = streams_sync_journal(run, err);
+		}
 		walk->number = number;
 		if (rc == 0)
 			rc = fn(walk, &rows, req.after,

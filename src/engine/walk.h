@@ -5,12 +5,13 @@
  * in key order (with fill_affected, chunks of up to WALK_GROWTH_MAX times
  * that, sized from the chunk before so that each affects about batch_rows
  * rows).  For each chunk it records the intent in the journal
- * (chunk STARTED, with its key range), calls the step's chunk function
- * (which does the side effect: compare, delete …), then records the result
- * (chunk DONE, rows, checksum, rows affected).  Run again after a crash, it
- * resumes after the last chunk the journal records as done for (step,
- * shard, table): finished chunks are never repeated, a chunk that was
- * cut short is done again (chunk functions are idempotent).
+ * (chunk STARTED, with its key range), durable before the step's chunk
+ * function is called (or, with intent_async, before its first write),
+ * calls that function (which does the side effect: compare, delete …),
+ * then records the result (chunk DONE, rows, checksum, rows affected).  Run
+ * again after a crash, it resumes after the last chunk the journal records as
+ * done for (step, shard, table): finished chunks are never repeated, a chunk
+ * that was cut short is done again (chunk functions are idempotent).
  *
  * Write-behind: a chunk function may leave its chunk's last write in
  * flight (walk_defer) and return; the walk then goes on to the next chunk,
@@ -21,6 +22,13 @@
  * one at most in flight a walk, and a chunk is never DONE before its
  * write is.  The walk settles what is left before it returns, on every
  * path.
+ *
+ * Intent while working (intent_async, for a chunk function that settles
+ * before its first write, as the copy's does): the fsync that makes the
+ * chunk's STARTED durable runs on a worker thread while the function
+ * hashes and converts, and walk_settle waits for it before anything is
+ * written.  The journal is still on disk before the side effect; the
+ * process only stops waiting for the disk while it has other work.
  */
 #ifndef RS_WALK_H
 #define RS_WALK_H
@@ -46,6 +54,11 @@ struct rs_walk {
 	int all_columns;                /* read every column (else pk + key) */
 	int restart;                    /* ignore earlier chunks: walk it all */
 	int no_effect;      /* the chunk function only reads (journal.h) */
+	int intent_async;   /* the chunk function calls walk_settle before
+	                       its first write: the intent's fsync runs
+	                       while it works (above) */
+	int intent_pending; /* that fsync is not waited for yet … */
+	int intent_ticket;  /* … and its streams_sync_journal_begin ticket */
 	int fill_affected;  /* grow chunks until about batch_rows rows of
 	                       each are affected (WALK_GROWTH_MAX at most;
 	                       purge, which deletes only the rows that
@@ -98,10 +111,12 @@ int walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *rows,
 int walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
                struct rs_err *err);
 
-/* Finish the write left in flight, if any: wait for it, release it, and
- * when it was an earlier chunk's, record that chunk DONE.  Call it before
- * any write on the walk's connections.  Returns 0 or the write's (or the
- * journal's) error. */
+/* Wait for the chunk's intent to be durable (intent_async), then finish
+ * the write left in flight, if any: wait for it, release it, and when it
+ * was an earlier chunk's, record that chunk DONE.  Call it before any
+ * write on the walk's connections.  Returns 0 or the write's (or the
+ * journal's) error; the write in flight is waited for and released
+ * either way. */
 int walk_settle(struct rs_walk *walk, struct rs_err *err);
 
 /* The owner of a row under MAP from its shard key KEY.  A key is hashed

@@ -22,6 +22,7 @@
  * journal_impl.h declares what they share with this file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -325,6 +326,45 @@ journal_durable_writes(const struct rs_journal *journal)
 	return journal != NULL ? journal->durable_writes : 0;
 }
 
+/* Open J's WAL file for journal_sync_wal, now that a write (the run's
+ * row) has made it.  SQLite keeps the file, the same inode, while a
+ * connection is open: a checkpoint writes it again from its start, but
+ * only after copying its frames into the database file and syncing that.
+ * Without it (an odd VFS), journal_sync_wal says so and its callers sync
+ * on their own thread. */
+static void
+journal_open_wal(struct rs_journal *j)
+{
+	const char *wal =
+		sqlite3_filename_wal(sqlite3_db_filename(j->db, "main"));
+
+	if (wal != NULL)
+		j->wal_fd = open(wal, O_RDWR | O_CLOEXEC);
+}
+
+int
+journal_can_sync_wal(const struct rs_journal *journal)
+{
+	return journal != NULL && journal->wal_fd >= 0;
+}
+
+int
+journal_sync_wal(struct rs_journal *journal, struct rs_err *err)
+{
+	if (!journal_can_sync_wal(journal))
+		return rs_err_set(err, RS_EUSAGE,
+		                  "journal: no WAL file to sync (a bug: please "
+		                  "report it)");
+	if (fdatasync(journal->wal_fd) != 0)
+		return rs_err_set(err, RS_EIO,
+		                  "journal %s: could not make it durable "
+		                  "(fdatasync of its WAL file: %s); nothing "
+		                  "more is done without it",
+		                  journal->path, strerror(errno));
+	journal->durable_writes++;
+	return 0;
+}
+
 int
 journal_exec(struct rs_journal *journal, const char *sql, const char *what,
              struct rs_err *err)
@@ -388,6 +428,8 @@ journal_free(struct rs_journal *journal)
 	for (int i = 0; i < JOURNAL_KEPT_MAX; i++)
 		sqlite3_finalize(journal->kept[i]);
 	sqlite3_close(journal->db);
+	if (journal->wal_fd >= 0)
+		close(journal->wal_fd);
 	if (journal->lock_fd >= 0)
 		close(journal->lock_fd);
 	free(journal->path);
@@ -410,6 +452,7 @@ journal_connect(const char *path, int flags, struct rs_journal **journal,
 		return rs_err_set(err, RS_ENOMEM, "out of memory");
 	}
 	j->lock_fd = -1;
+	j->wal_fd = -1;
 	rc = sqlite3_open_v2(path, &j->db, flags, NULL);
 	if (rc != SQLITE_OK) {
 		rc = j->db == NULL
@@ -625,6 +668,7 @@ journal_open_as(const char *path, const char *fingerprint,
 		journal_free(j);
 		return rc;
 	}
+	journal_open_wal(j);
 	*journal = j;
 	return 0;
 }

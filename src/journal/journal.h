@@ -242,6 +242,20 @@ int journal_chunks_forget(struct rs_journal *journal, const char *step,
  * their chunk's start on disk share one (engine/streams.c). */
 int journal_sync(struct rs_journal *journal, struct rs_err *err);
 
+/* journal_sync for another thread: an fdatasync of the journal's WAL
+ * file, which holds every write so far (the lazy ones too) that a
+ * checkpoint has not copied into the database file, and a checkpoint
+ * syncs what it copies.  It touches only that file's descriptor, so it
+ * may run on a worker thread while this one goes on using the journal
+ * (engine/streams.c): every write made before the call is durable when it
+ * returns 0; a write made while it runs may or may not be.  Counts as a
+ * durable write.  journal_can_sync_wal says whether there is such a file
+ * (a journal of journal_open: yes); without it journal_sync_wal returns
+ * RS_EUSAGE and the caller uses journal_sync.  RS_EIO when the sync fails:
+ * nothing that needs it may go on. */
+int journal_can_sync_wal(const struct rs_journal *journal);
+int journal_sync_wal(struct rs_journal *journal, struct rs_err *err);
+
 /* How many durable writes (each an fsync of the journal) this process has
  * made on JOURNAL so far: for the fenced window's account (fence.c), where
  * the writers wait for each.  0 for NULL. */

@@ -44,7 +44,10 @@ struct rs_journal {
 	int64_t run_id; /* this process's row in runs, 0 when read-only */
 	int version;    /* the schema version read (older ones read-only) */
 	int lazy;       /* within journal_finish_lazy's lazy commit */
-	int64_t durable_writes; /* journal_durable_writes */
+	/* journal_durable_writes; atomic: journal_sync_wal counts from a
+	 * worker thread. */
+	_Atomic int64_t durable_writes;
+	int wal_fd; /* the WAL file, for journal_sync_wal; -1: none */
 };
 
 /* The current time in Unix milliseconds. */

@@ -83,6 +83,7 @@ copy_run(struct rs_run *run, struct rs_err *err)
 		.chunk = copy_chunk,
 		.all_columns = 1,
 		.copies = 1,
+		.intent_async = 1, /* movers_send settles before it writes */
 	};
 	int rc = steps_walk_all(run, &spec, err);
 

@@ -502,6 +502,7 @@ walk_one_table(struct rs_run *run, int i, void *arg, struct rs_err *err)
 		.all_columns = spec->all_columns,
 		.restart = spec->restart,
 		.no_effect = spec->no_effect,
+		.intent_async = spec->intent_async,
 		.fill_affected = spec->fill_affected,
 		.open_end = spec->open_end,
 		.arg = spec->arg,

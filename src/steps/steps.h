@@ -117,6 +117,8 @@ struct steps_walk_spec {
 	int all_columns;          /* read every column (else pk + key) */
 	int restart;              /* forget earlier chunks, start over */
 	int no_effect;            /* CHUNK only reads and compares */
+	int intent_async;         /* CHUNK settles before its first write
+	                             (walk.h) */
 	int fill_affected;        /* size chunks by rows affected (walk.h) */
 	int touched_only;         /* skip shards the run leaves alone
 	                             (engine_touches) */
