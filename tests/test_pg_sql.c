@@ -342,6 +342,44 @@ test_generated_not_written(void **state)
 	strbuf_clear(&data);
 }
 
+/* COPY's text format: tab, newline, carriage return and backslash
+ * escaped in any kind, NULL as \N, bytes as \x and their hex, a year
+ * before 1 as BC; a NUL byte refused as in an upsert, naming its row. */
+static void
+test_load_copy_text(void **state)
+{
+	struct rs_column lc[] = {{"id", "bigint", RS_COL_INTEGER, 0},
+	                         {"note", "text", RS_COL_TEXT, 0},
+	                         {"b", "bytea", RS_COL_BYTES, 0},
+	                         {"d", "date", RS_COL_DATE, 0}};
+	int lpk[] = {0};
+	struct rs_table_def t = {"l", lc, 4, lpk, 1, -1, NULL, NULL, 0};
+	struct rs_value v[] = {V("1"),    V("a\tb\nc\rd\\e"),
+	                       V("0a0b"), V("-0043-03-15"),
+	                       V("2"),    VNULL,
+	                       V(""),     V("2026-12-07"),
+	                       V("3"),    {"x\0\\", 3},
+	                       VNULL,     VNULL};
+	struct rs_rows rows = {2, 4, v};
+	struct rs_strbuf data = {0};
+	struct rs_err err;
+	char *sql;
+
+	(void)state;
+	assert_int_equal(pg_sql_load(&t, &rows, &sql, &data, NULL), 0);
+	assert_string_equal(data.text, "1\ta\\tb\\nc\\rd\\\\e\t\\\\x0a0b\t"
+	                               "0044-03-15 BC\n"
+	                               "2\t\\N\t\\\\x\t2026-12-07\n");
+	free(sql);
+	strbuf_clear(&data);
+	rows.n_rows = 3;
+	assert_int_equal(pg_sql_load(&t, &rows, &sql, &data, &err), RS_EQUERY);
+	assert_string_equal(err.sqlstate, "22021");
+	assert_non_null(strstr(err.message, "row 3 of the batch: column note"));
+	assert_null(sql);
+	assert_null(data.text);
+}
+
 /* A NUL byte in any value is refused before anything is built, naming the
  * row, the column and its type, with the server's SQLSTATE. */
 static void
@@ -1104,6 +1142,7 @@ main(void)
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
 		cmocka_unit_test(test_generated_not_written),
+		cmocka_unit_test(test_load_copy_text),
 		cmocka_unit_test(test_upsert_nul),
 		cmocka_unit_test(test_upsert_many),
 		cmocka_unit_test(test_delete),

@@ -258,6 +258,16 @@ pg_buf_bc(struct rs_strbuf *buf, const char *text, size_t len)
 	return 1;
 }
 
+/* Whether every canonical text of KIND is PostgreSQL input as it is
+ * (pg_sql_input would append it unchanged): all but bytes and the kinds
+ * with years before 1. */
+static int
+pg_sql_input_is_canonical(enum rs_col_kind kind)
+{
+	return kind != RS_COL_BYTES && kind != RS_COL_DATE &&
+	       kind != RS_COL_TIMESTAMP && kind != RS_COL_TIMESTAMPTZ;
+}
+
 /* Every canonical text but bytes and years before 1 is PostgreSQL input
  * as it is: t/f, "Infinity" and "NaN", ISO dates and times with or
  * without 'Z', "infinity", uuid, JSON. */
@@ -627,9 +637,17 @@ pg_keys_statement(const struct rs_table_def *t, const struct rs_rows *keys,
 	return 0;
 }
 
+/* The bytes pg_copy_field looks at: 1 those COPY's text format escapes,
+ * 2 NUL, which no PostgreSQL text holds. */
+static const unsigned char pg_copy_special[256] = {
+	['\\'] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, ['\0'] = 2};
+
 /* Append TEXT (LEN bytes) to BUF as one field of COPY's text format:
- * backslash, tab, newline and carriage return escaped. */
-static void
+ * backslash, tab, newline and carriage return escaped.  Returns 1, with
+ * the field cut short, when TEXT holds a NUL byte (the caller fails the
+ * batch: pg_check_value), else 0.  One pass over TEXT, which is copied in
+ * runs between the bytes escaped. */
+static int
 pg_copy_field(struct rs_strbuf *buf, const char *text, size_t len)
 {
 	size_t run = 0;
@@ -637,6 +655,8 @@ pg_copy_field(struct rs_strbuf *buf, const char *text, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		const char *escape;
 
+		if (pg_copy_special[(unsigned char)text[i]] == 0)
+			continue;
 		switch (text[i]) {
 		case '\\':
 			escape = "\\\\";
@@ -651,13 +671,14 @@ pg_copy_field(struct rs_strbuf *buf, const char *text, size_t len)
 			escape = "\\r";
 			break;
 		default:
-			continue;
+			return 1;
 		}
 		strbuf_add(buf, text + run, i - run);
-		strbuf_str(buf, escape);
+		strbuf_add(buf, escape, 2);
 		run = i + 1;
 	}
 	strbuf_add(buf, text + run, len - run);
+	return 0;
 }
 
 int
@@ -679,18 +700,25 @@ pg_sql_load(const struct rs_table_def *t, const struct rs_rows *rows,
 
 			if (t->columns[c].generated)
 				continue; /* the server computes it */
-			rc = pg_check_value(t, c, r, v, err);
 			if (n++ > 0)
 				strbuf_add(data, "\t", 1);
 			if (v->text == NULL) {
-				strbuf_str(data, "\\N");
+				strbuf_add(data, "\\N", 2);
+				continue;
+			}
+			/* Most kinds' canonical text is PostgreSQL's input
+			 * as it is: no copy on the way. */
+			if (pg_sql_input_is_canonical(t->columns[c].kind)) {
+				if (pg_copy_field(data, v->text, v->len))
+					rc = pg_check_value(t, c, r, v, err);
 				continue;
 			}
 			input.len = 0;
 			pg_sql_input(&input, t->columns[c].kind, v->text,
 			             v->len);
-			if (!input.failed)
-				pg_copy_field(data, input.text, input.len);
+			if (!input.failed &&
+			    pg_copy_field(data, input.text, input.len))
+				rc = pg_check_value(t, c, r, v, err);
 		}
 		strbuf_add(data, "\n", 1);
 	}
