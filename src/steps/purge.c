@@ -248,6 +248,10 @@ purge_chunk(struct rs_walk *walk, const struct rs_rowbuf *rows,
 		                          &range, err);
 	if (rc == 0)
 		rc = purge_keys(walk, rows, owners, range.keep, &keys, err);
+	/* The chunk's intent on disk before the delete (intent_async: its
+	 * fsync ran while the owners confirmed). */
+	if (rc == 0 && keys.n_rows > 0)
+		rc = walk_settle(walk, err);
 	if (rc == 0 && keys.n_rows > 0)
 		rc = steps_wait_downstream(run, walk->backend, walk->shard,
 		                           "purge", err);
@@ -335,6 +339,7 @@ purge_run(struct rs_run *run, struct rs_err *err)
 		.map = run->plan->to,
 		.chunk = purge_chunk,
 		.fill_affected = 1,
+		.intent_async = 1, /* purge_chunk settles before it deletes */
 		.touched_only = 1, /* the others keep every row */
 		/* A doubling's replicas hold a full copy until purged. */
 		.copies = run->strategy->copies_before_purge,
