@@ -193,22 +193,73 @@ marker_routing_run(const char *path, char *run_id, size_t run_size, char *plan,
 	config_destroy(&cfg);
 }
 
-/* Refuse because shard SHARD says this very run is past publish while its
- * journal has not begun publish: the journal lost its latest writes. */
-static int
-marker_refuse_behind(struct rs_run *run, int shard, const struct rs_marker *m,
-                     struct rs_err *err)
+void
+marker_verdict_start(const struct rs_plan *plan, const char *run_id,
+                     int published, struct marker_verdict *v)
 {
-	return rs_err_set(
-		err, RS_EUSAGE,
-		"shard %s says run %s is %s at epoch %lld, but journal %s has "
-		"not begun publish: the journal lost its latest writes (a "
-		"-wal file removed, an older copy restored?).  Going on from "
-		"it would repeat steps over live data, and abort would undo "
-		"live shards, so nothing was done; restore the complete "
-		"journal and `reshard run` resumes",
-		run->plan->shards[shard].name, m->run_id, m->state,
-		(long long)m->epoch, run->plan->journal);
+	memset(v, 0, sizeof(*v));
+	v->run_id = run_id;
+	v->published = published;
+	v->behind_shard = -1;
+	marker_routing_run(plan->publish_file, v->routed_run,
+	                   sizeof(v->routed_run), v->routed_plan,
+	                   sizeof(v->routed_plan), &v->epoch);
+}
+
+void
+marker_verdict_note(const struct rs_plan *plan, struct marker_verdict *v,
+                    int shard, const struct rs_marker *m)
+{
+	/* Done; or its marker replaced by this run's (a shard keeps one a
+	 * plan name, and this run is a later one of the same name): this
+	 * run marked a shard only after the guard had passed, when the
+	 * routed run was done.  Another run's marker proves nothing: it may
+	 * be older than the routed run. */
+	if (strcmp(m->run_id, v->routed_run) == 0
+	            ? strcmp(m->state, "done") == 0
+	            : strcmp(m->run_id, v->run_id) == 0)
+		v->routed_done = 1;
+	if (strcmp(m->run_id, v->routed_run) == 0 &&
+	    strcmp(m->plan, plan->name) == 0 && strcmp(m->state, "done") == 0)
+		v->replaced = 1;
+	if (v->behind_shard < 0 && strcmp(m->run_id, v->run_id) == 0 &&
+	    marker_past_publish(m) && !v->published) {
+		v->behind_shard = shard;
+		v->behind = *m;
+	}
+}
+
+int
+marker_verdict_refusal(const struct rs_plan *plan,
+                       const struct marker_verdict *v, struct rs_err *err)
+{
+	if (v->behind_shard >= 0)
+		return rs_err_set(
+			err, RS_EUSAGE,
+			"shard %s says run %s is %s at epoch %lld, but journal "
+			"%s has not begun publish: the journal lost its latest "
+			"writes (a -wal file removed, an older copy "
+			"restored?).  Going on from it would repeat steps over "
+			"live data, and abort would undo live shards, so "
+			"nothing was done; restore the complete journal and "
+			"`reshard run` resumes",
+			plan->shards[v->behind_shard].name, v->behind.run_id,
+			v->behind.state, (long long)v->behind.epoch,
+			plan->journal);
+	if (v->routed_run[0] != '\0' && strcmp(v->routed_run, v->run_id) != 0 &&
+	    !v->routed_done)
+		return rs_err_set(
+			err, RS_EUSAGE,
+			"routing file %s holds epoch %lld, published by run %s "
+			"of plan \"%s\", and no shard says that run is done, "
+			"but journal %s is not that run's: its journal was "
+			"lost, moved or replaced.  Its routing is live, so "
+			"the run can only go forward with its journal; "
+			"restore it and `reshard run` resumes.  Nothing was "
+			"done",
+			plan->publish_file, v->epoch, v->routed_run,
+			v->routed_plan, plan->journal);
+	return 0;
 }
 
 int
@@ -243,65 +294,34 @@ int
 marker_guard(struct rs_run *run, int published, struct rs_err *err)
 {
 	const struct rs_plan *plan = run->plan;
-	char routed_run[40], routed_plan[128];
-	long long epoch;
-	int routed_done = 0, replaced = 0, rc = 0;
+	struct marker_verdict v;
+	int rc = 0;
 
-	marker_routing_run(plan->publish_file, routed_run, sizeof(routed_run),
-	                   routed_plan, sizeof(routed_plan), &epoch);
+	marker_verdict_start(plan, run->run_id, published, &v);
 	for (int s = 0; s < plan->n_shards && rc == 0; s++) {
 		struct rs_marker *markers;
 		int n;
 
 		rc = marker_read(run, s, &markers, &n, err);
 		for (int i = 0; rc == 0 && i < n; i++) {
-			/* Done; or its marker replaced by this run's (a
-			 * shard keeps one a plan name, and this run is a later
-			 * one of the same name): this run marked a shard only
-			 * after this guard had passed, when the routed run
-			 * was done.  Another run's marker proves nothing: it
-			 * may be older than the routed run. */
-			if (strcmp(markers[i].run_id, routed_run) == 0
-			            ? strcmp(markers[i].state, "done") == 0
-			            : strcmp(markers[i].run_id, run->run_id) ==
-			                      0)
-				routed_done = 1;
-			if (strcmp(markers[i].run_id, routed_run) == 0 &&
-			    strcmp(markers[i].plan, plan->name) == 0 &&
-			    strcmp(markers[i].state, "done") == 0)
-				replaced = 1;
+			marker_verdict_note(plan, &v, s, &markers[i]);
 			if (strcmp(markers[i].run_id, run->run_id) != 0 &&
 			    !marker_ended(markers[i].state))
 				rc = marker_refuse(run, s, &markers[i], err);
-			else if (strcmp(markers[i].run_id, run->run_id) == 0 &&
-			         marker_past_publish(&markers[i]) && !published)
-				rc = marker_refuse_behind(run, s, &markers[i],
-				                          err);
 		}
 		free(markers);
 	}
-	if (rc == 0 && routed_run[0] != '\0' &&
-	    strcmp(routed_run, run->run_id) != 0 && !routed_done)
-		rc = rs_err_set(
-			err, RS_EUSAGE,
-			"routing file %s holds epoch %lld, published by run %s "
-			"of plan \"%s\", and no shard says that run is done, "
-			"but journal %s is not that run's: its journal was "
-			"lost, moved or replaced.  Its routing is live, so "
-			"the run can only go forward with its journal; "
-			"restore it and `reshard run` resumes.  Nothing was "
-			"done",
-			plan->publish_file, epoch, routed_run, routed_plan,
-			plan->journal);
-	if (rc == 0 && replaced && strcmp(routed_run, run->run_id) != 0 &&
+	if (rc == 0)
+		rc = marker_verdict_refusal(plan, &v, err);
+	if (rc == 0 && v.replaced && strcmp(v.routed_run, run->run_id) != 0 &&
 	    run->replaced_run[0] == '\0') {
 		char fact[64];
 
-		snprintf(fact, sizeof(fact), "%s %lld", routed_run, epoch);
+		snprintf(fact, sizeof(fact), "%s %lld", v.routed_run, v.epoch);
 		rc = journal_fact_set(run->journal, "replaced_run", fact, err);
 		snprintf(run->replaced_run, sizeof(run->replaced_run), "%s",
-		         routed_run);
-		run->replaced_epoch = epoch;
+		         v.routed_run);
+		run->replaced_epoch = v.epoch;
 	}
 	return rc;
 }

@@ -64,6 +64,31 @@ int marker_past_publish(const struct rs_marker *m);
  * shard, and be refused as one whose journal was lost. */
 int marker_guard(struct rs_run *run, int published, struct rs_err *err);
 
+/* marker_guard's findings apart from other runs' markers, gathered one
+ * marker at a time so that status can say what `run` would refuse
+ * without writing anything: start with the journal's RUN_ID and whether
+ * it has begun publish (PUBLISHED), note every marker read (of every run)
+ * on every shard, then ask for the refusal: 0, or RS_EUSAGE with the
+ * message `run` gives (a shard past publish while the journal is not;
+ * the routing file published by another run no shard says is done). */
+struct marker_verdict {
+	const char *run_id; /* borrowed */
+	int published;
+	char routed_run[40], routed_plan[128]; /* the routing file's, "" */
+	long long epoch;                       /* … and its epoch */
+	int routed_done;  /* a marker proves the routed run done */
+	int replaced;     /* the routed run's done marker, of this plan */
+	int behind_shard; /* first shard past publish ahead of the journal,
+	                     -1 */
+	struct rs_marker behind;
+};
+void marker_verdict_start(const struct rs_plan *plan, const char *run_id,
+                          int published, struct marker_verdict *v);
+void marker_verdict_note(const struct rs_plan *plan, struct marker_verdict *v,
+                         int shard, const struct rs_marker *m);
+int marker_verdict_refusal(const struct rs_plan *plan,
+                           const struct marker_verdict *v, struct rs_err *err);
+
 /* Without a journal: RUN, a run of this plan that its markers say has not
  * ended nor published, passed marker_guard when it began, so the run the
  * routing file names, when one of this plan, was done then: set

@@ -114,6 +114,10 @@ struct status {
 	int unread[RS_PLAN_MAX_SHARDS]; /* shards whose markers could not be
 	                                   read */
 	int n_unread;
+	/* marker_guard's refusal by the markers and the routing file (a
+	 * journal behind the shards, or not the routed run's): RS_EUSAGE
+	 * with `run`'s message; 0 when none (or a marker was unread). */
+	struct rs_err markers_refusal;
 };
 
 /* MS as "2026-12-04 15:05:18" (UTC) into BUF, "-" for none. */
@@ -143,11 +147,15 @@ status_json_time(int64_t ms)
 /* Read the markers of every shard of the plan that exists (a shard in
  * DOWN could not be reached: its markers are unread), keeping in
  * ST->others those of runs that have not ended and are not the journal's
- * run, as marker_guard would find them.  Returns 0 or RS_ENOMEM. */
+ * run, and in ST->markers_refusal what else marker_guard would refuse
+ * (PUBLISHED: the journal has begun publish).  Returns 0 or RS_ENOMEM. */
 static int
 status_markers(struct status *st, struct rs_run *run, const int *down,
-               struct rs_err *err)
+               int published, struct rs_err *err)
 {
+	struct marker_verdict v;
+
+	marker_verdict_start(st->plan, st->run_id, published, &v);
 	for (int s = 0; s < st->plan->n_shards; s++) {
 		struct rs_err shard_err = {0};
 		struct rs_marker *markers = NULL;
@@ -162,6 +170,7 @@ status_markers(struct status *st, struct rs_run *run, const int *down,
 		for (int i = 0; i < n; i++) {
 			struct status_other *grown;
 
+			marker_verdict_note(st->plan, &v, s, &markers[i]);
 			if (marker_ended(markers[i].state) ||
 			    strcmp(markers[i].run_id, st->run_id) == 0)
 				continue;
@@ -179,6 +188,10 @@ status_markers(struct status *st, struct rs_run *run, const int *down,
 		}
 		free(markers);
 	}
+	/* With a shard unread, nothing is proven either way (the unread
+	 * shards are listed). */
+	if (st->n_unread == 0)
+		marker_verdict_refusal(st->plan, &v, &st->markers_refusal);
 	return 0;
 }
 
@@ -198,7 +211,7 @@ status_ask_shards(struct status *st, const struct rs_strategy_def *strategy,
 	int primary[2 * RS_PLAN_MAX_SHARDS]; /* whose fence each one has */
 	int down[RS_PLAN_MAX_SHARDS] = {0};  /* could not be reached */
 	struct rs_err loop_err = {0};
-	int n, n_from, unknown = 0, rc;
+	int n, n_from, unknown = 0, published = 0, rc;
 
 	st->fenced = 0;
 	st->fences =
@@ -285,7 +298,10 @@ status_ask_shards(struct status *st, const struct rs_strategy_def *strategy,
 		st->n_fences++;
 		st->fenced = 1;
 	}
-	rc = status_markers(st, &run, down, err);
+	for (int i = 0; i < strategy->n_steps && i < st->n_steps; i++)
+		published |= strategy->steps[i]->no_return &&
+		             st->steps[i].state != RS_STEP_PENDING;
+	rc = status_markers(st, &run, down, published, err);
 	engine_shards_close(&run);
 	if (await_loop_close(&run.loop, &loop_err) != 0)
 		fprintf(stderr, "reshard: %s\n", loop_err.message);
@@ -405,6 +421,14 @@ status_refusal_text(FILE *out, const struct status *st)
 		        path, path);
 		return;
 	}
+	if (st->n_others == 0) {
+		fprintf(out,
+		        "; but the shards or the routing file are ahead of "
+		        "this journal, so `reshard run %s` refuses (markers: "
+		        "below)",
+		        path);
+		return;
+	}
 	m = &st->others[0].marker;
 	ours = strcmp(m->plan, st->plan->name) == 0;
 	fprintf(out,
@@ -428,7 +452,8 @@ status_state_text(FILE *out, const struct status *st)
 	const char *before = st->at > 0 ? st->steps[st->at - 1].name : NULL;
 	int in_step =
 		step != NULL && st->steps[st->at].state != RS_STEP_PENDING;
-	int refused = st->plan_change.code != 0 || st->n_others > 0;
+	int refused = st->plan_change.code != 0 || st->n_others > 0 ||
+	              st->markers_refusal.code != 0;
 	char when[32];
 
 	fprintf(out, "state:   %s", status_words[st->state]);
@@ -841,6 +866,10 @@ status_print_json(FILE *out, const struct status *st, struct rs_err *err)
 	                                  ? json_string(st->plan_change.message)
 	                                  : json_null());
 	STATUS_SET("other_runs", status_others_json(st));
+	STATUS_SET("markers_refusal",
+	           st->markers_refusal.code != 0
+	                   ? json_string(st->markers_refusal.message)
+	                   : json_null());
 	STATUS_SET("unread_marker_shards",
 	           status_shards_json(st, st->unread, st->n_unread));
 	for (int i = 0; !failed && i < st->n_steps; i++)
@@ -1035,6 +1064,9 @@ status_print_text(FILE *out, const struct status *st)
 		        "%s\n",
 		        st->plan_change.message);
 	status_others_text(out, st);
+	if (st->markers_refusal.code != 0)
+		fprintf(out, "markers: `reshard run` refuses: %s\n",
+		        st->markers_refusal.message);
 	fprintf(out, "routing: %s%s\n",
 	        st->epoch[0] ? "epoch " : "not published yet",
 	        st->epoch[0] ? st->epoch : "");

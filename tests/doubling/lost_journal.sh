@@ -63,6 +63,16 @@ snapshot before.rows
 run_reshard 2 "behind: run refuses" run plan.cfg --yes
 has err "has not begun publish: the journal lost its latest writes" \
 	"behind: it says the journal is behind the shards"
+"$bin" status plan.cfg >status.out 2>&1
+has status.out "are ahead of this journal, so \`reshard run plan.cfg\` refuses" \
+	"behind: status says run refuses, and why"
+has status.out "markers: \`reshard run\` refuses: shard db0 says run" \
+	"behind: status gives run's refusal"
+status_json
+case "$(jget '$.markers_refusal')" in
+*"has not begun publish"*) ok "behind: status --format json has the refusal" ;;
+*) not_ok "behind: status --format json has the refusal" ;;
+esac
 run_reshard 2 "behind: abort refuses" abort plan.cfg
 has err "whatever journal" "behind: abort goes by the shards, not the journal"
 snapshot after.rows
@@ -78,6 +88,9 @@ for db in db0 db1 db2 db3; do sql "$db.db" "DROP TABLE reshard_marker"; done
 run_reshard 2 "lost-markers: run refuses by the routing file" run plan.cfg --yes
 has err "routing file" "lost-markers: the refusal names the routing file"
 has err "epoch 1" "lost-markers: and its epoch"
+"$bin" status plan.cfg >status.out 2>&1
+has status.out "markers: \`reshard run\` refuses: routing file" \
+	"lost-markers: status gives run's refusal by the routing file"
 # A done marker of another, older run of the plan name on one shard
 # proves nothing about the routing file's run.
 sql db3.db "CREATE TABLE reshard_marker (plan TEXT PRIMARY KEY, run_id TEXT NOT NULL,
