@@ -106,18 +106,18 @@ struct status {
 	int fenced;      /* 1 some fenced, 0 none, -1 a shard did not answer (or
 	                    the plan changed: its tables are not the run's) */
 	char run_id[40]; /* the journal's run (fact run_id), "" */
-	struct rs_err plan_change;   /* RS_EPLAN when the journal was started
-	                                with another plan: the refusal `run`
-	                                gives (journal_check_plan); else 0 */
+	struct rs_err plan_change; /* RS_EPLAN when the journal was started
+	                              with another plan: the refusal `run`
+	                              gives (journal_check_plan); else 0 */
+	/* marker_guard's refusal by the markers and the routing file (a
+	 * journal behind the shards, or not the routed run's): RS_EUSAGE
+	 * with `run`'s message; 0 when none (or a marker was unread). */
+	struct rs_err markers_refusal;
 	struct status_other *others; /* markers of other runs not ended */
 	int n_others;
 	int unread[RS_PLAN_MAX_SHARDS]; /* shards whose markers could not be
 	                                   read */
 	int n_unread;
-	/* marker_guard's refusal by the markers and the routing file (a
-	 * journal behind the shards, or not the routed run's): RS_EUSAGE
-	 * with `run`'s message; 0 when none (or a marker was unread). */
-	struct rs_err markers_refusal;
 };
 
 /* MS as "2026-12-04 15:05:18" (UTC) into BUF, "-" for none. */
