@@ -23,6 +23,7 @@
 #include "engine/await.h"
 #include "engine/streams.h"
 #include "journal/journal.h"
+#include "journal/journal_impl.h"
 
 struct log {
 	int order[16]; /* task numbers, as they ended */
@@ -269,6 +270,51 @@ test_journal_sync_while_working(void **state)
 	rmdir(dir);
 }
 
+/* A failed sync (the WAL descriptor swapped for a pipe, which fdatasync
+ * refuses): every stream that asked, the one whose ask started it and
+ * those that asked while it ran, gets the journal's error, and the group
+ * ends with it; a later ask is answered at once with it. */
+static void
+test_journal_sync_fails(void **state)
+{
+	char dir[] = "/tmp/reshard-test-streams-XXXXXX", path[64], file[96];
+	struct rs_run run;
+	struct rs_plan plan;
+	struct sync_log log = {0};
+	struct rs_streams_spec spec = {
+		.n = 3, .parallel = 3, .task = sync_task, .arg = &log};
+	struct rs_err err = {0};
+	int pipe_fd[2], wal_fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.journal", dir);
+	run_init(&run, &plan);
+	assert_int_equal(journal_open(path, "fp", "plan", &run.journal, &err),
+	                 0);
+	assert_int_equal(pipe(pipe_fd), 0);
+	wal_fd = run.journal->wal_fd;
+	run.journal->wal_fd = pipe_fd[0];
+	assert_int_equal(streams_run(&run, &spec, &err), RS_EIO);
+	assert_non_null(strstr(err.message, "could not make it durable"));
+	assert_int_equal(log.asked, 3);
+	assert_int_equal(log.ok, 0);
+	assert_int_equal(run.journal_syncing, 0);
+	assert_int_equal(run.journal_synced, run.journal_wanted);
+	run.journal->wal_fd = wal_fd;
+	close(pipe_fd[0]);
+	close(pipe_fd[1]);
+	journal_close(run.journal, "done");
+	run_end(&run);
+	snprintf(file, sizeof(file), "%s/s.journal", dir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/s.journal-wal", dir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/s.journal-shm", dir);
+	unlink(file);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -278,6 +324,7 @@ main(void)
 		cmocka_unit_test(test_first_failure_stops_the_rest),
 		cmocka_unit_test(test_nested_runs_inline),
 		cmocka_unit_test(test_journal_sync_while_working),
+		cmocka_unit_test(test_journal_sync_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

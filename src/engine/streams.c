@@ -330,6 +330,10 @@ sync_done(uv_work_t *req, int status)
 	}
 	if (job->generation > run->journal_synced)
 		run->journal_synced = job->generation;
+	/* After a failure no sync is started again: every ticket handed out
+	 * is answered now, with the error. */
+	if (run->journal_sync_rc != 0)
+		run->journal_synced = run->journal_wanted;
 	run->journal_syncing = 0;
 	free(job);
 	if (run->journal_wanted > run->journal_synced &&
@@ -369,7 +373,9 @@ streams_sync_journal_begin(struct rs_run *run)
 	if (stream_current(run) == NULL || !journal_can_sync_wal(run->journal))
 		return 0;
 	++run->journal_wanted;
-	if (!run->journal_syncing)
+	if (run->journal_sync_rc != 0) /* failed: answered at once, so */
+		run->journal_synced = run->journal_wanted;
+	else if (!run->journal_syncing)
 		sync_start(run);
 	return run->journal_wanted;
 }

@@ -355,12 +355,18 @@ journal_sync_wal(struct rs_journal *journal, struct rs_err *err)
 		return rs_err_set(err, RS_EUSAGE,
 		                  "journal: no WAL file to sync (a bug: please "
 		                  "report it)");
-	if (fdatasync(journal->wal_fd) != 0)
+	if (fdatasync(journal->wal_fd) != 0) {
+		char why[128];
+
+		/* Off the loop thread: strerror_r, GNU's (the build sets
+		 * _GNU_SOURCE), which returns the text. */
 		return rs_err_set(err, RS_EIO,
 		                  "journal %s: could not make it durable "
 		                  "(fdatasync of its WAL file: %s); nothing "
 		                  "more is done without it",
-		                  journal->path, strerror(errno));
+		                  journal->path,
+		                  strerror_r(errno, why, sizeof(why)));
+	}
 	journal->durable_writes++;
 	return 0;
 }
