@@ -396,6 +396,10 @@ replay_run(struct rs_run *run, struct rs_err *err)
 	                             err);
 	if (rc == 0)
 		progress_finish(&run->progress);
+	/* The unique indexes of the tables the run made, over rows the
+	 * replay has set right (create.c). */
+	if (rc == 0 && run->step == &step_replay)
+		rc = steps_create_uniques(run, err);
 	return rc;
 }
 

@@ -10,25 +10,38 @@
  *              engine, a definition reshard can make again); says what
  *              will be made and what is left out.  Changes nothing.
  *   capture    steps_create_tables: on each target, after its marker,
- *              the missing tables are made, each with its unique indexes
- *              (other than the primary key).  The journal records each
+ *              the missing tables are made; a table whose movers all come
+ *              from one source table gets its unique indexes (other than
+ *              the primary key) at once.  The journal records each
  *              ("made:SHARD:TABLE", its DROP statement) before its
  *              CREATE, so that a crash in between is resumed (made then)
  *              and abort knows which tables are the run's own; a table
- *              the journal says the run made gets its unique indexes
+ *              the journal says the run made gets those unique indexes
  *              again, in case the crash came before them.
- *   copy       steps_create_indexes: once every chunk is in, the other
- *              secondary indexes of the tables made.  Every index
- *              statement does nothing where its index is there already.
+ *   copy       steps_create_indexes: once every chunk is in, the
+ *              secondary indexes of the tables made but the unique ones.
+ *   catch-up   steps_create_uniques: once the change log is replayed, the
+ *              unique indexes (those made with the table are skipped:
+ *              every index statement does nothing where its index is
+ *              there; a run begun by an older release, which left them
+ *              all for after the copy, gets them here).
  *
- * Why the unique indexes come first: the copy reads its chunks at
- * different moments, so a target can hold a stale copy of a row whose
- * source has since given a unique value up to a row copied later, until
- * catch-up copies it again.  An index built after the copy fails on that
- * pair, and fails again on every resume (the copy's chunks are done, the
- * stale row stays).  With the index there from the start, the copy's
- * write of the later row deletes the stale copy first (movers_make_room),
- * as it does on a target table that had the index before the run.
+ * Why the unique indexes of a one-source table come first: the copy
+ * reads its chunks at different moments, so a target can hold a stale
+ * copy of a row whose source has since given a unique value up to a row
+ * copied later, until catch-up copies it again.  An index built after the
+ * copy fails on that pair, and fails again on every resume (the copy's
+ * chunks are done, the stale row stays).  With the index there from the
+ * start, the copy's write of the later row deletes the stale copy first
+ * (movers_make_room), as it does on a target table that had the index
+ * before the run.  Where rows of several sources meet, a clash may be two
+ * right rows, which nothing may delete; there the index comes once
+ * catch-up has replayed the change log, so that a stale copy is fixed
+ * first, and a build that fails on two right rows names the value; once
+ * they are set right on the sources, `run` resumes catch-up, which copies
+ * the change and builds the index again (with it in place during the
+ * copy, MariaDB's upsert would update the other source's row instead of
+ * failing).
  *   abort      steps_create_undo: after the copied rows are deleted, each
  *              table the run made is dropped, if it is empty (a table
  *              holding rows is kept and named: something else wrote
@@ -111,11 +124,12 @@ create_sql(struct rs_run *run, int shard, int table, const char *physical,
 }
 
 int
-steps_create_check(struct rs_run *run, int shard, int table,
+steps_create_check(struct rs_run *run, int shard, int table, int slot,
                    const char *physical, struct rs_err *err)
 {
 	struct rs_table_sql *sql;
 	int rc = create_sql(run, shard, table, physical, &sql, err);
+	int early, late;
 
 	if (rc == RS_ESCHEMA) {
 		struct rs_err why = *err;
@@ -128,13 +142,15 @@ steps_create_check(struct rs_run *run, int shard, int table,
 	}
 	if (rc != 0)
 		return rc;
+	early = steps_sole_source(run, shard, slot) ? sql->n_uniques : 0;
+	late = sql->n_indexes + sql->n_uniques - early;
 	fprintf(stderr, "  %s: table %s will be made in capture",
 	        run->plan->shards[shard].name, physical);
-	if (sql->n_uniques > 0)
-		fprintf(stderr, " with %d unique index%s", sql->n_uniques,
-		        sql->n_uniques == 1 ? "" : "es");
-	fprintf(stderr, ", and %d secondary index%s after the copy\n",
-	        sql->n_indexes, sql->n_indexes == 1 ? "" : "es");
+	if (early > 0)
+		fprintf(stderr, " with %d unique index%s", early,
+		        early == 1 ? "" : "es");
+	fprintf(stderr, ", and %d secondary index%s after the copy\n", late,
+	        late == 1 ? "" : "es");
 	for (int i = 0; i < sql->n_left_out; i++)
 		fprintf(stderr, "    left out of %s: %s\n", physical,
 		        sql->left_out[i]);
@@ -170,9 +186,8 @@ create_table(struct rs_run *run, int shard, int table, int slot,
 	int made = rc == 0 ? create_made(run, shard, physical, fact,
 	                                 sizeof(fact), err)
 	                   : rc;
-	int exists;
+	int exists, early;
 
-	(void)slot;
 	(void)arg;
 	if (made < 0)
 		return made;
@@ -190,16 +205,17 @@ create_table(struct rs_run *run, int shard, int table, int slot,
 		rc = journal_fact_set(run->journal, fact, sql->drop, err);
 	if (rc == 0 && !exists)
 		rc = await_exec(&run->loop, backend, sql->create, err);
+	/* A table of several sources: its unique indexes after the copy
+	 * (above). */
+	early = steps_sole_source(run, shard, slot) ? sql->n_uniques : 0;
 	if (rc == 0)
-		rc = create_exec_all(run, backend, sql->uniques, sql->n_uniques,
-		                     err);
+		rc = create_exec_all(run, backend, sql->uniques, early, err);
 	/* Described before its unique indexes (preflight, a resumed run):
 	 * the copy's writes must see them. */
 	engine_table_forget(run, shard, physical);
-	if (rc == 0 && !exists && sql->n_uniques > 0)
+	if (rc == 0 && !exists && early > 0)
 		fprintf(stderr, "  %s: table %s made, with %d unique index%s\n",
-		        name, physical, sql->n_uniques,
-		        sql->n_uniques == 1 ? "" : "es");
+		        name, physical, early, early == 1 ? "" : "es");
 	else if (rc == 0 && !exists)
 		fprintf(stderr, "  %s: table %s made\n", name, physical);
 	backend_table_sql_free(sql);
@@ -215,18 +231,18 @@ steps_create_tables(struct rs_run *run, int shard, struct rs_err *err)
 	                        err);
 }
 
-/* The secondary indexes of one table the run made. */
+/* The secondary indexes of one table the run made: with *UNIQUES 0 the
+ * others (after the copy), else the unique ones (after catch-up). */
 static int
 create_index_table(struct rs_run *run, int shard, int table, int slot,
                    const char *physical, void *arg, struct rs_err *err)
 {
+	const int *uniques = arg;
 	struct rs_table_sql *sql;
 	struct rs_backend *backend;
 	char drop[400];
-	int rc;
+	int rc, n;
 
-	(void)slot;
-	(void)arg;
 	rc = create_made(run, shard, physical, drop, sizeof(drop), err);
 	if (rc <= 0)
 		return rc;
@@ -234,12 +250,22 @@ create_index_table(struct rs_run *run, int shard, int table, int slot,
 	if (rc == 0)
 		rc = engine_shard(run, shard, &backend, err);
 	if (rc == 0)
-		rc = create_exec_all(run, backend, sql->indexes, sql->n_indexes,
-		                     err);
-	if (rc == 0 && sql->n_indexes > 0)
-		fprintf(stderr, "  %s: table %s: %d secondary index%s made\n",
-		        run->plan->shards[shard].name, physical, sql->n_indexes,
-		        sql->n_indexes == 1 ? "" : "es");
+		rc = *uniques ? create_exec_all(run, backend, sql->uniques,
+		                                sql->n_uniques, err)
+		              : create_exec_all(run, backend, sql->indexes,
+		                                sql->n_indexes, err);
+	/* Those made with the table are there already: not counted. */
+	n = !*uniques                             ? sql->n_indexes
+	    : steps_sole_source(run, shard, slot) ? 0
+	                                          : sql->n_uniques;
+	if (rc == 0 && n > 0)
+		fprintf(stderr, "  %s: table %s: %d %sindex%s made\n",
+		        run->plan->shards[shard].name, physical, n,
+		        *uniques ? "unique " : "secondary ",
+		        n == 1 ? "" : "es");
+	/* The copy's writes from here on must see them. */
+	if (rc == 0 && *uniques && n > 0)
+		engine_table_forget(run, shard, physical);
 	backend_table_sql_free(sql);
 	return rc;
 }
@@ -256,10 +282,23 @@ create_index_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 int
 steps_create_indexes(struct rs_run *run, struct rs_err *err)
 {
+	int uniques = 0;
+
 	if (run->journal == NULL)
 		return 0;
-	return steps_each_shard(run, run->plan->to, create_index_shard, NULL,
-	                        err);
+	return steps_each_shard(run, run->plan->to, create_index_shard,
+	                        &uniques, err);
+}
+
+int
+steps_create_uniques(struct rs_run *run, struct rs_err *err)
+{
+	int uniques = 1;
+
+	if (run->journal == NULL)
+		return 0;
+	return steps_each_shard(run, run->plan->to, create_index_shard,
+	                        &uniques, err);
 }
 
 /* Drop one table the run made, if it is empty. */

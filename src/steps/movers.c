@@ -193,7 +193,7 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	return rc;
 }
 
-/* steps_each_owner_pair's callback for movers_sole_source: note the
+/* steps_each_owner_pair's callback for steps_sole_source: note the
  * owner under `from` of each pair whose owner under `to` is the target. */
 struct sole_source {
 	struct rs_owner target, source;
@@ -215,12 +215,8 @@ sole_source_pair(struct rs_owner from, struct rs_owner to, void *arg)
 	s->n += s->n == 0;
 }
 
-/* Whether every row that moves to table index TABLE of SHARD comes from
- * one table of one source, by the maps and their pinned keys (0 when the
- * maps' pairs of owners cannot be listed), asked once a run
- * (RUN->sole_source): listing the pairs can take a tenth of a second. */
-static int
-movers_sole_source(struct rs_run *run, int shard, int table)
+int
+steps_sole_source(struct rs_run *run, int shard, int table)
 {
 	int per_shard = engine_tables_per_shard(run->plan->to);
 	int at = shard * per_shard + table, sole;
@@ -303,7 +299,7 @@ movers_make_room(struct rs_run *run, struct rs_backend *target,
 			continue;
 		if (sole < 0)
 			sole = table < 0 ||
-			       movers_sole_source(run, shard, table);
+			       steps_sole_source(run, shard, table);
 		if (!sole)
 			break;
 		keys = malloc(sizeof(*keys) *

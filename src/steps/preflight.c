@@ -216,7 +216,6 @@ preflight_target_table(struct rs_run *run, int shard, int table, int slot,
 	int64_t rows = 0;
 	int rc = engine_shard(run, shard, &backend, err);
 
-	(void)slot;
 	engine_physical(run->plan->from, run->plan->tables[table].name, 0,
 	                theirs, sizeof(theirs));
 	if (rc == 0)
@@ -224,7 +223,8 @@ preflight_target_table(struct rs_run *run, int shard, int table, int slot,
 	if (rc == 0)
 		rc = engine_table(run, shard, physical, &def, err);
 	if (rc == RS_ESCHEMA && run->plan->options.create_tables)
-		return steps_create_check(run, shard, table, physical, err);
+		return steps_create_check(run, shard, table, slot, physical,
+		                          err);
 	if (rc == RS_ESCHEMA)
 		return backend_fail(
 			backend, err, RS_ESCHEMA,

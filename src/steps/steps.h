@@ -322,13 +322,25 @@ int steps_wait_downstream(struct rs_run *run, struct rs_backend *backend,
 /* Preflight: whether PHYSICAL, missing on target SHARD, can be made there
  * from logical TABLE's definition on the first source (RS_EUSAGE across
  * engines, RS_ESCHEMA for a definition that cannot be made again); says
- * what will be made. */
-int steps_create_check(struct rs_run *run, int shard, int table,
+ * what will be made (SLOT: its table index in `to`). */
+int steps_create_check(struct rs_run *run, int shard, int table, int slot,
                        const char *physical, struct rs_err *err);
 /* Capture: make the missing tables of target SHARD. */
 int steps_create_tables(struct rs_run *run, int shard, struct rs_err *err);
-/* Copy, once done: the secondary indexes of every table made. */
+/* Whether every row that moves to table index TABLE (of `to`) of SHARD
+ * comes from one table of one source, by the maps and their pinned keys
+ * (0 when the maps' pairs of owners cannot be listed), asked once a run
+ * (RUN->sole_source, movers.c): listing the pairs can take a tenth of a
+ * second.  Only then is a clash on a unique index of that table sure to
+ * be a stale copy (movers_make_room). */
+int steps_sole_source(struct rs_run *run, int shard, int table);
+
+/* Copy, once done: the secondary indexes of every table made but the
+ * unique ones. */
 int steps_create_indexes(struct rs_run *run, struct rs_err *err);
+/* Catch-up, once the log is replayed: the unique indexes of the tables
+ * made (those made already are skipped). */
+int steps_create_uniques(struct rs_run *run, struct rs_err *err);
 /* Abort: drop the tables the run made on SHARD, those left empty. */
 int steps_create_undo(struct rs_run *run, int shard, struct rs_err *err);
 

@@ -20,6 +20,12 @@
 #   may be deleted to make room; the copy (one stream: n0 first) fails
 #   naming the clash, before the fence, and ends exact once n1's row, the
 #   one not copied yet, has another email.
+# two-sources-made: the same with n4's table made by reshard and a
+#   separate unique index, which several sources' table gets only after
+#   catch-up: its build fails naming the clash, before the fence; once
+#   n1's row has another email, the resumed catch-up copies it and builds
+#   the index, and the run ends exact (built right after the copy, it
+#   failed at every resume: the copy's chunks were done).
 . "$(dirname "$0")/lib.sh"
 begin "$@"
 plan_tables='( { name = "acct"; key = "customer"; } )'
@@ -140,5 +146,21 @@ equals "$(sql n4.db "SELECT count(*) FROM acct WHERE id IN ($a, $b)")" 1 \
 	"two-sources: the copy that went first is still on n4"
 sql n1.db "UPDATE acct SET email = 'changed' WHERE id = $b"
 exact two-sources
+
+section two-sources-made
+accounts two-sources-made "parallel = 1; create_tables = true; unique_index" ring
+read -r a < <(movers 1 n0)
+read -r b < <(movers 1 n1)
+sql n1.db "UPDATE acct SET email = 'e$a' WHERE id = $b"
+run_reshard 1 "two-sources-made: the unique index, made after catch-up, fails on the clash (exit 1)" \
+	run plan.cfg --yes
+has err "UNIQUE constraint failed: acct.email" "two-sources-made: the error names the clash"
+status_json
+equals "$(jget '$.fenced')/$(step_field copy state)/$(step_field catch-up state)" 0/done/failed \
+	"two-sources-made: catch-up failed, before the fence, writes open"
+sql n1.db "UPDATE acct SET email = 'changed' WHERE id = $b"
+exact two-sources-made
+equals "$(sql n4.db "SELECT count(*) FROM pragma_index_list('acct') WHERE \"unique\" AND origin = 'c'")" \
+	1 "two-sources-made: n4's table has the source's unique index"
 
 finish
