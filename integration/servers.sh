@@ -225,7 +225,8 @@ layout_text() {
 }
 
 # load_fleet: the fleet that lives in DIR.  A directory made by an older
-# servers.sh has no layout file and holds exactly today's pair 1.
+# servers.sh has no layout file and holds exactly pair 1, on the default
+# ports of that time (or the RESHARD_*_PORT it was started with).
 load_fleet() {
 	local name engine role pair port upstream sid
 	if [ -r "$LAYOUT_FILE" ]; then
@@ -236,6 +237,10 @@ load_fleet() {
 		done <"$LAYOUT_FILE"
 		[ ${#NAMES[@]} -gt 0 ] || die "$LAYOUT_FILE lists no server"
 	elif [ -f "$DIR/$MARKER" ]; then
+		PG_PRIMARY_PORT=${RESHARD_PG_PRIMARY_PORT:-54321}
+		PG_REPLICA_PORT=${RESHARD_PG_REPLICA_PORT:-54322}
+		MY_PRIMARY_PORT=${RESHARD_MY_PRIMARY_PORT:-33061}
+		MY_REPLICA_PORT=${RESHARD_MY_REPLICA_PORT:-33062}
 		plan_fleet 1
 	else
 		check_settings
