@@ -227,10 +227,41 @@ sync_task(struct rs_run *run, int i, void *arg, struct rs_err *err)
 	return rc;
 }
 
+/* A run on a real journal in a fresh directory DIR (a mkdtemp
+ * template), for the journal sync tests; journal_run_end removes it. */
+static void
+journal_run_init(char *dir, struct rs_run *run, struct rs_plan *plan)
+{
+	char path[64];
+	struct rs_err err = {0};
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.journal", dir);
+	run_init(run, plan);
+	assert_int_equal(journal_open(path, "fp", "plan", &run->journal, &err),
+	                 0);
+}
+
+static void
+journal_run_end(const char *dir, struct rs_run *run)
+{
+	static const char *const files[] = {"s.journal", "s.journal-wal",
+	                                    "s.journal-shm"};
+	char file[96];
+
+	journal_close(run->journal, "done");
+	run_end(run);
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
 static void
 test_journal_sync_while_working(void **state)
 {
-	char dir[] = "/tmp/reshard-test-streams-XXXXXX", path[64], file[96];
+	char dir[] = "/tmp/reshard-test-streams-XXXXXX";
 	struct rs_run run;
 	struct rs_plan plan;
 	struct sync_log log = {0};
@@ -240,11 +271,7 @@ test_journal_sync_while_working(void **state)
 	int64_t writes;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/s.journal", dir);
-	run_init(&run, &plan);
-	assert_int_equal(journal_open(path, "fp", "plan", &run.journal, &err),
-	                 0);
+	journal_run_init(dir, &run, &plan);
 	log.writes_before = journal_durable_writes(run.journal);
 	assert_int_equal(streams_run(&run, &spec, &err), 0);
 	assert_int_equal(log.asked, 6);
@@ -259,25 +286,17 @@ test_journal_sync_while_working(void **state)
 	/* Outside a stream the ticket is 0 and the wait syncs at once. */
 	assert_int_equal(streams_sync_journal_begin(&run), 0);
 	assert_int_equal(streams_sync_journal_wait(&run, 0, &err), 0);
-	journal_close(run.journal, "done");
-	run_end(&run);
-	snprintf(file, sizeof(file), "%s/s.journal", dir);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/s.journal-wal", dir);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/s.journal-shm", dir);
-	unlink(file);
-	rmdir(dir);
+	journal_run_end(dir, &run);
 }
 
 /* A failed sync (the WAL descriptor swapped for a pipe, which fdatasync
  * refuses): every stream that asked, the one whose ask started it and
  * those that asked while it ran, gets the journal's error, and the group
- * ends with it; a later ask is answered at once with it. */
+ * ends with it. */
 static void
 test_journal_sync_fails(void **state)
 {
-	char dir[] = "/tmp/reshard-test-streams-XXXXXX", path[64], file[96];
+	char dir[] = "/tmp/reshard-test-streams-XXXXXX";
 	struct rs_run run;
 	struct rs_plan plan;
 	struct sync_log log = {0};
@@ -287,11 +306,7 @@ test_journal_sync_fails(void **state)
 	int pipe_fd[2], wal_fd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/s.journal", dir);
-	run_init(&run, &plan);
-	assert_int_equal(journal_open(path, "fp", "plan", &run.journal, &err),
-	                 0);
+	journal_run_init(dir, &run, &plan);
 	assert_int_equal(pipe(pipe_fd), 0);
 	wal_fd = run.journal->wal_fd;
 	run.journal->wal_fd = pipe_fd[0];
@@ -304,15 +319,7 @@ test_journal_sync_fails(void **state)
 	run.journal->wal_fd = wal_fd;
 	close(pipe_fd[0]);
 	close(pipe_fd[1]);
-	journal_close(run.journal, "done");
-	run_end(&run);
-	snprintf(file, sizeof(file), "%s/s.journal", dir);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/s.journal-wal", dir);
-	unlink(file);
-	snprintf(file, sizeof(file), "%s/s.journal-shm", dir);
-	unlink(file);
-	rmdir(dir);
+	journal_run_end(dir, &run);
 }
 
 int

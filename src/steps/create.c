@@ -279,11 +279,10 @@ create_index_shard(struct rs_run *run, int shard, void *arg, struct rs_err *err)
 	                        arg, err);
 }
 
-int
-steps_create_indexes(struct rs_run *run, struct rs_err *err)
+/* create_index_table on every table the run made, UNIQUES as there. */
+static int
+create_indexes(struct rs_run *run, int uniques, struct rs_err *err)
 {
-	int uniques = 0;
-
 	if (run->journal == NULL)
 		return 0;
 	return steps_each_shard(run, run->plan->to, create_index_shard,
@@ -291,14 +290,15 @@ steps_create_indexes(struct rs_run *run, struct rs_err *err)
 }
 
 int
+steps_create_indexes(struct rs_run *run, struct rs_err *err)
+{
+	return create_indexes(run, 0, err);
+}
+
+int
 steps_create_uniques(struct rs_run *run, struct rs_err *err)
 {
-	int uniques = 1;
-
-	if (run->journal == NULL)
-		return 0;
-	return steps_each_shard(run, run->plan->to, create_index_shard,
-	                        &uniques, err);
+	return create_indexes(run, 1, err);
 }
 
 /* Drop one table the run made, if it is empty. */
