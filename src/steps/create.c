@@ -247,8 +247,9 @@ create_index_table(struct rs_run *run, int shard, int table, int slot,
 	if (rc <= 0)
 		return rc;
 	rc = create_sql(run, shard, table, physical, &sql, err);
-	if (rc == 0)
-		rc = engine_shard(run, shard, &backend, err);
+	if (rc != 0)
+		return rc;
+	rc = engine_shard(run, shard, &backend, err);
 	if (rc == 0)
 		rc = *uniques ? create_exec_all(run, backend, sql->uniques,
 		                                sql->n_uniques, err)
