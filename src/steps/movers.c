@@ -173,13 +173,27 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 	return rc;
 }
 
+/* Whether a write that failed with ERR is done again as an upsert: the
+ * server chose it as a deadlock's victim (serialization failure) and
+ * rolled it back, as it does when two streams write rows of one unique
+ * value into one table; the upsert then fails with the clash itself, or
+ * goes in.  A lock wait that timed out is not: it would wait as long. */
+static int
+movers_deadlocked(const struct rs_err *err)
+{
+	return err != NULL && err->code == RS_EQUERY &&
+	       (strcmp(err->sqlstate, "40001") == 0 ||
+	        strcmp(err->sqlstate, "40P01") == 0);
+}
+
 /* Write ROWS into DST on BACKEND: backend_load when FRESH, then, if a key
  * was there already (a chunk repeated after a crash), backend_upsert of
- * the same rows; else backend_upsert.  One statement on the stream's
- * connection: sending half a batch on a second connection at once was
- * tried, and measured no faster once the chunk's buffers stopped being
- * faulted in afresh every chunk (main.c); it only made the server's
- * cores, which also serve the reads, busier. */
+ * the same rows; else backend_upsert.  A write the server rolled back as
+ * a deadlock's victim is upserted once more (movers_deadlocked).  One
+ * statement on the stream's connection: sending half a batch on a second
+ * connection at once was tried, and measured no faster once the chunk's
+ * buffers stopped being faulted in afresh every chunk (main.c); it only
+ * made the server's cores, which also serve the reads, busier. */
 static int
 movers_write(struct rs_run *run, struct rs_backend *backend,
              const struct rs_table_def *dst, const struct rs_rows *rows,
@@ -188,7 +202,8 @@ movers_write(struct rs_run *run, struct rs_backend *backend,
 	int rc = fresh ? await_load(&run->loop, backend, dst, rows, err)
 	               : await_upsert(&run->loop, backend, dst, rows, err);
 
-	if (rc != 0 && fresh && backend_load_conflict(err))
+	if (rc != 0 &&
+	    ((fresh && backend_load_conflict(err)) || movers_deadlocked(err)))
 		rc = await_upsert(&run->loop, backend, dst, rows, err);
 	return rc;
 }
@@ -351,7 +366,7 @@ movers_tail_finish(void *ctx, struct rs_err *err)
 	struct movers_tail *t = ctx;
 	int rc = await_load_finish(&t->w, err);
 
-	if (rc != 0 && backend_load_conflict(err))
+	if (rc != 0 && (backend_load_conflict(err) || movers_deadlocked(err)))
 		rc = await_upsert(&t->run->loop, t->target, t->dst, &t->rows,
 		                  err);
 	return rc;
