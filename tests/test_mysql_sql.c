@@ -468,6 +468,35 @@ test_upsert_keys_only(void **state)
 	mysql_sql_stmts_free(&s);
 }
 
+/* A table with a unique index besides its primary key: the update's first
+ * assignment keeps the key only where it is the incoming row's, else
+ * fails the statement (a subquery of two rows), so that a clash on the
+ * other index never updates a row of another key. */
+static void
+test_upsert_other_unique(void **state)
+{
+	struct rs_column uc[] = {{"a", "int", RS_COL_INTEGER, 0},
+	                         {"b", "int", RS_COL_INTEGER, 0},
+	                         {"email", "text", RS_COL_TEXT, 0}};
+	int upk[] = {0, 1}, email[] = {2};
+	struct rs_unique u = {email, 1};
+	struct rs_table_def t = {"u", uc, 3, upk, 2, -1, NULL, &u, 1};
+	struct rs_value v[] = {V("1"), V("2"), V("x@y")};
+	struct rs_rows rows = {1, 3, v};
+	struct mysql_sql_stmts s = {0};
+
+	(void)state;
+	assert_int_equal(mysql_sql_upsert(&s, &esc, &t, &rows, NULL), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(
+		s.v[0].sql,
+		"INSERT INTO `u` (`a`, `b`, `email`) VALUES (1, 2, 'x@y') ON "
+		"DUPLICATE KEY UPDATE `a` = IF(`a` <=> VALUES(`a`) AND `b` <=> "
+		"VALUES(`b`), `a`, (SELECT 1 UNION ALL SELECT 1)), `email` = "
+		"VALUES(`email`)");
+	mysql_sql_stmts_free(&s);
+}
+
 /* A value MariaDB cannot take is refused before anything is built, naming
  * the row, the column, its type and kind, and the value (40 bytes of
  * it). */
@@ -1932,6 +1961,7 @@ main(void)
 		cmocka_unit_test(test_read_refused),
 		cmocka_unit_test(test_upsert),
 		cmocka_unit_test(test_upsert_keys_only),
+		cmocka_unit_test(test_upsert_other_unique),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_load_year),
 		cmocka_unit_test(test_generated_not_written),

@@ -399,7 +399,18 @@ my_error_to(struct my_engine *e, const char *what, struct rs_err *out)
 			backend, out, code,
 			"%s: cannot watch the connection's socket (%s): %s",
 			what, uv_strerror(e->uv_error), message);
-	else
+	else if (en == 1242 && e->op == MY_OP_UPSERT) {
+		/* mysql_sql_upsert's guard: a clash on another unique
+		 * index, as an INSERT reports one. */
+		backend_fail(backend, out, code,
+		             "%s: a row there with another primary key holds "
+		             "the same value of one of the table's unique "
+		             "indexes (MariaDB would have updated that row "
+		             "instead; nothing was written): two rows that "
+		             "move there, of different sources, hold one value",
+		             what);
+		sqlstate = "23000";
+	} else
 		backend_fail(backend, out, code,
 		             "%s: %s%s (MariaDB error %u, SQLSTATE %s)", what,
 		             lost && e->op != MY_OP_CONNECT

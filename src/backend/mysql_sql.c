@@ -684,6 +684,30 @@ mysql_sql_upsert(struct mysql_sql_stmts *stmts,
 	mysql_sql_ident(head, t->name);
 	strbuf_str(head, " (");
 	strbuf_str(tail, " ON DUPLICATE KEY UPDATE ");
+	/* ON DUPLICATE KEY fires on any unique index: with one besides the
+	 * primary key, a row that clashes there would be updated in the
+	 * place of a row of another key.  The first assignment keeps the
+	 * key where it is the row's own, and else fails the statement (a
+	 * subquery of two rows, error 1242, in every sql_mode), which
+	 * my_error_to words as the clash it is.  Only where describe found
+	 * such an index (whole columns: a prefix index is not listed, and
+	 * is not guarded). */
+	if (t->n_uniques > 0) {
+		mysql_sql_ident(tail, t->columns[t->pk[0]].name);
+		strbuf_str(tail, " = IF(");
+		for (int k = 0; k < t->n_pk; k++) {
+			if (k > 0)
+				strbuf_str(tail, " AND ");
+			mysql_sql_ident(tail, t->columns[t->pk[k]].name);
+			strbuf_str(tail, " <=> VALUES(");
+			mysql_sql_ident(tail, t->columns[t->pk[k]].name);
+			strbuf_str(tail, ")");
+		}
+		strbuf_str(tail, ", ");
+		mysql_sql_ident(tail, t->columns[t->pk[0]].name);
+		strbuf_str(tail, ", (SELECT 1 UNION ALL SELECT 1))");
+		n_updated++;
+	}
 	for (int i = 0, n = 0; i < t->n_columns; i++) {
 		int in_key = 0;
 
