@@ -399,15 +399,20 @@ my_error_to(struct my_engine *e, const char *what, struct rs_err *out)
 			backend, out, code,
 			"%s: cannot watch the connection's socket (%s): %s",
 			what, uv_strerror(e->uv_error), message);
-	else if (en == 1242 && e->op == MY_OP_UPSERT) {
+	else if (en == 1242 && e->op == MY_OP_UPSERT && !e->loading) {
 		/* mysql_sql_upsert's guard: a clash on another unique
-		 * index, as an INSERT reports one. */
+		 * index, as an INSERT reports one.  (A load has no guard;
+		 * a subquery of the user's, in a trigger, would be taken
+		 * for it: rare, and the rows stay unwritten either way.) */
 		backend_fail(backend, out, code,
 		             "%s: a row there with another primary key holds "
 		             "the same value of one of the table's unique "
 		             "indexes (MariaDB would have updated that row "
-		             "instead; nothing was written): two rows that "
-		             "move there, of different sources, hold one value",
+		             "instead; nothing was written): rows of two "
+		             "sources hold one value, or the row there is a "
+		             "stale copy from a source that lacks that index "
+		             "(change the value on one source, or delete the "
+		             "stale copy there)",
 		             what);
 		sqlstate = "23000";
 	} else
