@@ -749,6 +749,24 @@ section_create() {
 		"create: MariaDB, every row once"
 }
 
+# acct_db pg|my NAME: database NAME made afresh on pair 1's server of that
+# engine, holding an empty acct (id, customer, a unique email); prints its
+# URL.
+acct_db() {
+	local url
+	if [ "$1" = pg ]; then
+		pg "$pg_app" "DROP DATABASE IF EXISTS $2 WITH (FORCE)" >&2 &&
+			pg "$pg_app" "CREATE DATABASE $2" >&2
+		url=$(url_db "$pg_app" "$2")
+	else
+		my "$my_app" "DROP DATABASE IF EXISTS $2; CREATE DATABASE $2" >&2
+		url=$(url_db "$my_app" "$2")
+	fi
+	"$1" "$url" "CREATE TABLE acct (id integer PRIMARY KEY,
+		customer varchar(40) NOT NULL, email varchar(40) NOT NULL UNIQUE)" >&2
+	echo "$url"
+}
+
 # unique: a unique email on the targets (MariaDB u2, PostgreSQL u3; the
 # source u1 on PostgreSQL).  After the copy, on each target's movers, B is
 # touched, A gives its email up and B takes it: catch-up's batch writes B
@@ -759,18 +777,10 @@ section_create() {
 section_unique() {
 	dir=$tmp/unique
 	mkdir -p "$dir"
-	pg "$pg_app" "DROP DATABASE IF EXISTS split_u1 WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE split_u1"
-	pg "$pg_app" "DROP DATABASE IF EXISTS split_u3 WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE split_u3"
-	my "$my_app" "DROP DATABASE IF EXISTS split_u2; CREATE DATABASE split_u2"
-	local u1 u2 u3 table a b t
-	u1=$(url_db "$pg_app" split_u1)
-	u2=$(url_db "$my_app" split_u2)
-	u3=$(url_db "$pg_app" split_u3)
-	table="CREATE TABLE acct (id integer PRIMARY KEY, customer varchar(40) NOT NULL,
-		email varchar(40) NOT NULL UNIQUE)"
-	pg "$u1" "$table"
-	my "$u2" "$table"
-	pg "$u3" "$table"
+	local u1 u2 u3 a b t
+	u1=$(acct_db pg split_u1)
+	u2=$(acct_db my split_u2)
+	u3=$(acct_db pg split_u3)
 	pg "$u1" "INSERT INTO acct SELECT i, 'k' || i, 'e' || i FROM generate_series(1, 400) i"
 	cat >"$dir/plan.cfg" <<-EOF
 		version = 1; name = "unique"; hash = "sha256_64";
@@ -813,19 +823,10 @@ section_unique() {
 section_unique_my() {
 	dir=$tmp/unique-my
 	mkdir -p "$dir"
-	local v1 v2 v3 d table
-	for d in split_v1 split_v2; do
-		pg "$pg_app" "DROP DATABASE IF EXISTS $d WITH (FORCE)" && pg "$pg_app" "CREATE DATABASE $d"
-	done
-	my "$my_app" "DROP DATABASE IF EXISTS split_v3; CREATE DATABASE split_v3"
-	v1=$(url_db "$pg_app" split_v1)
-	v2=$(url_db "$pg_app" split_v2)
-	v3=$(url_db "$my_app" split_v3)
-	table="CREATE TABLE acct (id integer PRIMARY KEY, customer varchar(40) NOT NULL,
-		email varchar(40) NOT NULL UNIQUE)"
-	pg "$v1" "$table"
-	pg "$v2" "$table"
-	my "$v3" "$table"
+	local v1 v2 v3
+	v1=$(acct_db pg split_v1)
+	v2=$(acct_db pg split_v2)
+	v3=$(acct_db my split_v3)
 	pg "$v1" "INSERT INTO acct SELECT i, 'k' || i, 'e' || i FROM generate_series(1, 400) i"
 	pg "$v2" "INSERT INTO acct SELECT i, 'k' || i, 'e' || i FROM generate_series(1001, 1400) i"
 	pg "$v2" "UPDATE acct SET email = 'e5' WHERE id = 1005"

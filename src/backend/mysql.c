@@ -2561,6 +2561,23 @@ my_steps_begin(struct my_engine *e, struct my_engine *peer, enum my_reply reply,
 		peer->backend->busy = 1;
 }
 
+/* A stepped operation on E alone that answers CB with a count: STEP
+ * gets the replies, the first to SQL, or to B's statement when B is not
+ * NULL (my_step_sendb), WHAT saying what failed. */
+static void
+my_count_begin(struct my_engine *e, my_step_fn step, rs_count_cb cb, void *arg,
+               const char *sql, struct rs_strbuf *b, const char *what)
+{
+	e->cb.count = cb;
+	my_steps_begin(e, NULL, MY_REPLY_COUNT, step, arg);
+	e->in_call = 1;
+	if (b != NULL)
+		my_step_sendb(e, e, b, what);
+	else
+		my_step_sendc(e, e, sql, what);
+	e->in_call = 0;
+}
+
 /* The first row of RES (NULL when it has none). */
 static MYSQL_ROW
 my_row(MYSQL_RES *res)
@@ -2677,11 +2694,8 @@ my_count(struct rs_backend *backend, const char *table, rs_count_cb cb,
 		strbuf_clear(&b);
 		return backend_fail(backend, err, RS_ENOMEM, "out of memory");
 	}
-	e->cb.count = cb;
-	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_count_step, arg);
-	e->in_call = 1;
-	my_step_sendb(e, e, &b, "could not count the rows of table");
-	e->in_call = 0;
+	my_count_begin(e, my_count_step, cb, arg, NULL, &b,
+	               "could not count the rows of table");
 	return 0;
 }
 
@@ -3201,11 +3215,7 @@ my_fenced(struct rs_backend *backend, const char *table, rs_count_cb cb,
 	}
 	snprintf(e->what_buf, sizeof(e->what_buf),
 	         "could not read whether table %s is fenced", table);
-	e->cb.count = cb;
-	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_fenced_step, arg);
-	e->in_call = 1;
-	my_step_sendb(e, e, &b, e->what_buf);
-	e->in_call = 0;
+	my_count_begin(e, my_fenced_step, cb, arg, NULL, &b, e->what_buf);
 	return 0;
 }
 
@@ -4556,12 +4566,8 @@ my_promoted(struct rs_backend *replica, rs_count_cb cb, void *arg,
 
 	if (rc != 0)
 		return rc;
-	e->cb.count = cb;
-	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_promoted_step, arg);
-	e->in_call = 1;
-	my_step_sendc(e, e, mysql_sql_slaves_status,
-	              "could not read the replica's replication status");
-	e->in_call = 0;
+	my_count_begin(e, my_promoted_step, cb, arg, mysql_sql_slaves_status,
+	               NULL, "could not read the replica's replication status");
 	return 0;
 }
 
@@ -4598,12 +4604,8 @@ my_source_check(struct rs_backend *backend, rs_count_cb cb, void *arg,
 
 	if (rc != 0)
 		return rc;
-	e->cb.count = cb;
-	my_steps_begin(e, NULL, MY_REPLY_COUNT, my_source_step, arg);
-	e->in_call = 1;
-	my_step_sendc(e, e, mysql_sql_source_facts,
-	              "could not read whether the server is a primary");
-	e->in_call = 0;
+	my_count_begin(e, my_source_step, cb, arg, mysql_sql_source_facts, NULL,
+	               "could not read whether the server is a primary");
 	return 0;
 }
 

@@ -275,19 +275,10 @@ void
 pg_sql_input(struct rs_strbuf *buf, enum rs_col_kind kind, const char *text,
              size_t len)
 {
-	switch (kind) {
-	case RS_COL_BYTES:
+	if (kind == RS_COL_BYTES)
 		strbuf_add(buf, "\\x", 2);
-		break;
-	case RS_COL_DATE:
-	case RS_COL_TIMESTAMP:
-	case RS_COL_TIMESTAMPTZ:
-		if (pg_buf_bc(buf, text, len))
-			return;
-		break;
-	default:
-		break;
-	}
+	else if (!pg_sql_input_is_canonical(kind) && pg_buf_bc(buf, text, len))
+		return; /* a date or time before year 1 */
 	strbuf_add(buf, text, len);
 }
 

@@ -36,12 +36,8 @@ undone() {
 	has err "aborted" "$name: abort says the run is aborted"
 	equals "$(count_rows n4)" 0/0 "$name: n4 emptied of what was copied"
 	dumps "$dir" >dump.after
-	if cmp -s dump.before dump.after; then
-		ok "$name: the sources' tables exactly as before (dump)"
-	else
-		diff dump.before dump.after | head -n 10 >why
-		not_ok "$name: the sources' tables exactly as before (dump)" why
-	fi
+	same_lines "$name: the sources' tables exactly as before (dump)" \
+		dump.before dump.after
 	no_leftovers "$name: no trigger, change log or delete log left"
 	writes_open "$name"
 	if [ "$step" = preflight ]; then

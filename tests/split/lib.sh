@@ -447,12 +447,8 @@ stopped() {
 	equals "$(jget '$.fenced')" 1 "$name: status: writes still fenced"
 	check "$name: no routing file published" test ! -e routing.cfg
 	actual_rows "${sources[@]}" >sources.after
-	if cmp -s sources.before sources.after; then
-		ok "$name: nothing purged: the sources hold all their $(wc -l <sources.after) rows"
-	else
-		diff sources.before sources.after | head -n 10 >why
-		not_ok "$name: nothing purged: the sources hold all their rows" why
-	fi
+	same_lines "$name: nothing purged: the sources hold all their rows" \
+		sources.before sources.after
 	[ -z "${n4_rows:-}" ] ||
 		equals "$(count_rows n4)" "$n4_rows" "$name: n4 still holds its copies ($n4_rows)"
 }
