@@ -157,17 +157,28 @@ struct rs_backend {
 	void *engine;           /* engine-private state */
 	rs_backend_cb close_cb; /* set by backend_close */
 	void *close_arg;
-	/* A read whose key columns backend.c turns canonical: the caller's
-	 * callback, and the converted batch handed to it. */
+	/* A read that backend.c reshapes (backend_read_on_rows): the
+	 * caller's callback, the columns the engine is asked for, and the
+	 * batch handed to the caller. */
 	struct {
 		rs_rows_cb cb;
 		void *arg;
 		const struct rs_table_def *table;
+		int convert;  /* key columns to turn canonical */
+		int width;    /* values in a row of the caller's */
+		int *columns; /* the columns the engine reads … */
+		int n_columns;
+		int *from;       /* … and, per value of the caller's row, its
+		                    index in the engine's */
+		int cap_columns; /* of columns and from */
+		/* The engine's request, which lives until its callback. */
+		struct rs_read_request batch;
+		struct rs_keys_request by_key;
 		struct rs_canon_buf text; /* the converted key texts */
-		struct rs_value *values;  /* the batch, keys replaced */
+		struct rs_value *values;  /* the batch, reshaped */
 		size_t *offsets;          /* per key value, into text */
 		size_t cap;               /* of values and offsets */
-	} keys;
+	} read;
 	/* backend_table_sql: the caller's callback and the names. */
 	struct {
 		rs_table_sql_cb cb;

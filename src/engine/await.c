@@ -84,30 +84,22 @@ rowbuf_free(struct rs_rowbuf *buf)
 
 /* Copy ROWS into BUF.  Returns 0 or RS_ENOMEM.
  *
- * When the values lie one after the other with one NUL between them, as
- * an engine's arena holds them (SQLite's), their bytes go over in one
- * memcpy and the values are only pointed again: this copy runs on the
- * loop thread, which every stream shares, and a memcpy a value was a
- * tenth of that thread's time in a verify. */
+ * Values that lie one after the other with one NUL between them, as an
+ * engine's arena holds them (SQLite's batch, the values of one row in a
+ * libpq result), go over in one memcpy a run and are only pointed again:
+ * this copy runs on the loop thread, which every stream shares, and a
+ * memcpy a value was a tenth of that thread's time in a verify.  A value
+ * may also be bytes of the run seen before (a key column read once and
+ * handed back twice: backend_read_batch). */
 static int
 rowbuf_copy(struct rs_rowbuf *buf, const struct rs_rows *rows)
 {
 	size_t n = (size_t)rows->n_rows * (size_t)rows->n_cols, bytes = 0;
-	const char *first = NULL, *end = NULL; /* the packed span */
-	int packed = 1;
+	const char *start = NULL, *end = NULL; /* the run, in ROWS */
+	size_t base = 0;                       /* and where it goes in BUF */
 
-	for (size_t i = 0; i < n; i++) {
-		const struct rs_value *v = &rows->values[i];
-
-		bytes += v->len + 1;
-		if (v->text == NULL)
-			continue;
-		if (first == NULL)
-			first = v->text;
-		else
-			packed = packed && v->text == end + 1 && *end == '\0';
-		end = v->text + v->len;
-	}
+	for (size_t i = 0; i < n; i++)
+		bytes += rows->values[i].len + 1;
 	if (n > buf->cap_values) {
 		struct rs_value *v = realloc(buf->values, n * sizeof(*v));
 
@@ -124,24 +116,40 @@ rowbuf_copy(struct rs_rowbuf *buf, const struct rs_rows *rows)
 		buf->bytes = b;
 		buf->cap_bytes = bytes;
 	}
-	if (packed && first != NULL) {
-		memcpy(buf->bytes, first, (size_t)(end - first));
-		buf->bytes[end - first] = '\0';
-	}
-	for (size_t i = 0, at = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct rs_value *v = &rows->values[i];
+		const char *v_end;
 
 		buf->values[i].len = v->text == NULL ? 0 : v->len;
 		if (v->text == NULL) {
 			buf->values[i].text = NULL;
-		} else if (packed) {
-			buf->values[i].text = buf->bytes + (v->text - first);
-		} else {
-			memcpy(buf->bytes + at, v->text, v->len);
-			buf->bytes[at + v->len] = '\0';
-			buf->values[i].text = buf->bytes + at;
-			at += v->len + 1;
+			continue;
 		}
+		v_end = v->text + v->len;
+		if (start == NULL || v->text < start || v_end > end ||
+		    (v_end < end && *v_end != '\0')) {
+			if (start != NULL && v->text == end + 1 &&
+			    *end == '\0') {
+				end = v_end; /* the run goes on */
+			} else {
+				/* A new run, after the one before. */
+				if (start != NULL) {
+					memcpy(buf->bytes + base, start,
+					       (size_t)(end - start));
+					buf->bytes[base +
+					           (size_t)(end - start)] =
+						'\0';
+					base += (size_t)(end - start) + 1;
+				}
+				start = v->text;
+				end = v_end;
+			}
+		}
+		buf->values[i].text = buf->bytes + base + (v->text - start);
+	}
+	if (start != NULL) {
+		memcpy(buf->bytes + base, start, (size_t)(end - start));
+		buf->bytes[base + (size_t)(end - start)] = '\0';
 	}
 	buf->n_rows = rows->n_rows;
 	buf->n_cols = rows->n_cols;
