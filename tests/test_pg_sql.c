@@ -380,6 +380,75 @@ test_load_copy_text(void **state)
 	assert_null(data.text);
 }
 
+/* The escaping of COPY's text format, whatever the byte's place in a
+ * value (the encoder skips eight bytes at a time that hold none): each
+ * of backslash, tab, newline and carriage return at every offset of a
+ * 24-byte value is escaped; other control bytes and UTF-8 go as they
+ * are; a NUL at any offset is refused.  The expected text comes from a
+ * byte-by-byte reference written here. */
+static void
+test_load_copy_escape_offsets(void **state)
+{
+	static const char specials[] = {'\\', '\t', '\n', '\r', '\0'};
+	struct rs_column ec[] = {{"id", "bigint", RS_COL_INTEGER, 0},
+	                         {"note", "text", RS_COL_TEXT, 0}};
+	int epk[] = {0};
+	struct rs_table_def t = {"e", ec, 2, epk, 1, -1, NULL, NULL, 0};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(specials); k++) {
+		for (size_t at = 0; at < 24; at++) {
+			char value[24], want[64];
+			size_t w = 0;
+			struct rs_value v[] = {V("7"), {value, sizeof(value)}};
+			struct rs_rows rows = {1, 2, v};
+			struct rs_strbuf data = {0};
+			struct rs_err err;
+			char *sql;
+
+			/* Plain bytes around it: letters, UTF-8 (é), and
+			 * at the end a byte below 0x0e that COPY takes as it
+			 * is. */
+			for (size_t i = 0; i < sizeof(value); i++)
+				value[i] = i % 5 == 3   ? '\xc3'
+				           : i % 5 == 4 ? '\xa9'
+				                        : (char)('a' + i);
+			value[sizeof(value) - 1] = '\x01';
+			value[at] = specials[k];
+			want[w++] = '7';
+			want[w++] = '\t';
+			for (size_t i = 0; i < sizeof(value); i++) {
+				char c = value[i];
+
+				if (c == '\\' || c == '\t' || c == '\n' ||
+				    c == '\r') {
+					want[w++] = '\\';
+					c = c == '\\'   ? '\\'
+					    : c == '\t' ? 't'
+					    : c == '\n' ? 'n'
+					                : 'r';
+				}
+				want[w++] = c;
+			}
+			want[w++] = '\n';
+			want[w] = '\0';
+			if (specials[k] == '\0') {
+				assert_int_equal(pg_sql_load(&t, &rows, &sql,
+				                             &data, &err),
+				                 RS_EQUERY);
+				assert_string_equal(err.sqlstate, "22021");
+				continue;
+			}
+			assert_int_equal(
+				pg_sql_load(&t, &rows, &sql, &data, NULL), 0);
+			assert_int_equal(data.len, w);
+			assert_memory_equal(data.text, want, w);
+			free(sql);
+			strbuf_clear(&data);
+		}
+	}
+}
+
 /* A NUL byte in any value is refused before anything is built, naming the
  * row, the column and its type, with the server's SQLSTATE. */
 static void
@@ -1143,6 +1212,7 @@ main(void)
 		cmocka_unit_test(test_upsert_keys_only),
 		cmocka_unit_test(test_generated_not_written),
 		cmocka_unit_test(test_load_copy_text),
+		cmocka_unit_test(test_load_copy_escape_offsets),
 		cmocka_unit_test(test_upsert_nul),
 		cmocka_unit_test(test_upsert_many),
 		cmocka_unit_test(test_delete),

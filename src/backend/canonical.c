@@ -100,6 +100,12 @@ buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
 }
 
 int
+canonical_buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
+{
+	return buf_reserve(buf, n, err);
+}
+
+int
 canonical_buf_append(struct rs_canon_buf *buf, const void *bytes, size_t n,
                      struct rs_err *err)
 {

@@ -226,6 +226,12 @@ void canonical_buf_clear(struct rs_canon_buf *buf);
 /* Release BUF's memory and leave it empty and reusable. */
 void canonical_buf_free(struct rs_canon_buf *buf);
 
+/* Make room in BUF for N more bytes and the NUL (a batch's worth at once,
+ * for a caller that then appends value by value).  Returns 0, or
+ * RS_ENOMEM with BUF unchanged. */
+int canonical_buf_reserve(struct rs_canon_buf *buf, size_t n,
+                          struct rs_err *err);
+
 /* Append N bytes to BUF.  Returns 0, or RS_ENOMEM with BUF unchanged. */
 int canonical_buf_append(struct rs_canon_buf *buf, const void *bytes, size_t n,
                          struct rs_err *err);

@@ -154,7 +154,8 @@ struct pg_engine {
 	} cb;
 	void *arg;
 	char *table_name;           /* describe: the table asked for */
-	struct rs_strbuf copy_data; /* load: COPY's rows, until sent */
+	struct rs_strbuf copy_data; /* load: COPY's rows, until sent; the
+	                               room stays for the next load */
 	struct rs_value *cells;     /* read: the values of the last batch */
 	size_t cells_cap;
 	struct pg_task *task; /* the task this connection works for */
@@ -444,7 +445,7 @@ pg_op_finish(struct pg_engine *pg, int status, struct rs_table_def *table,
 
 	pg->op = PG_OP_NONE;
 	pg->task = NULL;
-	strbuf_clear(&pg->copy_data);
+	pg->copy_data.len = 0; /* its room is kept for the next load */
 	if (pg->state != PG_FAILED)
 		pg->state = pg->conn != NULL ? PG_READY : PG_FAILED;
 	uv_timer_stop(&pg->timer);
@@ -692,7 +693,7 @@ pg_copy_send(struct pg_engine *pg)
 	}
 	if (rc == 1)
 		rc = PQputCopyEnd(pg->conn, NULL);
-	strbuf_clear(&pg->copy_data);
+	pg->copy_data.len = 0;
 	flushed = rc == 1 ? PQflush(pg->conn) : -1;
 	pg_poll_check(pg);
 	if (flushed < 0) {
@@ -1635,7 +1636,7 @@ pg_load(struct rs_backend *backend, const struct rs_table_def *t,
 		return pg_sql_failed(backend, err, rc, &local);
 	rc = pg_send_write(pg, PG_OP_UPSERT, sql, NULL, cb, arg, err);
 	if (rc != 0)
-		strbuf_clear(&pg->copy_data);
+		pg->copy_data.len = 0;
 	return rc;
 }
 
