@@ -5,6 +5,10 @@
  * run cannot go on past that chunk.  Text with a NUL byte (which SQLite
  * TEXT and MariaDB VARCHAR hold), bytes that are not UTF-8, empty and
  * multi-column keys.  (A primary key holds no NULL.)
+ *
+ * And the writes a walk leaves in flight (walk_defer, walk_settle,
+ * walk_settle_for): finished oldest first, never two on one connection,
+ * never more than WALK_IN_FLIGHT.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,6 +109,118 @@ test_not_a_key(void **state)
 		RS_EIO);
 }
 
+/* A write in flight that notes when it is finished and released. */
+struct fake_write {
+	char name;
+	char *log; /* the names of the writes finished, in order */
+	int released;
+	int fails;
+};
+
+static int
+fake_finish(void *ctx, struct rs_err *err)
+{
+	struct fake_write *w = ctx;
+
+	strncat(w->log, &w->name, 1);
+	return w->fails ? rs_err_set(err, RS_EQUERY, "write %c failed", w->name)
+	                : 0;
+}
+
+static void
+fake_release(void *ctx)
+{
+	((struct fake_write *)ctx)->released++;
+}
+
+/* A connection, only ever compared. */
+static const struct rs_backend *
+conn(const void *p)
+{
+	return (const struct rs_backend *)p;
+}
+
+static void
+defer(struct rs_walk *walk, struct fake_write *w, const void *on)
+{
+	struct walk_tail tail = {conn(on), fake_finish, fake_release, w};
+	struct rs_err err = {0};
+
+	assert_int_equal(walk_defer(walk, &tail, &err), 0);
+}
+
+static void
+test_in_flight(void **state)
+{
+	static const char x = 'x', y = 'y'; /* two connections */
+	char log[16] = "";
+	struct fake_write a = {'a', log, 0, 0}, b = {'b', log, 0, 0},
+			  c = {'c', log, 0, 0}, d = {'d', log, 0, 0};
+	struct rs_walk walk = {0};
+	struct rs_err err = {0};
+
+	(void)state;
+	/* One on x: a write on y goes beside it, one on x waits for it. */
+	defer(&walk, &a, &x);
+	assert_int_equal(walk_settle_for(&walk, conn(&y), &err), 0);
+	assert_string_equal(log, "");
+	defer(&walk, &b, &y);
+	assert_int_equal(walk_settle_for(&walk, conn(&x), &err), 0);
+	assert_string_equal(log, "a");
+	assert_int_equal(a.released, 1);
+	/* Two in flight: a third write waits for the older, on either. */
+	defer(&walk, &c, &x);
+	assert_int_equal(walk_settle_for(&walk, conn(&y), &err), 0);
+	assert_string_equal(log, "ab");
+	/* More than WALK_IN_FLIGHT is a bug: refused, and finished. */
+	defer(&walk, &d, &y);
+	{
+		struct fake_write e = {'e', log, 0, 0};
+		struct walk_tail tail = {conn(&x), fake_finish, fake_release,
+		                         &e};
+
+		assert_int_equal(walk_defer(&walk, &tail, &err), RS_EINTERNAL);
+		assert_string_equal(log, "abe");
+		assert_int_equal(e.released, 1);
+	}
+	/* walk_settle finishes every one, oldest first. */
+	assert_int_equal(walk_settle(&walk, &err), 0);
+	assert_string_equal(log, "abecd");
+	assert_null(walk.pending);
+	assert_int_equal(a.released + b.released + c.released + d.released, 4);
+	/* One in flight, on x: another write on x waits for it, though a
+	 * second one would fit. */
+	{
+		struct fake_write f = {'f', log, 0, 0};
+
+		defer(&walk, &f, &x);
+		assert_int_equal(walk_settle_for(&walk, conn(&x), &err), 0);
+		assert_string_equal(log, "abecdf");
+		assert_null(walk.pending);
+	}
+}
+
+/* A write that fails fails the settle; the ones after it are still
+ * waited for and released. */
+static void
+test_in_flight_failure(void **state)
+{
+	static const char x = 'x', y = 'y';
+	char log[16] = "";
+	struct fake_write a = {'a', log, 0, 1}, b = {'b', log, 0, 0};
+	struct rs_walk walk = {0};
+	struct rs_err err = {0};
+
+	(void)state;
+	defer(&walk, &a, &x);
+	defer(&walk, &b, &y);
+	assert_int_equal(walk_settle(&walk, &err), RS_EQUERY);
+	assert_string_equal(err.message, "write a failed");
+	assert_string_equal(log, "ab");
+	assert_int_equal(a.released + b.released, 2);
+	assert_null(walk.pending);
+}
+
 int
 main(void)
 {
@@ -113,6 +229,8 @@ main(void)
 		cmocka_unit_test(test_nul_in_text),
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_not_a_key),
+		cmocka_unit_test(test_in_flight),
+		cmocka_unit_test(test_in_flight_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

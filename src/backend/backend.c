@@ -1125,6 +1125,8 @@ backend_supports(const struct rs_backend *backend, enum rs_capability cap)
 		return ops->guard_sql != NULL;
 	case RS_CAP_KEEP_IDLE:
 		return backend->url.engine != RS_ENGINE_SQLITE;
+	case RS_CAP_CONCURRENT_LOADS:
+		return backend->url.engine == RS_ENGINE_POSTGRES;
 	case RS_CAP_CHEAP_COUNT:
 		return backend->url.engine == RS_ENGINE_SQLITE;
 	}

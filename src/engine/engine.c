@@ -155,7 +155,7 @@ engine_shard(struct rs_run *run, int shard, struct rs_backend **out,
 }
 
 int
-engine_reader(struct rs_run *run, int shard, struct rs_backend **out,
+engine_second(struct rs_run *run, int shard, struct rs_backend **out,
               struct rs_err *err)
 {
 	int mine, rc = streams_connection(run, shard, 1, &mine, out, err);

@@ -201,10 +201,12 @@ int engine_shard(struct rs_run *run, int shard, struct rs_backend **out,
                  struct rs_err *err);
 
 /* Inside a stream with connections of its own (streams.h): a second
- * connection of the stream to SHARD into *OUT, for reading ahead while
- * the first one writes.  Elsewhere *OUT is NULL (read on engine_shard's).
- * Returns 0 or the error of connecting. */
-int engine_reader(struct rs_run *run, int shard, struct rs_backend **out,
+ * connection of the stream to SHARD into *OUT: a walk reads ahead on it
+ * from the shard it walks while the first one writes, and a copy loads
+ * every other chunk on it into a shard it writes to (movers_send).
+ * Elsewhere *OUT is NULL (use engine_shard's).  Returns 0 or the error of
+ * connecting. */
+int engine_second(struct rs_run *run, int shard, struct rs_backend **out,
                   struct rs_err *err);
 
 /* A new connection to shard SHARD into *OUT, the caller's to close

@@ -42,7 +42,7 @@ struct stream {
 	struct fiber *fiber;
 	struct rs_backend **own; /* when own_connections: [n_shards] the
 	                            stream's connections, then [n_shards]
-	                            its readers */
+	                            its second ones (engine_second) */
 	int failed;              /* one of its tasks did not succeed */
 };
 
@@ -75,7 +75,7 @@ group_note(struct streams_group *g, int rc, const struct rs_err *err)
 }
 
 /* Keep CONN, the stream connection of SLOT (a shard, or n_shards + a
- * shard for a reader), idle for the next group, or close it. */
+ * shard for a second one), idle for the next group, or close it. */
 static void
 idle_put(struct rs_run *run, int slot, struct rs_backend *conn, int keep)
 {
@@ -270,7 +270,7 @@ streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
 }
 
 int
-streams_connection(struct rs_run *run, int shard, int reader, int *mine,
+streams_connection(struct rs_run *run, int shard, int second, int *mine,
                    struct rs_backend **out, struct rs_err *err)
 {
 	struct stream *s = stream_current(run);
@@ -281,10 +281,10 @@ streams_connection(struct rs_run *run, int shard, int reader, int *mine,
 	*out = NULL;
 	if (!*mine)
 		return 0;
-	slot = &s->own[reader ? run->plan->n_shards + shard : shard];
+	slot = &s->own[second ? run->plan->n_shards + shard : shard];
 	if (*slot == NULL)
 		*slot = idle_take(run,
-		                  reader ? run->plan->n_shards + shard : shard);
+		                  second ? run->plan->n_shards + shard : shard);
 	if (*slot == NULL)
 		rc = engine_connect(run, shard, slot, err);
 	*out = *slot;

@@ -57,12 +57,12 @@ struct rs_streams_spec {
 int streams_run(struct rs_run *run, const struct rs_streams_spec *spec,
                 struct rs_err *err);
 
-/* For engine_shard and engine_reader: the running stream's own connection
- * to SHARD (its second one, for reading ahead, when READER) into *OUT,
+/* For engine_shard and engine_second: the running stream's own connection
+ * to SHARD (its second one when SECOND) into *OUT,
  * connected on first use; *MINE 0 (and 0 returned) when the caller is not
  * in a stream with connections of its own.  Returns 0 or the error of
  * connecting. */
-int streams_connection(struct rs_run *run, int shard, int reader, int *mine,
+int streams_connection(struct rs_run *run, int shard, int second, int *mine,
                        struct rs_backend **out, struct rs_err *err);
 
 /* Close the connections kept idle to SHARD (-1: to every shard): at the

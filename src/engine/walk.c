@@ -507,8 +507,10 @@ walk_limit(const struct rs_walk *walk, const struct walk_sizes *z,
 	return (int)want;
 }
 
-/* A chunk whose last write is in flight (walk_defer). */
+/* A chunk whose last write is in flight (walk_defer), in a list from the
+ * oldest (walk->pending). */
 struct walk_pending {
+	struct walk_pending *next; /* the next younger one */
 	struct walk_tail tail;
 	int has_rec; /* REC is the chunk's (set once its function returned) */
 	struct rs_chunk_record rec;
@@ -535,37 +537,34 @@ int
 walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
            struct rs_err *err)
 {
-	struct walk_pending *p = calloc(1, sizeof(*p));
+	struct walk_pending *p = calloc(1, sizeof(*p)), **end = &walk->pending;
+	int n = 0;
 
-	if (p == NULL || walk->pending != NULL) {
+	for (; *end != NULL; end = &(*end)->next)
+		n++;
+	if (p == NULL || n >= WALK_IN_FLIGHT) {
 		struct rs_err ignored;
 
 		tail->finish(tail->ctx, &ignored);
 		tail->release(tail->ctx);
 		free(p);
-		return rs_err_set(err, p == NULL ? RS_ENOMEM : RS_EUSAGE,
+		return rs_err_set(err, p == NULL ? RS_ENOMEM : RS_EINTERNAL,
 		                  p == NULL ? "out of memory"
-		                            : "a write is in flight already");
+		                            : "too many writes in flight (a "
+		                              "bug)");
 	}
 	p->tail = *tail;
-	walk->pending = p;
+	*end = p;
 	return 0;
 }
 
-int
-walk_settle(struct rs_walk *walk, struct rs_err *err)
+/* Finish the oldest write in flight and record its chunk DONE. */
+static int
+walk_settle_oldest(struct rs_walk *walk, int rc, struct rs_err *err)
 {
 	struct walk_pending *p = walk->pending;
-	int rc = 0;
 
-	if (walk->intent_pending) {
-		walk->intent_pending = 0;
-		rc = streams_sync_journal_wait(walk->run, walk->intent_ticket,
-		                               err);
-	}
-	if (p == NULL)
-		return rc;
-	walk->pending = NULL;
+	walk->pending = p->next;
 	if (rc == 0) {
 		rc = p->tail.finish(p->tail.ctx, err);
 	} else {
@@ -579,6 +578,48 @@ walk_settle(struct rs_walk *walk, struct rs_err *err)
 	free(p->rec.after_key);
 	free(p->rec.upto_key);
 	free(p);
+	return rc;
+}
+
+/* Wait for the chunk's intent to be on disk (intent_async). */
+static int
+walk_settle_intent(struct rs_walk *walk, struct rs_err *err)
+{
+	if (!walk->intent_pending)
+		return 0;
+	walk->intent_pending = 0;
+	return streams_sync_journal_wait(walk->run, walk->intent_ticket, err);
+}
+
+int
+walk_settle(struct rs_walk *walk, struct rs_err *err)
+{
+	int rc = walk_settle_intent(walk, err);
+
+	while (walk->pending != NULL)
+		rc = walk_settle_oldest(walk, rc, err);
+	return rc;
+}
+
+int
+walk_settle_for(struct rs_walk *walk, const struct rs_backend *on,
+                struct rs_err *err)
+{
+	int rc = walk_settle_intent(walk, err);
+
+	/* In flight at most WALK_IN_FLIGHT, and never two on ON. */
+	while (walk->pending != NULL) {
+		int n = 0, busy = 0;
+
+		for (const struct walk_pending *p = walk->pending; p != NULL;
+		     p = p->next) {
+			n++;
+			busy |= p->tail.on == on;
+		}
+		if (!busy && n < WALK_IN_FLIGHT)
+			break;
+		rc = walk_settle_oldest(walk, rc, err);
+	}
 	return rc;
 }
 
@@ -683,7 +724,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 	/* In a stream of its own connections the walk reads on a second
 	 * one, a chunk ahead: the next chunk is on its way while the step
 	 * works on this one (on the first connection and the owners'). */
-	rc = engine_reader(run, walk->shard, &reader, err);
+	rc = engine_second(run, walk->shard, &reader, err);
 	if (rc != 0)
 		goto out;
 	if (reader == NULL)
@@ -699,6 +740,7 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 		int64_t affected = 0;
 		uint64_t checksum = 0;
 		int more = rows.n_rows == rows_limit;
+		struct walk_pending *newest;
 
 		if (more && reader != walk->backend) {
 			if (key_copy_set(&ahead_after, upto, walk->def->n_pk) !=
@@ -749,14 +791,19 @@ walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *seen,
 			        &affected, &checksum, err);
 		rec.affected = affected;
 		rec.checksum = checksum;
-		/* An earlier chunk's write still in flight (this one wrote
-		 * nothing): it ends first. */
-		if (rc == 0 && walk->pending != NULL && walk->pending->has_rec)
+		newest = walk->pending;
+		while (newest != NULL && newest->next != NULL)
+			newest = newest->next;
+		/* Nothing of this chunk in flight (its function wrote
+		 * nothing, or settled): the ones before end first. */
+		if (rc == 0 && newest != NULL && newest->has_rec) {
 			rc = walk_settle(walk, err);
-		if (rc == 0 && walk->pending != NULL) {
+			newest = NULL;
+		}
+		if (rc == 0 && newest != NULL) {
 			/* Its last write is in flight: DONE once settled. */
-			walk->pending->rec = rec;
-			walk->pending->has_rec = 1;
+			newest->rec = rec;
+			newest->has_rec = 1;
 		} else {
 			if (rc == 0)
 				rc = walk_chunk_done(walk, &rec, err);

@@ -19,8 +19,14 @@
  * (hashing, converting) while the engine takes that write, and settles it
  * (walk_settle) before it writes anything itself.  Settling waits for the
  * write, then records the earlier chunk DONE: chunks still end in order,
- * one at most in flight a walk, and a chunk is never DONE before its
- * write is.  The walk settles what is left before it returns, on every
+ * and a chunk is never DONE before its write is.  A chunk function that
+ * writes on a connection no write in flight uses may settle only what it
+ * must (walk_settle_for): then two writes are in flight at most
+ * (WALK_IN_FLIGHT), on two connections, the older settled first; a copy
+ * alternates its loads between two connections to the target so, and the
+ * target always has a load to work on (movers_send).  After a crash, the
+ * chunks after the last DONE one are done again, whichever of their writes
+ * went in.  The walk settles what is left before it returns, on every
  * path.
  *
  * Intent while working (intent_async, for a chunk function that settles
@@ -78,13 +84,15 @@ struct rs_walk {
 	int64_t affected;   /* rows the chunk function reported affected in
 	                       this process, over the chunks before */
 	void *arg;          /* the step's own */
-	struct walk_pending *pending; /* walk.c's: a write left in flight */
+	struct walk_pending *pending; /* walk.c's: the writes left in flight,
+	                                 oldest first */
 };
 
-/* A write a chunk function leaves in flight: FINISH(CTX, ERR) waits for
- * it (0 or an error: the chunk is then not done), RELEASE(CTX) frees what
- * it holds; each is called once. */
+/* A write a chunk function leaves in flight, on connection ON:
+ * FINISH(CTX, ERR) waits for it (0 or an error: the chunk is then not
+ * done), RELEASE(CTX) frees what it holds; each is called once. */
 struct walk_tail {
+	const struct rs_backend *on; /* the connection it writes on */
 	int (*finish)(void *ctx, struct rs_err *err);
 	void (*release)(void *ctx);
 	void *ctx;
@@ -105,9 +113,14 @@ typedef int (*rs_chunk_fn)(struct rs_walk *walk, const struct rs_rowbuf *rows,
 int walk_table(struct rs_walk *walk, rs_chunk_fn fn, int64_t *rows,
                struct rs_err *err);
 
+/* At most this many writes in flight a walk (walk_settle_for). */
+#define WALK_IN_FLIGHT 2
+
 /* Leave TAIL in flight behind the chunk being worked on (from its chunk
- * function, after walk_settle).  The walk owns TAIL from here on.  Returns
- * 0, or RS_ENOMEM with TAIL finished and released. */
+ * function, after walk_settle or walk_settle_for TAIL's connection).  The
+ * walk owns TAIL from here on.  Returns 0, or RS_ENOMEM (RS_EINTERNAL when
+ * WALK_IN_FLIGHT are in flight already: a bug) with TAIL finished and
+ * released. */
 int walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
                struct rs_err *err);
 
@@ -118,6 +131,12 @@ int walk_defer(struct rs_walk *walk, const struct walk_tail *tail,
  * journal's) error; the write in flight is waited for and released
  * either way. */
 int walk_settle(struct rs_walk *walk, struct rs_err *err);
+
+/* As walk_settle, but settle (oldest first) only until no write in flight
+ * is on ON and fewer than WALK_IN_FLIGHT are: before a write on ON that
+ * walk_defer then leaves in flight beside the other. */
+int walk_settle_for(struct rs_walk *walk, const struct rs_backend *on,
+                    struct rs_err *err);
 
 /* The owner of a row under MAP from its shard key KEY.  A key is hashed
  * (and placed in a range) by its canonical text, whichever engine holds
