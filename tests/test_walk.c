@@ -219,6 +219,21 @@ test_in_flight_failure(void **state)
 	assert_string_equal(log, "ab");
 	assert_int_equal(a.released + b.released, 2);
 	assert_null(walk.pending);
+	/* The same through walk_settle_for: the younger write is waited for
+	 * there and then, not left for a later settle that would record its
+	 * chunk done after the older one failed. */
+	{
+		struct fake_write c = {'c', log, 0, 1}, d = {'d', log, 0, 0};
+
+		defer(&walk, &c, &x);
+		defer(&walk, &d, &y);
+		assert_int_equal(walk_settle_for(&walk, conn(&x), &err),
+		                 RS_EQUERY);
+		assert_string_equal(err.message, "write c failed");
+		assert_string_equal(log, "abcd");
+		assert_null(walk.pending);
+		assert_int_equal(c.released + d.released, 2);
+	}
 }
 
 int

@@ -394,13 +394,15 @@ backend_read_plan(struct rs_backend *backend, const struct rs_table_def *t,
 		}
 		backend->read.from[t->n_pk + i] = key;
 	}
+	backend->read.convert = backend_keys_need_converting(backend, t);
+	if (!backend->read.convert && n == n_columns)
+		return 0;
 	backend->read.cb = cb;
 	backend->read.arg = arg;
 	backend->read.table = t;
-	backend->read.convert = backend_keys_need_converting(backend, t);
 	backend->read.width = width;
 	backend->read.n_columns = n;
-	return backend->read.convert || n < n_columns;
+	return 1;
 }
 
 int

@@ -671,7 +671,9 @@ pg_copy_field(struct rs_strbuf *buf, char lead, const char *text, size_t len)
 	size_t run = 0;
 	char *at;
 
-	if (len > SIZE_MAX / 2 - 2 || strbuf_reserve(buf, 2 * len + 1) != 0)
+	if (len > SIZE_MAX / 2 - 2)
+		buf->failed = 1;
+	if (buf->failed || strbuf_reserve(buf, 2 * len + 1) != 0)
 		return 0; /* FAILED is set: the caller reports it */
 	at = buf->text + buf->len;
 	if (lead != '\0')

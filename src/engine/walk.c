@@ -619,7 +619,14 @@ walk_settle_for(struct rs_walk *walk, const struct rs_backend *on,
 		if (!busy && n < WALK_IN_FLIGHT)
 			break;
 		rc = walk_settle_oldest(walk, rc, err);
+		if (rc != 0)
+			break;
 	}
+	/* A write that failed: the younger ones are waited for, but their
+	 * chunks not recorded DONE (a resumed run would start after them,
+	 * and the failed chunk's rows be missing). */
+	while (rc != 0 && walk->pending != NULL)
+		rc = walk_settle_oldest(walk, rc, err);
 	return rc;
 }
 

@@ -429,12 +429,12 @@ movers_target(struct rs_run *run, const struct rs_walk *behind, int shard,
 	*beside = rc == 0 && behind != NULL && fresh &&
 	          shard != behind->shard && dst->n_uniques == 0 &&
 	          backend_supports(*out, RS_CAP_CONCURRENT_LOADS);
-	if (!*beside || behind->number % 2 == 0)
+	if (!*beside)
 		return rc;
 	rc = engine_second(run, shard, &second, err);
-	if (rc == 0 && second != NULL)
+	*beside = rc == 0 && second != NULL;
+	if (*beside && behind->number % 2 == 1)
 		*out = second;
-	*beside = second != NULL;
 	return rc;
 }
 
