@@ -85,6 +85,11 @@ buf_reserve(struct rs_canon_buf *buf, size_t n, struct rs_err *err)
 {
 	struct rs_strbuf sb = {buf->data, buf->len, buf->cap, 0};
 
+	/* Room already: the common case, a value into a batch's buffer. */
+	if (buf->data != NULL && n < buf->cap - buf->len) {
+		buf->data[buf->len] = '\0';
+		return 0;
+	}
 	if (n > SIZE_MAX - 1 - buf->len)
 		return rs_err_set(err, RS_ENOMEM,
 		                  "a canonical value is too long");
@@ -709,6 +714,13 @@ canonical_value(enum rs_col_kind kind, enum rs_canon_src src, const char *text,
 
 	if (text == NULL)
 		return 0;
+	/* Text is its own canonical form, from every engine: appended
+	 * straight away (most of a copy's bytes are text, and the calls
+	 * below cost more than the bytes).  canonical_buf_append leaves an
+	 * empty value non-NULL and terminated too, and fails only out of
+	 * memory, with OUT as it was. */
+	if (kind == RS_COL_TEXT || kind == RS_COL_OTHER)
+		return canonical_buf_append(out, text, len, err);
 	/* Even an empty value leaves DATA non-NULL and terminated. */
 	rc = buf_reserve(out, 0, err);
 	if (rc == 0)

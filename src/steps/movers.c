@@ -160,18 +160,6 @@ movers_convert(struct rs_backend *src, const struct rs_table_def *src_def,
 			if (v->text == NULL)
 				continue;
 			b->offsets[at] = b->text.len;
-			/* Text is its own canonical form, from any engine:
-			 * copied in place, without canonical_value's calls
-			 * (most of a row's bytes are text). */
-			if ((kind == RS_COL_TEXT || kind == RS_COL_OTHER) &&
-			    b->text.cap - b->text.len > v->len) {
-				memcpy(b->text.data + b->text.len, v->text,
-				       v->len);
-				b->text.len += v->len;
-				b->text.data[b->text.len] = '\0';
-				b->values[at].len = v->len;
-				continue;
-			}
 			rc = canonical_value(kind, backend_canon_src(src),
 			                     v->text, v->len, &b->text, err);
 			if (rc == RS_EVALUE) {
